@@ -1,0 +1,1 @@
+"""Sub-commands of the ``jaxcontact`` CLI (see ``jaxcontact.cli``)."""

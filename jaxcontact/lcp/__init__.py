@@ -1,0 +1,10 @@
+"""Linear complementarity solvers: find z ≥ 0 with w = M z + q ≥ 0, zᵀw = 0.
+
+All solvers take one problem (M (n, n), q (n,)), work under ``jax.jit`` and
+``jax.vmap`` in float32 and float64, never raise inside jit, and return an
+:class:`LCPSolution` with diagnostics.
+"""
+
+from jaxcontact.lcp.solution import LCPSolution, natural_residual, siconos_error
+
+__all__ = ["LCPSolution", "natural_residual", "siconos_error"]
