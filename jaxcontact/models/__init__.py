@@ -1,0 +1,64 @@
+"""Built-in models, looked up by name (``jaxcontact simulate <name>``).
+
+Each model module defines ``model(**overrides) -> Model``. Parameters are
+named array leaves of ``Model.params`` (a flat dict), so any of them can be
+overridden by name or batched for a study; ``initial_state(params)`` derives
+the initial (q, u) from the parameters (a longer bar moves its joints).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable, NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxcontact.system import LagrangianSystem
+
+# name -> module under jaxcontact.models
+REGISTRY: dict[str, str] = {}
+
+
+class Model(NamedTuple):
+    """A ready-to-simulate built-in model.
+
+    name: registry name; system: the LagrangianSystem; params: dict name -> float array leaf;
+    initial_state: ``params -> (q0, u0)``; dt, t_final: the default time grid;
+    description: one paragraph for ``--help`` and summaries.
+    """
+
+    name: str
+    system: LagrangianSystem
+    params: dict
+    initial_state: Callable[[dict], tuple[Any, Any]]
+    dt: float
+    t_final: float
+    description: str
+
+
+def apply_overrides(defaults: dict, overrides: dict, rules: dict | None = None) -> dict:
+    """Defaults with named overrides applied; unknown names and broken rules raise ValueError.
+
+    ``rules`` maps a name to ``(predicate, text)``; e.g. ``{"mass": (lambda v: v > 0, "> 0")}``.
+    """
+    unknown = sorted(set(overrides) - set(defaults))
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {unknown}; valid names: {sorted(defaults)}")
+    params = {k: jnp.asarray(overrides.get(k, v), dtype=jnp.result_type(float)) for k, v in defaults.items()}
+    for k, v in params.items():
+        a = np.asarray(v)
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"parameter {k} = {a} must be finite")
+        if rules and k in rules:
+            pred, text = rules[k]
+            if not np.all(pred(a)):
+                raise ValueError(f"parameter {k} = {a} breaks the rule {k} {text}")
+    return params
+
+
+def get_model(name: str, **overrides) -> Model:
+    """Build the built-in model ``name`` with parameter overrides by name."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown model {name!r}; built-in models: {sorted(REGISTRY)}")
+    return importlib.import_module(f"jaxcontact.models.{REGISTRY[name]}").model(**overrides)
