@@ -8,3 +8,8 @@ All solvers take one problem (M (n, n), q (n,)), work under ``jax.jit`` and
 from jaxcontact.lcp.solution import LCPSolution, natural_residual, siconos_error
 
 __all__ = ["LCPSolution", "natural_residual", "siconos_error"]
+
+from jaxcontact.lcp.pgs import pgs  # noqa: E402
+from jaxcontact.lcp.implicit import implicit_solution, implicit_solve  # noqa: E402
+
+__all__ += ["pgs", "implicit_solution", "implicit_solve"]

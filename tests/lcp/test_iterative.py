@@ -1,0 +1,146 @@
+"""Projected Gauss–Seidel and projected Jacobi against independent references.
+
+Reference for symmetric positive definite M: the LCP is the QP
+min ½ zᵀMz + qᵀz over z ≥ 0; with M = LLᵀ it is the non-negative least-squares
+problem min ‖Lᵀz + L⁻¹q‖ over z ≥ 0, solved exactly by scipy's active-set NNLS
+(Lawson–Hanson) — an algorithm unrelated to the projected iterations.
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.optimize
+from hypothesis import given, settings, strategies as st
+
+from jaxcontact.lcp.pgs import pgs
+from jaxcontact.lcp.siconos_io import load_collection
+
+SPD_COLLECTION = ("trivial", "deudeu", "mmc")
+PROBLEMS = {p.name: p for p in load_collection()}
+
+
+def nnls_reference(M, q):
+    L = np.linalg.cholesky(0.5 * (M + M.T))
+    z, _ = scipy.optimize.nnls(L.T, -np.linalg.solve(L, q), maxiter=50 * len(q))
+    return z
+
+
+def random_spd(seed, n, cond=20.0):
+    """SPD matrix with eigenvalues spread log-uniformly over [1, cond] and a q with mixed signs."""
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    M = (Q * np.geomspace(1.0, cond, n)) @ Q.T
+    q = rng.standard_normal(n) * 2.0
+    return 0.5 * (M + M.T), q
+
+
+# One compiled function per (solver settings, size): shared across tests of this module.
+pgs_1000 = jax.jit(functools.partial(pgs, iterations=1000))
+pgs_300 = jax.jit(functools.partial(pgs, iterations=300))
+pgs_300_batch = jax.jit(jax.vmap(functools.partial(pgs, iterations=300)))
+
+
+# ---------------------------------------------------------------- PGS
+
+@pytest.mark.parametrize("name", SPD_COLLECTION)
+@pytest.mark.parametrize("omega", [1.0, 1.5])
+def test_pgs_siconos_spd(name, omega):
+    p = PROBLEMS[name]
+    sol = jax.jit(functools.partial(pgs, iterations=1000, omega=omega))(p.M, p.q)
+    ref = nnls_reference(p.M, p.q)
+    assert bool(sol.converged)
+    assert float(sol.residual) <= 1e-8
+    assert int(sol.iterations) == 1000
+    np.testing.assert_allclose(sol.w, p.M @ np.asarray(sol.z) + p.q, rtol=0, atol=1e-12 * np.abs(p.q).max())
+    np.testing.assert_allclose(sol.z, ref, rtol=0, atol=1e-8 * max(1.0, np.abs(ref).max()))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12))
+def test_pgs_random_spd_matches_nnls(seed, n):
+    M, q = random_spd(seed, n)
+    sol = pgs_300(M, q)
+    ref = nnls_reference(M, q)
+    assert bool(sol.converged), float(sol.residual)
+    np.testing.assert_allclose(sol.z, ref, rtol=0, atol=1e-8 * max(1.0, np.abs(ref).max()))
+
+
+def test_pgs_vmap_equals_single_runs():
+    problems = [random_spd(s, 7) for s in range(6)]
+    Ms = np.stack([p[0] for p in problems])
+    qs = np.stack([p[1] for p in problems])
+    batch = pgs_300_batch(Ms, qs)
+    for k in range(len(problems)):
+        single = pgs_300(Ms[k], qs[k])
+        np.testing.assert_allclose(batch.z[k], single.z, rtol=0, atol=1e-14)
+        np.testing.assert_allclose(batch.residual[k], single.residual, rtol=0, atol=1e-14)
+        assert bool(batch.converged[k]) == bool(single.converged)
+    assert batch.iterations.shape == (6,)
+
+
+def test_pgs_float32():
+    """float32 reaches its default tolerance (1e-4 natural residual) and z within 1e-5 of float64."""
+    for seed in range(5):
+        M, q = random_spd(seed, 9)
+        s32 = pgs_300(M.astype(np.float32), q.astype(np.float32))
+        assert s32.z.dtype == jnp.float32 and s32.residual.dtype == jnp.float32
+        assert bool(s32.converged)
+        assert float(s32.residual) <= 1e-5
+        ref = nnls_reference(M, q)
+        np.testing.assert_allclose(s32.z, ref, rtol=0, atol=1e-5 * max(1.0, np.abs(ref).max()))
+
+
+def test_pgs_warm_start():
+    p = PROBLEMS["mmc"]
+    ref = nnls_reference(p.M, p.q)
+    cold = pgs(p.M, p.q, iterations=20)
+    warm = pgs(p.M, p.q, iterations=20, z0=ref)
+    assert float(warm.residual) <= 1e-12 < float(cold.residual)
+    # zero sweeps return the projected warm start
+    np.testing.assert_array_equal(pgs(p.M, p.q, iterations=0, z0=-ref).z, np.zeros_like(ref))
+
+
+def test_pgs_nonpositive_diagonal_gives_no_nan():
+    # Row 1 has M_11 = 0. Case a: the solution has z_1 = 0 (w_1 = 1 > 0) -> solved.
+    M = np.array([[2.0, 1.0], [1.0, 0.0]])
+    sol = pgs(M, np.array([-2.0, 2.0]), iterations=50)
+    assert bool(sol.converged)
+    np.testing.assert_allclose(sol.z, [1.0, 0.0], atol=1e-14)
+    # Case b: z_1 would have to be positive (q_1 < 0, row 1 of M is ≤ 0): held at 0,
+    # reported as not converged, nothing NaN.
+    M = np.array([[2.0, 0.0], [0.0, -1.0]])
+    sol = pgs(M, np.array([-2.0, -1.0]), iterations=50)
+    assert np.all(np.isfinite(sol.z)) and np.all(np.isfinite(sol.w))
+    assert sol.z[1] == 0.0
+    assert not bool(sol.converged)
+    assert float(sol.residual) == pytest.approx(1.0 / 2.0)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(M=np.eye(3), q=np.ones(2)), "q must have shape"),
+    (dict(M=np.ones((2, 3)), q=np.ones(2)), "square"),
+    (dict(M=np.eye(2), q=np.array([1.0, np.nan])), "q must be finite"),
+    (dict(M=np.array([[1.0, np.inf], [0.0, 1.0]]), q=np.ones(2)), "M must be finite"),
+    (dict(M=np.eye(2), q=np.ones(2), z0=np.ones(3)), "z0 must have the shape"),
+    (dict(M=np.eye(2), q=np.ones(2), omega=2.0), "omega"),
+    (dict(M=np.eye(2), q=np.ones(2), omega=0.0), "omega"),
+    (dict(M=np.eye(2), q=np.ones(2), iterations=2.5), "iterations"),
+    (dict(M=np.eye(2), q=np.ones(2), differentiation="adjoint"), "differentiation"),
+])
+def test_pgs_bad_input_raises(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        pgs(**kwargs)
+
+
+def test_pgs_nonfinite_inside_jit_reports_not_converged():
+    M, q = random_spd(0, 4)
+    bad_q = q.copy()
+    bad_q[2] = np.nan
+    assert not bool(pgs_300(M, bad_q).converged)
+    bad_M = M.copy()
+    bad_M[1, 3] = np.inf
+    sol = pgs_300(bad_M, q)
+    assert not bool(sol.converged) and float(sol.residual) == np.inf
