@@ -10,6 +10,7 @@ from jaxcontact.lcp.solution import LCPSolution, natural_residual, siconos_error
 __all__ = ["LCPSolution", "natural_residual", "siconos_error"]
 
 from jaxcontact.lcp.pgs import pgs  # noqa: E402
+from jaxcontact.lcp.jacobi import projected_jacobi  # noqa: E402
 from jaxcontact.lcp.implicit import implicit_solution, implicit_solve  # noqa: E402
 
-__all__ += ["pgs", "implicit_solution", "implicit_solve"]
+__all__ += ["pgs", "projected_jacobi", "implicit_solution", "implicit_solve"]

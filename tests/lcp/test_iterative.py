@@ -15,6 +15,7 @@ import pytest
 import scipy.optimize
 from hypothesis import given, settings, strategies as st
 
+from jaxcontact.lcp.jacobi import default_omega, projected_jacobi
 from jaxcontact.lcp.pgs import pgs
 from jaxcontact.lcp.siconos_io import load_collection
 
@@ -41,6 +42,10 @@ def random_spd(seed, n, cond=20.0):
 pgs_1000 = jax.jit(functools.partial(pgs, iterations=1000))
 pgs_300 = jax.jit(functools.partial(pgs, iterations=300))
 pgs_300_batch = jax.jit(jax.vmap(functools.partial(pgs, iterations=300)))
+jacobi_3000 = jax.jit(functools.partial(projected_jacobi, iterations=3000))
+jacobi_1000 = jax.jit(functools.partial(projected_jacobi, iterations=1000))
+jacobi_1000_batch = jax.jit(jax.vmap(functools.partial(projected_jacobi, iterations=1000)))
+omega_jit = jax.jit(default_omega)
 
 
 # ---------------------------------------------------------------- PGS
@@ -144,3 +149,80 @@ def test_pgs_nonfinite_inside_jit_reports_not_converged():
     bad_M[1, 3] = np.inf
     sol = pgs_300(bad_M, q)
     assert not bool(sol.converged) and float(sol.residual) == np.inf
+
+
+# ---------------------------------------------------------------- projected Jacobi
+
+@pytest.mark.parametrize("name", SPD_COLLECTION)
+def test_jacobi_siconos_spd(name):
+    p = PROBLEMS[name]
+    sol = jacobi_3000(p.M, p.q)
+    ref = nnls_reference(p.M, p.q)
+    assert bool(sol.converged)
+    assert float(sol.residual) <= 1e-8
+    assert int(sol.iterations) == 3000
+    np.testing.assert_allclose(sol.z, ref, rtol=0, atol=1e-8 * max(1.0, np.abs(ref).max()))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12))
+def test_jacobi_random_spd_matches_nnls_and_default_omega_is_safe(seed, n):
+    M, q = random_spd(seed, n)
+    d = np.diag(M)
+    lam_max = np.linalg.eigvalsh(M / np.sqrt(np.outer(d, d))).max()
+    gershgorin = np.max(np.abs(M).sum(axis=1) / d)
+    omega = float(omega_jit(M))
+    assert 1.0 / gershgorin * (1 - 1e-12) <= omega < 2.0 / lam_max
+    sol = jacobi_1000(M, q)
+    ref = nnls_reference(M, q)
+    assert bool(sol.converged), float(sol.residual)
+    np.testing.assert_allclose(sol.z, ref, rtol=0, atol=1e-8 * max(1.0, np.abs(ref).max()))
+
+
+def test_jacobi_default_omega_converges_where_omega_one_diverges():
+    # Strong coupling: λmax(D⁻¹M) = 1 + 2·0.9 = 2.8 > 2, so ω = 1 is unstable.
+    M = np.full((3, 3), 0.9) + 0.1 * np.eye(3)
+    ref = np.array([1.0, 2.0, 3.0])  # all rows active: the projection cannot damp the instability
+    q = -M @ ref
+    plain = projected_jacobi(M, q, iterations=200, omega=1.0)
+    default = projected_jacobi(M, q, iterations=1000)
+    assert not bool(plain.converged)
+    assert bool(default.converged)
+    np.testing.assert_allclose(default.z, ref, atol=1e-10)
+
+
+def test_jacobi_vmap_equals_single_runs():
+    problems = [random_spd(s, 5) for s in range(6)]
+    Ms = np.stack([p[0] for p in problems])
+    qs = np.stack([p[1] for p in problems])
+    batch = jacobi_1000_batch(Ms, qs)
+    for k in range(len(problems)):
+        single = jacobi_1000(Ms[k], qs[k])
+        np.testing.assert_allclose(batch.z[k], single.z, rtol=0, atol=1e-14)
+        np.testing.assert_allclose(batch.residual[k], single.residual, rtol=0, atol=1e-14)
+        assert bool(batch.converged[k]) == bool(single.converged)
+
+
+def test_jacobi_float32():
+    """float32 reaches its default tolerance (1e-4 natural residual) and z within 1e-5 of float64."""
+    for seed in range(5):
+        M, q = random_spd(seed, 9)
+        s32 = jacobi_1000(M.astype(np.float32), q.astype(np.float32))
+        assert s32.z.dtype == jnp.float32
+        assert bool(s32.converged)
+        assert float(s32.residual) <= 1e-5
+        ref = nnls_reference(M, q)
+        np.testing.assert_allclose(s32.z, ref, rtol=0, atol=1e-5 * max(1.0, np.abs(ref).max()))
+
+
+def test_jacobi_nonpositive_diagonal_and_bad_input():
+    M = np.array([[2.0, 0.0], [0.0, -1.0]])
+    sol = projected_jacobi(M, np.array([-2.0, -1.0]), iterations=50)
+    assert np.all(np.isfinite(sol.z)) and sol.z[1] == 0.0 and not bool(sol.converged)
+    with pytest.raises(ValueError, match="omega"):
+        projected_jacobi(np.eye(2), np.ones(2), omega=2.5)
+    with pytest.raises(ValueError, match="q must be finite"):
+        projected_jacobi(np.eye(2), np.array([np.inf, 1.0]))
+    M, q = random_spd(1, 4)
+    q[0] = np.nan
+    assert not bool(jacobi_1000(M, q).converged)
