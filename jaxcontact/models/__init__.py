@@ -17,7 +17,10 @@ import numpy as np
 from jaxcontact.system import LagrangianSystem
 
 # name -> module under jaxcontact.models
-REGISTRY: dict[str, str] = {}
+REGISTRY: dict[str, str] = {
+    "bouncing-ball": "bouncing_ball",
+    "sliding-block": "sliding_block",
+}
 
 
 class Model(NamedTuple):

@@ -1,0 +1,217 @@
+"""Run a nonsmooth Lagrangian system over a time grid: ``lax.scan`` over steps, ``vmap`` over a batch.
+
+    traj = simulate(system, params, q0, u0, dt=1e-3, n_steps=10_000)
+
+One call runs one system (q0 of shape (n,)) or a batch (q0 of shape (B, n),
+every parameter leaf with leading axis B); the compiled program depends only
+on the static structure (system, scheme, n_steps, save_every, batch or not),
+so new parameter values, a new dt or new initial states reuse it.
+
+``save_every = k`` keeps every k-th state (a scan of scans: memory O(n_steps/k));
+the step quantities of a saved row then summarise the k steps that led to it:
+impulses summed (the total impulse over the interval), ``active`` any,
+solver residual and iterations the maximum, ``converged`` all; ‖Φ‖, ‖Φ̇‖ and
+the energy are those of the saved state.
+
+Row 0 of a trajectory is the initial state: zero impulses, no active
+contact, residual 0 and converged, since no step led there.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxcontact.stepping.moreau_jean import MoreauJean, StepInfo, constraint_residuals, initial_state, step
+from jaxcontact.system import LagrangianSystem, energy
+
+
+class Diagnostics(NamedTuple):
+    """Per saved row: contact-solver residual/convergence/iterations, ‖Φ‖₂, ‖Φ_q u + Φ_t‖₂, energy."""
+
+    residual: jax.Array
+    converged: jax.Array
+    iterations: jax.Array
+    phi: jax.Array
+    phi_dot: jax.Array
+    energy: jax.Array
+
+
+class Trajectory(NamedTuple):
+    """A simulated trajectory (a pytree; batched trajectories carry a leading batch axis).
+
+    t (N+1,), q and u (N+1, n), impulse_normal / impulse_tangent / active (N+1, k),
+    diagnostics: :class:`Diagnostics` with (N+1,) leaves. N = n_steps / save_every.
+    """
+
+    t: jax.Array
+    q: jax.Array
+    u: jax.Array
+    impulse_normal: jax.Array
+    impulse_tangent: jax.Array
+    active: jax.Array
+    diagnostics: Diagnostics
+
+    def __repr__(self):
+        shape = jnp.shape(self.q)
+        batch = f"batch={shape[0]}, " if len(shape) == 3 else ""
+        return (f"Trajectory({batch}rows={shape[-2]}, n_dof={shape[-1]}, "
+                f"contacts={jnp.shape(self.active)[-1]}, t=[{float(np.min(self.t)):.6g}, {float(np.max(self.t)):.6g}])")
+
+
+def simulate(system: LagrangianSystem, params, q0, u0, *, dt, n_steps: int, t0=0.0,
+             scheme: MoreauJean = MoreauJean(), save_every: int = 1) -> Trajectory:
+    """Simulate ``system`` from (q0, u0) for ``n_steps`` steps of size ``dt``.
+
+    Batch: q0, u0 of shape (B, n) and every leaf of ``params`` with leading axis B
+    (use ``jax.tree.map(lambda x: jnp.broadcast_to(x, (B,) + jnp.shape(x)), p)``
+    for shared values). Raises ValueError for bad input (outside jit); inside a
+    trace only shape rules are checked.
+    """
+    if not isinstance(scheme, MoreauJean):
+        raise TypeError(f"scheme must be a MoreauJean instance; got {type(scheme).__name__}")
+    q0, u0 = jnp.asarray(q0), jnp.asarray(u0)
+    if not jnp.issubdtype(q0.dtype, jnp.floating):
+        q0 = q0.astype(jnp.result_type(float))
+    u0 = u0.astype(q0.dtype)
+    batched = _validate(system, params, q0, u0, dt, n_steps, save_every, t0)
+    scheme.solver_for(system)  # friction/solver compatibility, as a clear error
+    params = jax.tree.map(lambda x: jnp.asarray(x, q0.dtype) if jnp.issubdtype(jnp.result_type(x), jnp.floating) else x, params)
+    return _run(params, q0, u0, jnp.asarray(dt, q0.dtype), jnp.asarray(t0, q0.dtype), system=system,
+                scheme=scheme, n_steps=int(n_steps), save_every=int(save_every), batched=batched)
+
+
+def simulate_model(model, *, params=None, dt=None, t_final=None, scheme: MoreauJean = MoreauJean(),
+                   save_every: int = 1, batched: bool = False) -> Trajectory:
+    """Simulate a built-in :class:`jaxcontact.models.Model` (initial state from its parameters).
+
+    ``params`` defaults to the model's; with ``batched=True`` every leaf has a leading batch axis.
+    """
+    params = model.params if params is None else params
+    dt = model.dt if dt is None else dt
+    t_final = model.t_final if t_final is None else t_final
+    n_steps = n_steps_for(dt, t_final)
+    init = jax.vmap(model.initial_state) if batched else model.initial_state
+    q0, u0 = init(params)
+    return simulate(model.system, params, q0, u0, dt=dt, n_steps=n_steps, scheme=scheme, save_every=save_every)
+
+
+def n_steps_for(dt, t_final) -> int:
+    """Number of steps covering [0, t_final] with step dt (rounded to the nearest; ≥ 1)."""
+    dt, t_final = float(dt), float(t_final)
+    if not (np.isfinite(dt) and dt > 0):
+        raise ValueError(f"dt = {dt} must be finite and > 0")
+    if not (np.isfinite(t_final) and t_final > 0):
+        raise ValueError(f"t_final = {t_final} must be finite and > 0")
+    return max(1, int(round(t_final / dt)))
+
+
+def _is_concrete(x) -> bool:
+    return not isinstance(x, jax.core.Tracer)
+
+
+def _validate(system, params, q0, u0, dt, n_steps, save_every, t0) -> bool:
+    """Check the run's inputs; return whether it is a batch."""
+    if not isinstance(system, LagrangianSystem):
+        raise TypeError(f"system must be a LagrangianSystem; got {type(system).__name__}")
+    if isinstance(n_steps, bool) or not isinstance(n_steps, (int, np.integer)) or n_steps < 1:
+        raise ValueError(f"n_steps = {n_steps!r} must be an int ≥ 1")
+    if isinstance(save_every, bool) or not isinstance(save_every, (int, np.integer)) or save_every < 1:
+        raise ValueError(f"save_every = {save_every!r} must be an int ≥ 1")
+    if n_steps % save_every:
+        raise ValueError(f"save_every = {save_every} must divide n_steps = {n_steps}")
+    if jnp.ndim(dt) != 0:
+        raise ValueError(f"dt must be a scalar; got shape {jnp.shape(dt)}")
+    if _is_concrete(dt):
+        d = float(dt)
+        if not (np.isfinite(d) and d > 0):
+            raise ValueError(f"dt = {d} must be finite and > 0")
+    if jnp.ndim(t0) != 0 or (_is_concrete(t0) and not np.isfinite(float(t0))):
+        raise ValueError(f"t0 = {t0} must be a finite scalar")
+    n = system.n_dof
+    if q0.ndim not in (1, 2) or q0.shape[-1] != n:
+        raise ValueError(f"q0 must have shape (n,) = ({n},) or (batch, {n}); got {q0.shape}")
+    if u0.shape != q0.shape:
+        raise ValueError(f"u0 must have the shape of q0 {q0.shape}; got {u0.shape}")
+    batched = q0.ndim == 2
+    leaves = jax.tree_util.tree_leaves_with_path(params)
+    for path, leaf in leaves:
+        name = jax.tree_util.keystr(path) or "params"
+        if batched and (jnp.ndim(leaf) == 0 or jnp.shape(leaf)[0] != q0.shape[0]):
+            raise ValueError(f"batched run (q0 of shape {q0.shape}): parameter {name} must have leading axis "
+                             f"{q0.shape[0]}; got shape {jnp.shape(leaf)}")
+        if _is_concrete(leaf):
+            a = np.asarray(leaf)
+            if np.issubdtype(a.dtype, np.number) and not np.all(np.isfinite(a)):
+                raise ValueError(f"parameter {name} = {a} must be finite")
+    for label, x in (("q0", q0), ("u0", u0)):
+        if _is_concrete(x) and not np.all(np.isfinite(np.asarray(x))):
+            raise ValueError(f"{label} = {np.asarray(x)} must be finite")
+    if system.laws is not None and all(_is_concrete(leaf) for _, leaf in leaves):
+        laws = jax.vmap(system.laws)(params) if batched else system.laws(params)
+        for field, lo, hi in (("restitution", 0.0, 1.0), ("tangential_restitution", 0.0, 1.0),
+                              ("friction", 0.0, np.inf)):
+            a = np.asarray(getattr(laws, field))
+            if np.any(a < lo) or np.any(a > hi):
+                raise ValueError(f"contact law {field} = {a} must lie in [{lo}, {hi}]")
+    return batched
+
+
+def _single(p, q0, u0, dt, t0, *, system, scheme, n_steps, save_every) -> Trajectory:
+    s0 = initial_state(system, q0, u0, t0, p)
+
+    def one(s, _):
+        s1, info = step(system, scheme, p, s, dt)
+        return s1, info
+
+    if save_every == 1:
+        def body(s, _):
+            s1, info = one(s, None)
+            return s1, (s1.t, s1.q, s1.u, info)
+
+        _, (t, q, u, info) = jax.lax.scan(body, s0, None, length=n_steps)
+    else:
+        def chunk(s, _):
+            def inner(carry, _):
+                s, acc = carry
+                s1, info = one(s, None)
+                acc = StepInfo(acc.P_N + info.P_N, acc.P_T + info.P_T, acc.active | info.active,
+                               jnp.maximum(acc.residual, info.residual), acc.converged & info.converged,
+                               jnp.maximum(acc.iterations, info.iterations), info.phi, info.phi_dot, info.energy)
+                return (s1, acc), None
+
+            z = jnp.zeros_like(s.P_N)
+            acc0 = StepInfo(z, z, jnp.zeros(z.shape, bool), jnp.zeros((), q0.dtype), jnp.ones((), bool),
+                            jnp.zeros((), jnp.int32), *(jnp.zeros((), q0.dtype),) * 3)
+            (s1, acc), _ = jax.lax.scan(inner, (s, acc0), None, length=save_every)
+            return s1, (s1.t, s1.q, s1.u, acc)
+
+        _, (t, q, u, info) = jax.lax.scan(chunk, s0, None, length=n_steps // save_every)
+
+    if scheme.diagnostics:
+        phi0, phid0 = constraint_residuals(system, q0, u0, s0.t, p)
+        e0 = energy(system, q0, u0, s0.t, p)
+    else:
+        phi0 = phid0 = e0 = jnp.zeros((), q0.dtype)
+    z = jnp.zeros_like(s0.P_N)
+
+    def cat(first, rest):
+        return jnp.concatenate([jnp.asarray(first, rest.dtype)[None], rest])
+
+    diag = Diagnostics(cat(0.0, jnp.asarray(info.residual, q0.dtype)), cat(True, info.converged),
+                       cat(0, jnp.asarray(info.iterations, jnp.int32)), cat(phi0, info.phi),
+                       cat(phid0, info.phi_dot), cat(e0, info.energy))
+    return Trajectory(cat(s0.t, t), cat(q0, q), cat(u0, u), cat(z, info.P_N), cat(z, info.P_T),
+                      cat(jnp.zeros(z.shape, bool), info.active), diag)
+
+
+@functools.partial(jax.jit, static_argnames=("system", "scheme", "n_steps", "save_every", "batched"))
+def _run(params, q0, u0, dt, t0, *, system, scheme, n_steps, save_every, batched) -> Trajectory:
+    run = functools.partial(_single, system=system, scheme=scheme, n_steps=n_steps, save_every=save_every)
+    if batched:
+        return jax.vmap(run, in_axes=(0, 0, 0, None, None))(params, q0, u0, dt, t0)
+    return run(params, q0, u0, dt, t0)

@@ -1,0 +1,82 @@
+"""The per-step contact problem of Moreau–Jean, handed to a solver from ``jaxcontact.lcp``.
+
+The stepper reduces each step to local velocities ξ = D P + c (D the Delassus
+matrix, c the free local velocity with restitution folded in). Contacts that
+are not active get an identity row/column and c = 1 (normal), 0 (tangent): the
+solution there is P = 0 for every solver, so the problem keeps a fixed shape
+and no solver needs to understand masks.
+
+Solvers (a static choice):
+* ``"pgs"`` — projected Gauss–Seidel on the normal LCP (frictionless systems).
+* ``"nsgs"`` — block nonsmooth Gauss–Seidel on the planar Coulomb problem
+  (``jaxcontact.lcp.friction2d.nsgs``); on a frictionless system it is PGS.
+* ``"lemke"`` — Lemke on the normal LCP, or on SPEC F1's 3k LCP built by
+  ``friction2d.friction_lcp`` with friction: the exact (pivoting) reference.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxcontact.lcp.solution import default_tol
+
+SOLVERS = ("nsgs", "pgs", "lemke")
+
+
+class ContactSolution(NamedTuple):
+    """Impulses and solver diagnostics of one step's contact problem."""
+
+    P_N: jax.Array  # (k,)
+    P_T: jax.Array  # (k,) zeros on a frictionless system
+    residual: jax.Array
+    iterations: jax.Array
+    converged: jax.Array
+
+
+def mask_problem(D, c, active, k, friction):
+    """Decouple inactive contacts: identity rows/columns, c_N = 1 and c_T = 0 there."""
+    act = jnp.concatenate([active, active]) if friction else active
+    D = jnp.where(act[:, None] & act[None, :], D, 0.0) + jnp.diag(jnp.where(act, 0.0, 1.0).astype(D.dtype))
+    inactive_c = jnp.concatenate([jnp.ones((k,), c.dtype), jnp.zeros((k,), c.dtype)]) if friction else jnp.ones((k,), c.dtype)
+    return D, jnp.where(act, c, inactive_c)
+
+
+def solve_contacts(D, c, mu, active, warm, *, solver, iterations, omega, tol, friction) -> ContactSolution:
+    """Solve the masked local problem ξ = D P + c with Signorini–Newton (+ Coulomb) laws.
+
+    D: (k, k) or, with friction, (2k, 2k) ordered [normal block; tangent block];
+    c, warm: matching vectors; mu, active: (k,).
+    """
+    k = active.shape[0]
+    D, c = mask_problem(D, c, active, k, friction)
+    tol_ = default_tol(D.dtype) if tol is None else tol
+    if not friction:
+        if solver in ("pgs", "nsgs"):
+            from jaxcontact.lcp.pgs import pgs
+
+            sol = pgs(D, c, iterations=iterations, omega=omega, z0=warm, tol=tol_)
+        else:
+            from jaxcontact.lcp.lemke import lemke
+
+            sol = lemke(D, c)
+        P_N = sol.z
+        return ContactSolution(P_N, jnp.zeros_like(P_N), sol.residual, sol.iterations, sol.converged)
+    if solver == "nsgs":
+        from jaxcontact.lcp.friction2d import nsgs
+
+        sol = nsgs(D, c, mu, iterations=iterations, omega=omega, r0=warm, tol=tol_, active=active)
+        r = sol.z
+        return ContactSolution(r[:k], r[k:], sol.residual, sol.iterations, sol.converged)
+    if solver == "lemke":
+        from jaxcontact.lcp import friction2d
+        from jaxcontact.lcp.lemke import lemke
+
+        A, b = friction2d.friction_lcp(D, c, mu)
+        sol = lemke(A, b)
+        x = sol.z  # [P_N; P_R; ξ_L]  (SPEC F1)
+        P_N, P_R = x[:k], x[k:2 * k]
+        return ContactSolution(P_N, P_R - mu * P_N, sol.residual, sol.iterations, sol.converged)
+    raise ValueError(f"solver {solver!r} cannot solve a frictional problem; use 'nsgs' or 'lemke'")

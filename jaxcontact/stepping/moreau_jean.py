@@ -1,0 +1,217 @@
+"""Moreau–Jean time stepping (SPEC F1) with bilateral constraints by Schur complement (SPEC F2).
+
+One step from t_A to t_E = t_A + h, θ-method (θ = ½ is SPEC F1's midpoint):
+
+    q_M = q_A + (1 − θ) h u_A,            t_M = t_A + (1 − θ) h
+    M(q_M) (u_E − u_A) = h f(q_M, u_A, t_M) + Φ_qᵀ S + W_N P_N + W_T P_T
+    Φ_q u_E + Φ_t = 0                      (bilateral, velocity level, at (q_M, t_M))
+    q_E = q_M + θ h u_E
+
+Contacts with g_N(q_M) ≤ 0 are active. Eliminating S (the saddle-point system
+[[M, −Φ_qᵀ], [Φ_q, 0]] by blocks, G = Φ_q M⁻¹ Φ_qᵀ):
+
+    u_E = u_free + M̂ W P,   M̂ = M⁻¹ − M⁻¹ Φ_qᵀ G⁻¹ Φ_q M⁻¹,
+    u_free = ũ − M⁻¹ Φ_qᵀ G⁻¹ (Φ_q ũ + Φ_t),   ũ = u_A + h M⁻¹ f,
+
+so the local velocities are ξ = D P + c with the Delassus matrix D = Wᵀ M̂ W
+(W = [W_N W_T]) and c = Wᵀ u_free + w̃ + ε ∘ (Wᵀ u_A + w̃) — Newton's law
+ξ_N = γ_NE + ε_N γ_NA and the tangential ξ_T = γ_TE + ε_T γ_TA. The bilateral
+impulse S is never formed; u_E satisfies Φ_q u_E + Φ_t = 0 by construction.
+
+Everything at q_M (mass matrix, forces, constraint and gap Jacobians) is
+computed once per step and M is factorised once (one Cholesky, one
+multi-right-hand-side solve for [h f, Φ_qᵀ, W]).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax.scipy.linalg import cho_factor, cho_solve
+
+from jaxcontact.stepping.contact_solve import SOLVERS, solve_contacts
+from jaxcontact.system import LagrangianSystem, energy, kinematics
+
+
+@dataclasses.dataclass(frozen=True)
+class MoreauJean:
+    """Scheme options (all static: changing one recompiles).
+
+    theta: θ ∈ [½, 1] — ½ the midpoint rule of SPEC F1, 1 the implicit-position Euler.
+    solver: "auto" (NSGS with friction, PGS without), "nsgs", "pgs" (frictionless
+      only) or "lemke" (the exact reference; SPEC F1's LCP with friction).
+    iterations: sweeps of the iterative solvers (fixed count: differentiable, vmap-friendly).
+    omega: relaxation of the iterative solvers.
+    tol: convergence tolerance on the solver residual (None: the dtype default).
+    separating: the law of an active contact that is already separating at the
+      step start (γ_NA > 0; possible once a contact has penetrated, e.g. a ball
+      settling on the ground). "conservative" (default): ξ_N = γ_NE + γ_NA, so
+      the contact can at most reverse that velocity, which adds no energy.
+      "newton": SPEC F1 literally, ξ_N = γ_NE + ε_N γ_NA, which can add
+      ½ P_N (1 − ε_N) γ_NA of energy in such a step. Closing contacts
+      (γ_NA ≤ 0) follow Newton's law in both.
+    diagnostics: compute ‖Φ‖, ‖Φ̇‖ and the energy at every step's end state
+      (one more evaluation of Φ, M and V per step; turn off for throughput).
+    """
+
+    theta: float = 0.5
+    solver: str = "auto"
+    iterations: int = 50
+    omega: float = 1.0
+    tol: float | None = None
+    separating: str = "conservative"
+    diagnostics: bool = True
+
+    def __post_init__(self):
+        if not 0.5 <= float(self.theta) <= 1.0:
+            raise ValueError(f"theta = {self.theta} must lie in [0.5, 1] (θ < ½ is unstable)")
+        if self.solver not in ("auto",) + SOLVERS:
+            raise ValueError(f"solver = {self.solver!r} must be one of {('auto',) + SOLVERS}")
+        if not isinstance(self.iterations, int) or self.iterations < 1:
+            raise ValueError(f"iterations = {self.iterations!r} must be a positive int")
+        if not 0.0 < float(self.omega) < 2.0:
+            raise ValueError(f"omega = {self.omega} must lie in (0, 2)")
+        if self.separating not in ("conservative", "newton"):
+            raise ValueError(f"separating = {self.separating!r} must be 'conservative' or 'newton'")
+
+    def solver_for(self, system: LagrangianSystem) -> str:
+        friction = system.slip_velocity is not None
+        if self.solver == "auto":
+            return "nsgs" if friction else "pgs"
+        if self.solver == "pgs" and friction:
+            raise ValueError("solver = 'pgs' cannot solve Coulomb friction (SPEC F1's LCP has zero "
+                             "diagonal entries); use 'nsgs' or 'lemke'")
+        return self.solver
+
+
+class State(NamedTuple):
+    """Scan carry: time, position, velocity, the last impulses (warm start) and the step count.
+
+    Time is t0 + i·h (not a running sum, which drifts by rounding over long runs).
+    """
+
+    t: jax.Array
+    q: jax.Array
+    u: jax.Array
+    P_N: jax.Array  # (k,)
+    P_T: jax.Array  # (k,)
+    t0: jax.Array  # start time
+    i: jax.Array  # steps taken (int32)
+
+
+class StepInfo(NamedTuple):
+    """Per-step outputs: impulses, active flags and diagnostics at the step's end."""
+
+    P_N: jax.Array
+    P_T: jax.Array
+    active: jax.Array
+    residual: jax.Array
+    converged: jax.Array
+    iterations: jax.Array
+    phi: jax.Array  # ‖Φ(q_E, t_E)‖₂
+    phi_dot: jax.Array  # ‖Φ_q(q_E) u_E + Φ_t‖₂
+    energy: jax.Array
+
+
+def n_contacts(system: LagrangianSystem, q, t, p) -> int:
+    """Number of potential contacts k (static, from the gap function's output shape)."""
+    if system.gaps is None:
+        return 0
+    return jax.eval_shape(system.gaps, q, t, p).shape[0]
+
+
+def initial_state(system: LagrangianSystem, q0, u0, t0, p) -> State:
+    q0 = jnp.asarray(q0)
+    k = n_contacts(system, q0, t0, p)
+    z = jnp.zeros((k,), q0.dtype)
+    t0 = jnp.asarray(t0, q0.dtype)
+    return State(t0, q0, jnp.asarray(u0, q0.dtype), z, z, t0, jnp.zeros((), jnp.int32))
+
+
+def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> tuple[State, StepInfo]:
+    """One Moreau–Jean step of size ``dt`` (pure; jit/vmap/grad-able)."""
+    q_A, u_A, t_A = state.q, state.u, state.t
+    dtype = q_A.dtype
+    h = jnp.asarray(dt, dtype)
+    th = scheme.theta
+    q_M = q_A + (1.0 - th) * h * u_A
+    t_M = t_A + (1.0 - th) * h
+    friction = system.slip_velocity is not None
+    solver = scheme.solver_for(system)
+
+    M = system.mass(q_M, p)
+    f = system.forces(q_M, u_A, t_M, p)
+    kin = kinematics(system, q_M, t_M, p)
+    m = kin.phi.shape[0]
+    k = kin.gap.shape[0]
+
+    # One factorisation, one solve for every right-hand side: [h f | Φ_qᵀ | W_N | W_T].
+    W = jnp.concatenate([kin.W_N, kin.W_T], axis=1) if friction else kin.W_N
+    w_tilde = jnp.concatenate([kin.gap_t, kin.w_T]) if friction else kin.gap_t
+    rhs = jnp.concatenate([(h * f)[:, None], kin.phi_q.T, W], axis=1)
+    cho = cho_factor(M)
+    X = cho_solve(cho, rhs)
+    u_tilde = u_A + X[:, 0]
+    X_phi, X_W = X[:, 1:1 + m], X[:, 1 + m:]
+    if m:
+        G = kin.phi_q @ X_phi
+        # G⁻¹ [Φ_q ũ + Φ_t | Φ_q M⁻¹ W] in one solve.
+        Y = jnp.linalg.solve(G, jnp.concatenate([(kin.phi_q @ u_tilde + kin.phi_t)[:, None], kin.phi_q @ X_W], axis=1))
+        u_free = u_tilde - X_phi @ Y[:, 0]
+        MhatW = X_W - X_phi @ Y[:, 1:]
+    else:
+        u_free, MhatW = u_tilde, X_W
+
+    if k:
+        laws = system.laws(p)
+        gamma_A = W.T @ u_A + w_tilde
+        eps_N = jnp.asarray(laws.restitution, dtype)
+        if scheme.separating == "conservative":
+            eps_N = jnp.where(gamma_A[:k] > 0, 1.0, eps_N)
+        eps = jnp.concatenate([eps_N, jnp.asarray(laws.tangential_restitution, dtype)]) if friction else eps_N
+        D = W.T @ MhatW
+        c = W.T @ u_free + w_tilde + eps * gamma_A
+        active = kin.gap <= 0.0
+        warm = jnp.concatenate([state.P_N, state.P_T]) if friction else state.P_N
+        sol = solve_contacts(D, c, jnp.asarray(laws.friction, dtype), active, warm, solver=solver,
+                             iterations=scheme.iterations, omega=scheme.omega, tol=scheme.tol,
+                             friction=friction)
+        P = jnp.concatenate([sol.P_N, sol.P_T]) if friction else sol.P_N
+        u_E = u_free + MhatW @ P
+        P_N, P_T = sol.P_N, sol.P_T
+        residual, converged, iters = sol.residual, sol.converged, sol.iterations
+    else:
+        u_E = u_free
+        P_N = P_T = jnp.zeros((0,), dtype)
+        active = jnp.zeros((0,), bool)
+        residual, converged, iters = jnp.zeros((), dtype), jnp.ones((), bool), jnp.zeros((), jnp.int32)
+
+    q_E = q_M + th * h * u_E
+    t_E = state.t0 + (state.i + 1) * h
+    if scheme.diagnostics:
+        phi, phi_dot = constraint_residuals(system, q_E, u_E, t_E, p)
+        e = energy(system, q_E, u_E, t_E, p)
+    else:
+        phi = phi_dot = e = jnp.zeros((), dtype)
+    info = StepInfo(P_N, P_T, active, residual, converged, iters, phi, phi_dot, e)
+    return State(t_E, q_E, u_E, P_N, P_T, state.t0, state.i + 1), info
+
+
+def constraint_residuals(system: LagrangianSystem, q, u, t, p):
+    """‖Φ(q, t)‖₂ and ‖Φ_q u + Φ_t‖₂ by one forward-mode pass (0 without constraints)."""
+    if system.constraints is None:
+        z = jnp.zeros((), q.dtype)
+        return z, z
+    t = jnp.asarray(t, q.dtype)
+    phi, phi_dot = jax.jvp(lambda qq, tt: system.constraints(qq, tt, p), (q, t), (u, jnp.ones_like(t)))
+    return _safe_norm(phi), _safe_norm(phi_dot)
+
+
+def _safe_norm(x):
+    """‖x‖₂ with a finite gradient at x = 0 (the double-where trick)."""
+    sq = jnp.sum(x * x)
+    nz = sq > 0
+    return jnp.where(nz, jnp.sqrt(jnp.where(nz, sq, 1.0)), 0.0)

@@ -1,0 +1,321 @@
+"""Projection of a drifted state back onto the constraint manifold (SPEC F2, issue 4).
+
+A time stepper that enforces the bilateral constraints at the velocity level
+(Moreau–Jean) lets the positions drift off Φ(q, t) = 0 and lets closed
+contacts sink into their obstacles. After the step, the state (q̃, ũ) is
+corrected, position first, then velocity at the corrected position:
+
+Position — the mass-metric closest point
+    min ½ ‖q − q̃‖²_M   s.t.  Φ(q, t) = 0   (and contact rows, below),
+with M = M(q̃, p) held fixed. Each iteration linearises the constraints at the
+current iterate q_k and solves the saddle-point system
+
+    [[M, Φ_qᵀ], [Φ_q, 0]] [q_{k+1} − q̃; η] = [0; −Φ(q_k) + Φ_q (q_k − q̃)]
+
+by its Schur complement G = Φ_q M⁻¹ Φ_qᵀ:
+
+    q_{k+1} = q̃ − M⁻¹ Φ_qᵀ G⁻¹ (Φ(q_k) − Φ_q (q_k − q̃)),   Φ_q = Φ_q(q_k).
+
+The first iteration (q_0 = q̃) is exactly SPEC F2's step
+[[M, Φ_qᵀ],[Φ_q, 0]] [Δq; η] = [0; −Φ(q̃)]. Later iterations keep the
+offset q_k − q̃ in the right-hand side, i.e. each iterate is the M-projection
+of q̃ itself (not of the previous iterate) onto the current linearisation.
+A fixed point therefore satisfies the first-order conditions of the closest
+point, M (q − q̃) ∈ range Φ_qᵀ and Φ(q) = 0, whereas restarting the plain
+step from each iterate lands on *a* point of the manifold that differs from
+the closest one by O(‖Φ(q̃)‖²). The cost is the same; Φ(q_k) converges
+quadratically (Φ(q_2) = O(‖Φ(q̃)‖⁴)), so one or two iterations suffice.
+
+Velocity — one linear solve at the corrected q:
+    min ½ ‖u − ũ‖²_M   s.t.  Φ_q u + Φ_t = target  (0 by default),
+    u = ũ − M⁻¹ Φ_qᵀ G⁻¹ (Φ_q ũ + Φ_t − target).
+The correction u − ũ is M-orthogonal to the tangent space {v : Φ_q v = 0}.
+``target`` is the hook for velocity-level Baumgarte stabilisation
+(:func:`jaxcontact.stepping.baumgarte.baumgarte_velocity_target`).
+
+Unilateral contacts (``contacts=True``; ignored by systems without gaps):
+
+* position, ``contact_mode="equality"`` (default): contacts penetrating at q̃
+  (g_N(q̃) < 0) get the extra equality rows g_N(q) = 0 — constraint-stabilised
+  time stepping. Open contacts (g_N(q̃) ≥ 0) are not touched. Exact and smooth
+  (one more Cholesky), but a penetrating contact that the bilateral correction
+  alone would have opened is put on the surface instead of left open, and two
+  contacts whose lifts are coupled may get an adhesive (negative) multiplier;
+  both effects are of the size of the drift.
+* position, ``contact_mode="inequality"``: every contact gets the linearised
+  row g_N(q_k) + W_Nᵀ (q − q_k) ≥ 0, so each iteration is the true M-projection
+  onto the linearised feasible set — a small LCP in the contact multipliers
+  (Delassus matrix Wᵀ M̂ W with the bilateral constraints eliminated,
+  M̂ = M⁻¹ − M⁻¹Φ_qᵀG⁻¹Φ_qM⁻¹), solved by :func:`jaxcontact.lcp.pgs.pgs` with a
+  fixed number of sweeps (exact after one sweep for a single contact).
+* velocity, ``contact_mode="inequality"`` (default): the closed contacts get
+  γ_N = W_Nᵀ u + ∂g_N/∂t ≥ 0, again an LCP. An *equality* γ_N = 0 would be
+  wrong here: right after an impact a contact is closed (the position was
+  just projected onto g_N = 0) but separating (γ_N = ε γ⁻ > 0); an equality
+  would glue it and kill the bounce. Restricting equalities to the contacts
+  with γ_N < 0 is still not the projection when contacts are coupled (fixing
+  one can pull another into approach, or need an adhesive impulse). The LCP
+  leaves contacts with γ_N ≥ 0 alone unless the coupling requires otherwise.
+  ``"equality"`` (γ_N = 0 on every closed contact) is offered for
+  comparison and for persistent contacts.
+  A contact is closed when it is in ``closed`` (a boolean (k,) mask, e.g. the
+  set projected at the position level) or, without a mask, when
+  g_N(q) ≤ ``gap_tol``.
+
+Rank loss. At a singular configuration Φ_q loses rank (e.g. a one-DOF linkage
+at a dead point, two links aligned) and G is singular. Every Schur complement
+is factorised as G + δ I with δ = ``regularization`` · max diag G (the dtype's
+100·eps by default; δ = ``regularization`` when G = 0). Where G is regular
+this changes the step by a relative O(δ/σ_min(G)), which the next iteration
+removes. Where G is singular it is a Levenberg–Marquardt (damped
+least-squares) step: the consistent part of the constraint error is removed,
+the inconsistent part (no direction of motion can reduce it to first order)
+is left, and the step length stays bounded by O(‖Φ‖/√δ). The output is
+finite, never NaN, and so are gradients (Cholesky of a positive definite
+matrix). Near-singular configurations give large but finite steps, as Newton
+does. The same regularisation is used for the equality contact rows (a
+contact direction that the bilateral constraints already fix, or redundant
+contacts).
+
+Everything is a pure function of arrays: static options are Python values
+(iteration counts, modes), physical values come from the parameter pytree p.
+jit, vmap and reverse-mode differentiation go through the fixed iterations.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax.scipy.linalg import cho_factor, cho_solve
+
+from jaxcontact.lcp.pgs import pgs
+from jaxcontact.system import LagrangianSystem
+
+CONTACT_MODES = ("equality", "inequality")
+
+
+# ----------------------------------------------------------------------------- checks
+
+def _check_int(name, value, minimum):
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be a static int >= {minimum}; got {value!r}")
+
+
+def _check_options(system, q, *, contact_mode, contact_iterations, regularization):
+    if not isinstance(system, LagrangianSystem):
+        raise TypeError(f"system must be a LagrangianSystem; got {type(system).__name__}")
+    if jnp.ndim(q) != 1 or jnp.shape(q)[0] != system.n_dof:
+        raise ValueError(f"q must have shape ({system.n_dof},) (call under vmap for batches); "
+                         f"got {jnp.shape(q)}")
+    if contact_mode not in CONTACT_MODES:
+        raise ValueError(f"contact_mode must be one of {CONTACT_MODES}; got {contact_mode!r}")
+    _check_int("contact_iterations", contact_iterations, 1)
+    if regularization is not None and not (isinstance(regularization, float) and regularization > 0):
+        raise ValueError(f"regularization must be a positive float or None; got {regularization!r}")
+
+
+def _regularization(dtype, regularization):
+    return 100.0 * float(jnp.finfo(dtype).eps) if regularization is None else regularization
+
+
+# ----------------------------------------------------------------------------- linear algebra
+
+def _regularized_solve(A, rhs, reg):
+    """(A + δ I)⁻¹ rhs by Cholesky, δ = reg · max diag A (reg when the diagonal vanishes)."""
+    scale = jnp.max(jnp.diagonal(A), initial=0.0)
+    scale = jnp.where(scale > 0, scale, 1.0)
+    A = A + (reg * scale) * jnp.eye(A.shape[0], dtype=A.dtype)
+    return cho_solve(cho_factor(A, lower=True), rhs)
+
+
+def _affine_projection(chol_M, x0, J, r, W, s, mask, *, mode, contact_iterations, reg):
+    """argmin ½‖x − x0‖²_M subject to affine constraints, all relative to x0.
+
+    Bilateral rows:  J (x − x0) + r = 0                       (J (m, n), r (m,))
+    Contact rows:    s + Wᵀ (x − x0) = 0 ("equality") or ≥ 0 ("inequality")
+                     for the rows where ``mask`` is True       (W (n, k), s (k,)).
+
+    The bilateral rows are eliminated first (Schur complement G), then the
+    contact rows are solved on the Delassus matrix A = Wᵀ M̂ W.
+    """
+    x = x0
+    m, k = J.shape[0], W.shape[1]
+    Y = cho_solve(chol_M, J.T) if m else None          # M⁻¹ Φ_qᵀ  (n, m)
+    if m:
+        G = J @ Y
+        x = x0 - Y @ _regularized_solve(G, r, reg)
+    if k == 0 or mask is None:
+        return x
+    Z = cho_solve(chol_M, W)                            # M⁻¹ W     (n, k)
+    if m:
+        Z = Z - Y @ _regularized_solve(G, J @ Z, reg)   # M̂ W
+    A = W.T @ Z
+    b = s + W.T @ (x - x0)                              # contact rows after the bilateral step
+    both = mask[:, None] & mask[None, :]
+    scale = jnp.max(jnp.where(mask, jnp.diagonal(A), 0.0), initial=0.0)
+    scale = jnp.where(scale > 0, scale, 1.0)
+    # Rows outside the mask are decoupled (identity·scale, zero right-hand side): λ = 0 there.
+    A_m = jnp.where(both, A, 0.0) + jnp.diag(jnp.where(mask, 0.0, scale))
+    if mode == "equality":
+        lam = _regularized_solve(A_m, -jnp.where(mask, b, 0.0), reg)
+    else:
+        lam = pgs(A_m, jnp.where(mask, b, 1.0), iterations=contact_iterations).z
+    return x + Z @ jnp.where(mask, lam, 0.0)
+
+
+def _value_and_jacobian(f, q):
+    """f(q) and ∂f/∂q in one forward-mode pass."""
+    return jax.jacfwd(lambda x: (f(x), f(x)), has_aux=True)(q)[::-1]
+
+
+# ----------------------------------------------------------------------------- position
+
+def project_position(system: LagrangianSystem, q, t, p, *, iterations: int = 2,
+                     contacts: bool = True, contact_mode: str = "equality",
+                     contact_iterations: int = 20, regularization: float | None = None):
+    """Project q onto Φ(q, t, p) = 0 (and the contacts) in the metric M(q, p).
+
+    Args:
+      system: the :class:`~jaxcontact.system.LagrangianSystem`.
+      q: (n,) drifted configuration q̃.
+      t: time at which the constraints must hold (rheonomic Φ).
+      p: parameter pytree.
+      iterations: Newton iterations (static; each is one linearisation of Φ
+        and one Schur-complement solve). 0 returns q unchanged.
+      contacts: also project contacts (see the module docstring); ignored
+        when the system has no gaps.
+      contact_mode: "equality" (contacts with g_N(q̃) < 0 put onto g_N = 0) or
+        "inequality" (all contacts kept at g_N ≥ 0 by an LCP per iteration).
+      contact_iterations: PGS sweeps of the "inequality" mode (static).
+      regularization: relative Tikhonov shift of the Schur complements
+        (default 100·eps of the dtype); see "Rank loss" in the module docstring.
+
+    Returns:
+      The corrected configuration, shape (n,).
+    """
+    _check_options(system, q, contact_mode=contact_mode, contact_iterations=contact_iterations,
+                   regularization=regularization)
+    _check_int("iterations", iterations, 0)
+    use_contacts = contacts and system.gaps is not None
+    if iterations == 0 or (system.constraints is None and not use_contacts):
+        return q
+    reg = _regularization(q.dtype, regularization)
+    t = jnp.asarray(t, q.dtype)
+    q_tilde = q
+    chol_M = cho_factor(system.mass(q_tilde, p), lower=True)
+    n = system.n_dof
+
+    def bilateral(x):
+        if system.constraints is None:
+            return jnp.zeros((0,), q.dtype), jnp.zeros((0, n), q.dtype)
+        return _value_and_jacobian(lambda y: system.constraints(y, t, p), x)
+
+    def gaps(x):
+        g, gq = _value_and_jacobian(lambda y: system.gaps(y, t, p), x)
+        return g, gq.T
+
+    mask = None
+    if use_contacts:
+        g0 = system.gaps(q_tilde, t, p)
+        mask = g0 < 0 if contact_mode == "equality" else jnp.ones(g0.shape, bool)
+
+    qk = q_tilde
+    for _ in range(iterations):   # a static, small count: unrolled
+        d = qk - q_tilde
+        phi, J = bilateral(qk)
+        r = phi - J @ d
+        if use_contacts:
+            g, W = gaps(qk)
+            s = g - W.T @ d
+        else:
+            W, s = jnp.zeros((n, 0), q.dtype), jnp.zeros((0,), q.dtype)
+        qk = _affine_projection(chol_M, q_tilde, J, r, W, s, mask, mode=contact_mode,
+                                contact_iterations=contact_iterations, reg=reg)
+    return qk
+
+
+# ----------------------------------------------------------------------------- velocity
+
+def project_velocity(system: LagrangianSystem, q, u, t, p, *, contacts: bool = True,
+                     contact_mode: str = "inequality", closed=None, gap_tol=1e-9,
+                     contact_iterations: int = 20, target=None,
+                     regularization: float | None = None):
+    """Project u onto Φ_q u + Φ_t = target (and closed contacts) in the metric M(q, p).
+
+    Args:
+      system, q, t, p: as in :func:`project_position` (q should already be on
+        the manifold: call this after the position projection).
+      u: (n,) velocity ũ to correct.
+      contacts: also correct closed contacts; ignored without gaps.
+      contact_mode: "inequality" (γ_N ≥ 0 on closed contacts, by PGS; the
+        default, see the module docstring for why) or "equality" (γ_N = 0).
+      closed: boolean (k,) mask of closed contacts; None means g_N(q) ≤ gap_tol.
+      gap_tol: gap below which a contact counts as closed when ``closed`` is
+        None, in the system's length unit (an array leaf is fine).
+      contact_iterations: PGS sweeps of the "inequality" mode (static).
+      target: (m,) right-hand side of the bilateral velocity rows (None: 0);
+        the hook for velocity-level Baumgarte stabilisation.
+      regularization: as in :func:`project_position`.
+
+    Returns:
+      The corrected velocity, shape (n,).
+    """
+    _check_options(system, q, contact_mode=contact_mode, contact_iterations=contact_iterations,
+                   regularization=regularization)
+    if jnp.shape(u) != jnp.shape(q):
+        raise ValueError(f"u must have the shape of q {jnp.shape(q)}; got {jnp.shape(u)}")
+    use_contacts = contacts and system.gaps is not None
+    if system.constraints is None and not use_contacts:
+        return u
+    reg = _regularization(u.dtype, regularization)
+    t = jnp.asarray(t, u.dtype)
+    n = system.n_dof
+    chol_M = cho_factor(system.mass(q, p), lower=True)
+    if system.constraints is not None:
+        J = jax.jacfwd(system.constraints, argnums=0)(q, t, p)
+        phi_t = jax.jacfwd(system.constraints, argnums=1)(q, t, p)
+        r = J @ u + phi_t
+        if target is not None:
+            r = r - target
+    else:
+        J, r = jnp.zeros((0, n), u.dtype), jnp.zeros((0,), u.dtype)
+    W, s, mask = jnp.zeros((n, 0), u.dtype), jnp.zeros((0,), u.dtype), None
+    if use_contacts:
+        g, gq = _value_and_jacobian(lambda y: system.gaps(y, t, p), q)
+        g_t = jax.jacfwd(system.gaps, argnums=1)(q, t, p)
+        W = gq.T
+        s = W.T @ u + g_t                                    # γ_N(ũ)
+        mask = (g <= gap_tol) if closed is None else jnp.asarray(closed, bool)
+        if mask.shape != g.shape:
+            raise ValueError(f"closed must be a boolean mask of shape {g.shape}; got {mask.shape}")
+    return _affine_projection(chol_M, u, J, r, W, s, mask, mode=contact_mode,
+                              contact_iterations=contact_iterations, reg=reg)
+
+
+# ----------------------------------------------------------------------------- both
+
+def project(system: LagrangianSystem, q, u, t, p, *, position_iterations: int = 2,
+            contacts: bool = True, position_contact_mode: str = "equality",
+            velocity_contact_mode: str = "inequality", gap_tol=1e-9,
+            contact_iterations: int = 20, regularization: float | None = None):
+    """Position projection, then velocity projection at the corrected position.
+
+    The velocity step treats as closed every contact that the position step
+    projected (g_N(q̃) < 0 in "equality" mode) and every contact with
+    g_N(q) ≤ gap_tol at the corrected q.
+
+    Returns:
+      (q, u) on the constraint manifold, shapes (n,), (n,).
+    """
+    q_new = project_position(system, q, t, p, iterations=position_iterations, contacts=contacts,
+                             contact_mode=position_contact_mode,
+                             contact_iterations=contact_iterations, regularization=regularization)
+    closed = None
+    if contacts and system.gaps is not None:
+        t_ = jnp.asarray(t, q.dtype)
+        closed = (system.gaps(q, t_, p) < 0) | (system.gaps(q_new, t_, p) <= gap_tol)
+    u_new = project_velocity(system, q_new, u, t, p, contacts=contacts,
+                             contact_mode=velocity_contact_mode, closed=closed,
+                             contact_iterations=contact_iterations,
+                             regularization=regularization)
+    return q_new, u_new
