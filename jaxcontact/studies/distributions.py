@@ -1,0 +1,367 @@
+"""Parameter distributions over named leaves of a model's flat parameter dict.
+
+A study varies some leaves of ``Model.params`` (name -> array) and keeps the
+rest at the model's values. Each varied leaf gets one of
+
+    uniform(a, b)                 a < b
+    normal(mu, sigma)             sigma > 0
+    truncnormal(mu, sigma, lo, hi)  sigma > 0, lo < hi (normal conditioned on [lo, hi])
+    lognormal(mu, sigma)          sigma > 0 (log X ~ normal(mu, sigma))
+    fixed(v)
+
+written on the command line as ``restitution=uniform(0.6,0.95)``. Samplers
+produce points of the unit cube; ``ppf`` (the inverse CDF, numpy/scipy,
+outside jit) maps them to parameter values, so one code path serves plain
+random, Latin hypercube and Sobol designs.
+
+Physical ranges are checked on the distribution's *support*, before any
+compute: a normal restitution (support ℝ) is refused because some samples
+would leave [0, 1]; use truncnormal or uniform. A leaf that is an array gets
+one scalar per sample broadcast over its shape (all entries move together).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import math
+import re
+from typing import Mapping
+
+import numpy as np
+from scipy import special, stats
+
+INF = math.inf
+
+
+def _finite(name: str, **values) -> None:
+    for k, v in values.items():
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+            raise ValueError(f"{name}: {k} = {v!r} must be a finite number")
+
+
+def _fmt(x: float) -> str:
+    return repr(float(x))
+
+
+@dataclasses.dataclass(frozen=True)
+class Uniform:
+    """Uniform on [a, b] (a < b)."""
+
+    a: float
+    b: float
+
+    def __post_init__(self):
+        _finite("uniform(a, b)", a=self.a, b=self.b)
+        if not self.b > self.a:
+            raise ValueError(f"uniform(a, b) needs b > a; got a = {self.a}, b = {self.b}")
+
+    def ppf(self, u):
+        return self.a + (self.b - self.a) * np.asarray(u, float)
+
+    def cdf(self, x):
+        return np.clip((np.asarray(x, float) - self.a) / (self.b - self.a), 0.0, 1.0)
+
+    @property
+    def support(self):
+        return (float(self.a), float(self.b))
+
+    @property
+    def mean(self):
+        return 0.5 * (self.a + self.b)
+
+    @property
+    def var(self):
+        return (self.b - self.a) ** 2 / 12.0
+
+    def __str__(self):
+        return f"uniform({_fmt(self.a)}, {_fmt(self.b)})"
+
+
+@dataclasses.dataclass(frozen=True)
+class Normal:
+    """Normal with mean mu and standard deviation sigma > 0 (support: all reals)."""
+
+    mu: float
+    sigma: float
+
+    def __post_init__(self):
+        _finite("normal(mu, sigma)", mu=self.mu, sigma=self.sigma)
+        if not self.sigma > 0:
+            raise ValueError(f"normal(mu, sigma) needs sigma > 0; got sigma = {self.sigma}")
+
+    def ppf(self, u):
+        return self.mu + self.sigma * special.ndtri(np.asarray(u, float))
+
+    def cdf(self, x):
+        return special.ndtr((np.asarray(x, float) - self.mu) / self.sigma)
+
+    @property
+    def support(self):
+        return (-INF, INF)
+
+    @property
+    def mean(self):
+        return float(self.mu)
+
+    @property
+    def var(self):
+        return float(self.sigma) ** 2
+
+    def __str__(self):
+        return f"normal({_fmt(self.mu)}, {_fmt(self.sigma)})"
+
+
+@dataclasses.dataclass(frozen=True)
+class TruncNormal:
+    """Normal(mu, sigma) conditioned on [lo, hi] (sigma > 0, lo < hi)."""
+
+    mu: float
+    sigma: float
+    lo: float
+    hi: float
+
+    def __post_init__(self):
+        _finite("truncnormal(mu, sigma, lo, hi)", mu=self.mu, sigma=self.sigma, lo=self.lo, hi=self.hi)
+        if not self.sigma > 0:
+            raise ValueError(f"truncnormal(mu, sigma, lo, hi) needs sigma > 0; got sigma = {self.sigma}")
+        if not self.hi > self.lo:
+            raise ValueError(f"truncnormal(mu, sigma, lo, hi) needs hi > lo; got lo = {self.lo}, hi = {self.hi}")
+
+    @property
+    def _scipy(self):
+        a, b = (self.lo - self.mu) / self.sigma, (self.hi - self.mu) / self.sigma
+        return stats.truncnorm(a, b, loc=self.mu, scale=self.sigma)
+
+    def ppf(self, u):
+        # scipy's truncnorm.ppf is accurate in both tails (it works on the far side's log CDF).
+        return np.clip(self._scipy.ppf(np.asarray(u, float)), self.lo, self.hi)
+
+    def cdf(self, x):
+        return self._scipy.cdf(np.asarray(x, float))
+
+    @property
+    def support(self):
+        return (float(self.lo), float(self.hi))
+
+    @property
+    def mean(self):
+        return float(self._scipy.mean())
+
+    @property
+    def var(self):
+        return float(self._scipy.var())
+
+    def __str__(self):
+        return f"truncnormal({_fmt(self.mu)}, {_fmt(self.sigma)}, {_fmt(self.lo)}, {_fmt(self.hi)})"
+
+
+@dataclasses.dataclass(frozen=True)
+class LogNormal:
+    """exp(N(mu, sigma)): mu and sigma are those of log X (sigma > 0); support (0, ∞)."""
+
+    mu: float
+    sigma: float
+
+    def __post_init__(self):
+        _finite("lognormal(mu, sigma)", mu=self.mu, sigma=self.sigma)
+        if not self.sigma > 0:
+            raise ValueError(f"lognormal(mu, sigma) needs sigma > 0; got sigma = {self.sigma}")
+
+    def ppf(self, u):
+        return np.exp(self.mu + self.sigma * special.ndtri(np.asarray(u, float)))
+
+    def cdf(self, x):
+        x = np.asarray(x, float)
+        with np.errstate(divide="ignore"):
+            return np.where(x > 0, special.ndtr((np.log(np.where(x > 0, x, 1.0)) - self.mu) / self.sigma), 0.0)
+
+    @property
+    def support(self):
+        return (0.0, INF)
+
+    @property
+    def mean(self):
+        return math.exp(self.mu + 0.5 * self.sigma**2)
+
+    @property
+    def var(self):
+        return (math.exp(self.sigma**2) - 1.0) * math.exp(2 * self.mu + self.sigma**2)
+
+    def __str__(self):
+        return f"lognormal({_fmt(self.mu)}, {_fmt(self.sigma)})"
+
+
+@dataclasses.dataclass(frozen=True)
+class Fixed:
+    """A constant value (a parameter pinned for this study; it takes no sampling dimension)."""
+
+    v: float
+
+    def __post_init__(self):
+        _finite("fixed(v)", v=self.v)
+
+    def ppf(self, u):
+        return np.full(np.shape(u), float(self.v))
+
+    def cdf(self, x):
+        return (np.asarray(x, float) >= self.v).astype(float)
+
+    @property
+    def support(self):
+        return (float(self.v), float(self.v))
+
+    @property
+    def mean(self):
+        return float(self.v)
+
+    @property
+    def var(self):
+        return 0.0
+
+    def __str__(self):
+        return f"fixed({_fmt(self.v)})"
+
+
+Distribution = Uniform | Normal | TruncNormal | LogNormal | Fixed
+
+CONSTRUCTORS = {"uniform": Uniform, "normal": Normal, "truncnormal": TruncNormal, "lognormal": LogNormal,
+                "fixed": Fixed}
+_ARITY = {"uniform": 2, "normal": 2, "truncnormal": 4, "lognormal": 2, "fixed": 1}
+_SPEC = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*=\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$")
+
+
+def parse_distribution(text: str) -> tuple[str, Distribution]:
+    """Parse ``name=dist(args)``, e.g. ``restitution=uniform(0.6,0.95)`` -> ("restitution", Uniform(0.6, 0.95))."""
+    m = _SPEC.match(text)
+    if not m:
+        raise ValueError(f"cannot parse parameter distribution {text!r}; expected name=dist(args), e.g. "
+                         f"restitution=uniform(0.6,0.95); dists: " + ", ".join(
+                             f"{k}({_args_doc(k)})" for k in CONSTRUCTORS))
+    name, kind, args = m.group(1), m.group(2).lower(), m.group(3)
+    if kind not in CONSTRUCTORS:
+        raise ValueError(f"{text!r}: unknown distribution {kind!r}; known: {sorted(CONSTRUCTORS)}")
+    parts = [s.strip() for s in args.split(",")] if args.strip() else []
+    if len(parts) != _ARITY[kind]:
+        raise ValueError(f"{text!r}: {kind} takes {_ARITY[kind]} argument(s) ({_args_doc(kind)}); got {len(parts)}")
+    values = []
+    for s in parts:
+        try:
+            values.append(float(s))
+        except ValueError:
+            raise ValueError(f"{text!r}: argument {s!r} of {kind} is not a number") from None
+    try:
+        return name, CONSTRUCTORS[kind](*values)
+    except ValueError as e:
+        raise ValueError(f"{text!r}: {e}") from None
+
+
+def _args_doc(kind: str) -> str:
+    return ", ".join(f.name for f in dataclasses.fields(CONSTRUCTORS[kind]))
+
+
+# Physical ranges by parameter-name pattern (fnmatch), checked against each distribution's support.
+# A model may pass its own; these cover the contact-law names used by the built-in models.
+DEFAULT_BOUNDS: tuple[tuple[str, float, float], ...] = (
+    ("*restitution*", 0.0, 1.0),
+    ("*friction*", 0.0, INF),
+    ("*mass*", 0.0, INF),
+    ("*length*", 0.0, INF),
+    ("*radius*", 0.0, INF),
+    ("*clearance*", 0.0, INF),
+    ("*stiffness*", 0.0, INF),
+    ("*inertia*", 0.0, INF),
+    ("dt", 0.0, INF),
+)
+
+
+def bounds_for(name: str, bounds=DEFAULT_BOUNDS) -> tuple[float, float] | None:
+    """The allowed [lo, hi] for a parameter name (first matching pattern), or None."""
+    for pattern, lo, hi in bounds:
+        if fnmatch.fnmatchcase(name, pattern):
+            return (lo, hi)
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class ParamSpace:
+    """An ordered set of named distributions (the uncertain inputs of a study).
+
+    ``names`` / ``dists`` in a fixed order: column j of every design is ``names[j]``.
+    ``uncertain`` lists the names whose distribution is not :class:`Fixed`
+    (only those take a sampling dimension and a Sobol index).
+    """
+
+    names: tuple[str, ...]
+    dists: tuple[Distribution, ...]
+
+    def __post_init__(self):
+        if len(self.names) != len(self.dists):
+            raise ValueError("ParamSpace: names and dists differ in length")
+        dup = sorted({n for n in self.names if self.names.count(n) > 1})
+        if dup:
+            raise ValueError(f"parameter(s) {dup} given more than once")
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, Distribution]) -> "ParamSpace":
+        return cls(tuple(mapping), tuple(mapping.values()))
+
+    @classmethod
+    def parse(cls, texts) -> "ParamSpace":
+        pairs = [parse_distribution(t) for t in texts]
+        return cls(tuple(n for n, _ in pairs), tuple(d for _, d in pairs))
+
+    def updated(self, other: "ParamSpace") -> "ParamSpace":
+        """This space with ``other``'s entries replacing or appended (CLI --param over defaults)."""
+        d = dict(zip(self.names, self.dists))
+        d.update(zip(other.names, other.dists))
+        return ParamSpace.from_mapping(d)
+
+    @property
+    def uncertain(self) -> tuple[str, ...]:
+        return tuple(n for n, d in zip(self.names, self.dists) if not isinstance(d, Fixed))
+
+    def __getitem__(self, name):
+        return self.dists[self.names.index(name)]
+
+    def __len__(self):
+        return len(self.names)
+
+    def __str__(self):
+        return ", ".join(f"{n}={d}" for n, d in zip(self.names, self.dists))
+
+    def to_json(self) -> dict:
+        return {n: str(d) for n, d in zip(self.names, self.dists)}
+
+    def validate(self, valid_names, bounds=DEFAULT_BOUNDS) -> None:
+        """Raise ValueError for an unknown name or a support outside the name's physical range."""
+        valid = sorted(valid_names)
+        unknown = [n for n in self.names if n not in valid]
+        if unknown:
+            raise ValueError(f"unknown parameter(s) {unknown}; valid names: {valid}")
+        for n, d in zip(self.names, self.dists):
+            rng = bounds_for(n, bounds)
+            if rng is None:
+                continue
+            lo, hi = rng
+            s_lo, s_hi = d.support
+            if s_lo < lo or s_hi > hi:
+                hint = " (use truncnormal(mu, sigma, lo, hi) or uniform(a, b) to stay inside)" \
+                    if isinstance(d, (Normal, LogNormal)) else ""
+                raise ValueError(f"{n}={d} has support [{s_lo}, {s_hi}], outside the allowed range "
+                                 f"[{lo}, {hi}] of {n}{hint}")
+
+    def ppf(self, unit) -> dict[str, np.ndarray]:
+        """Map unit-cube points (n, len(uncertain)) to values: name -> (n,) for every name.
+
+        Column j of ``unit`` feeds ``uncertain[j]``; fixed names get their constant.
+        """
+        unit = np.asarray(unit, float)
+        unc = self.uncertain
+        if unit.ndim != 2 or unit.shape[1] != len(unc):
+            raise ValueError(f"unit points must have shape (n, {len(unc)}); got {unit.shape}")
+        out = {}
+        for n, d in zip(self.names, self.dists):
+            col = unit[:, unc.index(n)] if n in unc else np.zeros(unit.shape[0])
+            out[n] = d.ppf(col)
+        return out

@@ -1,0 +1,111 @@
+"""PNG figures of a study (matplotlib, Agg backend: no display needed).
+
+Each function draws one figure with one panel per outcome (or per outcome ×
+parameter for scatters) and writes it to ``path``; failed samples are never
+plotted (callers pass the ``valid`` mask).
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+
+def _grid(n: int, max_cols: int = 3):
+    cols = min(max_cols, max(1, n))
+    rows = int(math.ceil(n / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, axes.flat
+
+
+def _save(fig, path):
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def quantile_bands(t, bands: dict, path, title: str = "") -> None:
+    """bands: name -> statistics.time_bands(...) dict; median, mean, and the outer/inner quantile bands."""
+    fig, axes = _grid(len(bands))
+    for ax, (name, b) in zip(axes, bands.items()):
+        q, levels = np.asarray(b["quantiles"]), np.asarray(b["levels"])
+        m = len(levels)
+        for lo in range(m // 2):
+            ax.fill_between(t, q[lo], q[m - 1 - lo], alpha=0.18 + 0.17 * lo, color="C0", lw=0,
+                            label=f"{levels[lo]:g}–{levels[m - 1 - lo]:g} quantiles")
+        if m % 2:
+            ax.plot(t, q[m // 2], color="C0", lw=1.2, label="median")
+        ax.plot(t, b["mean"], color="C3", lw=1.0, ls="--", label="mean")
+        ax.set_title(f"{name} (n = {b['n']})", fontsize=9)
+        ax.set_xlabel("t [s]")
+        ax.legend(fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    _save(fig, path)
+
+
+def histograms(values: dict, valid, path, bins: int = 40, title: str = "") -> None:
+    """values: name -> (N,) scalar outcome; one histogram per outcome over the valid samples."""
+    fig, axes = _grid(len(values))
+    valid = np.asarray(valid, bool)
+    for ax, (name, x) in zip(axes, values.items()):
+        v = np.asarray(x, float)[valid]
+        v = v[np.isfinite(v)]
+        ax.hist(v, bins=bins, color="C0", alpha=0.8)
+        if v.size:
+            ax.axvline(v.mean(), color="C3", ls="--", lw=1, label=f"mean {v.mean():.4g}")
+            ax.legend(fontsize=7)
+        ax.set_title(f"{name} (n = {v.size})", fontsize=9)
+        ax.set_ylabel("samples")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    _save(fig, path)
+
+
+def sensitivity_bars(indices: dict, param_names, path, title: str = "") -> None:
+    """indices: outcome -> SobolIndices; bars of S1 and ST per parameter with CI error bars."""
+    fig, axes = _grid(len(indices))
+    x = np.arange(len(param_names))
+    w = 0.38
+    for ax, (name, s) in zip(axes, indices.items()):
+        for off, val, ci, label, color in ((-w / 2, s.S1, s.S1_ci, "first order S1", "C0"),
+                                           (w / 2, s.ST, s.ST_ci, "total ST", "C1")):
+            val = np.asarray(val, float)
+            ci = np.asarray(ci, float)
+            err = np.abs(np.stack([val - ci[:, 0], ci[:, 1] - val]))
+            ax.bar(x + off, np.nan_to_num(val), w, yerr=np.nan_to_num(err), capsize=3, color=color, label=label)
+        ax.axhline(0, color="k", lw=0.6)
+        ax.set_xticks(x, param_names, rotation=20, fontsize=8)
+        ax.set_ylim(min(-0.05, ax.get_ylim()[0]), max(1.05, ax.get_ylim()[1]))
+        ax.set_title(f"{name} ({100 * s.confidence:g}% CI)", fontsize=9)
+        ax.legend(fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    _save(fig, path)
+
+
+def scatter(params: dict, outcomes: dict, valid, path, max_points: int = 4000, seed: int = 0) -> None:
+    """A grid: rows = outcomes, columns = parameters; each valid sample one dot."""
+    valid = np.asarray(valid, bool)
+    idx = np.flatnonzero(valid)
+    if idx.size > max_points:
+        idx = np.sort(np.random.default_rng(seed).choice(idx, max_points, replace=False))
+    rows, cols = max(1, len(outcomes)), max(1, len(params))
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False)
+    for r, (oname, y) in enumerate(outcomes.items()):
+        for c, (pname, x) in enumerate(params.items()):
+            ax = axes[r, c]
+            ax.scatter(np.asarray(x)[idx], np.asarray(y)[idx], s=3, alpha=0.35, color="C0", lw=0)
+            if r == rows - 1:
+                ax.set_xlabel(pname, fontsize=8)
+            if c == 0:
+                ax.set_ylabel(oname, fontsize=8)
+            ax.tick_params(labelsize=7)
+    _save(fig, path)
