@@ -20,6 +20,8 @@ from jaxcontact.system import LagrangianSystem
 REGISTRY: dict[str, str] = {
     "bouncing-ball": "bouncing_ball",
     "sliding-block": "sliding_block",
+    "four-bar": "four_bar",
+    "rocking-block": "rocking_block",
 }
 
 

@@ -1,0 +1,225 @@
+"""Unilateral contact geometry of a planar mechanism: gaps, normals, tangents, slip.
+
+Every contact is between a *first* body A and a *second* body B (either may
+be the ground). Sign conventions, the same for all geometries:
+
+* the gap g_N ≥ 0 is a distance (open when positive);
+* the unit normal n points from B towards A, so the normal relative velocity
+  γ_N = ġ_N = n · (v_A − v_B) at the contact points (``kinematics`` gets it,
+  with W_N, by differentiating the gap; it is never written here);
+* the tangent is t = (n_y, −n_x), n turned clockwise by 90°: for the ground
+  (n = +y) t = +x;
+* the slip velocity γ_T = t · (v_A(P_A) − v_B(P_B)) is the relative velocity of
+  the two *material* contact points, rotation included. For a disk of radius
+  r on the ground, γ_T = ẋ + r θ̇ (θ counter-clockwise), zero when it rolls.
+
+Directions use a safe normalisation (the double-where trick) so gaps and
+their gradients stay finite at degenerate points, e.g. a clearance joint with
+the pin exactly centred (zero eccentricity), where the normal is undefined:
+there the direction defaults to +x and the gap's gradient is zero.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from jaxcontact.planar.bodies import Body, Point, material_velocity, safe_norm, safe_unit, world_direction
+from jaxcontact.planar.values import NONNEGATIVE, POSITIVE, UNIT_INTERVAL, Value
+
+
+class Line:
+    """A straight line fixed in a body (world line for the ground): a point and a normal.
+
+    The normal (body frame, normalised at run time) points to the free side.
+    """
+
+    def __init__(self, point: Point, normal: tuple[Value, Value]):
+        self.point, self.normal = point, normal
+
+    @property
+    def body(self) -> Body:
+        return self.point.body
+
+    def world(self, q, p):
+        """Origin (ox, oy) and unit normal (nx, ny) in world coordinates."""
+        ox, oy = self.point.world(q, p)
+        dx, dy = world_direction(q, self.body, (self.normal[0](p), self.normal[1](p)))
+        nx, ny = safe_unit(dx, dy, (0.0, 1.0))
+        return ox, oy, nx, ny
+
+    def values(self):
+        return self.point.values() + tuple(self.normal)
+
+    def __repr__(self):
+        return f"Line(through {self.point!r}, normal ({self.normal[0]!r}, {self.normal[1]!r}))"
+
+
+class Contact:
+    """Common part: name, contact laws (ε_N, ε_T, μ as Values or None = structurally zero)."""
+
+    def __init__(self, name: str, restitution: Value, tangential_restitution: Optional[Value],
+                 friction: Optional[Value]):
+        self.name = name
+        self.restitution = restitution
+        self.tangential_restitution = tangential_restitution
+        self.friction = friction
+
+    def law_values(self):
+        return [(f, v, UNIT_INTERVAL if f != "friction" else NONNEGATIVE)
+                for f, v in (("restitution", self.restitution),
+                             ("tangential_restitution", self.tangential_restitution),
+                             ("friction", self.friction)) if v is not None]
+
+    def rules(self):
+        """(field, Value, Rule) triples checked by ``Mechanism.validate``."""
+        return self.law_values()
+
+    def _laws_repr(self):
+        s = f"ε_N={self.restitution!r}"
+        if self.tangential_restitution is not None:
+            s += f", ε_T={self.tangential_restitution!r}"
+        if self.friction is not None:
+            s += f", μ={self.friction!r}"
+        return s
+
+
+def _slip(q, u, a: Body, pa, b: Body, pb, nx, ny):
+    """t · (v_A(P_A) − v_B(P_B)) with t = (n_y, −n_x)."""
+    vax, vay = material_velocity(q, u, a, *pa)
+    vbx, vby = material_velocity(q, u, b, *pb)
+    return ny * (vax - vbx) - nx * (vay - vby)
+
+
+class PointLine(Contact):
+    """A body point (A) against a line (B): g_N = n · (P − O)."""
+
+    def __init__(self, name, point: Point, line: Line, **laws):
+        super().__init__(name, **laws)
+        self.point, self.line = point, line
+
+    def _geometry(self, q, p):
+        px, py = self.point.world(q, p)
+        ox, oy, nx, ny = self.line.world(q, p)
+        return px, py, nx, ny, nx * (px - ox) + ny * (py - oy)
+
+    def gap(self, q, t, p):
+        return self._geometry(q, p)[4]
+
+    def slip(self, q, u, t, p):
+        px, py, nx, ny, _ = self._geometry(q, p)
+        return _slip(q, u, self.point.body, (px, py), self.line.body, (px, py), nx, ny)
+
+    def values(self):
+        return self.point.values() + self.line.values()
+
+    def __repr__(self):
+        return f"PointLine({self.name!r}: {self.point!r} vs {self.line!r}, {self._laws_repr()})"
+
+
+class CircleLine(Contact):
+    """A circle (disk, rounded end) of radius r on body A against a line (B): g_N = n · (C − O) − r."""
+
+    def __init__(self, name, centre: Point, radius: Value, line: Line, **laws):
+        super().__init__(name, **laws)
+        self.centre, self.radius, self.line = centre, radius, line
+
+    def _geometry(self, q, p):
+        cx, cy = self.centre.world(q, p)
+        ox, oy, nx, ny = self.line.world(q, p)
+        r = self.radius(p)
+        return cx - r * nx, cy - r * ny, nx, ny, nx * (cx - ox) + ny * (cy - oy) - r
+
+    def gap(self, q, t, p):
+        return self._geometry(q, p)[4]
+
+    def slip(self, q, u, t, p):
+        px, py, nx, ny, _ = self._geometry(q, p)
+        return _slip(q, u, self.centre.body, (px, py), self.line.body, (px, py), nx, ny)
+
+    def rules(self):
+        return super().rules() + [("radius", self.radius, POSITIVE)]
+
+    def values(self):
+        return self.centre.values() + (self.radius,) + self.line.values()
+
+    def __repr__(self):
+        return f"CircleLine({self.name!r}: circle r={self.radius!r} at {self.centre!r} vs {self.line!r}, {self._laws_repr()})"
+
+
+class CircleCircle(Contact):
+    """Two circles, on bodies A and B: g_N = ‖C_A − C_B‖ − r_A − r_B, n from C_B to C_A."""
+
+    def __init__(self, name, centre_a: Point, radius_a: Value, centre_b: Point, radius_b: Value, **laws):
+        super().__init__(name, **laws)
+        self.centre_a, self.radius_a, self.centre_b, self.radius_b = centre_a, radius_a, centre_b, radius_b
+
+    def _geometry(self, q, p):
+        ax, ay = self.centre_a.world(q, p)
+        bx, by = self.centre_b.world(q, p)
+        d = safe_norm(ax - bx, ay - by)
+        nx, ny = safe_unit(ax - bx, ay - by)
+        ra, rb = self.radius_a(p), self.radius_b(p)
+        return (ax - ra * nx, ay - ra * ny), (bx + rb * nx, by + rb * ny), nx, ny, d - ra - rb
+
+    def gap(self, q, t, p):
+        return self._geometry(q, p)[4]
+
+    def slip(self, q, u, t, p):
+        pa, pb, nx, ny, _ = self._geometry(q, p)
+        return _slip(q, u, self.centre_a.body, pa, self.centre_b.body, pb, nx, ny)
+
+    def rules(self):
+        return super().rules() + [("radius_a", self.radius_a, POSITIVE), ("radius_b", self.radius_b, POSITIVE)]
+
+    def values(self):
+        return self.centre_a.values() + (self.radius_a,) + self.centre_b.values() + (self.radius_b,)
+
+    def __repr__(self):
+        return (f"CircleCircle({self.name!r}: r={self.radius_a!r} at {self.centre_a!r} vs "
+                f"r={self.radius_b!r} at {self.centre_b!r}, {self._laws_repr()})")
+
+
+class ClearanceJoint(Contact):
+    """Revolute joint with radial clearance: a pin (radius r_p, body A) in a hole r_h = r_p + c (body B).
+
+    Eccentricity e = P_pin − P_hole; g_N = c − ‖e‖ ≥ 0; n = −e/‖e‖ (moving the pin
+    back to the centre opens the gap); the contact points are the pin surface
+    P_pin + r_p ê and the hole wall P_hole + r_h ê. ‖e‖ and ê use the safe
+    norm, so at e = 0 the gap is c with a zero (finite) gradient.
+    """
+
+    def __init__(self, name, pin: Point, hole: Point, pin_radius: Value, clearance: Value, **laws):
+        super().__init__(name, **laws)
+        self.pin, self.hole, self.pin_radius, self.clearance = pin, hole, pin_radius, clearance
+
+    def _geometry(self, q, p):
+        px, py = self.pin.world(q, p)
+        hx, hy = self.hole.world(q, p)
+        ecc = safe_norm(px - hx, py - hy)
+        ex, ey = safe_unit(px - hx, py - hy)
+        rp, c = self.pin_radius(p), self.clearance(p)
+        rh = rp + c
+        return (px + rp * ex, py + rp * ey), (hx + rh * ex, hy + rh * ey), -ex, -ey, c - ecc
+
+    def gap(self, q, t, p):
+        return self._geometry(q, p)[4]
+
+    def eccentricity(self, q, p):
+        """(e_x, e_y) = P_pin − P_hole, for plots of the journal's path in the hole."""
+        px, py = self.pin.world(q, p)
+        hx, hy = self.hole.world(q, p)
+        return px - hx, py - hy
+
+    def slip(self, q, u, t, p):
+        pa, pb, nx, ny, _ = self._geometry(q, p)
+        return _slip(q, u, self.pin.body, pa, self.hole.body, pb, nx, ny)
+
+    def rules(self):
+        return super().rules() + [("pin_radius", self.pin_radius, POSITIVE), ("clearance", self.clearance, POSITIVE)]
+
+    def values(self):
+        return self.pin.values() + self.hole.values() + (self.pin_radius, self.clearance)
+
+    def __repr__(self):
+        return (f"ClearanceJoint({self.name!r}: pin r={self.pin_radius!r} at {self.pin!r} in hole at "
+                f"{self.hole!r}, clearance {self.clearance!r}, {self._laws_repr()})")

@@ -1,0 +1,185 @@
+"""Applied loads: gravity, point forces, torques, linear spring–dampers, user forces.
+
+Each load adds body wrenches (F_x, F_y, τ about the centre of mass) to an
+accumulator; a force F at world point P of body i contributes
+(F_x, F_y, (P − r_i) × F) — the adjoint of the rigid velocity field (virtual
+power F · v_P = Q · u). Loads that are constant in time also contribute to the
+potential V(q, t, p) used by the energy diagnostic (−T θ for a torque, −F · P
+for a force), so "energy" is the mechanical energy including the work of
+constant loads; a load that varies in time (an expression in t or a callable
+of (t, p)) is left out of V.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import jax.numpy as jnp
+
+from jaxcontact.planar.bodies import Body, Point, material_velocity, pose, safe_norm, safe_unit
+from jaxcontact.planar.values import Value
+
+
+class Wrenches:
+    """Per-body sums of (F_x, F_y, τ); ``vector(n)`` lays them out as generalized forces."""
+
+    def __init__(self, n_bodies: int, dtype):
+        self.parts = [[[], [], []] for _ in range(n_bodies)]
+        self.dtype = dtype
+        self.extra = []
+
+    def add(self, body: Body, fx, fy, tau):
+        if body.is_ground:
+            return
+        for lst, v in zip(self.parts[body.index], (fx, fy, tau)):
+            lst.append(v)
+
+    def add_at(self, q, body: Body, px, py, fx, fy):
+        """Force (fx, fy) applied at world point (px, py) of ``body``."""
+        if body.is_ground:
+            return
+        x, y, _ = pose(q, body)
+        self.add(body, fx, fy, (px - x) * fy - (py - y) * fx)
+
+    def vector(self):
+        z = jnp.zeros((), self.dtype)
+        comps = [sum(lst, z) if lst else z for parts in self.parts for lst in parts]
+        v = jnp.stack([jnp.asarray(c, self.dtype) for c in comps])
+        for e in self.extra:
+            v = v + e
+        return v
+
+
+class Gravity:
+    """Uniform gravity g (magnitude) along the world direction ``direction`` (default −y)."""
+
+    def __init__(self, name: str, g: Value, direction: tuple[Value, Value]):
+        self.name, self.g, self.direction = name, g, direction
+
+    def _dir(self, p):
+        return safe_unit(self.direction[0](p), self.direction[1](p), (0.0, -1.0))
+
+    def apply(self, acc: Wrenches, bodies, q, u, t, p):
+        g = self.g(p)
+        dx, dy = self._dir(p)
+        for b in bodies:
+            m = b.mass(p)
+            acc.add(b, m * g * dx, m * g * dy, 0.0)
+
+    def potential(self, bodies, q, t, p):
+        g = self.g(p)
+        dx, dy = self._dir(p)
+        v = 0.0
+        for b in bodies:
+            x, y, _ = pose(q, b)
+            v = v - b.mass(p) * g * (dx * x + dy * y)
+        return v
+
+    def values(self):
+        return (self.g,) + tuple(self.direction)
+
+    def __repr__(self):
+        return f"Gravity(g={self.g!r}, direction=({self.direction[0]!r}, {self.direction[1]!r}))"
+
+
+class PointForce:
+    """A world-frame force (F_x, F_y) at a body point; may vary in time."""
+
+    def __init__(self, name: str, at: Point, fx: Value, fy: Value):
+        self.name, self.at, self.fx, self.fy = name, at, fx, fy
+
+    def apply(self, acc, bodies, q, u, t, p):
+        px, py = self.at.world(q, p)
+        acc.add_at(q, self.at.body, px, py, self.fx(p, t), self.fy(p, t))
+
+    def potential(self, bodies, q, t, p):
+        if not (self.fx.is_constant_in_time and self.fy.is_constant_in_time):
+            return 0.0
+        px, py = self.at.world(q, p)
+        return -(self.fx(p, t) * px + self.fy(p, t) * py)
+
+    def values(self):
+        return self.at.values() + (self.fx, self.fy)
+
+    def __repr__(self):
+        return f"PointForce({self.name!r}: ({self.fx!r}, {self.fy!r}) at {self.at!r})"
+
+
+class Torque:
+    """A torque T on a body (counter-clockwise positive); −T on ``reaction`` (a motor's stator)."""
+
+    def __init__(self, name: str, body: Body, value: Value, reaction: Body):
+        self.name, self.body, self.value, self.reaction = name, body, value, reaction
+
+    def apply(self, acc, bodies, q, u, t, p):
+        T = self.value(p, t)
+        acc.add(self.body, 0.0, 0.0, T)
+        acc.add(self.reaction, 0.0, 0.0, -T)
+
+    def potential(self, bodies, q, t, p):
+        if not self.value.is_constant_in_time:
+            return 0.0
+        return -self.value(p, t) * (pose(q, self.body)[2] - pose(q, self.reaction)[2])
+
+    def values(self):
+        return (self.value,)
+
+    def __repr__(self):
+        rel = "" if self.reaction.is_ground else f", reaction on {self.reaction.name!r}"
+        return f"Torque({self.name!r}: {self.value!r} on {self.body.name!r}{rel})"
+
+
+class SpringDamper:
+    """Linear spring–damper between two body points: tension f = k (L − L0) + c L̇.
+
+    L = ‖P_b − P_a‖ (safe norm: no NaN gradient when the points coincide); the
+    force pulls the points together when f > 0.
+    """
+
+    def __init__(self, name: str, a: Point, b: Point, stiffness: Value, damping: Value, rest_length: Value):
+        self.name, self.a, self.b = name, a, b
+        self.stiffness, self.damping, self.rest_length = stiffness, damping, rest_length
+
+    def _geometry(self, q, p):
+        ax, ay = self.a.world(q, p)
+        bx, by = self.b.world(q, p)
+        return ax, ay, bx, by, safe_norm(bx - ax, by - ay), safe_unit(bx - ax, by - ay)
+
+    def apply(self, acc, bodies, q, u, t, p):
+        ax, ay, bx, by, L, (ex, ey) = self._geometry(q, p)
+        vax, vay = material_velocity(q, u, self.a.body, ax, ay)
+        vbx, vby = material_velocity(q, u, self.b.body, bx, by)
+        Ldot = ex * (vbx - vax) + ey * (vby - vay)
+        f = self.stiffness(p) * (L - self.rest_length(p)) + self.damping(p) * Ldot
+        acc.add_at(q, self.a.body, ax, ay, f * ex, f * ey)
+        acc.add_at(q, self.b.body, bx, by, -f * ex, -f * ey)
+
+    def potential(self, bodies, q, t, p):
+        L = self._geometry(q, p)[4]
+        return 0.5 * self.stiffness(p) * (L - self.rest_length(p)) ** 2
+
+    def values(self):
+        return self.a.values() + self.b.values() + (self.stiffness, self.damping, self.rest_length)
+
+    def __repr__(self):
+        return (f"SpringDamper({self.name!r}: {self.a!r} — {self.b!r}, k={self.stiffness!r}, "
+                f"c={self.damping!r}, L0={self.rest_length!r})")
+
+
+class GeneralizedForce:
+    """A user force ``fn(q, u, t, p) -> (n,)`` added to h as is (no potential)."""
+
+    def __init__(self, name: str, fn: Callable):
+        self.name, self.fn = name, fn
+
+    def apply(self, acc, bodies, q, u, t, p):
+        acc.extra.append(self.fn(q, u, t, p))
+
+    def potential(self, bodies, q, t, p):
+        return 0.0
+
+    def values(self):
+        return ()
+
+    def __repr__(self):
+        return f"GeneralizedForce({self.name!r}: {getattr(self.fn, '__name__', '<callable>')})"
