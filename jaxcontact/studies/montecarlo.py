@@ -25,7 +25,7 @@ numbers as an uninterrupted one.
 from __future__ import annotations
 
 import dataclasses
-import importlib
+import itertools
 import json
 import math
 import os
@@ -81,22 +81,28 @@ class StudySpec:
                 "scheme": dataclasses.asdict(self.scheme), "dtype": str(jnp.zeros(()).dtype)}
 
 
-def model_rules(name: str) -> dict:
-    """The ``RULES`` dict of a built-in model's module (name -> (predicate, text)), if it has one."""
-    mod = importlib.import_module(f"jaxcontact.models.{models_pkg.REGISTRY[name]}")
-    return getattr(mod, "RULES", {})
+def check_samples(model_name: str, overrides: dict, values: dict) -> None:
+    """Every sample must pass the model's own parameter checks; raise before any compute.
 
-
-def check_samples(values: dict, rules: dict) -> None:
-    """Every sampled value must satisfy the model's rules; raise naming the first offending sample."""
-    for name, v in values.items():
-        if name in rules:
-            pred, text = rules[name]
-            ok = np.asarray(pred(np.asarray(v)), bool)
-            if not ok.all():
-                i = int(np.flatnonzero(~ok)[0])
-                raise ValueError(f"sample {i} has {name} = {float(np.asarray(v)[i])}, which breaks the model's "
-                                 f"rule {name} {text}; narrow its distribution")
+    The model builder is called once with the sampled arrays (the built-in
+    models validate batched leaves). A builder that only accepts scalars
+    (TypeError) is called at every corner of the sampled box instead (the
+    componentwise min and max of each varied parameter).
+    """
+    prefix = f"sampled parameters ({', '.join(f'{k} in [{np.min(v):.6g}, {np.max(v):.6g}]' for k, v in values.items())})"
+    try:
+        models_pkg.get_model(model_name, **overrides, **values)
+        return
+    except ValueError as e:
+        raise ValueError(f"{prefix}: {e}; narrow the distributions") from None
+    except TypeError:
+        pass
+    names = list(values)
+    for corner in itertools.product(*[(float(np.min(values[k])), float(np.max(values[k]))) for k in names]):
+        try:
+            models_pkg.get_model(model_name, **overrides, **dict(zip(names, corner)))
+        except ValueError as e:
+            raise ValueError(f"{prefix}: at {dict(zip(names, corner))}: {e}; narrow the distributions") from None
 
 
 def design(space: ParamSpace, n: int, sampler: str, seed: int, sensitivity: bool):
@@ -150,7 +156,10 @@ def _check_out_dir(out_dir: str) -> None:
 
 
 def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: bool = True) -> dict:
-    """Run (or resume) ``spec`` writing into ``out_dir``; return the summary dict (also summary.json)."""
+    """Run (or resume) ``spec`` writing into ``out_dir``; return the summary dict (also summary.json).
+
+    NaN statistics (e.g. Sobol indices of a constant outcome) appear as None (JSON null).
+    """
     t_wall = time.perf_counter()
     if spec.save_every < 1:
         raise ValueError(f"save_every = {spec.save_every} must be ≥ 1")
@@ -163,7 +172,7 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
     if not outcomes:
         raise ValueError("a study needs at least one outcome")
     values, n_base, blocks = design(spec.space, spec.n, spec.sampler, spec.seed, spec.sensitivity)
-    check_samples(values, model_rules(spec.model))
+    check_samples(spec.model, dict(spec.overrides), values)
     _check_out_dir(out_dir)
     scheme = spec.scheme
     scheme.solver_for(model.system)
@@ -229,8 +238,9 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
                          "n_loaded": result.n_loaded, "samples_per_second": result.samples_per_second,
                          "env_steps_per_second": result.samples_per_second * n_steps, "n_devices": result.n_devices,
                          "chunk_size": result.chunk_size}
+    summary = _jsonable(summary)
     with open(os.path.join(out_dir, "summary.json"), "w") as f:
-        json.dump(_jsonable(summary), f, indent=1)
+        json.dump(summary, f, indent=1)
     return summary
 
 
@@ -247,3 +257,77 @@ def _jsonable(x):
     if isinstance(x, np.bool_):
         return bool(x)
     return x
+
+
+# Default studies of the built-in models (what ``jaxcontact mc <model>`` runs with no options).
+DEFAULT_STUDIES: dict[str, dict] = {
+    # SPEC E1 with uncertain restitution, wall distance, wall friction and the length of bar 1
+    # (our choice of ranges: ±20 % restitution around 0.8, wall at 4–8 cm, μ up to 0.3, l1 ±5 %);
+    # 2 s at dt = 1e-3 covers the impacts and the rest against the wall.
+    "four-bar": {
+        "params": ("restitution=uniform(0.6,0.95)", "wall_distance=uniform(0.04,0.08)",
+                   "friction=uniform(0,0.3)", "l1=uniform(0.19,0.21)"),
+        "outcomes": ("peak_impulse", "impacts", "rest_time", "max_penetration", "max_phi", "final:bar1.theta",
+                     "series:gap", "series:bar1.theta", "series:energy"),
+        "n": 10_000, "dt": 1e-3, "t_final": 2.0, "save_every": 10,
+    },
+    "bouncing-ball": {
+        "params": ("restitution=uniform(0.5,0.95)", "height=uniform(0.5,1.5)"),
+        "outcomes": ("peak_impulse", "impacts", "rest_time", "max_penetration", "series:y", "series:energy"),
+        "n": 4096, "dt": 1e-3, "t_final": 3.0, "save_every": 10,
+    },
+}
+
+
+def default_study(model: str, *, n=None, params=(), only: bool = False, outcomes=(), **kw) -> StudySpec:
+    """A StudySpec from the model's default study, with user choices (CLI strings) on top.
+
+    params: ``name=dist(args)`` strings replacing/adding to the defaults (only=True: instead of them);
+    outcomes: names replacing the default list; other keywords (None: the default) go to StudySpec.
+    """
+    if model not in models_pkg.REGISTRY:
+        raise ValueError(f"unknown model {model!r}; built-in models: {sorted(models_pkg.REGISTRY)}")
+    d = DEFAULT_STUDIES.get(model, {})
+    space = ParamSpace.parse(params) if only else ParamSpace.parse(d.get("params", ())).updated(ParamSpace.parse(params))
+    if not space.names:
+        raise ValueError(f"no uncertain parameter for {model!r}: give --param name=dist(args)")
+    outs = tuple(outcomes) or tuple(d.get("outcomes", ("peak_impulse", "impacts", "rest_time")))
+    n = d.get("n", 1024) if n is None else n
+    kw = {k: v for k, v in kw.items() if v is not None}
+    for key in ("dt", "t_final", "save_every"):
+        if key not in kw and key in d:
+            kw[key] = d[key]
+    if "overrides" in kw:
+        kw["overrides"] = tuple(sorted(dict(kw["overrides"]).items()))
+    return StudySpec(model, space, n, outs, **kw)
+
+
+def format_summary(summary: dict) -> str:
+    """A short text report: outcomes (mean ± std, 5–95 % quantiles), dominant Sobol index, failures, speed."""
+    st, fail, tm = summary["study"], summary["failures"], summary["timing"]
+    lines = [f"{st['model']}: {fail['n_samples']} simulations ({st['sampler']}, seed {st['seed']}), "
+             f"{st['n_steps']} steps of {st['dt']:g} s; uncertain: " + ", ".join(f"{k}={v}" for k, v in st["params"].items())]
+    for name, o in summary["outcomes"].items():
+        q = o["quantiles"]
+        line = (f"  {name:<18} mean {_g(o['mean'], 5)} ± {_g(o['std'], 3)} "
+                f"(5–95 %: {_g(q['0.05'], 5)} … {_g(q['0.95'], 5)}) {o['unit']}").rstrip()
+        if "sobol" in o:
+            idx = o["sobol"]["indices"]
+            top = max(idx, key=lambda k: -1.0 if idx[k]["ST"] is None else idx[k]["ST"]) if idx else None
+            if top is not None and idx[top]["ST"] is not None:
+                line += f"; largest ST: {top} {idx[top]['ST']:.2f}"
+        lines.append(line)
+    lines.append(f"  failed samples: {fail['n_failed']} of {fail['n_samples']}"
+                 + (f" (not converged {fail.get('not_converged', 0)}, non-finite state "
+                    f"{fail.get('non_finite_state', 0)}, non-finite output {fail['non_finite_output']})"
+                    if fail["n_failed"] else ""))
+    sps = tm["samples_per_second"]  # None when nothing was computed (a fully resumed study)
+    lines.append(f"  wall {tm['wall_seconds']:.1f} s (compile {tm['compile_seconds']:.1f} s), "
+                 + (f"{sps:.0f} samples/s, {tm['env_steps_per_second']:.3g} env-steps/s"
+                    if sps is not None else "nothing computed (resumed from finished chunks)")
+                 + f" on {tm['n_devices']} device(s); {tm['n_loaded']} samples resumed from disk")
+    return "\n".join(lines)
+
+
+def _g(x, digits: int) -> str:
+    return "n/a" if x is None else f"{x:.{digits}g}"

@@ -15,6 +15,8 @@ peaks and impact counts see every step). Scalar outcomes:
     max_phi_dot      max over steps of ‖Φ_q u + Φ_t‖₂
     final:<coord>    q of a coordinate at t_final (name or index)
     max:<coord>, min:<coord>   extreme of a coordinate over time
+    rebound:<coord>  max of a coordinate after the first impact (the bouncing
+                     ball's first rebound height; NaN if there is no impact)
 
 Kept time series (``series:<what>``, every k-th row, first and last included
 when k divides the number of steps): ``series:<coord>``, ``series:gap``
@@ -62,6 +64,17 @@ def rest_time(t, u, tol):
 def max_penetration(gaps):
     """max(0, −min gap) over time and contacts; gaps (T, k)."""
     return jnp.maximum(0.0, -jnp.min(gaps, initial=jnp.inf))
+
+
+def max_after_first_impact(x, impulse_normal, threshold):
+    """Max of x (T,) over the rows after the first step with a normal impulse above ``threshold``.
+
+    NaN when no impact happens (the sample then counts as failed for this outcome, visibly).
+    """
+    hit = jnp.any(impulse_normal > threshold, axis=-1)
+    first = jnp.argmax(hit)
+    after = jnp.arange(x.shape[0]) >= first
+    return jnp.where(jnp.any(hit), jnp.max(jnp.where(after, x, -jnp.inf)), jnp.nan)
 
 
 def keep_every(x, k: int):
@@ -139,6 +152,10 @@ def outcome(name: str, system, *, save_every: int = 1, impact_threshold: float =
         red = {"final": lambda x: x[-1], "max": jnp.max, "min": jnp.min}[kind]
         return Outcome(name, "scalar", f"{kind} of {arg} over the run", "",
                        lambda tr, s, p: red(tr.q[:, i]))
+    if kind == "rebound" and arg:
+        i = _coord_index(system, arg)
+        return Outcome(name, "scalar", f"max of {arg} after the first impact", "",
+                       lambda tr, s, p: max_after_first_impact(tr.q[:, i], tr.impulse_normal, impact_threshold))
     if kind == "series" and arg:
         if arg.startswith("gap"):
             if not has_contacts:
@@ -153,5 +170,5 @@ def outcome(name: str, system, *, save_every: int = 1, impact_threshold: float =
             return Outcome(name, "series", "‖u‖∞", "", lambda tr, s, p: keep_every(jnp.max(jnp.abs(tr.u), axis=-1), k))
         i = _coord_index(system, arg)
         return Outcome(name, "series", f"{arg} over time", "", lambda tr, s, p: keep_every(tr.q[:, i], k))
-    raise ValueError(f"unknown outcome {name!r}; scalars: {list(SCALARS)} or final:/max:/min:<coord>; "
+    raise ValueError(f"unknown outcome {name!r}; scalars: {list(SCALARS)} or final:/max:/min:/rebound:<coord>; "
                      f"series: series:<coord> or series:{{{','.join(SERIES_FIELDS)}}}")

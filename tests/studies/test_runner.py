@@ -1,0 +1,162 @@
+"""Runner: chunked == unchunked, resume after an interruption, refusal of another study, devices."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxcontact.studies.runner import (ChunkStore, StudyMismatchError, batch_mesh, batch_sharding, chunk_size_for,
+                                       compile_batched, inputs_digest, run_chunks, run_samples)
+
+
+def evaluate(s):
+    """A per-sample function with a scalar, a series and a flag (a damped oscillator in closed form)."""
+    t = jnp.linspace(0.0, 1.0, 6)
+    x = jnp.exp(-s["c"] * t) * jnp.cos(s["w"] * t)
+    return {"peak": jnp.max(jnp.abs(x[1:])), "x": x, "ok": s["w"] > 0}
+
+
+def _inputs(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return {"c": rng.uniform(0.1, 2.0, n), "w": rng.uniform(1.0, 10.0, n)}
+
+
+def _reference(inputs):
+    return {k: np.asarray(v) for k, v in jax.jit(jax.vmap(evaluate))(inputs).items()}
+
+
+def test_chunked_equals_unchunked_with_padding():
+    inputs = _inputs(103)
+    ref = _reference(inputs)
+    r = run_samples(evaluate, inputs, chunk_size=16, progress=False)
+    assert r.chunk_size == 16 and r.n_computed == 103 and r.n_loaded == 0
+    for k in ref:
+        assert r.outputs[k].shape == ref[k].shape
+        np.testing.assert_array_equal(r.outputs[k], ref[k])
+    whole = run_samples(evaluate, inputs, chunk_size=1000, progress=False)
+    assert whole.chunk_size == 103  # never larger than N needs
+    np.testing.assert_array_equal(whole.outputs["x"], ref["x"])
+
+
+class Interrupt(Exception):
+    pass
+
+
+def test_resume_after_interruption_recomputes_nothing(tmp_path):
+    inputs = _inputs(100)
+    ref = _reference(inputs)
+    config = {"study": "oscillator", "n": 100}
+    mesh = batch_mesh()
+    sharding = batch_sharding(mesh)
+    chunk = chunk_size_for(16, 100, mesh.devices.size)
+    compiled = {}
+    seen = []
+
+    def batch_fn(x, fail_at=None):
+        if "f" not in compiled:
+            compiled["f"], _ = compile_batched(evaluate, x, sharding)
+        seen.append(float(x["c"][0]))
+        if fail_at is not None and len(seen) == fail_at:
+            raise Interrupt("killed during chunk 3")
+        return {k: np.asarray(v) for k, v in compiled["f"](x).items()}
+
+    store = ChunkStore(tmp_path, config=config, inputs_sha256=inputs_digest(inputs), n_samples=100, chunk_size=chunk)
+    with pytest.raises(Interrupt):
+        run_chunks(lambda x: batch_fn(x, fail_at=4), inputs, chunk_size=chunk, store=store, progress=False)
+    written = sorted(f for f in os.listdir(tmp_path) if f.endswith(".npz"))
+    assert written == [f"chunk_{i:05d}.npz" for i in range(3)]  # chunks 0-2 done, chunk 3 lost, no temp files
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+    first_chunks = list(seen[:3])
+
+    seen.clear()
+    store = ChunkStore(tmp_path, config=config, inputs_sha256=inputs_digest(inputs), n_samples=100, chunk_size=chunk)
+    out, n_computed, n_loaded, _ = run_chunks(batch_fn, inputs, chunk_size=chunk, store=store, progress=False)
+    assert n_loaded == 3 * chunk and n_computed == 100 - 3 * chunk
+    assert not set(seen) & set(first_chunks)  # nothing already written was evaluated again
+    assert len(seen) == int(np.ceil(100 / chunk)) - 3
+    for k in ref:
+        np.testing.assert_array_equal(out[k], ref[k])
+
+    # A third run loads everything and computes nothing.
+    r = run_samples(evaluate, inputs, chunk_size=16, out_dir=tmp_path, config=config, progress=False)
+    assert r.n_computed == 0 and r.n_loaded == 100 and np.isnan(r.samples_per_second)
+    np.testing.assert_array_equal(r.outputs["peak"], ref["peak"])
+
+
+def test_refuses_a_different_study(tmp_path):
+    inputs = _inputs(40)
+    run_samples(evaluate, inputs, chunk_size=8, out_dir=tmp_path, config={"seed": 0}, progress=False)
+    with pytest.raises(StudyMismatchError, match=r"different study \(seed: 0 there, 1 now\); refusing to resume"):
+        run_samples(evaluate, inputs, chunk_size=8, out_dir=tmp_path, config={"seed": 1}, progress=False)
+    with pytest.raises(StudyMismatchError, match=r"the sampled inputs differ"):
+        run_samples(evaluate, _inputs(40, seed=1), chunk_size=8, out_dir=tmp_path, config={"seed": 0},
+                    progress=False)
+    with pytest.raises(StudyMismatchError, match=r"chunk_size: 8 there, 16 now"):
+        run_samples(evaluate, inputs, chunk_size=16, out_dir=tmp_path, config={"seed": 0}, progress=False)
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["config"] == {"seed": 0} and manifest["n_chunks"] == 5
+
+
+def test_unreadable_chunk_is_recomputed(tmp_path):
+    inputs = _inputs(24)
+    run_samples(evaluate, inputs, chunk_size=8, out_dir=tmp_path, config={}, progress=False)
+    (tmp_path / "chunk_00001.npz").write_bytes(b"truncated")
+    r = run_samples(evaluate, inputs, chunk_size=8, out_dir=tmp_path, config={}, progress=False)
+    assert r.n_loaded == 16 and r.n_computed == 8
+    np.testing.assert_array_equal(r.outputs["x"], _reference(inputs)["x"])
+
+
+def test_bad_arguments(tmp_path):
+    with pytest.raises(ValueError, match=r"chunk size = 0 must be an int ≥ 1"):
+        run_samples(evaluate, _inputs(4), chunk_size=0, progress=False)
+    with pytest.raises(ValueError, match=r"same leading \(batch\) axis"):
+        run_samples(evaluate, {"c": np.ones(4), "w": np.ones(5)}, progress=False)
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    with pytest.raises(ValueError, match=r"not writable"):
+        run_samples(evaluate, _inputs(4), out_dir=blocked / "sub", config={}, progress=False)
+
+
+def test_chunk_rounding():
+    assert chunk_size_for(1000, 10_000, 4) == 1000
+    assert chunk_size_for(1001, 10_000, 4) == 1004
+    assert chunk_size_for(1000, 10, 4) == 12
+    assert chunk_size_for(3, 10, 1) == 3
+
+
+FOUR_DEVICES = textwrap.dedent("""
+    import os, sys, json
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=" + sys.argv[1]
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    import numpy as np
+    sys.path.insert(0, sys.argv[2])
+    from tests.studies.test_runner import evaluate, _inputs
+    from jaxcontact.studies.runner import run_samples
+    r = run_samples(evaluate, _inputs(150), chunk_size=30, progress=False)
+    np.savez(sys.argv[3], **r.outputs)
+    print(json.dumps({"devices": jax.device_count(), "chunk": r.chunk_size}))
+""")
+
+
+def test_same_numbers_on_four_devices(tmp_path):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    results = {}
+    for ndev in (1, 4):
+        out = tmp_path / f"out{ndev}.npz"
+        proc = subprocess.run([sys.executable, "-c", FOUR_DEVICES, str(ndev), root, str(out)],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        info = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert info["devices"] == ndev
+        assert info["chunk"] == (30 if ndev == 1 else 32)
+        with np.load(out) as z:
+            results[ndev] = {k: z[k] for k in z.files}
+    for k in results[1]:
+        np.testing.assert_array_equal(results[4][k], results[1][k])
