@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 
-COMMANDS = ("lcp_demo",)
+COMMANDS = ("lcp_demo", "mc")
 
 
 def main(argv=None) -> int:
