@@ -70,16 +70,34 @@ def scaled_rows(M, q, omega):
     return M * inv[:, None], q * inv, ok
 
 
+# Up to this size a sweep is written out on scalars (n² multiply–adds, no
+# dynamic indexing): under vmap every operation is then elementwise over the
+# batch. Measured on the 2-core CPU, batch 4096, 20 sweeps: 3–7× faster than the
+# row loop for n = 2…4 (float64 n = 4: 0.65 ms vs 2.1 ms), about 2× at n = 5,
+# slower from n = 6 on (and the graph grows as n²).
+SCALAR_SWEEP_MAX_N = 4
+
+
 def _pgs_z(M, q, z0, omega, *, iterations):
     Ms, qs, ok = scaled_rows(M, q, omega)
     z = jnp.where(ok, jnp.maximum(z0, 0.0), 0.0)
+    n = z.shape[0]
 
-    def row(i, z):
-        zi = jnp.maximum(0.0, z[i] - (Ms[i] @ z + qs[i]))
-        return z.at[i].set(zi)
+    if n <= SCALAR_SWEEP_MAX_N:
+        def sweep(z, _):
+            zs = [z[i] for i in range(n)]
+            for i in range(n):
+                r = qs[i]
+                for j in range(n):
+                    r = r + Ms[i, j] * zs[j]
+                zs[i] = jnp.maximum(0.0, zs[i] - r)
+            return jnp.stack(zs), None
+    else:
+        def row(i, z):
+            return z.at[i].set(jnp.maximum(0.0, z[i] - (Ms[i] @ z + qs[i])))
 
-    def sweep(z, _):
-        return lax.fori_loop(0, z.shape[0], row, z), None
+        def sweep(z, _):
+            return lax.fori_loop(0, n, row, z), None
 
     z, _ = lax.scan(sweep, z, None, length=iterations)
     return z
