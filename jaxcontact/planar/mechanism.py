@@ -20,6 +20,7 @@ centre of mass, in the order the bodies were added. Contact sign conventions:
 
 from __future__ import annotations
 
+import functools
 from typing import Callable, Optional, Union
 
 import jax.numpy as jnp
@@ -33,6 +34,19 @@ from jaxcontact.planar.values import ANY, NONNEGATIVE, POSITIVE, UNIT_INTERVAL, 
 from jaxcontact.system import ContactLaws, LagrangianSystem
 
 BodyRef = Union[Body, str, None]
+
+
+def _atomic(method):
+    """A builder call that raises leaves the mechanism as it was (names, literals, rules)."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        saved = (set(self._names), dict(self.literals), list(self._rules))
+        try:
+            return method(self, *args, **kwargs)
+        except Exception:
+            self._names, self.literals, self._rules = saved
+            raise
+    return wrapper
 
 
 class Mechanism:
@@ -103,6 +117,7 @@ class Mechanism:
         )
 
     # ------------------------------------------------------------------ bodies
+    @_atomic
     def body(self, name: str, mass, inertia) -> Body:
         """Add a rigid body with ``mass`` m > 0 and centroidal ``inertia`` J > 0 (value specs)."""
         name = self._new_name(name, "body")
@@ -112,6 +127,7 @@ class Mechanism:
         return b
 
     # ------------------------------------------------------------------ joints
+    @_atomic
     def revolute(self, body_a: BodyRef, point_a, body_b: BodyRef = None, point_b=(0.0, 0.0),
                  name: Optional[str] = None) -> Revolute:
         """Pin ``point_a`` of body a to ``point_b`` of body b (body b None: a world point)."""
@@ -124,6 +140,7 @@ class Mechanism:
         self.joints.append(j)
         return j
 
+    @_atomic
     def prismatic(self, body_a: BodyRef, point_a, body_b: BodyRef, point_b, axis_angle=0.0, angle=0.0,
                   name: Optional[str] = None) -> Prismatic:
         """Body b slides along the axis through ``point_a`` of body a at ``axis_angle`` (a's frame).
@@ -140,6 +157,7 @@ class Mechanism:
         self.joints.append(j)
         return j
 
+    @_atomic
     def driver(self, body: BodyRef, coordinate: str, value, relative_to: BodyRef = None,
                name: Optional[str] = None) -> Driver:
         """Prescribe c(body) − c(relative_to) = value(t, p), c ∈ {"x", "y", "theta"}.
@@ -158,6 +176,7 @@ class Mechanism:
         return j
 
     # ------------------------------------------------------------------- loads
+    @_atomic
     def gravity(self, g, direction=(0.0, -1.0), name: str = "gravity") -> Gravity:
         """Uniform gravity of magnitude ``g`` along ``direction`` (world frame; default −y)."""
         name = self._new_name(name, "gravity")
@@ -166,6 +185,7 @@ class Mechanism:
         self.loads.append(load)
         return load
 
+    @_atomic
     def force(self, body: BodyRef, force, at=(0.0, 0.0), name: Optional[str] = None) -> PointForce:
         """A world-frame force (F_x, F_y) at body point ``at``; may vary in time ("F0*sin(w*t)")."""
         name = self._new_name(name, "force")
@@ -176,6 +196,7 @@ class Mechanism:
         self.loads.append(load)
         return load
 
+    @_atomic
     def torque(self, body: BodyRef, value, reaction: BodyRef = None, name: Optional[str] = None) -> Torque:
         """A torque (counter-clockwise positive) on ``body``, −torque on ``reaction``; may vary in time."""
         name = self._new_name(name, "torque")
@@ -185,6 +206,7 @@ class Mechanism:
         self.loads.append(load)
         return load
 
+    @_atomic
     def spring_damper(self, body_a: BodyRef, point_a, body_b: BodyRef, point_b, stiffness, damping=0.0,
                       rest_length=0.0, name: Optional[str] = None) -> SpringDamper:
         """Linear spring (stiffness k ≥ 0, rest length L0 ≥ 0) and damper (c ≥ 0) between two points."""
@@ -197,6 +219,7 @@ class Mechanism:
         self.loads.append(load)
         return load
 
+    @_atomic
     def generalized_force(self, fn: Callable, name: Optional[str] = None) -> GeneralizedForce:
         """Add ``fn(q, u, t, p) -> (n,)`` to the generalized forces (e.g. a compliant law)."""
         name = self._new_name(name, "generalized_force")
@@ -207,6 +230,7 @@ class Mechanism:
         return load
 
     # ---------------------------------------------------------------- contacts
+    @_atomic
     def line(self, point, normal, body: BodyRef = None) -> Line:
         """A line through ``point`` with ``normal`` toward the free side, fixed in ``body`` (None: ground)."""
         b = self._body(body, "line")
@@ -225,6 +249,7 @@ class Mechanism:
             raise ValueError(f"{where}: the line belongs to another mechanism")
         return line
 
+    @_atomic
     def point_contact(self, name: str, body: BodyRef, point, line: Line, restitution, friction=None,
                       tangential_restitution=None) -> PointLine:
         """A body point against a line (wall, ground). ``friction=None``: frictionless by structure."""
@@ -236,6 +261,7 @@ class Mechanism:
         return self._add_contact(PointLine(name, self._point(b, point, f"contact {name!r} point"), line,
                                            **self._laws(name, restitution, tangential_restitution, friction)))
 
+    @_atomic
     def circle_contact(self, name: str, body: BodyRef, centre, radius, line: Line, restitution, friction=None,
                        tangential_restitution=None) -> CircleLine:
         """A circle (disk, rounded end) of ``radius`` centred at a body point, against a line."""
@@ -248,6 +274,7 @@ class Mechanism:
                                             self._scalar(radius, name, "radius", POSITIVE), line,
                                             **self._laws(name, restitution, tangential_restitution, friction)))
 
+    @_atomic
     def circle_circle_contact(self, name: str, body_a: BodyRef, centre_a, radius_a, body_b: BodyRef, centre_b,
                               radius_b, restitution, friction=None, tangential_restitution=None) -> CircleCircle:
         """Two circles on two bodies (body_b None: a fixed circle on the ground)."""
@@ -261,6 +288,7 @@ class Mechanism:
             self._point(b, centre_b, f"contact {name!r} centre b"), self._scalar(radius_b, name, "radius_b", POSITIVE),
             **self._laws(name, restitution, tangential_restitution, friction)))
 
+    @_atomic
     def clearance_revolute(self, name: str, pin_body: BodyRef, pin_point, hole_body: BodyRef, hole_point,
                            pin_radius, clearance, restitution, friction=None,
                            tangential_restitution=None) -> ClearanceJoint:

@@ -1,0 +1,1 @@
+"""Tests of the planar multibody builder (jaxcontact.planar)."""
