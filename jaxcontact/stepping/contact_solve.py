@@ -68,7 +68,7 @@ def solve_contacts(D, c, mu, active, warm, *, solver, iterations, omega, tol, fr
         from jaxcontact.lcp.friction2d import nsgs
 
         sol = nsgs(D, c, mu, iterations=iterations, omega=omega, r0=warm, tol=tol_, active=active)
-        r = sol.z
+        r = sol.r
         return ContactSolution(r[:k], r[k:], sol.residual, sol.iterations, sol.converged)
     if solver == "lemke":
         from jaxcontact.lcp import friction2d
@@ -76,7 +76,6 @@ def solve_contacts(D, c, mu, active, warm, *, solver, iterations, omega, tol, fr
 
         A, b = friction2d.friction_lcp(D, c, mu)
         sol = lemke(A, b)
-        x = sol.z  # [P_N; P_R; ξ_L]  (SPEC F1)
-        P_N, P_R = x[:k], x[k:2 * k]
-        return ContactSolution(P_N, P_R - mu * P_N, sol.residual, sol.iterations, sol.converged)
+        r = friction2d.from_lcp_solution(sol.z, mu)  # z = [P_N; P_R; ξ_L]  (SPEC F1)
+        return ContactSolution(r[:k], r[k:], sol.residual, sol.iterations, sol.converged)
     raise ValueError(f"solver {solver!r} cannot solve a frictional problem; use 'nsgs' or 'lemke'")

@@ -7,7 +7,7 @@ One step from t_A to t_E = t_A + h, θ-method (θ = ½ is SPEC F1's midpoint):
     Φ_q u_E + Φ_t = 0                      (bilateral, velocity level, at (q_M, t_M))
     q_E = q_M + θ h u_E
 
-Contacts with g_N(q_M) ≤ 0 are active. Eliminating S (the saddle-point system
+Contacts with g_N(q_M) ≤ 0 are active (up to a rounding guard, see ``activation_tol``). Eliminating S (the saddle-point system
 [[M, −Φ_qᵀ], [Φ_q, 0]] by blocks, G = Φ_q M⁻¹ Φ_qᵀ):
 
     u_E = u_free + M̂ W P,   M̂ = M⁻¹ − M⁻¹ Φ_qᵀ G⁻¹ Φ_q M⁻¹,
@@ -53,6 +53,10 @@ class MoreauJean:
       "newton": SPEC F1 literally, ξ_N = γ_NE + ε_N γ_NA, which can add
       ½ P_N (1 − ε_N) γ_NA of energy in such a step. Closing contacts
       (γ_NA ≤ 0) follow Newton's law in both.
+    activation_tol: a contact is active when g_N(q_M) ≤ activation_tol. None: a
+      rounding guard 64 ε_mach max(1, ‖q_M‖∞) — without it a body resting or
+      sliding on a surface (g_N = 0 up to rounding) drops in and out of the
+      active set at random and chatters.
     diagnostics: compute ‖Φ‖, ‖Φ̇‖ and the energy at every step's end state
       (one more evaluation of Φ, M and V per step; turn off for throughput).
     """
@@ -63,6 +67,7 @@ class MoreauJean:
     omega: float = 1.0
     tol: float | None = None
     separating: str = "conservative"
+    activation_tol: float | None = None
     diagnostics: bool = True
 
     def __post_init__(self):
@@ -174,7 +179,11 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> t
         eps = jnp.concatenate([eps_N, jnp.asarray(laws.tangential_restitution, dtype)]) if friction else eps_N
         D = W.T @ MhatW
         c = W.T @ u_free + w_tilde + eps * gamma_A
-        active = kin.gap <= 0.0
+        if scheme.activation_tol is None:
+            tol_g = 64 * jnp.finfo(dtype).eps * jnp.maximum(1.0, jnp.max(jnp.abs(q_M)))
+        else:
+            tol_g = scheme.activation_tol
+        active = kin.gap <= tol_g
         warm = jnp.concatenate([state.P_N, state.P_T]) if friction else state.P_N
         sol = solve_contacts(D, c, jnp.asarray(laws.friction, dtype), active, warm, solver=solver,
                              iterations=scheme.iterations, omega=scheme.omega, tol=scheme.tol,

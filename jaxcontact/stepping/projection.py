@@ -66,14 +66,25 @@ Rank loss. At a singular configuration Φ_q loses rank (e.g. a one-DOF linkage
 at a dead point, two links aligned) and G is singular. Every Schur complement
 is factorised as G + δ I with δ = ``regularization`` · max diag G (the dtype's
 100·eps by default; δ = ``regularization`` when G = 0). Where G is regular
-this changes the step by a relative O(δ/σ_min(G)), which the next iteration
+this changes the step by a relative O((δ/σ_min(G))²) (one step of
+iterative refinement follows the shifted solve), which the next iteration
 removes. Where G is singular it is a Levenberg–Marquardt (damped
 least-squares) step: the consistent part of the constraint error is removed,
 the inconsistent part (no direction of motion can reduce it to first order)
-is left, and the step length stays bounded by O(‖Φ‖/√δ). The output is
-finite, never NaN, and so are gradients (Cholesky of a positive definite
-matrix). Near-singular configurations give large but finite steps, as Newton
-does. The same regularisation is used for the equality contact rows (a
+is left, and the step length stays bounded by O(‖Φ‖/√δ) (the refinement
+at most doubles it). The output is finite, never NaN, and so are gradients
+(Cholesky of a positive definite matrix).
+*Near* a singular configuration (within ~√δ) that bound is loose and plain
+Newton itself misbehaves: at a tangency (two links stretched straight, a
+point on two touching circles) the root is double, the linearisation
+attributes the residual to the nearly-null direction and the step overshoots
+by up to ~‖Φ‖/σ_min (measured: a point 1e-6 off the tangency and 1e-3 off
+the root is thrown 0.5 away). ``damping`` (Levenberg–Marquardt, δ_k grows
+with ‖Φ(q_k)‖, quadratic convergence kept) removes this: the same point
+lands within 1e-6 of the root. It is off by default, as the paper's scheme
+has none and regular configurations do not need it; the velocity projection
+needs no damping (its right-hand side Φ_q ũ lies in the range of Φ_q, so its
+correction is bounded by ‖ũ‖_M whatever the rank). The same regularisation is used for the equality contact rows (a
 contact direction that the bilateral constraints already fix, or redundant
 contacts).
 
@@ -120,15 +131,35 @@ def _regularization(dtype, regularization):
 
 # ----------------------------------------------------------------------------- linear algebra
 
-def _regularized_solve(A, rhs, reg):
-    """(A + δ I)⁻¹ rhs by Cholesky, δ = reg · max diag A (reg when the diagonal vanishes)."""
+def _safe_norm(x):
+    """‖x‖₂ with a finite gradient at x = 0 (double where)."""
+    s = jnp.sum(x * x)
+    pos = s > 0
+    return jnp.where(pos, jnp.sqrt(jnp.where(pos, s, 1.0)), 0.0)
+
+
+def _regularized_solve(A, rhs, reg, damping=None):
+    """A⁻¹ rhs through the Cholesky factor of A + δ I, δ = reg · max diag A (reg if that is 0).
+
+    With ``damping`` (Levenberg–Marquardt, position only) the shift grows by
+    damping · √(max diag A) · ‖rhs‖ (see "Rank loss" in the module docstring).
+
+    One step of iterative refinement with the same factor removes the shift's
+    first-order bias (relative error (δ/σ_min)² instead of δ/σ_min), so the
+    one-shot velocity projection is accurate in float32 too. On a null
+    direction of A the refined step is twice the damped one: still bounded.
+    """
     scale = jnp.max(jnp.diagonal(A), initial=0.0)
     scale = jnp.where(scale > 0, scale, 1.0)
-    A = A + (reg * scale) * jnp.eye(A.shape[0], dtype=A.dtype)
-    return cho_solve(cho_factor(A, lower=True), rhs)
+    shift = reg * scale
+    if damping is not None:
+        shift = shift + damping * jnp.sqrt(scale) * _safe_norm(rhs)
+    chol = cho_factor(A + shift * jnp.eye(A.shape[0], dtype=A.dtype), lower=True)
+    x = cho_solve(chol, rhs)
+    return x + cho_solve(chol, rhs - A @ x)
 
 
-def _affine_projection(chol_M, x0, J, r, W, s, mask, *, mode, contact_iterations, reg):
+def _affine_projection(chol_M, x0, J, r, W, s, mask, *, mode, contact_iterations, reg, damping=None):
     """argmin ½‖x − x0‖²_M subject to affine constraints, all relative to x0.
 
     Bilateral rows:  J (x − x0) + r = 0                       (J (m, n), r (m,))
@@ -143,7 +174,7 @@ def _affine_projection(chol_M, x0, J, r, W, s, mask, *, mode, contact_iterations
     Y = cho_solve(chol_M, J.T) if m else None          # M⁻¹ Φ_qᵀ  (n, m)
     if m:
         G = J @ Y
-        x = x0 - Y @ _regularized_solve(G, r, reg)
+        x = x0 - Y @ _regularized_solve(G, r, reg, damping)
     if k == 0 or mask is None:
         return x
     Z = cho_solve(chol_M, W)                            # M⁻¹ W     (n, k)
@@ -172,7 +203,8 @@ def _value_and_jacobian(f, q):
 
 def project_position(system: LagrangianSystem, q, t, p, *, iterations: int = 2,
                      contacts: bool = True, contact_mode: str = "equality",
-                     contact_iterations: int = 20, regularization: float | None = None):
+                     contact_iterations: int = 20, regularization: float | None = None,
+                     damping=None):
     """Project q onto Φ(q, t, p) = 0 (and the contacts) in the metric M(q, p).
 
     Args:
@@ -189,6 +221,13 @@ def project_position(system: LagrangianSystem, q, t, p, *, iterations: int = 2,
       contact_iterations: PGS sweeps of the "inequality" mode (static).
       regularization: relative Tikhonov shift of the Schur complements
         (default 100·eps of the dtype); see "Rank loss" in the module docstring.
+      damping: None (plain Newton, SPEC F2) or a Levenberg–Marquardt factor κ
+        ≥ 0 (float or array leaf) in units of 1 / (M-norm length), i.e.
+        1/(m·√kg) in SI: the bilateral Schur complement is shifted by
+        κ · √(max diag G) · ‖r‖ as well, which keeps steps small near
+        singular configurations at the price of a slightly slower (still
+        quadratic) convergence; κ ≈ 1 / (√m̄ · ℓ) for a mass m̄ and length ℓ
+        typical of the mechanism.
 
     Returns:
       The corrected configuration, shape (n,).
@@ -230,7 +269,7 @@ def project_position(system: LagrangianSystem, q, t, p, *, iterations: int = 2,
         else:
             W, s = jnp.zeros((n, 0), q.dtype), jnp.zeros((0,), q.dtype)
         qk = _affine_projection(chol_M, q_tilde, J, r, W, s, mask, mode=contact_mode,
-                                contact_iterations=contact_iterations, reg=reg)
+                                contact_iterations=contact_iterations, reg=reg, damping=damping)
     return qk
 
 
@@ -297,7 +336,7 @@ def project_velocity(system: LagrangianSystem, q, u, t, p, *, contacts: bool = T
 def project(system: LagrangianSystem, q, u, t, p, *, position_iterations: int = 2,
             contacts: bool = True, position_contact_mode: str = "equality",
             velocity_contact_mode: str = "inequality", gap_tol=1e-9,
-            contact_iterations: int = 20, regularization: float | None = None):
+            contact_iterations: int = 20, regularization: float | None = None, damping=None):
     """Position projection, then velocity projection at the corrected position.
 
     The velocity step treats as closed every contact that the position step
@@ -309,7 +348,8 @@ def project(system: LagrangianSystem, q, u, t, p, *, position_iterations: int = 
     """
     q_new = project_position(system, q, t, p, iterations=position_iterations, contacts=contacts,
                              contact_mode=position_contact_mode,
-                             contact_iterations=contact_iterations, regularization=regularization)
+                             contact_iterations=contact_iterations, regularization=regularization,
+                             damping=damping)
     closed = None
     if contacts and system.gaps is not None:
         t_ = jnp.asarray(t, q.dtype)
