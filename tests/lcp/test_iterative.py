@@ -30,7 +30,8 @@ def nnls_reference(M, q):
 
 
 def random_spd(seed, n, cond=20.0):
-    """SPD matrix with eigenvalues spread log-uniformly over [1, cond] and a q with mixed signs."""
+    """SPD matrix with eigenvalues spread log-uniformly over [1, cond] (cond ≤ 100 in the tests:
+    1000 PGS / 3000 Jacobi sweeps converge there) and a q with mixed signs."""
     rng = np.random.default_rng(seed)
     Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
     M = (Q * np.geomspace(1.0, cond, n)) @ Q.T
@@ -64,10 +65,10 @@ def test_pgs_siconos_spd(name, omega):
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12))
-def test_pgs_random_spd_matches_nnls(seed, n):
-    M, q = random_spd(seed, n)
-    sol = pgs_300(M, q)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12), log_cond=st.floats(0.0, 2.0))
+def test_pgs_random_spd_matches_nnls(seed, n, log_cond):
+    M, q = random_spd(seed, n, cond=10.0**log_cond)
+    sol = pgs_1000(M, q)
     ref = nnls_reference(M, q)
     assert bool(sol.converged), float(sol.residual)
     np.testing.assert_allclose(sol.z, ref, rtol=0, atol=1e-8 * max(1.0, np.abs(ref).max()))
@@ -165,15 +166,15 @@ def test_jacobi_siconos_spd(name):
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12))
-def test_jacobi_random_spd_matches_nnls_and_default_omega_is_safe(seed, n):
-    M, q = random_spd(seed, n)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12), log_cond=st.floats(0.0, 2.0))
+def test_jacobi_random_spd_matches_nnls_and_default_omega_is_safe(seed, n, log_cond):
+    M, q = random_spd(seed, n, cond=10.0**log_cond)
     d = np.diag(M)
     lam_max = np.linalg.eigvalsh(M / np.sqrt(np.outer(d, d))).max()
     gershgorin = np.max(np.abs(M).sum(axis=1) / d)
     omega = float(omega_jit(M))
     assert 1.0 / gershgorin * (1 - 1e-12) <= omega < 2.0 / lam_max
-    sol = jacobi_1000(M, q)
+    sol = jacobi_3000(M, q)
     ref = nnls_reference(M, q)
     assert bool(sol.converged), float(sol.residual)
     np.testing.assert_allclose(sol.z, ref, rtol=0, atol=1e-8 * max(1.0, np.abs(ref).max()))
@@ -226,3 +227,26 @@ def test_jacobi_nonpositive_diagonal_and_bad_input():
     M, q = random_spd(1, 4)
     q[0] = np.nan
     assert not bool(jacobi_1000(M, q).converged)
+
+
+def random_psd_with_solution(seed, n, rank):
+    """Rank-deficient symmetric PSD M = BᵀB and q = w̄ − M z̄ from a complementary pair (z̄, w̄) ≥ 0.
+
+    The LCP is solvable but z is not unique; for a convex QP, w = Mz + q is the
+    same at every solution, so w must equal w̄.
+    """
+    rng = np.random.default_rng(seed)
+    B = rng.standard_normal((rank, n))
+    M = B.T @ B
+    active = rng.random(n) < 0.5
+    z_bar = np.where(active, rng.uniform(0.5, 2.0, n), 0.0)
+    w_bar = np.where(active, 0.0, rng.uniform(0.5, 2.0, n))
+    return M, w_bar - M @ z_bar, w_bar
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_semidefinite_rank_deficient(seed):
+    M, q, w_bar = random_psd_with_solution(seed, 8, rank=4)
+    for sol in (jax.jit(functools.partial(pgs, iterations=3000))(M, q), jacobi_3000(M, q)):
+        assert bool(sol.converged) and float(sol.residual) <= 1e-8
+        np.testing.assert_allclose(sol.w, w_bar, atol=1e-7)
