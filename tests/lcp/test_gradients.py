@@ -231,3 +231,17 @@ def test_singular_active_block_gives_finite_gradients_that_are_right_where_defin
         assert np.all(np.isfinite(g_M)) and np.all(np.isfinite(g_b)), name
         # W z is unique here, so its derivative w.r.t. the free velocity is well defined.
         assert_close_rel(g_b, fd, 1e-6, f"{name} d(c·Wz)/db on the singular block")
+
+
+def test_float32_gradients_within_stated_tolerance():
+    """float32: unrolled and implicit gradients within 1e-4 relative of the float64 ones
+    (condition number 10, eps32 = 1.2e-7; measured about 1e-6)."""
+    M, q, _, _ = nondegenerate_problem(0, 6)
+    c, e = loss_weights(0, 6)
+    g64 = grad_fn("pgs-implicit")(M, q, c, e)
+    args32 = [x.astype(np.float32) for x in (M, q, c, e)]
+    for name in ("pgs-unroll", "pgs-implicit"):
+        g32 = grad_fn(name)(*args32)
+        assert g32[0].dtype == np.float32 and g32[1].dtype == np.float32
+        assert_close_rel(g32[0], np.asarray(g64[0]), 1e-4, f"{name} float32 dL/dM")
+        assert_close_rel(g32[1], np.asarray(g64[1]), 1e-4, f"{name} float32 dL/dq")
