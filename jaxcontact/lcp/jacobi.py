@@ -39,7 +39,6 @@ PGS: held at z_i = 0 (no NaN), reported through the residual.
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 from jax import lax
 
