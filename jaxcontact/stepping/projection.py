@@ -138,11 +138,11 @@ def _safe_norm(x):
     return jnp.where(pos, jnp.sqrt(jnp.where(pos, s, 1.0)), 0.0)
 
 
-def _regularized_solve(A, rhs, reg, damping=None):
+def _regularized_solve(A, rhs, reg, lm=None):
     """A⁻¹ rhs through the Cholesky factor of A + δ I, δ = reg · max diag A (reg if that is 0).
 
-    With ``damping`` (Levenberg–Marquardt, position only) the shift grows by
-    damping · √(max diag A) · ‖rhs‖ (see "Rank loss" in the module docstring).
+    With ``lm`` = κ‖Φ(q_k)‖ (Levenberg–Marquardt, position only) the shift
+    grows by lm · √(max diag A) (see "Rank loss" in the module docstring).
 
     One step of iterative refinement with the same factor removes the shift's
     first-order bias (relative error (δ/σ_min)² instead of δ/σ_min), so the
@@ -152,14 +152,14 @@ def _regularized_solve(A, rhs, reg, damping=None):
     scale = jnp.max(jnp.diagonal(A), initial=0.0)
     scale = jnp.where(scale > 0, scale, 1.0)
     shift = reg * scale
-    if damping is not None:
-        shift = shift + damping * jnp.sqrt(scale) * _safe_norm(rhs)
+    if lm is not None:
+        shift = shift + lm * jnp.sqrt(scale)
     chol = cho_factor(A + shift * jnp.eye(A.shape[0], dtype=A.dtype), lower=True)
     x = cho_solve(chol, rhs)
     return x + cho_solve(chol, rhs - A @ x)
 
 
-def _affine_projection(chol_M, x0, J, r, W, s, mask, *, mode, contact_iterations, reg, damping=None):
+def _affine_projection(chol_M, x0, J, r, W, s, mask, *, mode, contact_iterations, reg, lm=None):
     """argmin ½‖x − x0‖²_M subject to affine constraints, all relative to x0.
 
     Bilateral rows:  J (x − x0) + r = 0                       (J (m, n), r (m,))
@@ -174,7 +174,7 @@ def _affine_projection(chol_M, x0, J, r, W, s, mask, *, mode, contact_iterations
     Y = cho_solve(chol_M, J.T) if m else None          # M⁻¹ Φ_qᵀ  (n, m)
     if m:
         G = J @ Y
-        x = x0 - Y @ _regularized_solve(G, r, reg, damping)
+        x = x0 - Y @ _regularized_solve(G, r, reg, lm)
     if k == 0 or mask is None:
         return x
     Z = cho_solve(chol_M, W)                            # M⁻¹ W     (n, k)
@@ -224,7 +224,8 @@ def project_position(system: LagrangianSystem, q, t, p, *, iterations: int = 2,
       damping: None (plain Newton, SPEC F2) or a Levenberg–Marquardt factor κ
         ≥ 0 (float or array leaf) in units of 1 / (M-norm length), i.e.
         1/(m·√kg) in SI: the bilateral Schur complement is shifted by
-        κ · √(max diag G) · ‖r‖ as well, which keeps steps small near
+        κ · √(max diag G) · ‖Φ(q_k)‖ as well (a shift that vanishes on the
+        manifold, so the fixed point is unchanged), which keeps steps small near
         singular configurations at the price of a slightly slower (still
         quadratic) convergence; κ ≈ 1 / (√m̄ · ℓ) for a mass m̄ and length ℓ
         typical of the mechanism.
@@ -269,7 +270,8 @@ def project_position(system: LagrangianSystem, q, t, p, *, iterations: int = 2,
         else:
             W, s = jnp.zeros((n, 0), q.dtype), jnp.zeros((0,), q.dtype)
         qk = _affine_projection(chol_M, q_tilde, J, r, W, s, mask, mode=contact_mode,
-                                contact_iterations=contact_iterations, reg=reg, damping=damping)
+                                contact_iterations=contact_iterations, reg=reg,
+                                lm=None if damping is None else damping * _safe_norm(phi))
     return qk
 
 
