@@ -125,3 +125,19 @@ def test_rocking_block_rocks_with_housner_decay_and_comes_to_rest():
         assert e[i + 2] < e[i - 1] - 1e-3
     assert np.max(e - np.minimum.accumulate(e)) < 2e-5
     assert e[-1] == pytest.approx(9.81 * 0.2, rel=1e-3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, pngs", [("four_bar_wall", ["point_a.png", "constraints.png"]),
+                                        ("rocking_block", ["rocking.png"])])
+def test_examples_write_their_plots(tmp_path, name, pngs):
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"example_{name}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--out", str(tmp_path), "--t-final", "0.5"]) == 0
+    for png in pngs:
+        assert (tmp_path / png).stat().st_size > 10_000
