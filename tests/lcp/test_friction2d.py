@@ -1,0 +1,272 @@
+"""Planar frictional contact: NSGS, SPEC F1's LCP, and the Siconos fc2d reader.
+
+Independent references (numpy, nothing shared with the solver):
+* ``coulomb_enumeration`` — every solution of the frictional problem, by
+  enumerating each contact's state (take-off, stick, slide ±) and solving the
+  resulting linear system; a candidate is kept when ``coulomb_violation`` says
+  it satisfies the laws.
+* ``lcp_enumeration`` — every solution of an LCP by enumerating complementary
+  bases (2^n linear solves; n = 3 nc ≤ 9 here). Applied to ``friction_lcp`` it
+  stands in for Lemke until ``jaxcontact.lcp.lemke`` lands; the Lemke test
+  below runs as soon as it does.
+* ``coulomb_violation`` — the laws checked directly: r_N ≥ 0, u_N ≥ 0,
+  r_N u_N = 0, |r_T| ≤ μ r_N, and u_T ≠ 0 ⇒ r_T = −μ r_N sgn(u_T).
+"""
+
+import functools
+import itertools
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxcontact.lcp.fc2d_io import block_permutation, bundled_dir, load_bundled, read_fc2d
+from jaxcontact.lcp.friction2d import (coulomb_residual, fc2d_error, friction_lcp,
+                                       from_lcp_solution, nsgs)
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "fc2d_siconos"
+GRANULAR = SHARED / "fc2d_granularflowonwall_00667_00000.dat"
+SLIDER = {p.name: p for p in load_bundled()}
+
+# One compilation per (iterations, omega) used below.
+nsgs_jit = jax.jit(nsgs, static_argnames=("iterations",))
+
+
+@functools.cache
+def nsgs_batch(iterations):
+    return jax.jit(jax.vmap(functools.partial(nsgs, iterations=iterations)))
+
+
+# ---------------------------------------------------------------- references
+
+def coulomb_violation(W, q, mu, r):
+    """Largest violation of the planar Coulomb–Signorini laws, relative to max(1, |q|, |r|)."""
+    nc = len(mu)
+    u = W @ r + q
+    rN, rT, uN, uT = r[:nc], r[nc:], u[:nc], u[nc:]
+    s = max(1.0, np.abs(q).max(), np.abs(r).max())
+    v = [np.maximum(-rN, 0), np.maximum(-uN, 0), np.abs(rN * uN) / s,
+         np.maximum(np.abs(rT) - mu * rN, 0),
+         np.abs(uT) * np.abs(rT + mu * rN * np.sign(uT)) / s]
+    return max(x.max() for x in v) / s
+
+
+def coulomb_enumeration(W, q, mu, tol=1e-9):
+    """All solutions r, from the 4^nc per-contact states (0 take-off, 1 stick, 2/3 slide ∓)."""
+    nc = len(mu)
+    n = 2 * nc
+    sols = []
+    for states in itertools.product(range(4), repeat=nc):
+        A, b = np.zeros((n, n)), np.zeros(n)
+        for i, s in enumerate(states):
+            iN, iT = i, nc + i
+            if s == 0:
+                A[iN, iN] = A[iT, iT] = 1.0
+            elif s == 1:
+                A[iN], b[iN], A[iT], b[iT] = W[iN], -q[iN], W[iT], -q[iT]
+            else:
+                A[iN], b[iN] = W[iN], -q[iN]
+                A[iT, iT], A[iT, iN] = 1.0, mu[i] if s == 2 else -mu[i]
+        try:
+            r = np.linalg.solve(A, b)
+        except np.linalg.LinAlgError:
+            continue
+        if np.all(np.isfinite(r)) and coulomb_violation(W, q, mu, r) < tol:
+            sols.append(r)
+    return sols
+
+
+def lcp_enumeration(M, q, tol=1e-9):
+    """All solutions z of LCP(M, q) over the 2^n complementary bases."""
+    n = len(q)
+    sols = []
+    for mask in itertools.product((False, True), repeat=n):
+        B = np.array(mask)
+        z = np.zeros(n)
+        if B.any():
+            try:
+                z[B] = np.linalg.solve(M[np.ix_(B, B)], -q[B])
+            except np.linalg.LinAlgError:
+                continue
+        w = M @ z + q
+        scale = max(1.0, np.abs(z).max())
+        if z.min() >= -tol * scale and w.min() >= -tol * scale:
+            sols.append(z)
+    return sols
+
+
+def distinct(rs, tol=1e-7):
+    out = []
+    for r in rs:
+        if all(np.abs(r - o).max() > tol * max(1.0, np.abs(o).max()) for o in out):
+            out.append(r)
+    return out
+
+
+def delassus(seed, nc, *, max_cond=100.0):
+    """W = J M⁻¹ Jᵀ of a random system (SPD mass M, full-row-rank J with 2 more columns than rows),
+    redrawn until cond(W) ≤ max_cond; q ~ N(0, 1); μ ~ U(0, 1)."""
+    rng = np.random.default_rng(seed)
+    n = 2 * nc
+    m = n + 2
+    while True:
+        J = rng.standard_normal((n, m))
+        L = rng.standard_normal((m, m))
+        M = L @ L.T + m * np.eye(m)
+        W = J @ np.linalg.solve(M, J.T)
+        if np.linalg.cond(W) <= max_cond:
+            break
+    return W, rng.standard_normal(n), rng.uniform(0.0, 1.0, nc)
+
+
+# ---------------------------------------------------------------- reader
+
+def test_slider_crank_files_parse_in_block_order():
+    assert sorted(SLIDER) == ["FC2D_SliderCrankLagrangian00000", "FC2D_SliderCrankLagrangian00001"]
+    for p in SLIDER.values():
+        assert p.W.shape == (4, 4) and p.q.shape == (4,) and p.mu.shape == (2,)
+        np.testing.assert_array_equal(p.mu, [0.01, 0.01])
+        # The file is per-contact interleaved (N1, T1, N2, T2): check the permutation on raw tokens.
+        tokens = (bundled_dir() / f"{p.name}.dat").read_text().split()
+        raw = np.array(tokens[7:7 + 16], float).reshape(4, 4)
+        raw_q = np.array(tokens[23:27], float)
+        perm = block_permutation(2)
+        np.testing.assert_array_equal(perm, [0, 2, 1, 3])
+        np.testing.assert_array_equal(p.W, raw[np.ix_(perm, perm)])
+        np.testing.assert_array_equal(p.q, raw_q[perm])
+        assert p.W[0, 0] == raw[0, 0] and p.W[2, 2] == raw[1, 1]  # N1 and T1 diagonals
+
+
+def test_reader_rejects_bad_files(tmp_path):
+    good = (bundled_dir() / "FC2D_SliderCrankLagrangian00000.dat").read_text().split("\n")
+    bad_storage = tmp_path / "storage.dat"
+    bad_storage.write_text("\n".join(good[:2] + ["1"] + good[3:]))
+    with pytest.raises(ValueError, match="storage type 1"):
+        read_fc2d(bad_storage)
+    truncated = tmp_path / "short.dat"
+    truncated.write_text("\n".join(good[:9]))
+    with pytest.raises(ValueError, match="expected 22 numbers"):
+        read_fc2d(truncated)
+    wrong_dim = tmp_path / "dim.dat"
+    wrong_dim.write_text("\n".join(["3"] + good[1:]))
+    with pytest.raises(ValueError, match="dimension must be 2"):
+        read_fc2d(wrong_dim)
+
+
+@pytest.mark.skipif(not GRANULAR.exists(), reason="shared fc2d data not present")
+def test_granular_csparse_file_parses():
+    p = read_fc2d(GRANULAR)
+    assert p.W.shape == (1334, 1334) and p.q.shape == (1334,) and p.mu.shape == (667,)
+    assert np.count_nonzero(p.W) == 3822  # the header's nnz
+    np.testing.assert_array_equal(p.W, p.W.T)
+    assert np.all(p.mu == 0.5) and np.abs(p.q).max() < 1e-18  # a resting pile: q ≈ 0
+    assert np.all(np.diag(p.W) > 0)
+
+
+# ---------------------------------------------------------------- F1 LCP
+
+@pytest.mark.parametrize("nc,seed", [(1, 0), (1, 1), (2, 2), (2, 3), (3, 4), (3, 5)])
+def test_friction_lcp_solutions_are_exactly_the_coulomb_solutions(nc, seed):
+    W, q, mu = delassus(seed, nc)
+    A, b = (np.asarray(x) for x in friction_lcp(jnp.asarray(W), jnp.asarray(q), jnp.asarray(mu)))
+    assert A.shape == (3 * nc, 3 * nc) and np.all(np.diag(A)[2 * nc:] == 0)
+    from_lcp = distinct([np.asarray(from_lcp_solution(z, mu)) for z in lcp_enumeration(A, b)])
+    direct = distinct(coulomb_enumeration(W, q, mu))
+    assert len(direct) >= 1 and len(from_lcp) == len(direct)
+    for r in from_lcp:
+        assert coulomb_violation(W, q, mu, r) < 1e-9
+        assert min(np.abs(r - d).max() for d in direct) < 1e-8 * max(1.0, np.abs(r).max())
+
+
+def test_friction_lcp_is_pure_and_batches():
+    W, q, mu = (np.stack(x) for x in zip(*[delassus(s, 2) for s in range(4)]))
+    A, b = jax.jit(jax.vmap(friction_lcp))(W, q, mu)
+    for k in range(4):
+        Ak, bk = friction_lcp(jnp.asarray(W[k]), jnp.asarray(q[k]), jnp.asarray(mu[k]))
+        np.testing.assert_allclose(A[k], Ak, rtol=1e-15, atol=1e-15)
+        np.testing.assert_allclose(b[k], bk, rtol=1e-15, atol=1e-15)
+
+
+# ---------------------------------------------------------------- NSGS on Siconos data
+
+@pytest.mark.parametrize("name", sorted(SLIDER))
+def test_nsgs_solves_slider_crank_and_agrees_with_f1_lcp(name):
+    p = SLIDER[name]
+    W, q, mu = (jnp.asarray(x) for x in (p.W, p.q, p.mu))
+    ref = distinct([np.asarray(from_lcp_solution(z, p.mu))
+                    for z in lcp_enumeration(*(np.asarray(x) for x in friction_lcp(W, q, mu)))])
+    assert len(ref) == 1  # unique, although W is singular (rank 3: the two tangents coincide)
+    ref = ref[0]
+    assert coulomb_violation(p.W, p.q, p.mu, ref) < 1e-12
+    # Both contacts slide (|r_T| = μ r_N, opposing u_T < 0).
+    np.testing.assert_allclose(ref[2:], p.mu * ref[:2], rtol=1e-9)
+    for iterations, omega in ((500, 1.0), (120, 1.7)):
+        sol = nsgs_jit(W, q, mu, iterations=iterations, omega=omega)
+        assert sol.converged and sol.residual < 1e-10, (iterations, omega, sol.residual)
+        assert fc2d_error(sol.r, sol.u, mu, q) < 1e-10
+        np.testing.assert_allclose(sol.r, ref, rtol=1e-8, atol=1e-12)
+        np.testing.assert_allclose(sol.u, p.W @ np.asarray(sol.r) + p.q, rtol=1e-12, atol=1e-12)
+    # Siconos' default (tol 1e-4 on its own error) is far from solved: 200 plain sweeps leave ~2e-5.
+    short = nsgs_jit(W, q, mu, iterations=200)
+    assert 1e-6 < fc2d_error(short.r, short.u, mu, q) < 1e-4 and not short.converged
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not GRANULAR.exists(), reason="shared fc2d data not present")
+def test_nsgs_on_granular_delassus_matrix():
+    """667 contacts: Siconos' W with a compressive q (the file's own q ≈ 0 gives r = 0)."""
+    p = read_fc2d(GRANULAR)
+    rng = np.random.default_rng(0)
+    nc = p.mu.size
+    q = np.concatenate([-rng.uniform(0.0, 1.0, nc), rng.uniform(-1.0, 1.0, nc)])
+    trivial = nsgs_jit(jnp.asarray(p.W), jnp.asarray(p.q), jnp.asarray(p.mu), iterations=1)
+    assert trivial.converged and np.abs(trivial.r).max() < 1e-18
+    sol = nsgs_jit(jnp.asarray(p.W), jnp.asarray(q), jnp.asarray(p.mu), iterations=300)
+    assert sol.converged, sol.residual
+    assert coulomb_violation(p.W, q, p.mu, np.asarray(sol.r)) < 1e-9
+
+
+# ---------------------------------------------------------------- random problems
+
+RANDOM = {nc: [delassus(1000 * nc + s, nc) for s in range(24)] for nc in (1, 2, 3)}
+
+
+@pytest.mark.parametrize("nc", [1, 2, 3])
+def test_nsgs_random_delassus_problems_against_enumeration(nc):
+    W, q, mu = (np.stack(x) for x in zip(*RANDOM[nc]))
+    sol = nsgs_batch(400)(W, q, mu)
+    assert np.all(sol.converged), sol.residual
+    for k in range(len(W)):
+        r = np.asarray(sol.r[k])
+        assert coulomb_violation(W[k], q[k], mu[k], r) < 1e-10
+        ref = distinct(coulomb_enumeration(W[k], q[k], mu[k]))
+        assert len(ref) >= 1
+        if len(ref) == 1:
+            np.testing.assert_allclose(r, ref[0], rtol=1e-8, atol=1e-10)
+        else:  # a non-unique problem: NSGS found one of them
+            assert min(np.abs(r - d).max() for d in ref) < 1e-8
+
+
+def test_nsgs_cycling_is_reported_not_hidden():
+    """NSGS has no convergence guarantee for Coulomb friction. On this 2-contact problem
+    (cond(W) ≈ 50, μ ≈ 0.8, strong normal–tangent coupling) plain sweeps (ω = 1) cycle with
+    period 4 around the unique solution: converged must say so. Under-relaxation (ω = 0.7)
+    reaches the solution."""
+    W = np.array([[2.1627, 0.7311, 0.1339, -1.4563],
+                  [0.7311, 0.5781, -0.1518, -0.9326],
+                  [0.1339, -0.1518, 0.4649, 0.1096],
+                  [-1.4563, -0.9326, 0.1096, 1.9232]])
+    q = np.array([0.4795, -0.0753, -0.2941, -0.9148])
+    mu = np.array([0.7906, 0.6051])
+    ref = distinct(coulomb_enumeration(W, q, mu))
+    assert len(ref) == 1  # both contacts slide with r_T = +μ r_N
+    args = [jnp.asarray(x) for x in (W, q, mu)]
+    for iterations in (400, 401):
+        cyc = nsgs_jit(*args, iterations=iterations)
+        assert not cyc.converged and cyc.residual > 1e-2
+        assert np.abs(np.asarray(cyc.r) - ref[0]).max() > 0.1  # really not the solution
+    relaxed = nsgs_jit(*args, iterations=400, omega=0.7)
+    assert relaxed.converged
+    np.testing.assert_allclose(relaxed.r, ref[0], rtol=1e-8)
