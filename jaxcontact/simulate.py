@@ -13,8 +13,9 @@ impulses summed (the total impulse over the interval), ``active`` any,
 solver residual and iterations the maximum, ``converged`` all; ‖Φ‖, ‖Φ̇‖ and
 the energy are those of the saved state.
 
-Row 0 of a trajectory is the initial state: zero impulses, no active
-contact, residual 0 and converged, since no step led there.
+Row 0 of a trajectory is the initial state: zero impulses, residual 0 and
+converged, since no step led there; ``active`` marks the contacts closed at
+(q0, t0) (g_N ≤ 0), so a body that starts on a surface is not an "impact".
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.stepping.moreau_jean import MoreauJean, StepInfo, constraint_residuals, initial_state, step
+from jaxcontact.stepping.moreau_jean import (MoreauJean, StepInfo, constraint_residuals, initial_state, is_active,
+                                             step)
 from jaxcontact.system import LagrangianSystem, energy
 
 
@@ -198,6 +200,7 @@ def _single(p, q0, u0, dt, t0, *, system, scheme, n_steps, save_every) -> Trajec
     else:
         phi0 = phid0 = e0 = jnp.zeros((), q0.dtype)
     z = jnp.zeros_like(s0.P_N)
+    active0 = is_active(scheme, system.gaps(q0, s0.t, p), q0) if system.gaps is not None else z.astype(bool)
 
     def cat(first, rest):
         return jnp.concatenate([jnp.asarray(first, rest.dtype)[None], rest])
@@ -206,7 +209,7 @@ def _single(p, q0, u0, dt, t0, *, system, scheme, n_steps, save_every) -> Trajec
                        cat(0, jnp.asarray(info.iterations, jnp.int32)), cat(phi0, info.phi),
                        cat(phid0, info.phi_dot), cat(e0, info.energy))
     return Trajectory(cat(s0.t, t), cat(q0, q), cat(u0, u), cat(z, info.P_N), cat(z, info.P_T),
-                      cat(jnp.zeros(z.shape, bool), info.active), diag)
+                      cat(active0, info.active), diag)
 
 
 @functools.partial(jax.jit, static_argnames=("system", "scheme", "n_steps", "save_every", "batched"))

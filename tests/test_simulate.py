@@ -129,3 +129,25 @@ def test_float32_runs():
     assert tr.q.dtype == jnp.float32
     ref = simulate_model(BALL, dt=1e-3, t_final=1.0)
     np.testing.assert_allclose(np.asarray(tr.q), np.asarray(ref.q), atol=1e-4)
+
+
+def test_simulate_command_writes_npz_plots_and_summary(tmp_path, capsys):
+    import argparse
+
+    from jaxcontact.commands import simulate as cmd
+
+    parser = argparse.ArgumentParser()
+    cmd.add_arguments(parser)
+    out = tmp_path / "ball"
+    rc = cmd.run(parser.parse_args(["bouncing-ball", "--set", "restitution=0.5", "--dt", "1e-3",
+                                    "--t-final", "2", "--out", str(out)]))
+    assert rc == 0
+    data = np.load(out / "trajectory.npz")
+    assert data["q"].shape == (2001, 1) and data["t"][-1] == pytest.approx(2.0)
+    assert {"u", "energy", "residual", "converged", "phi", "phi_dot", "impulse_normal"} <= set(data.files)
+    assert float(data["param_restitution"]) == 0.5
+    assert {p.name for p in out.glob("*.png")} == {"coordinates.png", "contacts.png", "diagnostics.png"}
+    text = capsys.readouterr().out
+    assert "impacts" in text and "energy" in text and "wall time" in text
+    rc = cmd.run(parser.parse_args(["bouncing-ball", "--set", "restitution=3", "--out", str(out)]))
+    assert rc == 2 and "restitution" in capsys.readouterr().err

@@ -179,11 +179,7 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> t
         eps = jnp.concatenate([eps_N, jnp.asarray(laws.tangential_restitution, dtype)]) if friction else eps_N
         D = W.T @ MhatW
         c = W.T @ u_free + w_tilde + eps * gamma_A
-        if scheme.activation_tol is None:
-            tol_g = 64 * jnp.finfo(dtype).eps * jnp.maximum(1.0, jnp.max(jnp.abs(q_M)))
-        else:
-            tol_g = scheme.activation_tol
-        active = kin.gap <= tol_g
+        active = is_active(scheme, kin.gap, q_M)
         warm = jnp.concatenate([state.P_N, state.P_T]) if friction else state.P_N
         sol = solve_contacts(D, c, jnp.asarray(laws.friction, dtype), active, warm, solver=solver,
                              iterations=scheme.iterations, omega=scheme.omega, tol=scheme.tol,
@@ -207,6 +203,15 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> t
         phi = phi_dot = e = jnp.zeros((), dtype)
     info = StepInfo(P_N, P_T, active, residual, converged, iters, phi, phi_dot, e)
     return State(t_E, q_E, u_E, P_N, P_T, state.t0, state.i + 1), info
+
+
+def is_active(scheme: MoreauJean, gap, q):
+    """Contacts with g_N ≤ the activation tolerance at configuration q."""
+    if scheme.activation_tol is None:
+        tol = 64 * jnp.finfo(q.dtype).eps * jnp.maximum(1.0, jnp.max(jnp.abs(q)))
+    else:
+        tol = scheme.activation_tol
+    return gap <= tol
 
 
 def constraint_residuals(system: LagrangianSystem, q, u, t, p):

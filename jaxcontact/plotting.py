@@ -1,0 +1,92 @@
+"""PNG plots of one simulated trajectory: coordinates, contact impulses, diagnostics.
+
+matplotlib runs headless (Agg); every function writes files and returns their paths.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_trajectory(traj, out_dir: str, *, names=(), title: str = "") -> list[str]:
+    """Write ``coordinates.png``, ``contacts.png`` (when there are contacts) and ``diagnostics.png``.
+
+    ``traj`` is one (unbatched) :class:`jaxcontact.simulate.Trajectory`; ``names`` label the coordinates.
+    """
+    q = np.asarray(traj.q)
+    if q.ndim != 2:
+        raise ValueError(f"plot_trajectory takes one trajectory; got q of shape {q.shape} (a batch? index it)")
+    plt = _pyplot()
+    os.makedirs(out_dir, exist_ok=True)
+    t, u = np.asarray(traj.t), np.asarray(traj.u)
+    n = q.shape[1]
+    names = tuple(names) if names else tuple(f"q{i}" for i in range(n))
+    paths = []
+
+    fig, axes = plt.subplots(n, 2, figsize=(10, 2.2 * n + 0.6), sharex=True, squeeze=False)
+    for i in range(n):
+        axes[i, 0].plot(t, q[:, i], lw=1)
+        axes[i, 0].set_ylabel(names[i])
+        axes[i, 1].plot(t, u[:, i], lw=1, color="C1")
+        axes[i, 1].set_ylabel(f"d{names[i]}/dt")
+    axes[-1, 0].set_xlabel("t [s]")
+    axes[-1, 1].set_xlabel("t [s]")
+    fig.suptitle(f"{title} — coordinates and velocities".strip(" —"))
+    fig.tight_layout()
+    paths.append(_save(fig, out_dir, "coordinates.png", plt))
+
+    PN, PT = np.asarray(traj.impulse_normal), np.asarray(traj.impulse_tangent)
+    if PN.shape[1]:
+        fig, axes = plt.subplots(2, 1, figsize=(10, 5.5), sharex=True)
+        for c in range(PN.shape[1]):
+            axes[0].plot(t, PN[:, c], lw=1, label=f"contact {c}")
+            axes[1].plot(t, PT[:, c], lw=1, label=f"contact {c}")
+        axes[0].set_ylabel("normal impulse per step [N s]")
+        axes[1].set_ylabel("tangential impulse per step [N s]")
+        axes[1].set_xlabel("t [s]")
+        if PN.shape[1] > 1:
+            axes[0].legend(fontsize=8)
+        fig.suptitle(f"{title} — contact impulses".strip(" —"))
+        fig.tight_layout()
+        paths.append(_save(fig, out_dir, "contacts.png", plt))
+
+    d = traj.diagnostics
+    fig, axes = plt.subplots(2, 2, figsize=(10, 6), sharex=True)
+    axes[0, 0].plot(t, np.asarray(d.energy), lw=1)
+    axes[0, 0].set_ylabel("energy [J]")
+    _semilogy(axes[0, 1], t, np.asarray(d.residual), "contact solver residual")
+    _semilogy(axes[1, 0], t, np.asarray(d.phi), "‖Φ‖")
+    _semilogy(axes[1, 1], t, np.asarray(d.phi_dot), "‖Φ_q u + Φ_t‖")
+    for ax in axes[1]:
+        ax.set_xlabel("t [s]")
+    fig.suptitle(f"{title} — diagnostics".strip(" —"))
+    fig.tight_layout()
+    paths.append(_save(fig, out_dir, "diagnostics.png", plt))
+    return paths
+
+
+def _semilogy(ax, t, y, label):
+    """Log scale when there is something positive to show; a flat zero line otherwise."""
+    if np.any(y > 0):
+        ax.semilogy(t, np.where(y > 0, y, np.nan), lw=1)
+    else:
+        ax.plot(t, y, lw=1)
+    ax.set_ylabel(label)
+
+
+def _save(fig, out_dir, name, plt) -> str:
+    path = os.path.join(out_dir, name)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
