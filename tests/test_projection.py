@@ -274,11 +274,19 @@ def test_equality_on_approaching_contacts_only_is_not_the_projection():
 
 def test_project_position_then_velocity_with_contacts():
     q_tilde = jnp.asarray(on_manifold(TH_WALL + 0.001) + np.array([2e-4, 0.0, 0.0]))
-    q, u = both(WALLS, q_tilde, jnp.array([0.05, 0.02, 0.8]), 0.0, P)
+    u_tilde = jnp.array([0.05, 0.02, 0.8])
+    W = np.asarray(jax.jacfwd(tip_walls)(on_manifold(TH_WALL), 0.0, P))
+    # default: contacts at the position level only; the approaching velocity is left to the
+    # stepper's impact law (Φ̇ = 0 still)
+    q, u = both(WALLS, q_tilde, u_tilde, 0.0, P)
     assert phi_norm(WALLS, q, 0.0, P) <= 1e-10
     assert abs(float(tip_walls(q, 0.0, P)[0])) <= 1e-10
     assert float(jnp.max(jnp.abs(phi_dot(WALLS, q, u, 0.0, P)))) <= 1e-12
-    np.testing.assert_allclose(u, 0.0, atol=1e-12)      # closed wall, approaching: stopped
+    assert float(W[0] @ np.asarray(u)) < -0.1
+    # told that the wall contact is closed: its approach is stopped too
+    q2, u2 = both(WALLS, q_tilde, u_tilde, 0.0, P, velocity_closed=jnp.array([True, False]))
+    np.testing.assert_array_equal(np.asarray(q2), np.asarray(q))
+    np.testing.assert_allclose(u2, 0.0, atol=1e-12)      # one DOF, wall closed, approaching
 
 
 # ----------------------------------------------------------------------------- gradients, vmap, jit
@@ -337,6 +345,76 @@ def test_vmap_equals_single_calls():
         qi, ui = both(WALLS, qs[i], us[i], 0.0, pi)
         np.testing.assert_allclose(qb[i], qi, rtol=0, atol=1e-14)
         np.testing.assert_allclose(ub[i], ui, rtol=0, atol=1e-14)
+
+
+def _free_bar_velocity(l, u_tilde):
+    p = {"m": jnp.array(1.0), "l": l}
+    return project_velocity(FREE_BAR, jnp.array([0.0, 0.0, 0.05]), u_tilde, 0.0, p, contact_iterations=60)
+
+
+free_bar_jac = jax.jit(jax.jacrev(_free_bar_velocity, argnums=(0, 1)))
+free_bar_velocity = jax.jit(_free_bar_velocity)
+
+
+def test_gradient_through_the_velocity_contact_lcp():
+    # both ends approaching, both multipliers strictly positive: a smooth piece of the QP
+    l, u_tilde = jnp.array(1.0), jnp.array([0.1, -1.0, 0.5])
+    J_l, J_u = free_bar_jac(l, u_tilde)
+    eps = 1e-6
+    fd_l = (free_bar_velocity(l + eps, u_tilde) - free_bar_velocity(l - eps, u_tilde)) / (2 * eps)
+    fd_u = np.stack([(free_bar_velocity(l, u_tilde + eps * e) - free_bar_velocity(l, u_tilde - eps * e)) / (2 * eps)
+                     for e in np.eye(3)], axis=1)
+    scale = max(np.max(np.abs(fd_l)), np.max(np.abs(fd_u)))
+    np.testing.assert_allclose(J_l, fd_l, rtol=1e-6, atol=1e-6 * scale)
+    np.testing.assert_allclose(J_u, fd_u, rtol=1e-6, atol=1e-6 * scale)
+
+
+# ----------------------------------------------------------------------------- a Moreau–Jean step + projection
+# The call site a stepper uses (issue 4): after each step, project the end state before the next
+# contact problem; contact velocities only for contacts that carried an impulse.
+
+def driven(q, u, t, p):
+    return jnp.stack([0.0 * q[0], -p["m"] * 9.81, p["T"]])     # a motor torque drives the tip into the wall
+
+
+def wall_laws(p):
+    return ContactLaws(jnp.stack([p["eps"], p["eps"]]), jnp.zeros(2), jnp.zeros(2))
+
+
+DRIVEN = LagrangianSystem(3, bar_mass, driven, constraints=pin, gaps=tip_walls, laws=wall_laws)
+
+
+@functools.partial(jax.jit, static_argnames=("corrected",))
+def _moreau_jean_run(q0, p, *, corrected):
+    from jaxcontact.stepping.moreau_jean import MoreauJean, initial_state, step
+
+    scheme = MoreauJean()
+
+    def body(st, _):
+        st, info = step(DRIVEN, scheme, p, st, 0.01)
+        if corrected:
+            q, u = project(DRIVEN, st.q, st.u, st.t, p, position_iterations=3, velocity_closed=info.P_N > 0)
+            st = st._replace(q=q, u=u)
+        J = jax.jacfwd(pin)(st.q, st.t, p)
+        return st, (jnp.max(jnp.abs(pin(st.q, st.t, p))), jnp.max(jnp.abs(J @ st.u)),
+                    tip_walls(st.q, st.t, p)[0], st.q[2], info.P_N[0])
+
+    return jax.lax.scan(body, initial_state(DRIVEN, q0, jnp.zeros(3), 0.0, p), None, length=300)[1]
+
+
+def test_moreau_jean_with_projection_keeps_constraints_and_rests_on_the_wall():
+    p = dict(P, T=jnp.array(6.0), eps=jnp.array(0.5))
+    q0 = jnp.asarray(on_manifold(0.3))
+    phi, dphi, gap, th, P_N = map(np.asarray, _moreau_jean_run(q0, p, corrected=True))
+    assert np.max(phi) <= 1e-10 and np.max(dphi) <= 1e-10 and np.min(gap) >= -1e-10
+    assert abs(th[-1] - TH_WALL) <= 1e-10                  # at rest against the wall, exactly
+    # it bounced (ε = 0.5): the gap reopens after the first contact
+    first = np.argmax(gap <= 1e-12)
+    assert np.max(gap[first:]) > 0.1
+    phi0, _, gap0, th0, _ = map(np.asarray, _moreau_jean_run(q0, p, corrected=False))
+    assert phi0[-1] > 1e-3 and phi0[-1] > 10 * phi0[10]     # uncorrected: the drift grows
+    assert gap0[-1] < -1e-5                                 # and it rests inside the wall
+    assert abs(th0[-1] - TH_WALL) > 1e-3
 
 
 # ----------------------------------------------------------------------------- rank loss
