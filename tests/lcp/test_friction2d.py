@@ -238,6 +238,11 @@ def test_nsgs_random_delassus_problems_against_enumeration(nc):
     W, q, mu = (np.stack(x) for x in zip(*RANDOM[nc]))
     sol = nsgs_batch(400)(W, q, mu)
     assert np.all(sol.converged), sol.residual
+    rN, rT = np.asarray(sol.r[:, :nc]), np.asarray(sol.r[:, nc:])
+    off, slide = rN == 0, (rN > 0) & (np.abs(np.abs(rT) - mu * rN) < 1e-9)
+    stick = ~off & ~slide
+    if nc > 1:  # the set exercises every contact state
+        assert off.any() and slide.any() and stick.any()
     for k in range(len(W)):
         r = np.asarray(sol.r[k])
         assert coulomb_violation(W[k], q[k], mu[k], r) < 1e-10
@@ -270,3 +275,193 @@ def test_nsgs_cycling_is_reported_not_hidden():
     relaxed = nsgs_jit(*args, iterations=400, omega=0.7)
     assert relaxed.converged
     np.testing.assert_allclose(relaxed.r, ref[0], rtol=1e-8)
+
+
+# ---------------------------------------------------------------- analytic and special cases
+
+@pytest.mark.parametrize("vT", [0.0, 0.3, -0.49, 0.51, -2.0, 5.0])
+def test_block_on_plane_sticks_or_slides(vT):
+    """A point mass m on a plane, approaching with normal velocity vN < 0 and tangential vT:
+    W = I/m. It sticks (u = 0, r = −m v) iff |vT| ≤ μ|vN|; otherwise it slides with
+    r_T = −μ r_N sgn(vT) and u_T = vT − μ|vN| sgn(vT)."""
+    m, mu, vN = 2.0, 0.5, -1.0
+    W = jnp.eye(2) / m
+    q = jnp.array([vN, vT])
+    sol = nsgs_jit(W, q, jnp.array([mu]), iterations=1)
+    rN = -m * vN
+    if abs(vT) <= mu * abs(vN):
+        np.testing.assert_allclose(sol.r, [rN, -m * vT], rtol=1e-14, atol=1e-15)
+        np.testing.assert_allclose(sol.u, [0.0, 0.0], atol=1e-15)
+    else:
+        np.testing.assert_allclose(sol.r, [rN, -mu * rN * np.sign(vT)], rtol=1e-14)
+        np.testing.assert_allclose(sol.u, [0.0, vT - mu * abs(vN) * np.sign(vT)], rtol=1e-14, atol=1e-15)
+    assert sol.converged and sol.residual == 0.0
+
+
+def test_separating_contact_gets_no_impulse():
+    sol = nsgs_jit(jnp.eye(2), jnp.array([0.3, -4.0]), jnp.array([0.5]), iterations=1)
+    np.testing.assert_array_equal(sol.r, [0.0, 0.0])
+    assert sol.converged
+
+
+def test_box_corner_with_rotation_single_contact():
+    """One corner of a rotating box on the ground: the 2×2 Delassus block is coupled (W_NT ≠ 0),
+    and one exact local solve must give the enumerated solution."""
+    m, J, (px, py) = 1.0, 1.0 / 6.0, (0.5, -0.5)  # corner offset from the centre
+    Jc = np.array([[0.0, 1.0, px], [1.0, 0.0, -py]])  # rows: normal (y), tangent (x) velocity
+    W = Jc @ np.diag([1 / m, 1 / m, 1 / J]) @ Jc.T
+    assert abs(W[0, 1]) > 0.1
+    for q in ([-1.0, 0.2], [-1.0, 2.0], [-1.0, -2.0], [-0.1, 0.05]):
+        q = np.array(q)
+        ref = distinct(coulomb_enumeration(W, q, np.array([0.6])))
+        sol = nsgs_jit(jnp.asarray(W), jnp.asarray(q), jnp.array([0.6]), iterations=1)
+        assert len(ref) == 1 and sol.converged
+        np.testing.assert_allclose(sol.r, ref[0], rtol=1e-12, atol=1e-14)
+
+
+def test_frictionless_contacts_give_the_normal_lcp_solution():
+    W, q, _ = delassus(7, 3)
+    mu = np.zeros(3)
+    sol = nsgs_jit(*(jnp.asarray(x) for x in (W, q, mu)), iterations=400)
+    np.testing.assert_array_equal(sol.r[3:], 0.0)
+    # Frictionless: r_T = 0 and the normal part is LCP(W_NN, q_N), enumerated independently.
+    ref = distinct(lcp_enumeration(W[:3, :3], q[:3]))
+    assert len(ref) == 1 and sol.converged
+    np.testing.assert_allclose(sol.r[:3], ref[0], rtol=1e-9, atol=1e-12)
+
+
+def test_mixed_frictionless_and_frictional_contacts():
+    W, q, mu = delassus(8, 3)
+    mu[1] = 0.0
+    sol = nsgs_jit(*(jnp.asarray(x) for x in (W, q, mu)), iterations=400)
+    ref = distinct(coulomb_enumeration(W, q, mu))
+    assert len(ref) == 1 and sol.converged
+    assert sol.r[4] == 0.0
+    np.testing.assert_allclose(sol.r, ref[0], rtol=1e-9, atol=1e-12)
+
+
+def test_inactive_contacts_get_zero_impulse_and_do_not_disturb_the_rest():
+    W, q, mu = delassus(9, 3)
+    active = np.array([True, False, True])
+    sol = nsgs_jit(*(jnp.asarray(x) for x in (W, q, mu)), iterations=400, active=jnp.asarray(active))
+    assert sol.r[1] == 0.0 and sol.r[4] == 0.0
+    keep = np.array([0, 2, 3, 5])
+    ref = distinct(coulomb_enumeration(W[np.ix_(keep, keep)], q[keep], mu[[0, 2]]))
+    assert len(ref) == 1 and sol.converged
+    np.testing.assert_allclose(sol.r[keep], ref[0], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(sol.u, W @ np.asarray(sol.r) + q, rtol=1e-12, atol=1e-12)
+    # The residual ignores the inactive contact (its u_N may well be negative).
+    assert float(coulomb_residual(sol.r, sol.u, jnp.asarray(mu), jnp.asarray(q))) >= float(sol.residual)
+    none = nsgs_jit(*(jnp.asarray(x) for x in (W, q, mu)), iterations=3, active=jnp.zeros(3, bool))
+    np.testing.assert_array_equal(none.r, 0.0)
+    assert none.converged and none.residual == 0.0
+
+
+def test_vmap_equals_single_runs_with_masks_and_warm_starts():
+    probs = RANDOM[3][:8]
+    W, q, mu = (np.stack(x) for x in zip(*probs))
+    rng = np.random.default_rng(3)
+    active = rng.random((8, 3)) < 0.7
+    r0 = np.abs(rng.standard_normal((8, 6)))
+    batch = jax.jit(jax.vmap(lambda W, q, mu, a, r0: nsgs(W, q, mu, iterations=60, active=a, r0=r0)))
+    out = batch(W, q, mu, active, r0)
+    for k in range(8):
+        one = nsgs_jit(jnp.asarray(W[k]), jnp.asarray(q[k]), jnp.asarray(mu[k]), iterations=60,
+                       active=jnp.asarray(active[k]), r0=jnp.asarray(r0[k]))
+        for a, b in zip(jax.tree.leaves(one), jax.tree.leaves(jax.tree.map(lambda x: x[k], out))):
+            np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
+
+
+def test_warm_start_at_the_solution_stays_there():
+    W, q, mu = (jnp.asarray(x) for x in RANDOM[2][4])  # one contact sticks, one slides
+    sol = nsgs_jit(W, q, mu, iterations=400)
+    again = nsgs_jit(W, q, mu, iterations=1, r0=sol.r)
+    assert again.converged
+    np.testing.assert_allclose(again.r, sol.r, rtol=1e-12, atol=1e-14)
+    cold = nsgs_jit(W, q, mu, iterations=1)
+    assert cold.residual > again.residual
+
+
+@pytest.mark.parametrize("name", sorted(SLIDER))
+def test_float32(name):
+    p = SLIDER[name]
+    args = [jnp.asarray(x, jnp.float32) for x in (p.W, p.q, p.mu)]
+    sol = nsgs_jit(*args, iterations=120, omega=1.7)
+    assert sol.r.dtype == jnp.float32 and sol.u.dtype == jnp.float32 and sol.residual.dtype == jnp.float32
+    assert sol.converged and sol.residual <= 1e-4  # default float32 tolerance
+    ref = nsgs_jit(*(jnp.asarray(x) for x in (p.W, p.q, p.mu)), iterations=120, omega=1.7)
+    np.testing.assert_allclose(sol.r, ref.r, rtol=2e-3)
+
+
+def test_float32_random_batch():
+    W, q, mu = (np.stack(x).astype(np.float32) for x in zip(*RANDOM[2]))
+    out = nsgs_batch(400)(W, q, mu)
+    assert out.r.dtype == jnp.float32
+    assert np.all(out.converged), out.residual
+    ref = nsgs_batch(400)(*(x.astype(np.float64) for x in (W, q, mu)))
+    np.testing.assert_allclose(out.r, ref.r, rtol=1e-3, atol=1e-4)
+
+
+def test_gradient_through_unrolled_sweeps_matches_finite_differences():
+    """d(r)/d(q, μ) at a non-degenerate point (one contact sticks, one slides) by reverse mode
+    through the sweeps vs central differences of the converged solution."""
+    W, q, mu = RANDOM[2][4]
+    sol = nsgs_jit(*(jnp.asarray(x) for x in (W, q, mu)), iterations=400)
+    assert sol.converged
+    rN, rT = np.asarray(sol.r[:2]), np.asarray(sol.r[2:])
+    assert np.all(rN > 0.1)
+    assert abs(rT[0]) < mu[0] * rN[0] - 0.1 and abs(abs(rT[1]) - mu[1] * rN[1]) < 1e-9
+
+    def loss(q, mu):
+        r = nsgs(W, q, mu, iterations=400).r
+        return jnp.dot(jnp.arange(1.0, 5.0), r)
+
+    gq, gmu = jax.jit(jax.grad(loss, argnums=(0, 1)))(jnp.asarray(q), jnp.asarray(mu))
+    assert np.all(np.isfinite(gq)) and np.all(np.isfinite(gmu))
+    f = jax.jit(loss)
+    h = 1e-6
+    for x, g, which in ((q, gq, 0), (mu, gmu, 1)):
+        for i in range(len(x)):
+            e = np.zeros_like(x)
+            e[i] = h
+            args_p = [q, mu]
+            args_m = [q, mu]
+            args_p[which] = x + e
+            args_m[which] = x - e
+            fd = (f(*map(jnp.asarray, args_p)) - f(*map(jnp.asarray, args_m))) / (2 * h)
+            np.testing.assert_allclose(g[i], fd, rtol=1e-5, atol=1e-7)
+
+
+def test_input_errors_name_the_value_and_rule():
+    W, q, mu = (jnp.asarray(x) for x in RANDOM[2][0])
+    with pytest.raises(ValueError, match=r"mu\[1\] = -0.1"):
+        nsgs(W, q, jnp.array([0.2, -0.1]), iterations=5)
+    with pytest.raises(ValueError, match="q must have shape"):
+        nsgs(W, q[:3], mu, iterations=5)
+    with pytest.raises(ValueError, match="mu must have shape"):
+        nsgs(W, q, mu[:1], iterations=5)
+    with pytest.raises(ValueError, match="active must have shape"):
+        nsgs(W, q, mu, iterations=5, active=jnp.ones(3, bool))
+    with pytest.raises(ValueError, match="omega"):
+        nsgs(W, q, mu, iterations=5, omega=2.5)
+    with pytest.raises(ValueError, match="iterations"):
+        nsgs(W, q, mu, iterations=-1)
+    with pytest.raises(ValueError, match="finite"):
+        nsgs(W.at[0, 0].set(jnp.nan), q, mu, iterations=5)
+
+
+# ---------------------------------------------------------------- Lemke (engineer H1's solver)
+
+def test_lemke_on_friction_lcp_agrees_with_nsgs():
+    lemke = pytest.importorskip("jaxcontact.lcp.lemke").lemke
+    cases = [(p.W, p.q, p.mu) for p in SLIDER.values()] + RANDOM[2][:6] + RANDOM[3][:6]
+    for W, q, mu in cases:
+        A, b = friction_lcp(*(jnp.asarray(x) for x in (W, q, mu)))
+        lem = lemke(A, b)
+        assert lem.converged
+        r_lemke = np.asarray(from_lcp_solution(lem.z, jnp.asarray(mu)))
+        assert coulomb_violation(W, q, mu, r_lemke) < 1e-9
+        omega = 1.7 if len(mu) == 2 and mu[0] == 0.01 else 1.0
+        sol = nsgs_jit(*(jnp.asarray(x) for x in (W, q, mu)), iterations=400, omega=omega)
+        assert sol.converged
+        np.testing.assert_allclose(sol.r, r_lemke, rtol=1e-8, atol=1e-10)
