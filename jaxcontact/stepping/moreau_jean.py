@@ -181,8 +181,10 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> t
         c = W.T @ u_free + w_tilde + eps * gamma_A
         active = is_active(scheme, kin.gap, q_M)
         warm = jnp.concatenate([state.P_N, state.P_T]) if friction else state.P_N
+        # One contact with ω = 1: a single (block) Gauss–Seidel sweep is already exact.
+        sweeps = 1 if (k == 1 and float(scheme.omega) == 1.0) else scheme.iterations
         sol = solve_contacts(D, c, jnp.asarray(laws.friction, dtype), active, warm, solver=solver,
-                             iterations=scheme.iterations, omega=scheme.omega, tol=scheme.tol,
+                             iterations=sweeps, omega=scheme.omega, tol=scheme.tol,
                              friction=friction)
         P = jnp.concatenate([sol.P_N, sol.P_T]) if friction else sol.P_N
         u_E = u_free + MhatW @ P
