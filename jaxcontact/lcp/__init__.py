@@ -14,3 +14,8 @@ from jaxcontact.lcp.jacobi import projected_jacobi  # noqa: E402
 from jaxcontact.lcp.implicit import implicit_solution, implicit_solve  # noqa: E402
 
 __all__ += ["pgs", "projected_jacobi", "implicit_solution", "implicit_solve"]
+
+from jaxcontact.lcp.friction2d import (  # noqa: E402
+    FrictionSolution, coulomb_residual, fc2d_error, friction_lcp, from_lcp_solution, nsgs)
+
+__all__ += ["FrictionSolution", "coulomb_residual", "fc2d_error", "friction_lcp", "from_lcp_solution", "nsgs"]
