@@ -13,6 +13,7 @@ stepper's arrays stay tiny and XLA fuses the arithmetic.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Optional
 
 import jax.numpy as jnp
@@ -75,37 +76,109 @@ class Point:
         return f"{self.body.name}({self.x!r}, {self.y!r})"
 
 
+class Frames:
+    """Per-call cache of body poses and (cos θ, sin θ): each body's trigonometry is traced once
+    however many points, joints and contacts use it. Builder functions wrap q in one Frames per
+    call; every helper below accepts a Frames or a plain q."""
+
+    __slots__ = ("q", "dtype", "_pose", "_cs")
+
+    def __init__(self, q):
+        self.q, self.dtype = q, q.dtype
+        self._pose, self._cs = {}, {}
+
+    def pose(self, body: Body):
+        if body.index not in self._pose:
+            if body.is_ground:
+                self._pose[None] = (0.0, 0.0, 0.0)
+            else:
+                i = 3 * body.index
+                self._pose[body.index] = (self.q[i], self.q[i + 1], self.q[i + 2])
+        return self._pose[body.index]
+
+    def cs(self, body: Body):
+        if body.index not in self._cs:
+            th = self.pose(body)[2]
+            self._cs[body.index] = (jnp.cos(th), jnp.sin(th))
+        return self._cs[body.index]
+
+
+def frames(q) -> Frames:
+    return q if isinstance(q, Frames) else Frames(q)
+
+
+# Arithmetic that folds structural constants (Python 0.0 and 1.0 from literal coordinates) at
+# trace time: XLA keeps x * 0.0 (it is NaN for x = inf), so a literal zero offset would cost flops.
+def is_zero(x) -> bool:
+    return isinstance(x, (int, float)) and x == 0.0
+
+
+def is_one(x) -> bool:
+    return isinstance(x, (int, float)) and x == 1.0
+
+
+def mul(a, b):
+    if is_zero(a) or is_zero(b):
+        return 0.0
+    if is_one(a):
+        return b
+    if is_one(b):
+        return a
+    return a * b
+
+
+def add(a, b):
+    if is_zero(a):
+        return b
+    if is_zero(b):
+        return a
+    return a + b
+
+
+def sub(a, b):
+    if is_zero(b):
+        return a
+    if is_zero(a):
+        return -b
+    return a - b
+
+
+def dot(ax, ay, bx, by):
+    return add(mul(ax, bx), mul(ay, by))
+
+
 def pose(q, body: Body):
     """(x, y, θ) of a body; the ground has zero pose."""
-    if body.is_ground:
-        z = jnp.zeros((), q.dtype)
-        return z, z, z
-    i = 3 * body.index
-    return q[i], q[i + 1], q[i + 2]
+    return frames(q).pose(body)
+
+
+def rotate_cs(c, s, vx, vy):
+    """R v for R = [[c, −s], [s, c]], with structural zeros in v folded."""
+    return sub(mul(c, vx), mul(s, vy)), add(mul(s, vx), mul(c, vy))
 
 
 def rotate(theta, vx, vy):
     """R(θ) (vx, vy)."""
-    c, s = jnp.cos(theta), jnp.sin(theta)
-    return c * vx - s * vy, s * vx + c * vy
+    return rotate_cs(jnp.cos(theta), jnp.sin(theta), vx, vy)
 
 
 def world_point(q, body: Body, local):
-    """r + R(θ) s for body-local s; for the ground, s itself (as arrays of q's dtype)."""
+    """r + R(θ) s for body-local s; for the ground, s itself."""
     sx, sy = local
     if body.is_ground:
-        return jnp.asarray(sx, q.dtype), jnp.asarray(sy, q.dtype)
-    x, y, th = pose(q, body)
-    dx, dy = rotate(th, sx, sy)
-    return x + dx, y + dy
+        return sx, sy
+    f = frames(q)
+    x, y, _ = f.pose(body)
+    dx, dy = rotate_cs(*f.cs(body), sx, sy)
+    return add(x, dx), add(y, dy)
 
 
 def world_direction(q, body: Body, local):
     """R(θ) d for a body-fixed direction d (d itself for the ground)."""
     dx, dy = local
     if body.is_ground:
-        return jnp.asarray(dx, q.dtype), jnp.asarray(dy, q.dtype)
-    return rotate(pose(q, body)[2], dx, dy)
+        return dx, dy
+    return rotate_cs(*frames(q).cs(body), dx, dy)
 
 
 def material_velocity(q, u, body: Body, px, py):
@@ -115,12 +188,19 @@ def material_velocity(q, u, body: Body, px, py):
     zero for the ground. Affine in u, as γ_T must be.
     """
     if body.is_ground:
-        z = jnp.zeros((), q.dtype)
-        return z, z
-    x, y, _ = pose(q, body)
+        return 0.0, 0.0
+    x, y, _ = frames(q).pose(body)
     i = 3 * body.index
     vx, vy, w = u[i], u[i + 1], u[i + 2]
-    return vx - w * (py - y), vy + w * (px - x)
+    return sub(vx, mul(w, sub(py, y))), add(vy, mul(w, sub(px, x)))
+
+
+def unit(vx, vy, default):
+    """Normalise a direction: in Python for constants, with the safe norm otherwise."""
+    if isinstance(vx, (int, float)) and isinstance(vy, (int, float)):
+        n = math.hypot(vx, vy)
+        return (float(vx) / n, float(vy) / n) if n > 0 else default
+    return safe_unit(vx, vy, default)
 
 
 def safe_norm(vx, vy):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from jaxcontact.planar.bodies import Body, Point, material_velocity, safe_norm, safe_unit, world_direction
+from jaxcontact.planar.bodies import Body, Point, dot, material_velocity, mul, safe_norm, safe_unit, sub, unit, world_direction
 from jaxcontact.planar.values import NONNEGATIVE, POSITIVE, UNIT_INTERVAL, Value
 
 
@@ -43,8 +43,9 @@ class Line:
     def world(self, q, p):
         """Origin (ox, oy) and unit normal (nx, ny) in world coordinates."""
         ox, oy = self.point.world(q, p)
-        dx, dy = world_direction(q, self.body, (self.normal[0](p), self.normal[1](p)))
-        nx, ny = safe_unit(dx, dy, (0.0, 1.0))
+        # Normalise in the body frame (rotation keeps the length): constants fold in Python.
+        nx, ny = unit(self.normal[0](p), self.normal[1](p), (0.0, 1.0))
+        nx, ny = world_direction(q, self.body, (nx, ny))
         return ox, oy, nx, ny
 
     def values(self):
@@ -87,7 +88,7 @@ def _slip(q, u, a: Body, pa, b: Body, pb, nx, ny):
     """t · (v_A(P_A) − v_B(P_B)) with t = (n_y, −n_x)."""
     vax, vay = material_velocity(q, u, a, *pa)
     vbx, vby = material_velocity(q, u, b, *pb)
-    return ny * (vax - vbx) - nx * (vay - vby)
+    return sub(mul(ny, sub(vax, vbx)), mul(nx, sub(vay, vby)))
 
 
 class PointLine(Contact):
@@ -100,7 +101,7 @@ class PointLine(Contact):
     def _geometry(self, q, p):
         px, py = self.point.world(q, p)
         ox, oy, nx, ny = self.line.world(q, p)
-        return px, py, nx, ny, nx * (px - ox) + ny * (py - oy)
+        return px, py, nx, ny, dot(nx, ny, sub(px, ox), sub(py, oy))
 
     def gap(self, q, t, p):
         return self._geometry(q, p)[4]
@@ -127,7 +128,7 @@ class CircleLine(Contact):
         cx, cy = self.centre.world(q, p)
         ox, oy, nx, ny = self.line.world(q, p)
         r = self.radius(p)
-        return cx - r * nx, cy - r * ny, nx, ny, nx * (cx - ox) + ny * (cy - oy) - r
+        return sub(cx, mul(r, nx)), sub(cy, mul(r, ny)), nx, ny, sub(dot(nx, ny, sub(cx, ox), sub(cy, oy)), r)
 
     def gap(self, q, t, p):
         return self._geometry(q, p)[4]

@@ -16,7 +16,7 @@ from typing import Callable
 
 import jax.numpy as jnp
 
-from jaxcontact.planar.bodies import Body, Point, material_velocity, pose, safe_norm, safe_unit
+from jaxcontact.planar.bodies import Body, Point, material_velocity, mul, pose, safe_norm, safe_unit, sub, unit
 from jaxcontact.planar.values import Value
 
 
@@ -39,15 +39,25 @@ class Wrenches:
         if body.is_ground:
             return
         x, y, _ = pose(q, body)
-        self.add(body, fx, fy, (px - x) * fy - (py - y) * fx)
+        self.add(body, fx, fy, sub(mul(sub(px, x), fy), mul(sub(py, y), fx)))
 
     def vector(self):
         z = jnp.zeros((), self.dtype)
-        comps = [sum(lst, z) if lst else z for parts in self.parts for lst in parts]
+        comps = [_sum(lst, z) for parts in self.parts for lst in parts]
         v = jnp.stack([jnp.asarray(c, self.dtype) for c in comps])
         for e in self.extra:
             v = v + e
         return v
+
+
+def _sum(terms, zero):
+    terms = [t for t in terms if not (isinstance(t, (int, float)) and t == 0.0)]
+    if not terms:
+        return zero
+    out = terms[0]
+    for t in terms[1:]:
+        out = out + t
+    return out
 
 
 class Gravity:
@@ -57,14 +67,14 @@ class Gravity:
         self.name, self.g, self.direction = name, g, direction
 
     def _dir(self, p):
-        return safe_unit(self.direction[0](p), self.direction[1](p), (0.0, -1.0))
+        return unit(self.direction[0](p), self.direction[1](p), (0.0, -1.0))
 
     def apply(self, acc: Wrenches, bodies, q, u, t, p):
         g = self.g(p)
         dx, dy = self._dir(p)
         for b in bodies:
-            m = b.mass(p)
-            acc.add(b, m * g * dx, m * g * dy, 0.0)
+            mg = b.mass(p) * g
+            acc.add(b, mul(mg, dx), mul(mg, dy), 0.0)
 
     def potential(self, bodies, q, t, p):
         g = self.g(p)
@@ -72,7 +82,7 @@ class Gravity:
         v = 0.0
         for b in bodies:
             x, y, _ = pose(q, b)
-            v = v - b.mass(p) * g * (dx * x + dy * y)
+            v = v - b.mass(p) * g * (mul(dx, x) + mul(dy, y))
         return v
 
     def values(self):

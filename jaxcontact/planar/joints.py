@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jaxcontact.planar.bodies import COORDINATES, Body, Point, pose, rotate
+from jaxcontact.planar.bodies import COORDINATES, Body, Point, dot, frames, is_zero, pose, rotate, sub
 from jaxcontact.planar.values import Value
 
 
@@ -27,7 +27,7 @@ class Revolute:
     def residual(self, q, t, p):
         ax, ay = self.a.world(q, p)
         bx, by = self.b.world(q, p)
-        return [ax - bx, ay - by]
+        return [sub(ax, bx), sub(ay, by)]
 
     @property
     def row_names(self):
@@ -59,8 +59,13 @@ class Prismatic:
         _, _, thb = pose(q, self.b.body)
         ax, ay = self.a.world(q, p)
         bx, by = self.b.world(q, p)
-        nx, ny = rotate(tha + self.axis_angle(p), 0.0, 1.0)
-        return [thb - tha - self.angle(p), nx * (bx - ax) + ny * (by - ay)]
+        alpha = self.axis_angle(p)
+        if is_zero(alpha) and not self.a.body.is_ground:
+            c, s = frames(q).cs(self.a.body)
+            nx, ny = -s, c
+        else:
+            nx, ny = rotate(tha + alpha, 0.0, 1.0)
+        return [sub(sub(thb, tha), self.angle(p)), dot(nx, ny, sub(bx, ax), sub(by, ay))]
 
     @property
     def row_names(self):
@@ -90,7 +95,7 @@ class Driver:
 
     def residual(self, q, t, p):
         c = COORDINATES.index(self.coordinate)
-        return [pose(q, self.body)[c] - pose(q, self.relative_to)[c] - self.value(p, t)]
+        return [sub(sub(pose(q, self.body)[c], pose(q, self.relative_to)[c]), self.value(p, t))]
 
     @property
     def row_names(self):

@@ -26,7 +26,7 @@ from typing import Callable, Optional, Union
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.planar.bodies import COORDINATES, Body, Point, material_velocity, world_point
+from jaxcontact.planar.bodies import COORDINATES, Body, Frames, Point, material_velocity, world_point
 from jaxcontact.planar.contacts import CircleCircle, CircleLine, ClearanceJoint, Contact, Line, PointLine
 from jaxcontact.planar.forces import GeneralizedForce, Gravity, PointForce, SpringDamper, Torque, Wrenches
 from jaxcontact.planar.joints import Driver, Prismatic, Revolute
@@ -395,21 +395,25 @@ class Mechanism:
 
         def forces(q, u, t, p):
             acc = Wrenches(len(bodies), q.dtype)
+            f = Frames(q)
             for load in loads:
-                load.apply(acc, bodies, q, u, t, p)
+                load.apply(acc, bodies, f, u, t, p)
             return acc.vector()
 
         def _stack(vals, dt):
             return jnp.stack([jnp.asarray(v, dt) for v in vals])
 
         def constraints(q, t, p):
-            return _stack([r for j in joints for r in j.residual(q, t, p)], q.dtype)
+            f = Frames(q)
+            return _stack([r for j in joints for r in j.residual(f, t, p)], q.dtype)
 
         def gaps(q, t, p):
-            return _stack([c.gap(q, t, p) for c in contacts], q.dtype)
+            f = Frames(q)
+            return _stack([c.gap(f, t, p) for c in contacts], q.dtype)
 
         def slip_velocity(q, u, t, p):
-            return _stack([c.slip(q, u, t, p) for c in contacts], q.dtype)
+            f = Frames(q)
+            return _stack([c.slip(f, u, t, p) for c in contacts], q.dtype)
 
         def laws(p):
             def leaf(v):
@@ -421,7 +425,8 @@ class Mechanism:
                 friction=_stack([leaf(c.friction) for c in contacts], dt))
 
         def potential(q, t, p):
-            return jnp.asarray(sum((load.potential(bodies, q, t, p) for load in loads), 0.0), q.dtype)
+            f = Frames(q)
+            return jnp.asarray(sum((load.potential(bodies, f, t, p) for load in loads), 0.0), q.dtype)
 
         frictional = any(c.friction is not None for c in contacts)
         system = LagrangianSystem(
