@@ -465,3 +465,16 @@ def test_lemke_on_friction_lcp_agrees_with_nsgs():
         sol = nsgs_jit(*(jnp.asarray(x) for x in (W, q, mu)), iterations=400, omega=omega)
         assert sol.converged
         np.testing.assert_allclose(sol.r, r_lemke, rtol=1e-8, atol=1e-10)
+
+
+def test_residual_definitions_on_a_hand_computed_case():
+    """One contact, μ = 0.5, r = (1, 0), u = (0, 1): normal law holds, but r_T = 0 inside the cone
+    with u_T ≠ 0 breaks Coulomb. Natural map: e_T = 0 − clip(−1, −0.5, 0.5) = 0.5. Siconos:
+    r − ũ = (0.5, −1) projects onto the cone at n' = (0.5·1 + 0.5)/1.25 = 0.8, t' = −0.4,
+    error ‖(0.2, 0.4)‖ = √0.2 (‖q‖ = 1)."""
+    r, u, mu, q = jnp.array([1.0, 0.0]), jnp.array([0.0, 1.0]), jnp.array([0.5]), jnp.array([-1.0, 0.0])
+    assert float(coulomb_residual(r, u, mu, q)) == pytest.approx(0.5, rel=1e-15)
+    assert float(fc2d_error(r, u, mu, q)) == pytest.approx(np.sqrt(0.2), rel=1e-14)
+    # At a solution both vanish: sliding r_T = −μ r_N with u_T > 0.
+    assert float(coulomb_residual(r.at[1].set(-0.5), u, mu, q)) == 0.0
+    assert float(fc2d_error(r.at[1].set(-0.5), u, mu, q)) < 1e-15
