@@ -345,6 +345,39 @@ class Mechanism:
         px, py = world_point(q, b, pt.local(p))
         return jnp.stack(material_velocity(q, u, b, px, py))
 
+    def check_state(self, system: LagrangianSystem, q, p, u=None, t=0.0, tol: float = 1e-8) -> None:
+        """Check an initial state outside jit; raise ValueError naming the broken row or contact.
+
+        Rules: |Φ_i(q, t)| ≤ tol for every constraint row; Φ_q has full row rank (redundant
+        or conflicting joints make the stepper's G = Φ_q M⁻¹ Φ_qᵀ singular); no contact gap
+        below −tol; with u, |Φ_q u + Φ_t| ≤ tol.
+        """
+        from jaxcontact.system import kinematics
+
+        q = jnp.asarray(q)
+        k = kinematics(system, q, t, p)
+        phi, phi_q = np.asarray(k.phi), np.asarray(k.phi_q)
+        names = self.constraint_names
+        if phi.size:
+            i = int(np.argmax(np.abs(phi)))
+            if abs(phi[i]) > tol:
+                raise ValueError(f"constraint row {names[i]!r}: Φ = {phi[i]:.3e} exceeds tol = {tol:g} "
+                                 "(the initial configuration does not assemble the joints)")
+            sv = np.linalg.svd(phi_q, compute_uv=False)
+            rank = int(np.sum(sv > 1e-10 * max(1.0, sv[0])))
+            if rank < phi.size:
+                raise ValueError(f"the constraint Jacobian has rank {rank} < {phi.size} rows {list(names)}: "
+                                 "redundant or conflicting joints (the constraint solve would be singular)")
+            if u is not None:
+                vel = phi_q @ np.asarray(u) + np.asarray(k.phi_t)
+                i = int(np.argmax(np.abs(vel)))
+                if abs(vel[i]) > tol:
+                    raise ValueError(f"constraint row {names[i]!r}: Φ_q u + Φ_t = {vel[i]:.3e} exceeds tol = {tol:g}")
+        gap = np.asarray(k.gap)
+        if gap.size and gap.min() < -tol:
+            i = int(np.argmin(gap))
+            raise ValueError(f"contact {self.contact_names[i]!r}: gap = {gap[i]:.3e} < 0 (starts in penetration)")
+
     # ------------------------------------------------------------------- build
     def validate(self, params: dict) -> None:
         """Check every value against ``params`` (outside jit): known names, finite, and the rules

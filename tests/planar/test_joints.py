@@ -84,3 +84,76 @@ def test_prismatic_and_driver():
     n = np.array([-math.sin(a), math.cos(a)])
     k2 = f(q + jnp.array([*(0.01 * n), 0.02]), t)
     np.testing.assert_allclose(k2.phi[:2], [0.02, 0.01], atol=1e-15)
+
+
+def slider_crank(clearance: bool):
+    """Crank (ground pivot) – rod – slider on the x-axis; the crank–rod joint ideal or with clearance."""
+    mech = Mechanism("slider-crank")
+    crank = mech.body("crank", mass="m1", inertia="m1*r**2/12")
+    rod = mech.body("rod", mass="m2", inertia="m2*l**2/12")
+    slider = mech.body("slider", mass="m3", inertia="J3")
+    mech.revolute(crank, ("-r/2", 0.0), None, (0.0, 0.0), name="O")
+    if clearance:
+        mech.clearance_revolute("A", crank, ("r/2", 0.0), rod, ("-l/2", 0.0), pin_radius="rp", clearance="c",
+                                restitution="e", friction="mu")
+    else:
+        mech.revolute(crank, ("r/2", 0.0), rod, ("-l/2", 0.0), name="A")
+    mech.revolute(rod, ("l/2", 0.0), slider, (0.0, 0.0), name="B")
+    mech.prismatic(None, (0.0, 0.0), slider, (0.0, 0.0), name="slide")
+    system, p = mech.build({"m1": 1.0, "m2": 2.0, "m3": 1.0, "J3": 0.01, "r": 0.1, "l": 0.3, "rp": 0.01,
+                            "c": 5e-4, "e": 0.5, "mu": 0.1})
+    return mech, system, p
+
+
+def crank_state(phi, r=0.1, l=0.3):
+    """Analytic slider–crank configuration for crank angle φ (slider on the positive x-axis)."""
+    ax, ay = r * math.cos(phi), r * math.sin(phi)
+    beta = -math.asin(ay / l)  # rod angle
+    bx = ax + l * math.cos(beta)
+    return np.array([ax / 2, ay / 2, phi, (ax + bx) / 2, ay / 2, beta, bx, 0.0, 0.0])
+
+
+def test_slider_crank_ideal_and_with_clearance():
+    mech, system, p = slider_crank(clearance=False)
+    q = crank_state(0.7)
+    k = kinematics(system, jnp.asarray(q), 0.0, p)
+    assert k.phi.shape == (8,) and np.max(np.abs(np.asarray(k.phi))) < 1e-15
+    u = 4.0 * (crank_state(0.7 + 1e-6) - crank_state(0.7 - 1e-6)) / 2e-6
+    mech.check_state(system, q, p, u=u, tol=1e-8)  # assembled, full rank, consistent velocity
+    mech_c, system_c, p_c = slider_crank(clearance=True)
+    k = kinematics(system_c, jnp.asarray(q), 0.0, p_c)
+    assert k.phi.shape == (6,) and np.linalg.matrix_rank(np.asarray(k.phi_q)) == 6  # 3 DOF: the pin is free
+    assert float(k.gap[0]) == 5e-4 and np.all(np.isfinite(np.asarray(k.W_N)))  # centred pin
+    q_off = q.copy()
+    q_off[3] += 3e-4  # rod shifted by 0.3 mm: the hole moves off the pin
+    mech_c.check_state(system_c, q_off, p_c, tol=1e-3)
+    assert float(kinematics(system_c, jnp.asarray(q_off), 0.0, p_c).gap[0]) == pytest.approx(2e-4, abs=1e-12)
+
+
+def test_check_state_names_the_broken_rule():
+    mech, system, p = slider_crank(clearance=False)
+    q = crank_state(0.7)
+    bad = q.copy()
+    bad[6] += 0.01
+    with pytest.raises(ValueError, match=r"constraint row 'B.x': Φ = -1.000e-02"):
+        mech.check_state(system, bad, p)
+    with pytest.raises(ValueError, match=r"constraint row '.*': Φ_q u \+ Φ_t = "):
+        mech.check_state(system, q, p, u=np.ones(9))
+    mech.driver("crank", "theta", "w*t + 0.7", name="motor")
+    mech.driver("slider", "y", 0.0, name="redundant")  # already fixed by the prismatic joint
+    system2, p2 = mech.build({"m1": 1.0, "m2": 2.0, "m3": 1.0, "J3": 0.01, "r": 0.1, "l": 0.3, "w": 2.0})
+    with pytest.raises(ValueError, match=r"rank 9 < 10 rows"):
+        mech.check_state(system2, q, p2)
+    np.testing.assert_allclose(kinematics(system2, jnp.asarray(q), 0.5, p2).phi_t[8], -2.0)
+
+
+def test_relative_angle_driver():
+    mech = Mechanism("motor")
+    a = mech.body("a", mass=1.0, inertia=1.0)
+    b = mech.body("b", mass=1.0, inertia=1.0)
+    mech.driver(b, "theta", lambda t, p: p["omega"] * t, relative_to=a)
+    system, p = mech.build({"omega": 3.0})
+    k = kinematics(system, jnp.array([0.0, 0.0, 0.2, 1.0, 0.0, 0.2 + 3.0 * 0.4]), 0.4, p)
+    np.testing.assert_allclose(k.phi, [0.0], atol=1e-15)
+    np.testing.assert_allclose(k.phi_q, [[0, 0, -1, 0, 0, 1]])
+    np.testing.assert_allclose(k.phi_t, [-3.0])
