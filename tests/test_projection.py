@@ -621,3 +621,17 @@ def test_baumgarte_velocity_target_keeps_velocity_level_drift_bounded():
     assert free[-1] > 5 * free[n // 10]
     assert np.max(stab) < 0.1 * free[-1]
     assert np.max(stab[n // 2:]) <= 2 * np.max(stab[: n // 2])
+
+
+def test_baumgarte_rates_are_batchable_differentiable_leaves():
+    alphas, betas = jnp.array([0.0, 1.0, 10.0]), jnp.array([2.0, 3.0, 30.0])
+    batched = jax.vmap(baumgarte_velocity_target, in_axes=(None, None, None, 0, 0))(
+        jnp.array([1e-3, -2e-3]), jnp.array([0.1, 0.2]), 0.01, alphas, betas)
+    for i in range(3):
+        np.testing.assert_array_equal(batched[i], baumgarte_velocity_target(
+            jnp.array([1e-3, -2e-3]), jnp.array([0.1, 0.2]), 0.01, alphas[i], betas[i]))
+    # ∂target/∂α = −2h · target / (1 + 2hα + h²β²), analytically
+    h, a, b, phi, dphi = 0.01, 3.0, 5.0, 1e-3, 0.2
+    g = jax.grad(lambda a_: baumgarte_velocity_target(phi, dphi, h, a_, b))(a)
+    den = 1 + 2 * h * a + (h * b) ** 2
+    np.testing.assert_allclose(g, -2 * h * (dphi - h * b**2 * phi) / den**2, rtol=1e-14)
