@@ -73,3 +73,19 @@ def test_time_dependent_torque_and_reaction():
     np.testing.assert_allclose(h, [0, 0, 2.0 * np.sin(1.5), 0, 0, -2.0 * np.sin(1.5)], atol=1e-15)
     # A load varying in time has no potential: the energy diagnostic then counts kinetic energy only.
     assert float(system.potential(jnp.ones(6), 0.5, p)) == 0.0
+
+
+def test_generalized_force_and_point_readouts():
+    mech = Mechanism("user")
+    a = mech.body("a", mass=1.0, inertia=0.5)
+    mech.generalized_force(lambda q, u, t, p: -p["c"] * u, name="drag")
+    system, p = mech.build({"c": 0.3})
+    u = jnp.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(system.forces(jnp.zeros(3), u, 0.0, p), -0.3 * u)
+    assert system.potential is not None and float(system.potential(jnp.zeros(3), 0.0, p)) == 0.0
+    q = jnp.array([1.0, 2.0, np.pi / 2])
+    np.testing.assert_allclose(mech.point_position(a, (0.5, 0.0), q, p), [1.0, 2.5], atol=1e-15)
+    np.testing.assert_allclose(mech.point_velocity("a", (0.5, 0.0), q, u, p), [1.0 - 0.25, -2.0], atol=1e-15)
+    assert mech.index("a", "theta") == 2
+    with pytest.raises(ValueError, match=r"generalized force 'bad': 3 is not callable"):
+        mech.generalized_force(3, name="bad")
