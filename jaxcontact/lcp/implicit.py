@@ -81,6 +81,8 @@ def active_set_adjoint(M, q, z, g, rcond=None):
     returns ``(−v zᵀ, −v)``.
     """
     n = z.shape[-1]
+    if n == 0:
+        return jnp.zeros_like(M), jnp.zeros_like(q)
     rcond = default_rcond(n, z.dtype) if rcond is None else rcond
     w = M @ z + q
     a = z > w

@@ -83,6 +83,8 @@ def _pgs_z(M, q, z0, omega, *, iterations):
     z = jnp.where(ok, jnp.maximum(z0, 0.0), 0.0)
     n = z.shape[0]
 
+    if n == 0:  # no contacts: nothing to sweep (the row loop cannot be traced at size 0)
+        return z
     if n <= SCALAR_SWEEP_MAX_N:
         def sweep(z, _):
             zs = [z[i] for i in range(n)]

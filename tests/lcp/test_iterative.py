@@ -250,3 +250,14 @@ def test_semidefinite_rank_deficient(seed):
     for sol in (jax.jit(functools.partial(pgs, iterations=3000))(M, q), jacobi_3000(M, q)):
         assert bool(sol.converged) and float(sol.residual) <= 1e-8
         np.testing.assert_allclose(sol.w, w_bar, atol=1e-7)
+
+
+@pytest.mark.parametrize("solver", [pgs, projected_jacobi])
+def test_empty_problem_and_integer_input(solver):
+    empty = solver(np.zeros((0, 0)), np.zeros(0))
+    assert empty.z.shape == (0,) and bool(empty.converged)
+    g = jax.grad(lambda q: solver(np.zeros((0, 0)), q, differentiation="implicit").z.sum())(np.zeros(0))
+    assert g.shape == (0,)
+    ints = solver(np.array([[2, 1], [1, 2]]), np.array([-3, 3]), iterations=200)
+    assert jnp.issubdtype(ints.z.dtype, jnp.floating)
+    np.testing.assert_allclose(ints.z, [1.5, 0.0], atol=1e-12)
