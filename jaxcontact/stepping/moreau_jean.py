@@ -164,7 +164,7 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> t
     if m:
         G = kin.phi_q @ X_phi
         # G⁻¹ [Φ_q ũ + Φ_t | Φ_q M⁻¹ W] in one solve.
-        Y = jnp.linalg.solve(G, jnp.concatenate([(kin.phi_q @ u_tilde + kin.phi_t)[:, None], kin.phi_q @ X_W], axis=1))
+        Y = cho_solve(cho_factor(G), jnp.concatenate([(kin.phi_q @ u_tilde + kin.phi_t)[:, None], kin.phi_q @ X_W], axis=1))
         u_free = u_tilde - X_phi @ Y[:, 0]
         MhatW = X_W - X_phi @ Y[:, 1:]
     else:
