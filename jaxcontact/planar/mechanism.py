@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 from typing import Callable, Optional, Union
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -31,9 +32,15 @@ from jaxcontact.planar.contacts import CircleCircle, CircleLine, ClearanceJoint,
 from jaxcontact.planar.forces import GeneralizedForce, Gravity, PointForce, SpringDamper, Torque, Wrenches
 from jaxcontact.planar.joints import Driver, Prismatic, Revolute
 from jaxcontact.planar.values import ANY, NONNEGATIVE, POSITIVE, UNIT_INTERVAL, Rule, Value, is_number
-from jaxcontact.system import ContactLaws, LagrangianSystem
+from jaxcontact.system import ContactLaws, LagrangianSystem, kinematics
 
 BodyRef = Union[Body, str, None]
+
+
+@functools.lru_cache(maxsize=32)
+def _jitted_kinematics(system: LagrangianSystem):
+    """One compiled ``kinematics`` per system for the checks run outside jit."""
+    return jax.jit(functools.partial(kinematics, system))
 
 
 def _atomic(method):
@@ -352,10 +359,8 @@ class Mechanism:
         or conflicting joints make the stepper's G = Φ_q M⁻¹ Φ_qᵀ singular); no contact gap
         below −tol; with u, |Φ_q u + Φ_t| ≤ tol.
         """
-        from jaxcontact.system import kinematics
-
         q = jnp.asarray(q)
-        k = kinematics(system, q, t, p)
+        k = _jitted_kinematics(system)(q, jnp.asarray(t, q.dtype), p)
         phi, phi_q = np.asarray(k.phi), np.asarray(k.phi_q)
         names = self.constraint_names
         if phi.size:

@@ -55,7 +55,7 @@ def test_four_bar_closure_from_varied_lengths():
     k = kin(q0, 0.0, p)
     assert np.max(np.abs(np.asarray(k.phi))) < 1e-15
     # Velocity along the closure branch: derivative of q0 with respect to bar 1's angle.
-    dq = jax.jacfwd(lambda a: four_bar.initial_state({**p, "initial_angle": a})[0])(p["initial_angle"])
+    dq = jax.jit(jax.jacfwd(lambda a: four_bar.initial_state({**p, "initial_angle": a})[0]))(p["initial_angle"])
     assert np.max(np.abs(np.asarray(k.phi_q @ dq))) < 1e-13
     assert abs(float(dq[2]) - 1.0) < 1e-15
 
@@ -116,18 +116,19 @@ def crank_state(phi, r=0.1, l=0.3):
 def test_slider_crank_ideal_and_with_clearance():
     mech, system, p = slider_crank(clearance=False)
     q = crank_state(0.7)
-    k = kinematics(system, jnp.asarray(q), 0.0, p)
+    k = jax.jit(lambda qq: kinematics(system, qq, 0.0, p))(jnp.asarray(q))
     assert k.phi.shape == (8,) and np.max(np.abs(np.asarray(k.phi))) < 1e-15
     u = 4.0 * (crank_state(0.7 + 1e-6) - crank_state(0.7 - 1e-6)) / 2e-6
     mech.check_state(system, q, p, u=u, tol=1e-8)  # assembled, full rank, consistent velocity
     mech_c, system_c, p_c = slider_crank(clearance=True)
-    k = kinematics(system_c, jnp.asarray(q), 0.0, p_c)
+    kin_c = jax.jit(lambda qq: kinematics(system_c, qq, 0.0, p_c))
+    k = kin_c(jnp.asarray(q))
     assert k.phi.shape == (6,) and np.linalg.matrix_rank(np.asarray(k.phi_q)) == 6  # 3 DOF: the pin is free
     assert float(k.gap[0]) == 5e-4 and np.all(np.isfinite(np.asarray(k.W_N)))  # centred pin
     q_off = q.copy()
     q_off[3] += 3e-4  # rod shifted by 0.3 mm: the hole moves off the pin
     mech_c.check_state(system_c, q_off, p_c, tol=1e-3)
-    assert float(kinematics(system_c, jnp.asarray(q_off), 0.0, p_c).gap[0]) == pytest.approx(2e-4, abs=1e-12)
+    assert float(kin_c(jnp.asarray(q_off)).gap[0]) == pytest.approx(2e-4, abs=1e-12)
 
 
 def test_check_state_names_the_broken_rule():
@@ -144,7 +145,7 @@ def test_check_state_names_the_broken_rule():
     system2, p2 = mech.build({"m1": 1.0, "m2": 2.0, "m3": 1.0, "J3": 0.01, "r": 0.1, "l": 0.3, "w": 2.0})
     with pytest.raises(ValueError, match=r"rank 9 < 10 rows"):
         mech.check_state(system2, q, p2)
-    np.testing.assert_allclose(kinematics(system2, jnp.asarray(q), 0.5, p2).phi_t[8], -2.0)
+    np.testing.assert_allclose(jax.jit(lambda qq: kinematics(system2, qq, 0.5, p2))(jnp.asarray(q)).phi_t[8], -2.0)
 
 
 def test_relative_angle_driver():
