@@ -174,3 +174,10 @@ def test_scheme_options_are_checked():
         MoreauJean(iterations=0)
     with pytest.raises(ValueError, match="separating"):
         MoreauJean(separating="x")
+
+
+def test_diagonal_mass_option_matches_cholesky(pendulum_run):
+    dt, ref = pendulum_run
+    tr = simulate(PENDULUM, P_PEND, jnp.array([0.4, 0.0, 0.0]), jnp.zeros(3), dt=dt, n_steps=1500,
+                  scheme=MoreauJean(diagonal_mass=True))
+    np.testing.assert_allclose(np.asarray(tr.q), np.asarray(ref.q), rtol=0, atol=1e-12)

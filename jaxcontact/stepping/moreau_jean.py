@@ -57,6 +57,9 @@ class MoreauJean:
       rounding guard 64 ε_mach max(1, ‖q_M‖∞) — without it a body resting or
       sliding on a surface (g_N = 0 up to rounding) drops in and out of the
       active set at random and chatters.
+    diagonal_mass: promise that M(q) is diagonal (planar bodies in absolute
+      coordinates, SPEC §1): M⁻¹ is then a division instead of a Cholesky
+      factorisation. Off-diagonal entries are ignored, so only set it when true.
     diagnostics: compute ‖Φ‖, ‖Φ̇‖ and the energy at every step's end state
       (one more evaluation of Φ, M and V per step; turn off for throughput).
     """
@@ -68,6 +71,7 @@ class MoreauJean:
     tol: float | None = None
     separating: str = "conservative"
     activation_tol: float | None = None
+    diagonal_mass: bool = False
     diagnostics: bool = True
 
     def __post_init__(self):
@@ -157,8 +161,10 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> t
     W = jnp.concatenate([kin.W_N, kin.W_T], axis=1) if friction else kin.W_N
     w_tilde = jnp.concatenate([kin.gap_t, kin.w_T]) if friction else kin.gap_t
     rhs = jnp.concatenate([(h * f)[:, None], kin.phi_q.T, W], axis=1)
-    cho = cho_factor(M)
-    X = cho_solve(cho, rhs)
+    if scheme.diagonal_mass:
+        X = rhs / jnp.diagonal(M)[:, None]
+    else:
+        X = cho_solve(cho_factor(M), rhs)
     u_tilde = u_A + X[:, 0]
     X_phi, X_W = X[:, 1:1 + m], X[:, 1 + m:]
     if m:
