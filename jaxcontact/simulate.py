@@ -33,7 +33,13 @@ from jaxcontact.system import LagrangianSystem, energy
 
 
 class Diagnostics(NamedTuple):
-    """Per saved row: contact-solver residual/convergence/iterations, ‖Φ‖₂, ‖Φ_q u + Φ_t‖₂, energy."""
+    """Per saved row: contact-solver residual/convergence/iterations, ‖Φ‖₂, ‖Φ_q u + Φ_t‖₂, energy.
+
+    ‖Φ‖ and ‖Φ_q u + Φ_t‖ are evaluated at the saved state (q_E, u_E, t_E).
+    Moreau–Jean enforces Φ_q u_E + Φ_t = 0 at the step's θ-point (q_M, t_M), so
+    at q_E both drift by O(h) per unit time without a projection (issue 4).
+    The energy is ½ uᵀ M u + V (kinetic only if the system has no potential).
+    """
 
     residual: jax.Array
     converged: jax.Array
