@@ -30,13 +30,36 @@ SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "fc2d_
 GRANULAR = SHARED / "fc2d_granularflowonwall_00667_00000.dat"
 SLIDER = {p.name: p for p in load_bundled()}
 
-# One compilation per (iterations, omega) used below.
-nsgs_jit = jax.jit(nsgs, static_argnames=("iterations",))
+# Sweeps used by the converging solves (one compilation per problem size and dtype):
+# ≥ the 400 random problems need (cond(W) ≤ 100, μ ≤ 1) and the 475–492 of the slider–crank at ω = 1.
+N = 500
 
 
-@functools.cache
-def nsgs_batch(iterations):
-    return jax.jit(jax.vmap(functools.partial(nsgs, iterations=iterations)))
+def _nsgs(W, q, mu, active, r0, omega, *, iterations):
+    return nsgs(W, q, mu, iterations=iterations, omega=omega, active=active, r0=r0)
+
+
+_solve = jax.jit(_nsgs, static_argnames=("iterations",))
+_solve_batch = jax.jit(jax.vmap(functools.partial(_nsgs, iterations=N)))
+
+
+def _defaults(W, q, mu, omega, active, r0):
+    """Mask, warm start and ω always passed as arrays, so that calls share compilations."""
+    nc = jnp.shape(mu)[-1]
+    lead = jnp.shape(mu)[:-1]
+    dtype = jnp.result_type(W, q, 1.0)
+    active = jnp.ones(lead + (nc,), bool) if active is None else active
+    r0 = jnp.zeros(lead + (2 * nc,), dtype) if r0 is None else r0
+    return W, q, mu, active, r0, jnp.full(lead, omega, dtype)
+
+
+def nsgs_jit(W, q, mu, *, iterations, omega=1.0, active=None, r0=None):
+    return _solve(*_defaults(W, q, mu, omega, active, r0), iterations=iterations)
+
+
+def nsgs_batch(W, q, mu, *, active=None, r0=None):
+    """N sweeps on a batch of problems (leading axis)."""
+    return _solve_batch(*_defaults(W, q, mu, 1.0, active, r0))
 
 
 # ---------------------------------------------------------------- references
@@ -202,14 +225,16 @@ def test_nsgs_solves_slider_crank_and_agrees_with_f1_lcp(name):
     assert coulomb_violation(p.W, p.q, p.mu, ref) < 1e-12
     # Both contacts slide (|r_T| = μ r_N, opposing u_T < 0).
     np.testing.assert_allclose(ref[2:], p.mu * ref[:2], rtol=1e-9)
-    for iterations, omega in ((500, 1.0), (120, 1.7)):
-        sol = nsgs_jit(W, q, mu, iterations=iterations, omega=omega)
-        assert sol.converged and sol.residual < 1e-10, (iterations, omega, sol.residual)
+    for omega in (1.0, 1.7):
+        sol = nsgs_jit(W, q, mu, iterations=N, omega=omega)
+        assert sol.converged and sol.residual < 1e-10, (omega, sol.residual)
         assert fc2d_error(sol.r, sol.u, mu, q) < 1e-10
         np.testing.assert_allclose(sol.r, ref, rtol=1e-8, atol=1e-12)
         np.testing.assert_allclose(sol.u, p.W @ np.asarray(sol.r) + p.q, rtol=1e-12, atol=1e-12)
     # Siconos' default (tol 1e-4 on its own error) is far from solved: 200 plain sweeps leave ~2e-5.
-    short = nsgs_jit(W, q, mu, iterations=200)
+    short = nsgs_jit(W, q, mu, iterations=1)
+    for _ in range(199):  # 200 sweeps in all (a warm start continues the sweeps exactly)
+        short = nsgs_jit(W, q, mu, iterations=1, r0=short.r)
     assert 1e-6 < fc2d_error(short.r, short.u, mu, q) < 1e-4 and not short.converged
 
 
@@ -236,7 +261,7 @@ RANDOM = {nc: [delassus(1000 * nc + s, nc) for s in range(24)] for nc in (1, 2, 
 @pytest.mark.parametrize("nc", [1, 2, 3])
 def test_nsgs_random_delassus_problems_against_enumeration(nc):
     W, q, mu = (np.stack(x) for x in zip(*RANDOM[nc]))
-    sol = nsgs_batch(400)(W, q, mu)
+    sol = nsgs_batch(W, q, mu)
     assert np.all(sol.converged), sol.residual
     rN, rT = np.asarray(sol.r[:, :nc]), np.asarray(sol.r[:, nc:])
     off, slide = rN == 0, (rN > 0) & (np.abs(np.abs(rT) - mu * rN) < 1e-9)
@@ -268,11 +293,12 @@ def test_nsgs_cycling_is_reported_not_hidden():
     ref = distinct(coulomb_enumeration(W, q, mu))
     assert len(ref) == 1  # both contacts slide with r_T = +μ r_N
     args = [jnp.asarray(x) for x in (W, q, mu)]
-    for iterations in (400, 401):
-        cyc = nsgs_jit(*args, iterations=iterations)
+    cyc = nsgs_jit(*args, iterations=N)
+    for _ in range(4):  # every phase of the cycle
         assert not cyc.converged and cyc.residual > 1e-2
         assert np.abs(np.asarray(cyc.r) - ref[0]).max() > 0.1  # really not the solution
-    relaxed = nsgs_jit(*args, iterations=400, omega=0.7)
+        cyc = nsgs_jit(*args, iterations=1, r0=cyc.r)
+    relaxed = nsgs_jit(*args, iterations=N, omega=0.7)
     assert relaxed.converged
     np.testing.assert_allclose(relaxed.r, ref[0], rtol=1e-8)
 
@@ -322,7 +348,7 @@ def test_box_corner_with_rotation_single_contact():
 def test_frictionless_contacts_give_the_normal_lcp_solution():
     W, q, _ = delassus(7, 3)
     mu = np.zeros(3)
-    sol = nsgs_jit(*(jnp.asarray(x) for x in (W, q, mu)), iterations=400)
+    sol = nsgs_jit(*(jnp.asarray(x) for x in (W, q, mu)), iterations=N)
     np.testing.assert_array_equal(sol.r[3:], 0.0)
     # Frictionless: r_T = 0 and the normal part is LCP(W_NN, q_N), enumerated independently.
     ref = distinct(lcp_enumeration(W[:3, :3], q[:3]))
@@ -333,7 +359,7 @@ def test_frictionless_contacts_give_the_normal_lcp_solution():
 def test_mixed_frictionless_and_frictional_contacts():
     W, q, mu = delassus(8, 3)
     mu[1] = 0.0
-    sol = nsgs_jit(*(jnp.asarray(x) for x in (W, q, mu)), iterations=400)
+    sol = nsgs_jit(*(jnp.asarray(x) for x in (W, q, mu)), iterations=N)
     ref = distinct(coulomb_enumeration(W, q, mu))
     assert len(ref) == 1 and sol.converged
     assert sol.r[4] == 0.0
@@ -343,7 +369,7 @@ def test_mixed_frictionless_and_frictional_contacts():
 def test_inactive_contacts_get_zero_impulse_and_do_not_disturb_the_rest():
     W, q, mu = delassus(9, 3)
     active = np.array([True, False, True])
-    sol = nsgs_jit(*(jnp.asarray(x) for x in (W, q, mu)), iterations=400, active=jnp.asarray(active))
+    sol = nsgs_jit(*(jnp.asarray(x) for x in (W, q, mu)), iterations=N, active=jnp.asarray(active))
     assert sol.r[1] == 0.0 and sol.r[4] == 0.0
     keep = np.array([0, 2, 3, 5])
     ref = distinct(coulomb_enumeration(W[np.ix_(keep, keep)], q[keep], mu[[0, 2]]))
@@ -352,7 +378,7 @@ def test_inactive_contacts_get_zero_impulse_and_do_not_disturb_the_rest():
     np.testing.assert_allclose(sol.u, W @ np.asarray(sol.r) + q, rtol=1e-12, atol=1e-12)
     # The residual ignores the inactive contact (its u_N may well be negative).
     assert float(coulomb_residual(sol.r, sol.u, jnp.asarray(mu), jnp.asarray(q))) >= float(sol.residual)
-    none = nsgs_jit(*(jnp.asarray(x) for x in (W, q, mu)), iterations=3, active=jnp.zeros(3, bool))
+    none = nsgs_jit(*(jnp.asarray(x) for x in (W, q, mu)), iterations=1, active=jnp.zeros(3, bool))
     np.testing.assert_array_equal(none.r, 0.0)
     assert none.converged and none.residual == 0.0
 
@@ -363,10 +389,9 @@ def test_vmap_equals_single_runs_with_masks_and_warm_starts():
     rng = np.random.default_rng(3)
     active = rng.random((8, 3)) < 0.7
     r0 = np.abs(rng.standard_normal((8, 6)))
-    batch = jax.jit(jax.vmap(lambda W, q, mu, a, r0: nsgs(W, q, mu, iterations=60, active=a, r0=r0)))
-    out = batch(W, q, mu, active, r0)
+    out = nsgs_batch(W, q, mu, active=active, r0=r0)
     for k in range(8):
-        one = nsgs_jit(jnp.asarray(W[k]), jnp.asarray(q[k]), jnp.asarray(mu[k]), iterations=60,
+        one = nsgs_jit(jnp.asarray(W[k]), jnp.asarray(q[k]), jnp.asarray(mu[k]), iterations=N,
                        active=jnp.asarray(active[k]), r0=jnp.asarray(r0[k]))
         for a, b in zip(jax.tree.leaves(one), jax.tree.leaves(jax.tree.map(lambda x: x[k], out))):
             np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
@@ -374,7 +399,7 @@ def test_vmap_equals_single_runs_with_masks_and_warm_starts():
 
 def test_warm_start_at_the_solution_stays_there():
     W, q, mu = (jnp.asarray(x) for x in RANDOM[2][4])  # one contact sticks, one slides
-    sol = nsgs_jit(W, q, mu, iterations=400)
+    sol = nsgs_jit(W, q, mu, iterations=N)
     again = nsgs_jit(W, q, mu, iterations=1, r0=sol.r)
     assert again.converged
     np.testing.assert_allclose(again.r, sol.r, rtol=1e-12, atol=1e-14)
@@ -386,19 +411,19 @@ def test_warm_start_at_the_solution_stays_there():
 def test_float32(name):
     p = SLIDER[name]
     args = [jnp.asarray(x, jnp.float32) for x in (p.W, p.q, p.mu)]
-    sol = nsgs_jit(*args, iterations=120, omega=1.7)
+    sol = nsgs_jit(*args, iterations=N, omega=1.7)
     assert sol.r.dtype == jnp.float32 and sol.u.dtype == jnp.float32 and sol.residual.dtype == jnp.float32
     assert sol.converged and sol.residual <= 1e-4  # default float32 tolerance
-    ref = nsgs_jit(*(jnp.asarray(x) for x in (p.W, p.q, p.mu)), iterations=120, omega=1.7)
+    ref = nsgs_jit(*(jnp.asarray(x) for x in (p.W, p.q, p.mu)), iterations=N, omega=1.7)
     np.testing.assert_allclose(sol.r, ref.r, rtol=2e-3)
 
 
 def test_float32_random_batch():
     W, q, mu = (np.stack(x).astype(np.float32) for x in zip(*RANDOM[2]))
-    out = nsgs_batch(400)(W, q, mu)
+    out = nsgs_batch(W, q, mu)
     assert out.r.dtype == jnp.float32
     assert np.all(out.converged), out.residual
-    ref = nsgs_batch(400)(*(x.astype(np.float64) for x in (W, q, mu)))
+    ref = nsgs_batch(*(x.astype(np.float64) for x in (W, q, mu)))
     np.testing.assert_allclose(out.r, ref.r, rtol=1e-3, atol=1e-4)
 
 
@@ -406,19 +431,21 @@ def test_gradient_through_unrolled_sweeps_matches_finite_differences():
     """d(r)/d(q, μ) at a non-degenerate point (one contact sticks, one slides) by reverse mode
     through the sweeps vs central differences of the converged solution."""
     W, q, mu = RANDOM[2][4]
-    sol = nsgs_jit(*(jnp.asarray(x) for x in (W, q, mu)), iterations=400)
+    sol = nsgs_jit(*(jnp.asarray(x) for x in (W, q, mu)), iterations=N)
     assert sol.converged
     rN, rT = np.asarray(sol.r[:2]), np.asarray(sol.r[2:])
     assert np.all(rN > 0.1)
     assert abs(rT[0]) < mu[0] * rN[0] - 0.1 and abs(abs(rT[1]) - mu[1] * rN[1]) < 1e-9
 
     def loss(q, mu):
-        r = nsgs(W, q, mu, iterations=400).r
+        r = nsgs(W, q, mu, iterations=N).r
         return jnp.dot(jnp.arange(1.0, 5.0), r)
 
     gq, gmu = jax.jit(jax.grad(loss, argnums=(0, 1)))(jnp.asarray(q), jnp.asarray(mu))
     assert np.all(np.isfinite(gq)) and np.all(np.isfinite(gmu))
-    f = jax.jit(loss)
+    def f(q, mu):
+        return jnp.dot(jnp.arange(1.0, 5.0), nsgs_jit(W, q, mu, iterations=N).r)
+
     h = 1e-6
     for x, g, which in ((q, gq, 0), (mu, gmu, 1)):
         for i in range(len(x)):
@@ -462,7 +489,7 @@ def test_lemke_on_friction_lcp_agrees_with_nsgs():
         r_lemke = np.asarray(from_lcp_solution(lem.z, jnp.asarray(mu)))
         assert coulomb_violation(W, q, mu, r_lemke) < 1e-9
         omega = 1.7 if len(mu) == 2 and mu[0] == 0.01 else 1.0
-        sol = nsgs_jit(*(jnp.asarray(x) for x in (W, q, mu)), iterations=400, omega=omega)
+        sol = nsgs_jit(*(jnp.asarray(x) for x in (W, q, mu)), iterations=N, omega=omega)
         assert sol.converged
         np.testing.assert_allclose(sol.r, r_lemke, rtol=1e-8, atol=1e-10)
 
@@ -478,3 +505,38 @@ def test_residual_definitions_on_a_hand_computed_case():
     # At a solution both vanish: sliding r_T = −μ r_N with u_T > 0.
     assert float(coulomb_residual(r.at[1].set(-0.5), u, mu, q)) == 0.0
     assert float(fc2d_error(r.at[1].set(-0.5), u, mu, q)) < 1e-15
+
+
+def test_single_contact_runs_one_exact_sweep():
+    W, q, mu = (jnp.asarray(x) for x in RANDOM[1][0])
+    sol = jax.jit(functools.partial(nsgs, iterations=50))(W, q, mu)
+    assert int(sol.iterations) == 1 and sol.converged
+    relaxed = nsgs_jit(W, q, mu, iterations=N, omega=0.8)  # ω ≠ 1: all sweeps, same solution
+    assert int(relaxed.iterations) == N
+    np.testing.assert_allclose(relaxed.r, sol.r, rtol=1e-12, atol=1e-14)
+
+
+def test_loop_and_unrolled_contact_sweeps_agree():
+    """The two contact-loop implementations (chosen by nc) compute the same sweeps."""
+    from jaxcontact.lcp import friction2d as f2
+
+    W, q, mu = (jnp.asarray(x) for x in RANDOM[3][10])  # slide, stick, stick
+    active = jnp.array([True, True, True])
+    table = f2._local_table(W, mu, active)
+    loop = jax.jit(f2._sweeps_loop, static_argnames=("iterations",))(
+        W, q, jnp.zeros(6), table, jnp.asarray(1.0), iterations=N)
+    np.testing.assert_allclose(loop, nsgs_jit(W, q, mu, iterations=N).r, rtol=1e-12, atol=1e-14)
+
+
+def test_more_contacts_than_the_unroll_limit():
+    from jaxcontact.lcp.friction2d import UNROLL_MAX_CONTACTS
+
+    nc = UNROLL_MAX_CONTACTS + 1
+    probs = [delassus(77 + s, nc) for s in range(4)]
+    W, q, mu = (np.stack(x) for x in zip(*probs))
+    sol = jax.jit(jax.vmap(functools.partial(nsgs, iterations=N)))(W, q, mu)
+    assert np.all(sol.converged), sol.residual
+    for k in range(4):
+        ref = distinct(coulomb_enumeration(W[k], q[k], mu[k]))
+        assert len(ref) == 1
+        np.testing.assert_allclose(sol.r[k], ref[0], rtol=1e-8, atol=1e-10)
