@@ -427,8 +427,15 @@ def test_float32_random_batch():
     np.testing.assert_allclose(out.r, ref.r, rtol=1e-3, atol=1e-4)
 
 
+def _weighted_r(W, q, mu):
+    return jnp.dot(jnp.arange(1.0, 5.0), nsgs(W, q, mu, iterations=N).r)
+
+
+_grad = jax.jit(jax.grad(_weighted_r, argnums=(0, 1, 2)))
+
+
 def test_gradient_through_unrolled_sweeps_matches_finite_differences():
-    """d(r)/d(q, μ) at a non-degenerate point (one contact sticks, one slides) by reverse mode
+    """d(r)/d(W, q, μ) at a non-degenerate point (one contact sticks, one slides) by reverse mode
     through the sweeps vs central differences of the converged solution."""
     W, q, mu = RANDOM[2][4]
     sol = nsgs_jit(*(jnp.asarray(x) for x in (W, q, mu)), iterations=N)
@@ -436,27 +443,30 @@ def test_gradient_through_unrolled_sweeps_matches_finite_differences():
     rN, rT = np.asarray(sol.r[:2]), np.asarray(sol.r[2:])
     assert np.all(rN > 0.1)
     assert abs(rT[0]) < mu[0] * rN[0] - 0.1 and abs(abs(rT[1]) - mu[1] * rN[1]) < 1e-9
+    grads = _grad(*(jnp.asarray(x) for x in (W, q, mu)))
 
-    def loss(q, mu):
-        r = nsgs(W, q, mu, iterations=N).r
-        return jnp.dot(jnp.arange(1.0, 5.0), r)
-
-    gq, gmu = jax.jit(jax.grad(loss, argnums=(0, 1)))(jnp.asarray(q), jnp.asarray(mu))
-    assert np.all(np.isfinite(gq)) and np.all(np.isfinite(gmu))
-    def f(q, mu):
-        return jnp.dot(jnp.arange(1.0, 5.0), nsgs_jit(W, q, mu, iterations=N).r)
+    def f(args):
+        return float(jnp.dot(jnp.arange(1.0, 5.0), nsgs_jit(*map(jnp.asarray, args), iterations=N).r))
 
     h = 1e-6
-    for x, g, which in ((q, gq, 0), (mu, gmu, 1)):
-        for i in range(len(x)):
+    for which, g in enumerate(grads):
+        x = (W, q, mu)[which]
+        for i in np.ndindex(x.shape):
             e = np.zeros_like(x)
             e[i] = h
-            args_p = [q, mu]
-            args_m = [q, mu]
-            args_p[which] = x + e
-            args_m[which] = x - e
-            fd = (f(*map(jnp.asarray, args_p)) - f(*map(jnp.asarray, args_m))) / (2 * h)
+            plus, minus = [W, q, mu], [W, q, mu]
+            plus[which], minus[which] = x + e, x - e
+            fd = (f(plus) - f(minus)) / (2 * h)
             np.testing.assert_allclose(g[i], fd, rtol=1e-5, atol=1e-7)
+
+
+def test_gradients_are_finite_in_every_contact_state():
+    """Take-off, stick, slide, frictionless and exactly-degenerate data: no NaN from the local solve."""
+    cases = list(RANDOM[2]) + [(np.eye(4), np.zeros(4), np.zeros(2)),  # q = 0: r = 0 at the kink
+                               (np.eye(4), np.array([-1.0, 0.0, 0.0, 0.0]), np.array([0.5, 0.0]))]
+    for W, q, mu in cases:
+        for g in _grad(*(jnp.asarray(x) for x in (W, q, mu))):
+            assert np.all(np.isfinite(g))
 
 
 def test_input_errors_name_the_value_and_rule():
