@@ -159,6 +159,8 @@ def _validate(system, params, q0, u0, dt, n_steps, save_every, t0) -> bool:
     for label, x in (("q0", q0), ("u0", u0)):
         if _is_concrete(x) and not np.all(np.isfinite(np.asarray(x))):
             raise ValueError(f"{label} = {np.asarray(x)} must be finite")
+    if all(_is_concrete(leaf) for _, leaf in leaves) and _is_concrete(q0):
+        _check_mass_and_constraints(system, params, q0, t0, batched)
     if system.laws is not None and all(_is_concrete(leaf) for _, leaf in leaves):
         laws = jax.vmap(system.laws)(params) if batched else system.laws(params)
         for field, lo, hi in (("restitution", 0.0, 1.0), ("tangential_restitution", 0.0, 1.0),
@@ -167,6 +169,43 @@ def _validate(system, params, q0, u0, dt, n_steps, save_every, t0) -> bool:
             if np.any(a < lo) or np.any(a > hi):
                 raise ValueError(f"contact law {field} = {a} must lie in [{lo}, {hi}]")
     return batched
+
+
+@functools.partial(jax.jit, static_argnames=("system", "batched"))
+def _mass_and_jacobian(params, q0, t0, *, system, batched):
+    def parts(p, q):
+        M = system.mass(q, p)
+        J = jax.jacfwd(system.constraints)(q, t0, p) if system.constraints is not None else jnp.zeros((0, q.shape[0]))
+        return M, J
+
+    return jax.vmap(parts)(params, q0) if batched else parts(params, q0)
+
+
+def _check_mass_and_constraints(system, params, q0, t0, batched):
+    """M(q0) symmetric positive definite and Φ_q(q0) of full row rank, with errors that say so."""
+    M, J = _mass_and_jacobian(params, q0, jnp.asarray(t0, q0.dtype), system=system, batched=batched)
+    nb = q0.shape[0] if batched else 1
+    M, J = np.asarray(M).reshape((nb,) + M.shape[-2:]), np.asarray(J).reshape((nb,) + J.shape[-2:])
+    where = (lambda i: f" (batch sample {i})") if batched else (lambda i: "")
+    for i in range(M.shape[0]):
+        if not np.all(np.isfinite(M[i])):
+            raise ValueError(f"mass matrix M(q0){where(i)} must be finite; got {M[i]}")
+        if not np.allclose(M[i], M[i].T, rtol=1e-10, atol=1e-300):
+            raise ValueError(f"mass matrix M(q0){where(i)} must be symmetric; got {M[i]}")
+    eig = np.linalg.eigvalsh(M)
+    bad = np.where(eig.min(axis=1) <= 0)[0]
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"mass matrix M(q0){where(i)} must be positive definite (a mass or inertia ≤ 0?); "
+                         f"its eigenvalues are {eig[i]}")
+    if J.shape[1]:
+        sv = np.linalg.svd(J, compute_uv=False)
+        rank_tol = sv.max(axis=1, keepdims=True) * max(J.shape[1:]) * np.finfo(J.dtype).eps * 1e3
+        bad = np.where((sv <= rank_tol).any(axis=1))[0]
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"constraint Jacobian Φ_q(q0){where(i)} is singular (redundant or conflicting "
+                             f"constraints, or a singular configuration); its singular values are {sv[i]}")
 
 
 def _single(p, q0, u0, dt, t0, *, system, scheme, n_steps, save_every) -> Trajectory:

@@ -151,3 +151,17 @@ def test_simulate_command_writes_npz_plots_and_summary(tmp_path, capsys):
     assert "impacts" in text and "energy" in text and "wall time" in text
     rc = cmd.run(parser.parse_args(["bouncing-ball", "--set", "restitution=3", "--out", str(out)]))
     assert rc == 2 and "restitution" in capsys.readouterr().err
+
+
+def test_singular_mass_and_constraint_jacobian_are_reported():
+    from jaxcontact.system import LagrangianSystem
+
+    two = LagrangianSystem(n_dof=2, mass=lambda q, p: jnp.diag(jnp.stack([p["m"], 1.0 + 0 * p["m"]])),
+                           forces=lambda q, u, t, p: jnp.zeros(2),
+                           constraints=lambda q, t, p: jnp.stack([q[0] - q[1], 2 * q[0] - 2 * q[1]]))
+    with pytest.raises(ValueError, match="positive definite"):
+        simulate(two, {"m": jnp.asarray(-1.0)}, jnp.zeros(2), jnp.zeros(2), dt=0.1, n_steps=5)
+    with pytest.raises(ValueError, match=r"Φ_q\(q0\) is singular"):
+        simulate(two, {"m": jnp.asarray(1.0)}, jnp.zeros(2), jnp.zeros(2), dt=0.1, n_steps=5)
+    with pytest.raises(ValueError, match=r"batch sample 2"):
+        simulate(two, {"m": jnp.asarray([1.0, 2.0, 0.0])}, jnp.zeros((3, 2)), jnp.zeros((3, 2)), dt=0.1, n_steps=5)

@@ -112,7 +112,10 @@ class State(NamedTuple):
 
 
 class StepInfo(NamedTuple):
-    """Per-step outputs: impulses, active flags and diagnostics at the step's end."""
+    """Per-step outputs: impulses, active flags and diagnostics at the step's end.
+
+    ``converged``: the contact solver converged and the new velocity is finite.
+    """
 
     P_N: jax.Array
     P_T: jax.Array
@@ -204,6 +207,8 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> t
 
     q_E = q_M + th * h * u_E
     t_E = state.t0 + (state.i + 1) * h
+    # A singular M or G (e.g. redundant constraints) shows up as NaN: report it, never raise in jit.
+    converged = converged & jnp.all(jnp.isfinite(u_E))
     if scheme.diagnostics:
         phi, phi_dot = constraint_residuals(system, q_E, u_E, t_E, p)
         e = energy(system, q_E, u_E, t_E, p)
