@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Optional
 
 from jaxcontact.planar.bodies import Body, Point, dot, material_velocity, mul, safe_norm, safe_unit, sub, unit, world_direction
-from jaxcontact.planar.values import NONNEGATIVE, POSITIVE, UNIT_INTERVAL, Value
+from jaxcontact.planar.values import Value
 
 
 class Line:
@@ -56,7 +56,10 @@ class Line:
 
 
 class Contact:
-    """Common part: name, contact laws (ε_N, ε_T, μ as Values or None = structurally zero)."""
+    """Common part: name, contact laws (ε_N, ε_T, μ as Values or None = structurally zero).
+
+    The builder (``Mechanism``) registers the validity rules of the laws and radii.
+    """
 
     def __init__(self, name: str, restitution: Value, tangential_restitution: Optional[Value],
                  friction: Optional[Value]):
@@ -64,16 +67,6 @@ class Contact:
         self.restitution = restitution
         self.tangential_restitution = tangential_restitution
         self.friction = friction
-
-    def law_values(self):
-        return [(f, v, UNIT_INTERVAL if f != "friction" else NONNEGATIVE)
-                for f, v in (("restitution", self.restitution),
-                             ("tangential_restitution", self.tangential_restitution),
-                             ("friction", self.friction)) if v is not None]
-
-    def rules(self):
-        """(field, Value, Rule) triples checked by ``Mechanism.validate``."""
-        return self.law_values()
 
     def _laws_repr(self):
         s = f"ε_N={self.restitution!r}"
@@ -137,9 +130,6 @@ class CircleLine(Contact):
         px, py, nx, ny, _ = self._geometry(q, p)
         return _slip(q, u, self.centre.body, (px, py), self.line.body, (px, py), nx, ny)
 
-    def rules(self):
-        return super().rules() + [("radius", self.radius, POSITIVE)]
-
     def values(self):
         return self.centre.values() + (self.radius,) + self.line.values()
 
@@ -168,9 +158,6 @@ class CircleCircle(Contact):
     def slip(self, q, u, t, p):
         pa, pb, nx, ny, _ = self._geometry(q, p)
         return _slip(q, u, self.centre_a.body, pa, self.centre_b.body, pb, nx, ny)
-
-    def rules(self):
-        return super().rules() + [("radius_a", self.radius_a, POSITIVE), ("radius_b", self.radius_b, POSITIVE)]
 
     def values(self):
         return self.centre_a.values() + (self.radius_a,) + self.centre_b.values() + (self.radius_b,)
@@ -214,9 +201,6 @@ class ClearanceJoint(Contact):
     def slip(self, q, u, t, p):
         pa, pb, nx, ny, _ = self._geometry(q, p)
         return _slip(q, u, self.pin.body, pa, self.hole.body, pb, nx, ny)
-
-    def rules(self):
-        return super().rules() + [("pin_radius", self.pin_radius, POSITIVE), ("clearance", self.clearance, POSITIVE)]
 
     def values(self):
         return self.pin.values() + self.hole.values() + (self.pin_radius, self.clearance)

@@ -101,11 +101,13 @@ class Mechanism:
 
     def _scalar(self, spec, element: str, field: str, rule: Rule = ANY, time_ok: bool = False) -> Value:
         """A physical scalar: numeric literals become parameters named ``<element>_<field>``."""
+        where = f"{element!r} {field}"
         if is_number(spec):
             pname = f"{element}_{field}"
             self.literals[pname] = float(spec)
-            spec = pname
-        v = Value(spec, f"{element!r} {field}", time_ok)
+            v = Value.parameter(pname, where)
+        else:
+            v = Value(spec, where, time_ok)
         self._rules.append((element, field, v, rule))
         return v
 

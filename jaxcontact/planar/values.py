@@ -109,7 +109,7 @@ class Value:
     ``time_ok``: the value may depend on time (``t`` in expressions; callables take ``(t, p)``).
     """
 
-    __slots__ = ("spec", "where", "time_ok", "names", "_fn", "text")
+    __slots__ = ("spec", "where", "time_ok", "names", "_fn", "text", "uses_time")
 
     def __init__(self, spec: Any, where: str, time_ok: bool = False):
         self.spec, self.where, self.time_ok = spec, where, time_ok
@@ -121,6 +121,7 @@ class Value:
             self._fn = lambda p, t: c
             self.names: frozenset[str] | None = frozenset()
             self.text = repr(c)
+            self.uses_time = False
         elif isinstance(spec, str):
             try:
                 tree = ast.parse(spec.strip(), mode="eval")
@@ -130,13 +131,23 @@ class Value:
             self._fn = _compile(tree.body, spec, where, time_ok, names)
             self.names = frozenset(names)
             self.text = spec.strip()
+            self.uses_time = time_ok and "t" in _free_names(spec)
         elif callable(spec):
             fn = spec
             self._fn = (lambda p, t: fn(t, p)) if time_ok else (lambda p, t: fn(p))
             self.names = None  # known only after a call (see ``check``)
             self.text = getattr(spec, "__name__", "<callable>")
+            self.uses_time = time_ok  # unknown: assume it does
         else:
             raise ValueError(f"{where}: {spec!r} is not a number, a parameter name or expression, or a callable")
+
+    @classmethod
+    def parameter(cls, name: str, where: str) -> "Value":
+        """A direct reference to parameter ``name`` (any string, not parsed as an expression)."""
+        v = cls(0.0, where)
+        v.spec, v.names, v.text, v.uses_time = name, frozenset([name]), name, False
+        v._fn = lambda p, t: p[name]
+        return v
 
     def __call__(self, p: Mapping, t=0.0):
         return self._fn(p, t)
@@ -144,9 +155,7 @@ class Value:
     @property
     def is_constant_in_time(self) -> bool:
         """True when the value certainly does not depend on t (a time callable: unknown, so False)."""
-        if isinstance(self.spec, str):
-            return "t" not in _free_names(self.spec)
-        return not (callable(self.spec) and self.time_ok)
+        return not self.uses_time
 
     def check(self, params: Mapping):
         """Evaluate at t = 0 against ``params``; unknown names raise ValueError naming them."""

@@ -150,3 +150,14 @@ def test_float32_build():
     assert k.phi_q.dtype == jnp.float32 and k.gap.dtype == jnp.float32
     assert system.mass(q, p).dtype == jnp.float32 and system.forces(q, q, 0.0, p).dtype == jnp.float32
     np.testing.assert_allclose(k.gap, [0.3], rtol=1e-6)
+
+
+def test_literal_names_need_not_be_identifiers():
+    """Element names with dashes still give working literal parameters (not parsed as expressions)."""
+    mech = Mechanism("dashes")
+    b = mech.body("bar-1", mass=0.5, inertia=0.1)
+    mech.torque(b, 2.0, name="motor-torque")
+    system, p = mech.build()
+    assert set(p) == {"bar-1_mass", "bar-1_inertia", "motor-torque_value"}
+    assert float(system.mass(jnp.zeros(3), p)[0, 0]) == 0.5
+    assert float(system.potential(jnp.ones(3), 0.0, p)) == -2.0  # constant torque: V = −T θ
