@@ -14,7 +14,7 @@ Our reading and choices (the paper leaves them open):
   the bar's *body axis*. Bars 1 and 2 lie along their body x-axis; bar 3 lies
   along its body **y**-axis. So vertical bar 1 has θ1 = π/2, horizontal bar 2
   θ2 = 0 and vertical bar 3 θ3 = 0 — the paper's q0 literally, except that
-  we use π/2 where it prints 1.57 (1.57 leaves ‖Φ(q0)‖ ≈ 1.6e-4 m).
+  we use π/2 where it prints 1.57 (1.57 leaves ‖Φ(q0)‖ ≈ 1.1e-4 m).
 * Torque T > 0 is counter-clockwise on bar 1: it swings the top of bar 1
   (point a, the bar 1–bar 2 joint, at (0, l1) initially) to the left, into
   the wall x = −``wall_distance``. The literal sign reaches the wall.
