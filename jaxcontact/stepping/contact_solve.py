@@ -61,7 +61,7 @@ def solve_contacts(D, c, mu, active, warm, *, solver, iterations, omega, tol, fr
         else:
             from jaxcontact.lcp.lemke import lemke
 
-            sol = lemke(D, c)
+            sol = lemke(D, c, tol=tol_)
         P_N = sol.z
         return ContactSolution(P_N, jnp.zeros_like(P_N), sol.residual, sol.iterations, sol.converged)
     if solver == "nsgs":
@@ -75,7 +75,7 @@ def solve_contacts(D, c, mu, active, warm, *, solver, iterations, omega, tol, fr
         from jaxcontact.lcp.lemke import lemke
 
         A, b = friction2d.friction_lcp(D, c, mu)
-        sol = lemke(A, b)
+        sol = lemke(A, b, tol=tol_)
         r = friction2d.from_lcp_solution(sol.z, mu)  # z = [P_N; P_R; ξ_L]  (SPEC F1)
         return ContactSolution(r[:k], r[k:], sol.residual, sol.iterations, sol.converged)
     raise ValueError(f"solver {solver!r} cannot solve a frictional problem; use 'nsgs' or 'lemke'")
