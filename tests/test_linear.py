@@ -111,3 +111,24 @@ def test_linear_system_input_errors():
         linear_system(np.eye(2), friction=0.3)
     with pytest.raises(ValueError, match="F = .* must be finite"):
         linear_system(np.eye(2), F=[np.inf, 0.0])
+
+
+@pytest.mark.parametrize("solver", ["nsgs", "lemke"])
+def test_tangential_restitution_reverses_the_slip_velocity(solver):
+    """NewtonImpactFrictionNSL(en, et, mu): an oblique impact that sticks leaves the contact point
+    with slip −ε_T × its incoming slip and normal velocity −ε_N × incoming (per SPEC F1's ξ)."""
+    from jaxcontact.stepping import MoreauJean
+
+    e_n, e_t, w, v = 0.5, 0.4, 0.3, 2.0
+    H = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, -R]])
+    lin, lp = linear_system(MASS_MATRIX, F=WEIGHT, H_N=H[:1], b_N=[-R], H_T=H[1:], restitution=e_n,
+                            tangential_restitution=e_t, friction=1.0)
+    dt = 1e-3
+    q0 = jnp.array([R + 0.4 * v * dt, 0.0, 0.0])  # reaches the ground within the first step's first half
+    tr = simulate(lin, lp, q0, jnp.array([-v, w, 0.0]), dt=dt, n_steps=3, scheme=MoreauJean(solver=solver))
+    assert bool(tr.active[1, 0]) and bool(tr.diagnostics.converged.all())
+    u = np.asarray(tr.u[1])
+    np.testing.assert_allclose(u[1] - R * u[2], -e_t * w, rtol=1e-10)
+    np.testing.assert_allclose(u[0], e_n * v, rtol=1e-10)
+    # the tangential impulse stays inside the friction cone (the contact sticks)
+    assert abs(float(tr.impulse_tangent[1, 0])) < float(tr.impulse_normal[1, 0])
