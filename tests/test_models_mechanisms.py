@@ -80,6 +80,11 @@ def test_four_bar_hits_the_wall_bounces_and_rests_at_the_paper_step():
 def test_four_bar_bounces_shrink_by_restitution_squared():
     m = get_model("four-bar")
     tr = simulate_model(m, dt=1e-3, t_final=0.5)
+    # The frictionless-by-structure variant (normal-only LCP) gives the same motion at μ = 0.
+    system0, p0 = four_bar.mechanism(friction=False).build(four_bar.DEFAULTS)
+    assert system0.slip_velocity is None
+    tr0 = simulate(system0, p0, *four_bar.initial_state(p0), dt=1e-3, n_steps=500)
+    np.testing.assert_allclose(tr0.q, tr.q, rtol=0, atol=1e-10)
     xa, va = point_a_history(m, tr)
     gap = xa + float(m.params["wall_distance"])
     impacts = np.nonzero(np.asarray(tr.impulse_normal[:, 0]) > 0)[0]
