@@ -56,6 +56,20 @@ def utc_date() -> str:
         return time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime())
 
 
+def git_revision(paths=("jaxcontact",)) -> str:
+    """Commit of the working tree, with a note when ``paths`` have uncommitted changes."""
+    root = BENCH_DIR.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", *paths], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.split("\n")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    changed = [line[3:] for line in dirty if line.strip()]
+    return head + (f" + uncommitted: {', '.join(changed)}" if changed else "")
+
+
 def machine_info() -> dict:
     """CPU, cores, OS, Python and (if importable) jax/jaxlib/numpy versions and devices."""
     info = {
@@ -83,6 +97,8 @@ def machine_info() -> dict:
     except ImportError:
         pass
     info["xla_flags"] = os.environ.get("XLA_FLAGS", "")
+    info["blas_threads"] = os.environ.get("OPENBLAS_NUM_THREADS", "unset")
+    info["git"] = git_revision()
     if hasattr(os, "getloadavg"):
         # Other users of a shared machine slow a benchmark down; record it.
         info["load_average"] = tuple(round(x, 2) for x in os.getloadavg())
@@ -100,6 +116,7 @@ def machine_markdown(info: dict, extra: dict | None = None) -> str:
         lines.append(f"- jax {info['jax']}, jaxlib {info['jaxlib']}, numpy {info['numpy']}; "
                      f"devices: {info['jax_devices']}"
                      + (f"; XLA_FLAGS=`{info['xla_flags']}`" if info.get("xla_flags") else ""))
+    lines.append(f"- OPENBLAS_NUM_THREADS={info.get('blas_threads', 'unset')}; code: git {info.get('git', '?')}")
     if "load_average" in info:
         lines.append(f"- Load average at start (1, 5, 15 min): {', '.join(map(str, info['load_average']))}")
     for k, v in (extra or {}).items():

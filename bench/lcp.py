@@ -46,13 +46,19 @@ previous batch size) to exceed ``--max-call-s``.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
+# One BLAS/LAPACK thread unless the caller says otherwise (set before numpy and
+# jax load OpenBLAS). The matrices here are tiny; parallelism comes from the
+# batch. On this 2-core machine, with other processes running, OpenBLAS'
+# two-thread float64 SVD (dgesdd, used by jax's CPU jnp.linalg.svd, hence by
+# Lemke's polishing solve) took ~300 ms for a 64 × 64 matrix instead of ~1 ms.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402  (bench/common.py, importable without installing bench/)
