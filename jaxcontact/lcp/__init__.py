@@ -19,3 +19,10 @@ from jaxcontact.lcp.friction2d import (  # noqa: E402
     FrictionSolution, coulomb_residual, fc2d_error, friction_lcp, from_lcp_solution, nsgs)
 
 __all__ += ["FrictionSolution", "coulomb_residual", "fc2d_error", "friction_lcp", "from_lcp_solution", "nsgs"]
+
+from jaxcontact.lcp.lemke import lemke  # noqa: E402
+from jaxcontact.lcp.newton import newton_fb  # noqa: E402
+from jaxcontact.lcp.enumeration import enumerate_lcp  # noqa: E402
+from jaxcontact.lcp.robust import robust_solve  # noqa: E402
+
+__all__ += ["lemke", "newton_fb", "enumerate_lcp", "robust_solve"]
