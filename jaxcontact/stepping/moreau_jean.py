@@ -18,6 +18,11 @@ so the local velocities are ξ = D P + c with the Delassus matrix D = Wᵀ M̂ W
 ξ_N = γ_NE + ε_N γ_NA and the tangential ξ_T = γ_TE + ε_T γ_TA. The bilateral
 impulse S is never formed; u_E satisfies Φ_q u_E + Φ_t = 0 by construction.
 
+The positions follow the θ-method, q_E = q_A + h((1 − θ) u_A + θ u_E); the forces
+are evaluated once, at the θ-point (q_M, u_A, t_M) — for θ = ½ this is SPEC F1
+(Störmer–Verlet in free flight). Siconos' MoreauJeanOSI instead blends f_A and
+f_E (implicit in K and C); the two agree when the forces are constant.
+
 Everything at q_M (mass matrix, forces, constraint and gap Jacobians) is
 computed once per step and M is factorised once (one Cholesky, one
 multi-right-hand-side solve for [h f, Φ_qᵀ, W]).
@@ -43,7 +48,8 @@ class MoreauJean:
     theta: θ ∈ [½, 1] — ½ the midpoint rule of SPEC F1, 1 the implicit-position Euler.
     solver: "auto" (NSGS with friction, PGS without), "nsgs", "pgs" (frictionless
       only) or "lemke" (the exact reference; SPEC F1's LCP with friction).
-    iterations: sweeps of the iterative solvers (fixed count: differentiable, vmap-friendly).
+    iterations: sweeps of the iterative solvers (fixed count: differentiable, vmap-friendly;
+      a system with a single contact uses one sweep when ω = 1, which is already exact).
     omega: relaxation of the iterative solvers.
     tol: convergence tolerance on the solver residual (None: the dtype default).
     separating: the law of an active contact that is already separating at the
