@@ -6,8 +6,16 @@
 
 Writes ``summary.json``, ``samples.npz`` and PNG figures into ``--out`` and a
 ``chunks/`` folder that lets an interrupted run (Ctrl-C, a killed job) resume:
-rerun the same command. On a CPU the batch is sharded over one XLA host
-device per core (``--devices``), which keeps every core busy.
+rerun the same command.
+
+``--devices K`` splits each chunk over K XLA host devices on a CPU (it keeps
+more than one core busy). It is off by default: with jax 0.10.2 on CPU,
+programs that call LAPACK (the stepper's Cholesky factorisations, custom
+calls ``lapack_dpotrf_ffi``/``lapack_dtrsm_ffi``) *hang* when two or more host
+devices run them on large batches (reproduced with a bare ``cho_factor`` in a
+``scan``: batch 600 finishes, batch 4096 never does; the four-bar hangs from
+300 samples per device). Functions without LAPACK calls shard fine (the
+runner's tests check 4 devices against 1).
 """
 
 from __future__ import annotations
@@ -46,23 +54,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--save-every", type=int, default=None, help="keep every k-th row of time series")
     p.add_argument("--dtype", choices=("float64", "float32"), default="float64")
     p.add_argument("--devices", type=int, default=None,
-                   help="XLA host devices to shard over on CPU (default: the number of cores)")
+                   help="XLA host devices to shard over on CPU (default: 1; see the module doc: LAPACK "
+                        "calls can hang with several host devices in jax 0.10.2)")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--out", default=None, help="output folder (default: mc-<model>)")
 
 
 def _host_devices(requested: int | None) -> None:
-    """Ask XLA for one CPU device per core, if the backend has not started yet."""
+    """Ask XLA for ``requested`` CPU devices, if the backend has not started yet."""
     from jax._src import xla_bridge
 
-    n = requested or os.cpu_count() or 1
+    if not requested or requested < 2:
+        return
+    n = requested
     flags = os.environ.get("XLA_FLAGS", "")
     if "xla_force_host_platform_device_count" in flags:
         return
     if xla_bridge.backends_are_initialized():
-        if requested:
-            print(f"note: --devices {requested} ignored (the XLA backend is already running)", file=sys.stderr)
+        print(f"note: --devices {requested} ignored (the XLA backend is already running)", file=sys.stderr)
         return
     os.environ["XLA_FLAGS"] = (flags + f" --xla_force_host_platform_device_count={n}").strip()
 

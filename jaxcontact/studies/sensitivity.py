@@ -113,13 +113,18 @@ def sobol_indices(f: np.ndarray, d: int, valid: np.ndarray | None = None, *, n_b
     batch = max(1, min(n_bootstrap, 2**22 // max(1, (d + 2) * m)))
     for s in range(0, n_bootstrap, batch):
         idx = rng.integers(0, m, size=(min(batch, n_bootstrap - s), m))
-        s1, st, _ = _estimate(fA[idx], fB[idx], np.moveaxis(fAB[:, idx], 0, 1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s1, st, vb = _estimate(fA[idx], fB[idx], np.moveaxis(fAB[:, idx], 0, 1))
+        # A resample without variance (possible for a few-valued outcome on few rows) has no
+        # indices: it is left out of the interval rather than counted as 0 or ±inf.
+        bad = ~(vb > 0)
+        s1[bad], st[bad] = np.nan, np.nan
         S1b[s:s + len(idx)], STb[s:s + len(idx)] = s1, st
     alpha = 0.5 * (1.0 - confidence)
     q = [alpha, 1.0 - alpha]
-    S1_ci = np.quantile(S1b, q, axis=0).T
-    ST_ci = np.quantile(STb, q, axis=0).T
-    return SobolIndices(S1, ST, S1_ci, ST_ci, S1b.std(axis=0, ddof=1), STb.std(axis=0, ddof=1),
+    S1_ci = np.nanquantile(S1b, q, axis=0).T
+    ST_ci = np.nanquantile(STb, q, axis=0).T
+    return SobolIndices(S1, ST, S1_ci, ST_ci, np.nanstd(S1b, axis=0, ddof=1), np.nanstd(STb, axis=0, ddof=1),
                         confidence, m, n - m, float(V))
 
 
