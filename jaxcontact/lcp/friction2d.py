@@ -144,6 +144,8 @@ def friction_lcp(W, q, mu):
     (μ = diag(mu)). The ξ_L column has zero diagonal, so PGS cannot solve
     this LCP; Lemke can. Recover r with :func:`from_lcp_solution`.
     """
+    _check_friction(W, q, mu, None, "friction_lcp")
+    W, q, mu = (jnp.asarray(x, jnp.result_type(W, q, 1.0)) for x in (W, q, mu))
     nc = mu.shape[-1]
     WNN, WNT = W[:nc, :nc], W[:nc, nc:]
     WTN, WTT = W[nc:, :nc], W[nc:, nc:]
@@ -286,6 +288,9 @@ def _check_friction(W, q, mu, active, name):
         raise ValueError(f"{name}: q must have shape (2 nc,) (normal block then tangent block); "
                          f"got {jnp.shape(q)}")
     nc = n // 2
+    if jnp.shape(W) != (n, n):
+        raise ValueError(f"{name}: W must have shape (2 nc, 2 nc) = ({n}, {n}) to match q; "
+                         f"got {jnp.shape(W)}")
     if jnp.shape(mu) != (nc,):
         raise ValueError(f"{name}: mu must have shape (nc,) = ({nc},) to match q {jnp.shape(q)}; "
                          f"got {jnp.shape(mu)}")

@@ -485,6 +485,10 @@ def test_input_errors_name_the_value_and_rule():
         nsgs(W, q, mu, iterations=-1)
     with pytest.raises(ValueError, match="finite"):
         nsgs(W.at[0, 0].set(jnp.nan), q, mu, iterations=5)
+    with pytest.raises(ValueError, match=r"W must have shape \(2 nc, 2 nc\) = \(4, 4\)"):
+        nsgs(W[:3, :3], q, mu, iterations=5)
+    with pytest.raises(ValueError, match="friction_lcp: mu must have shape"):
+        friction_lcp(W, q, mu[:1])
 
 
 # ---------------------------------------------------------------- Lemke (engineer H1's solver)
