@@ -17,6 +17,7 @@ import scipy.optimize
 
 from jaxcontact.lcp.implicit import implicit_solution
 from jaxcontact.lcp.jacobi import projected_jacobi
+from jaxcontact.lcp.lemke import lemke
 from jaxcontact.lcp.pgs import pgs
 
 FD_STEP = 1e-6
@@ -52,6 +53,7 @@ SOLVERS = {
     "pgs-implicit": functools.partial(pgs, iterations=300, differentiation="implicit"),
     "jacobi-unroll": functools.partial(projected_jacobi, iterations=1500),
     "jacobi-implicit": functools.partial(projected_jacobi, iterations=1500, differentiation="implicit"),
+    "lemke-implicit": lemke,
 }
 
 
@@ -110,7 +112,7 @@ def test_gradients_agree_with_each_other_and_finite_differences(seed, n):
         assert_close_rel(g_M, fd_M, 1e-6, f"{name} dL/dM vs central differences")
         assert_close_rel(g_q, fd_q, 1e-6, f"{name} dL/dq vs central differences")
     ref_M, ref_q = grads["pgs-implicit"]
-    for name in ("pgs-unroll", "jacobi-unroll", "jacobi-implicit"):
+    for name in ("pgs-unroll", "jacobi-unroll", "jacobi-implicit", "lemke-implicit"):
         assert_close_rel(grads[name][0], ref_M, 1e-6, f"{name} vs pgs-implicit dL/dM")
         assert_close_rel(grads[name][1], ref_q, 1e-6, f"{name} vs pgs-implicit dL/dq")
 

@@ -3,7 +3,12 @@
 Reference for symmetric positive definite M: the LCP is the QP
 min ½ zᵀMz + qᵀz over z ≥ 0; with M = LLᵀ it is the non-negative least-squares
 problem min ‖Lᵀz + L⁻¹q‖ over z ≥ 0, solved exactly by scipy's active-set NNLS
-(Lawson–Hanson) — an algorithm unrelated to the projected iterations.
+(Lawson–Hanson) — an algorithm unrelated to the projected iterations. The
+iterative solvers must also agree with our Lemke (complementary pivoting).
+
+Lemke is compiled once per padded size: a problem of size n is embedded as
+diag(M, I) with q padded by ones, whose solution is (z, 0) — exact, and it
+saves a compile per size.
 """
 
 import functools
@@ -16,6 +21,7 @@ import scipy.optimize
 from hypothesis import given, settings, strategies as st
 
 from jaxcontact.lcp.jacobi import default_omega, projected_jacobi
+from jaxcontact.lcp.lemke import lemke
 from jaxcontact.lcp.pgs import pgs
 from jaxcontact.lcp.siconos_io import load_collection
 
@@ -47,6 +53,19 @@ jacobi_3000 = jax.jit(functools.partial(projected_jacobi, iterations=3000))
 jacobi_1000 = jax.jit(functools.partial(projected_jacobi, iterations=1000))
 jacobi_1000_batch = jax.jit(jax.vmap(functools.partial(projected_jacobi, iterations=1000)))
 omega_jit = jax.jit(default_omega)
+lemke_jit = jax.jit(lemke)
+
+
+def lemke_padded(M, q, size):
+    n = len(q)
+    Mp = np.eye(size)
+    Mp[:n, :n] = M
+    qp = np.ones(size)
+    qp[:n] = q
+    sol = lemke_jit(Mp, qp)
+    assert bool(sol.converged), float(sol.residual)
+    np.testing.assert_array_equal(sol.z[n:], 0.0)
+    return np.asarray(sol.z[:n])
 
 
 # ---------------------------------------------------------------- PGS
@@ -62,16 +81,20 @@ def test_pgs_siconos_spd(name, omega):
     assert int(sol.iterations) == 1000
     np.testing.assert_allclose(sol.w, p.M @ np.asarray(sol.z) + p.q, rtol=0, atol=1e-12 * np.abs(p.q).max())
     np.testing.assert_allclose(sol.z, ref, rtol=0, atol=1e-8 * max(1.0, np.abs(ref).max()))
+    np.testing.assert_allclose(sol.z, lemke_padded(p.M, p.q, 26), rtol=0,
+                               atol=1e-8 * max(1.0, np.abs(ref).max()))
 
 
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12), log_cond=st.floats(0.0, 2.0))
-def test_pgs_random_spd_matches_nnls(seed, n, log_cond):
+def test_pgs_random_spd_matches_nnls_and_lemke(seed, n, log_cond):
     M, q = random_spd(seed, n, cond=10.0**log_cond)
     sol = pgs_1000(M, q)
     ref = nnls_reference(M, q)
     assert bool(sol.converged), float(sol.residual)
-    np.testing.assert_allclose(sol.z, ref, rtol=0, atol=1e-8 * max(1.0, np.abs(ref).max()))
+    atol = 1e-8 * max(1.0, np.abs(ref).max())
+    np.testing.assert_allclose(sol.z, ref, rtol=0, atol=atol)
+    np.testing.assert_allclose(sol.z, lemke_padded(M, q, 12), rtol=0, atol=atol)
 
 
 def test_pgs_vmap_equals_single_runs():
@@ -163,6 +186,8 @@ def test_jacobi_siconos_spd(name):
     assert float(sol.residual) <= 1e-8
     assert int(sol.iterations) == 3000
     np.testing.assert_allclose(sol.z, ref, rtol=0, atol=1e-8 * max(1.0, np.abs(ref).max()))
+    np.testing.assert_allclose(sol.z, lemke_padded(p.M, p.q, 26), rtol=0,
+                               atol=1e-8 * max(1.0, np.abs(ref).max()))
 
 
 @settings(max_examples=40, deadline=None)
