@@ -51,11 +51,12 @@ def test_batch_of_1024_equals_single_runs(model, make):
     q0, u0 = jax.vmap(model.initial_state)(params)
     batch = simulate(model.system, params, q0, u0, dt=1e-2, n_steps=150)
     assert batch.q.shape == (B, 151, model.system.n_dof)
-    idx = range(0, B, 8)  # 128 singles (all compile once) against the full batch
-    for i in idx:
-        p = jax.tree.map(lambda x: x[i], params)
-        single = simulate(model.system, p, q0[i], u0[i], dt=1e-2, n_steps=150)
-        _leaves_close(jax.tree.map(lambda x: x[i], batch), single, 1e-12)
+    batch_np = jax.tree.map(np.asarray, batch)
+    params_np, q0_np, u0_np = jax.tree.map(np.asarray, params), np.asarray(q0), np.asarray(u0)
+    for i in range(0, B, 8):  # 128 singles (one compilation) against the full batch
+        p = jax.tree.map(lambda x: x[i], params_np)
+        single = simulate(model.system, p, q0_np[i], u0_np[i], dt=1e-2, n_steps=150)
+        _leaves_close(jax.tree.map(lambda x: x[i], batch_np), single, 1e-12)
     # the batch really varies: contact in some samples, different trajectories
     assert bool(batch.active.any()) and float(jnp.std(batch.q[:, -1, 0])) > 0.01
 
