@@ -6,11 +6,18 @@ Layout, whitespace separated::
     nc             # number of contacts
     storage        # 0 dense, 2 a CSparse text dump (compressed columns)
     rows cols      # of the Delassus matrix, 2 nc × 2 nc
-    dense:  rows cols, then the matrix row by row
+    dense:  rows cols, then the matrix, one *column* per text line
     sparse: a format tag, the CSparse banner, ``rows-by-cols, nzmax: … nnz: N, …``,
             then per column ``col j : locations a to b`` and ``i : value`` lines
     q              # 2 nc values
     mu             # nc values
+
+Dense values are in column-major order: Siconos reads them straight into
+its column-major storage, so each text line is a column of W (checked
+against Siconos 4.5's own reader: for the slider–crank file its W(0, 1) is
+the first entry of the second line). The slider–crank matrices are slightly
+non-symmetric, so the orientation matters (a relative 3e-7 in r); read this
+way, our solution matches Siconos' enumerative solver to 1e-13.
 
 Siconos orders unknowns per contact, (N₁, T₁, N₂, T₂, …). jaxcontact's planar
 friction solvers (:mod:`jaxcontact.lcp.friction2d`) use the block order of
@@ -105,7 +112,7 @@ def read_fc2d(path) -> FC2DProblem:
         values = np.array(tokens[7:7 + n * n + n + nc], dtype=float)
         if values.size != n * n + n + nc:
             raise ValueError(f"{path}: expected {n * n + n + nc} numbers after the header, got {values.size}")
-        W = values[:n * n].reshape(n, n)
+        W = values[:n * n].reshape(n, n).T  # one column per line (module docstring)
         rest = values[n * n:]
     elif storage == 2:
         W, i = _read_csparse(path, lines, 5, n)

@@ -151,15 +151,20 @@ def test_slider_crank_files_parse_in_block_order():
     for p in SLIDER.values():
         assert p.W.shape == (4, 4) and p.q.shape == (4,) and p.mu.shape == (2,)
         np.testing.assert_array_equal(p.mu, [0.01, 0.01])
-        # The file is per-contact interleaved (N1, T1, N2, T2): check the permutation on raw tokens.
+        # The file is per-contact interleaved (N1, T1, N2, T2), one column of W per text line
+        # (Siconos' column-major storage): check the permutation on raw tokens.
         tokens = (bundled_dir() / f"{p.name}.dat").read_text().split()
-        raw = np.array(tokens[7:7 + 16], float).reshape(4, 4)
+        raw = np.array(tokens[7:7 + 16], float).reshape(4, 4).T
         raw_q = np.array(tokens[23:27], float)
         perm = block_permutation(2)
         np.testing.assert_array_equal(perm, [0, 2, 1, 3])
         np.testing.assert_array_equal(p.W, raw[np.ix_(perm, perm)])
         np.testing.assert_array_equal(p.q, raw_q[perm])
         assert p.W[0, 0] == raw[0, 0] and p.W[2, 2] == raw[1, 1]  # N1 and T1 diagonals
+    # Siconos 4.5's reader (NM_get_value) on file 00000: W(N1, T1) = −464.2662921766746, the first
+    # value of the second line; W(T1, N1) = −464.2665883420583, the second value of the first line.
+    p = SLIDER["FC2D_SliderCrankLagrangian00000"]
+    assert p.W[0, 2] == -464.2662921766745967 and p.W[2, 0] == -464.2665883420582986
 
 
 def test_reader_rejects_bad_files(tmp_path):
@@ -236,6 +241,26 @@ def test_nsgs_solves_slider_crank_and_agrees_with_f1_lcp(name):
     for _ in range(199):  # 200 sweeps in all (a warm start continues the sweeps exactly)
         short = nsgs_jit(W, q, mu, iterations=1, r0=short.r)
     assert 1e-6 < fc2d_error(short.r, short.u, mu, q) < 1e-4 and not short.converged
+
+
+# Siconos 4.5 numerics, fc2d_driver with SICONOS_FRICTION_2D_ENUM (its enumerative solver) on the
+# two bundled files, reactions as returned (per-contact order N1, T1, N2, T2). Its Lemke agrees on
+# 00000 but returns error 1e-5 on 00001 (r_T1 off the cone boundary) with info = 0; its NSGS
+# (tol 1e-4) stops after 168 / 169 sweeps.
+SICONOS_ENUM = {
+    "FC2D_SliderCrankLagrangian00000": [0.05577941765543285, 0.0005577941765544,
+                                        0.05522439857428437, 0.00055224398574259],
+    "FC2D_SliderCrankLagrangian00001": [0.04452520862608488, 0.00044525208626081,
+                                        0.04408217172450819, 0.00044082171724512],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SLIDER))
+def test_nsgs_matches_siconos_enumerative_solver(name):
+    p = SLIDER[name]
+    sol = nsgs_jit(*(jnp.asarray(x) for x in (p.W, p.q, p.mu)), iterations=N, omega=1.7)
+    ref = np.asarray(SICONOS_ENUM[name])[block_permutation(2)]
+    np.testing.assert_allclose(sol.r, ref, rtol=1e-11)
 
 
 @pytest.mark.slow
