@@ -338,8 +338,9 @@ def nsgs(W, q, mu, *, iterations: int = 50, omega=1.0, r0=None, tol=None,
     rN0 = jnp.where(act, jnp.maximum(rN0, 0.0), 0.0)
     rT0 = jnp.where(act, jnp.clip(rT0, -mu * rN0, mu * rN0), 0.0)
     r = jnp.concatenate([rN0, rT0])
-    sweeps = _sweeps_unrolled if nc <= UNROLL_MAX_CONTACTS else _sweeps_loop
-    r = sweeps(W, q, r, _local_table(W, mu, act), omega, iterations)
+    if nc:  # a system with no contacts has nothing to sweep
+        sweeps = _sweeps_unrolled if nc <= UNROLL_MAX_CONTACTS else _sweeps_loop
+        r = sweeps(W, q, r, _local_table(W, mu, act), omega, iterations)
     u = W @ r + q
     res = coulomb_residual(r, u, mu, q, act)
     finite = jnp.all(jnp.isfinite(r)) & jnp.all(jnp.isfinite(u))

@@ -349,6 +349,11 @@ def test_block_on_plane_sticks_or_slides(vT):
     assert sol.converged and sol.residual == 0.0
 
 
+def test_no_contacts():
+    sol = nsgs(jnp.zeros((0, 0)), jnp.zeros(0), jnp.zeros(0), iterations=5)
+    assert sol.r.shape == (0,) and sol.converged and sol.residual == 0.0
+
+
 def test_separating_contact_gets_no_impulse():
     sol = nsgs_jit(jnp.eye(2), jnp.array([0.3, -4.0]), jnp.array([0.5]), iterations=1)
     np.testing.assert_array_equal(sol.r, [0.0, 0.0])
