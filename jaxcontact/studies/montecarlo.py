@@ -175,6 +175,8 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
     check_samples(spec.model, dict(spec.overrides), values)
     _check_out_dir(out_dir)
     scheme = spec.scheme
+    if scheme.diagnostics and not any(o.diagnostics for o in outcomes):
+        scheme = dataclasses.replace(scheme, diagnostics=False)  # nothing reads them: skip their cost
     scheme.solver_for(model.system)
 
     evaluate = make_evaluator(model, outcomes, dt=dt, n_steps=n_steps, scheme=scheme)

@@ -86,13 +86,18 @@ def keep_every(x, k: int):
 
 
 class Outcome(NamedTuple):
-    """A named outcome: ``fn(traj, system, params) -> array`` for one sample (scalar or (T',) series)."""
+    """A named outcome: ``fn(traj, system, params) -> array`` for one sample (scalar or (T',) series).
+
+    diagnostics: it reads the per-step diagnostics (‖Φ‖, ‖Φ̇‖, energy), so the scheme must
+    compute them; a study without such an outcome turns them off for speed.
+    """
 
     name: str
     kind: str  # "scalar" or "series"
     description: str
     unit: str
     fn: Callable
+    diagnostics: bool = False
 
 
 def _coord_index(system, spec: str) -> int:
@@ -145,7 +150,7 @@ def outcome(name: str, system, *, save_every: int = 1, impact_threshold: float =
             raise ValueError(f"outcome {name} needs a system with bilateral constraints")
         field = "phi" if name == "max_phi" else "phi_dot"
         return Outcome(name, "scalar", f"max ‖{'Φ' if field == 'phi' else 'Φ̇'}‖₂ over time", "",
-                       lambda tr, s, p: jnp.max(getattr(tr.diagnostics, field)))
+                       lambda tr, s, p: jnp.max(getattr(tr.diagnostics, field)), True)
     kind, _, arg = name.partition(":")
     if kind in ("final", "max", "min") and arg:
         i = _coord_index(system, arg)
@@ -165,7 +170,7 @@ def outcome(name: str, system, *, save_every: int = 1, impact_threshold: float =
                            lambda tr, s, p: keep_every(_gaps(tr, s, p)[:, j], k))
         if arg in ("energy", "phi"):
             return Outcome(name, "series", {"energy": "energy", "phi": "‖Φ‖₂"}[arg], "J" if arg == "energy" else "",
-                           lambda tr, s, p: keep_every(getattr(tr.diagnostics, arg), k))
+                           lambda tr, s, p: keep_every(getattr(tr.diagnostics, arg), k), True)
         if arg == "speed":
             return Outcome(name, "series", "‖u‖∞", "", lambda tr, s, p: keep_every(jnp.max(jnp.abs(tr.u), axis=-1), k))
         i = _coord_index(system, arg)

@@ -1,7 +1,9 @@
 """The Monte Carlo pipeline and the ``mc`` command on built-in models.
 
-Default run: the bouncing ball (cheap to compile). The four-bar study and the
-kill-and-resume of a real subprocess are marked slow.
+Default run: the bouncing ball (cheap to compile). The four-bar study, the
+kill-and-resume of a real subprocess and the 4-device study (two more
+subprocess compiles; tests/studies/test_runner.py checks 4 devices against 1
+in the default run) are marked slow.
 """
 
 import argparse
@@ -194,3 +196,33 @@ def test_killed_subprocess_resumes_to_the_same_summary(tmp_path):
     cut = json.loads((tmp_path / "cut" / "summary.json").read_text())
     assert cut["timing"]["n_loaded"] >= 100 * n_done
     assert _strip_timing(cut) == _strip_timing(full)
+
+
+DEVICES_STUDY = """
+import os, sys, json
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=" + sys.argv[1]
+import jax
+jax.config.update("jax_enable_x64", True)
+from jaxcontact.studies.montecarlo import default_study, run_study
+spec = default_study("bouncing-ball", n=80, params=["restitution=uniform(0.5,0.9)", "height=uniform(0.5,1.5)"],
+                     only=True, outcomes=["peak_impulse", "impacts", "rebound:y", "series:y"], t_final=1.2,
+                     chunk_size=40, n_bootstrap=100)
+s = run_study(spec, sys.argv[2], progress=False, plot=False)
+print(json.dumps({"devices": jax.device_count(), "summary": {k: v for k, v in s.items() if k != "timing"}}))
+"""
+
+
+@pytest.mark.slow
+def test_same_study_same_numbers_on_four_devices(tmp_path):
+    """A real simulation study sharded over 4 XLA host devices equals the 1-device run, sample for sample."""
+    res = {}
+    for ndev in (1, 4):
+        proc = subprocess.run([sys.executable, "-c", DEVICES_STUDY, str(ndev), str(tmp_path / f"d{ndev}")],
+                              capture_output=True, text=True, timeout=300, cwd=ROOT)
+        assert proc.returncode == 0, proc.stderr
+        res[ndev] = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert res[ndev]["devices"] == ndev
+    assert res[4]["summary"] == res[1]["summary"]
+    with np.load(tmp_path / "d1" / "samples.npz") as z1, np.load(tmp_path / "d4" / "samples.npz") as z4:
+        for k in z1.files:
+            np.testing.assert_array_equal(z1[k], z4[k])

@@ -42,7 +42,8 @@ def test_named_outcomes_on_a_bouncing_ball():
     names = ["peak_impulse", "impacts", "rest_time", "max_penetration", "final:y", "max:0", "rebound:y",
              "series:y", "series:gap", "series:energy", "series:speed"]
     outs = {name: outcome(name, m.system, save_every=10) for name in names}
-    vals = {k: np.asarray(jax.jit(o.fn, static_argnums=1)(tr, m.system, m.params)) for k, o in outs.items()}
+    all_outcomes = jax.jit(lambda tr, p: {k: o.fn(tr, m.system, p) for k, o in outs.items()})
+    vals = {k: np.asarray(v) for k, v in all_outcomes(tr, m.params).items()}
     P = np.asarray(tr.impulse_normal[:, 0])
     v_impact = np.sqrt(2 * 9.81 * 1.0)
     assert vals["peak_impulse"] == pytest.approx(P.max())
