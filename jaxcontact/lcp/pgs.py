@@ -14,7 +14,8 @@ problem needs z_i > 0 there, the residual stays large and ``converged`` is
 False.
 
 The sweep count is a fixed, static number (``lax.scan`` over sweeps,
-``lax.fori_loop`` over rows): reverse-mode differentiable, and under ``vmap``
+``lax.fori_loop`` over rows, or the rows written out on scalars for n ≤ 4,
+which is faster under ``vmap``): reverse-mode differentiable, and under ``vmap``
 every problem of the batch costs the same. No residual is computed inside
 the sweeps; it is computed once at the end, so ``iterations`` always equals
 the requested sweep count and ``tol`` only sets the ``converged`` flag.
