@@ -232,7 +232,8 @@ def report(args, info, rows, skipped, sweeps, siconos, command) -> str:
     sic_ver = (f"{siconos['siconos_debian_package']} (Debian python3-siconos; module reports "
                f"{siconos['siconos_module_version']}), numpy {siconos['numpy']}, Python {siconos['python']}"
                if siconos else "not run")
-    extra = {"Siconos": sic_ver, "Command": f"`{command}`"}
+    extra = {"Siconos": sic_ver, "Command": f"`{command}`",
+             "Load average at end (1, 5, 15 min)": ", ".join(f"{x:.2f}" for x in os.getloadavg())}
     parts = [f"## LCP throughput: jaxcontact vs Siconos numerics — {info['date_utc']}", "",
              common.machine_markdown(info, extra), "",
              "Problems: random SPD Delassus-like M = J diag(m⁻¹) Jᵀ + 10⁻³·tr/n·I (J n×3n Gaussian) "
