@@ -7,7 +7,7 @@ Dense layout (storage type 0), whitespace separated::
     rows
     cols
     rows cols
-    M            # rows × cols values, row by row
+    M            # rows × cols values, column by column (each text line is a column)
     q            # n values
     free text    # optional comment, ignored
 """
@@ -46,7 +46,10 @@ def read_lcp(path) -> LCPProblem:
     if (rows, cols) != (n, n) or (int(number(4)), int(number(5))) != (n, n):
         raise ValueError(f"{path}: M must be {n}×{n}; header says {rows}×{cols}")
     start = 6
-    M = np.array([number(start + i) for i in range(n * n)]).reshape(n, n)
+    # Siconos writes and reads dense matrices column-major (checked with its own
+    # linearComplementarity_newFromFilename): for the non-symmetric problems
+    # (Murty, CPS, Pang, …) a row-major read would solve the transposed LCP.
+    M = np.array([number(start + i) for i in range(n * n)]).reshape(n, n).T
     q = np.array([number(start + n * n + i) for i in range(n)])
     return LCPProblem(name, M, q)
 
