@@ -1,0 +1,27 @@
+"""Batched uncertainty studies: Monte Carlo statistics and global sensitivity over model parameters.
+
+Modules (each usable alone; ``montecarlo`` wires them to the built-in models):
+
+* ``distributions`` — uniform / normal / truncnormal / lognormal / fixed over named
+  parameters, ``name=dist(args)`` parsing, physical-range checks (:class:`ParamSpace`).
+* ``sampling`` — unit-cube designs: seeded ``random`` (jax.random), ``lhs``, ``sobol``.
+* ``runner`` — evaluate a per-sample function over N samples: vmap + jit once, chunks
+  (memory bounded), sharded over devices, progress bar, atomic chunk files, resume.
+* ``outcomes`` — reductions of a trajectory to scalars and kept time series.
+* ``statistics`` — failures counted apart; mean, std, quantiles, bands, histograms.
+* ``sensitivity`` — Saltelli design, first-order and total Sobol indices with bootstrap CIs.
+* ``plots`` — PNG figures (quantile bands, histograms, Sobol bars, scatters).
+* ``montecarlo`` — :class:`StudySpec` and :func:`run_study` (summary.json, samples.npz,
+  PNGs), the engine of ``jaxcontact mc``.
+"""
+
+from jaxcontact.studies.distributions import (Fixed, LogNormal, Normal, ParamSpace, TruncNormal, Uniform,
+                                              parse_distribution)
+from jaxcontact.studies.runner import RunResult, StudyMismatchError, run_samples
+from jaxcontact.studies.sampling import unit_points
+from jaxcontact.studies.sensitivity import SobolIndices, saltelli_design, sobol_indices
+from jaxcontact.studies.statistics import failures, histogram, scalar_summary, time_bands
+
+__all__ = ["Fixed", "LogNormal", "Normal", "ParamSpace", "TruncNormal", "Uniform", "parse_distribution",
+           "RunResult", "StudyMismatchError", "run_samples", "unit_points", "SobolIndices", "saltelli_design",
+           "sobol_indices", "failures", "histogram", "scalar_summary", "time_bands"]
