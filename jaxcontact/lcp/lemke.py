@@ -71,6 +71,14 @@ def default_max_pivots(n: int) -> int:
     return max(2 ** min(n, 12), 20 * n) + n
 
 
+def _pow2_scale(x):
+    """2^-k with max|x|·2^-k in (1/2, 1] (1 for zero or non-finite x); exact in floating point."""
+    m = jnp.max(jnp.abs(x))
+    ok = jnp.isfinite(m) & (m > 0)
+    _, e = jnp.frexp(jnp.where(ok, m, 1.0))
+    return jnp.where(ok, jnp.ldexp(jnp.ones((), x.dtype), -e), 1.0).astype(x.dtype)
+
+
 def _pivot(T, r, c):
     """Gauss–Jordan pivot of tableau T on row r, column c."""
     row = T[r] / T[r, c]
@@ -78,15 +86,37 @@ def _pivot(T, r, c):
     return T.at[r].set(row)
 
 
+def _tie_margin(m, values, active, tie_tol):
+    """How far above the minimum m a value still ties: relative to m, plus round-off of the column.
+
+    Purely relative to the data (no absolute floor), so problems with tiny
+    solutions (mmc: z ~ 1e-4) are not flattened into false ties in float32.
+    """
+    eps = jnp.finfo(values.dtype).eps
+    col = jnp.max(jnp.where(active, jnp.abs(values), 0.0))
+    return tie_tol * jnp.abs(m) + 16 * eps * col
+
+
 def _lexmin_row(R, cand, tie_tol):
     """First row of the lexicographic minimum of R's rows among ``cand``."""
 
     def narrow(k, active):
+        # Columns of B⁻¹/T_ie: entries equal in exact arithmetic differ by the
+        # round-off accumulated over the pivots, and breaking such a tie by
+        # noise voids the anti-cycling guarantee (tobenna then cycles). The
+        # data are normalized (max|M| ~ 1), so an absolute floor of 1 is the
+        # scale of B⁻¹'s entries; finer ties made tobenna cycle.
         v = jnp.where(active, R[:, k], jnp.inf)
         m = jnp.min(v)
+        col = jnp.max(jnp.where(active, jnp.abs(R[:, k]), 0.0))
         return active & (v <= m + tie_tol * jnp.maximum(1.0, jnp.abs(m)))
 
-    active = lax.fori_loop(0, R.shape[1], narrow, cand)
+    # Column 0 (the ratios rhs/T_ie) needs finer ties: legitimate ratios can
+    # differ far below the column's scale (mmc: z ~ 1e-4 beside q ~ 4).
+    v0 = jnp.where(cand, R[:, 0], jnp.inf)
+    m0 = jnp.min(v0)
+    first = cand & (v0 <= m0 + _tie_margin(m0, R[:, 0], cand, tie_tol))
+    active = lax.fori_loop(1, R.shape[1], narrow, first)
     return jnp.argmax(active)
 
 
@@ -98,13 +128,17 @@ def _lemke_z(M, q, *, max_pivots):
     tie_tol = eps ** TIE_TOL_EXPONENT
     z0_var = 2 * n
     d = jnp.ones((n,), dtype)
-    T = jnp.concatenate([jnp.eye(n, dtype=dtype), -M, -d[:, None], q[:, None]], axis=1)
+    # Normalize by powers of two (exact): max|M|, max|q| in (1/2, 1]. LCP(sM·M, sq·q)
+    # has the solution (sq/sM)·z, so the tie tolerances see data of unit scale.
+    sM, sq = _pow2_scale(M), _pow2_scale(q)
+    Mn, qn = sM * M, sq * q
+    T = jnp.concatenate([jnp.eye(n, dtype=dtype), -Mn, -d[:, None], qn[:, None]], axis=1)
     basis = jnp.arange(n)
 
     trivial = jnp.all(q >= 0)
     # First pivot: z₀ enters at the most negative q_i (smallest index on ties —
     # the lexicographic rule for d = 1). Skipped when q ≥ 0 (z = 0 solves it).
-    r0 = jnp.argmin(q)
+    r0 = jnp.argmin(qn)
     T = jnp.where(trivial, T, _pivot(T, r0, z0_var))
     leaving0 = basis[r0]
     basis = jnp.where(trivial, basis, basis.at[r0].set(z0_var))
@@ -118,6 +152,9 @@ def _lemke_z(M, q, *, max_pivots):
         T, basis, enter, _, pivots = state
         col = T[:, enter]
         rhs = T[:, -1]
+        # Degenerate rows (rhs exactly 0 in exact arithmetic) come out of the
+        # updates as ±round-off; snap them to 0 so that their ties are exact.
+        rhs = jnp.where(jnp.abs(rhs) <= 16 * eps * jnp.max(jnp.abs(rhs)), 0.0, rhs)
         scale = jnp.max(jnp.abs(col))
         cand = col > piv_tol * scale
         ray = ~jnp.any(cand)
@@ -125,7 +162,7 @@ def _lemke_z(M, q, *, max_pivots):
         ratio = rhs / safe_col
         best = jnp.min(jnp.where(cand, ratio, jnp.inf))
         z0_row = jnp.argmax(basis == z0_var)
-        z0_ties = cand[z0_row] & (ratio[z0_row] <= best + tie_tol * jnp.maximum(1.0, jnp.abs(best)))
+        z0_ties = cand[z0_row] & (ratio[z0_row] <= best + _tie_margin(best, ratio, cand, tie_tol))
         R = jnp.concatenate([ratio[:, None], T[:, :n] / safe_col[:, None]], axis=1)
         r = jnp.where(z0_ties, z0_row, _lexmin_row(R, cand, tie_tol))
         leaving = basis[r]
@@ -140,7 +177,7 @@ def _lemke_z(M, q, *, max_pivots):
     T, basis, _, _, pivots = lax.while_loop(cond, body, state)
 
     values = jnp.zeros((2 * n + 1,), dtype).at[basis].set(T[:, -1])
-    z_tab = jnp.maximum(values[n:2 * n], 0.0)
+    z_tab = jnp.maximum(values[n:2 * n] * (sM / sq), 0.0)
     z_basic = jnp.zeros((2 * n + 1,), bool).at[basis].set(True)[n:2 * n]
     z_pol = jnp.maximum(basis_solve(M, q, z_basic), 0.0)
 
