@@ -37,12 +37,16 @@ from jaxcontact.lcp.solution import (LCPSolution, check_problem, default_tol,
 MAX_ENUMERATION_SIZE = 14
 
 
-def basis_solve(M, q, basic, rcond=None):
-    """z with ``M_AA z_A = −q_A`` on A = {basic}, z = 0 off A (SVD pseudo-inverse).
+def basis_solve(M, q, basic, rcond=None, *, pseudo_inverse: bool = True):
+    """z with ``M_AA z_A = −q_A`` on A = {basic}, z = 0 off A.
 
     Fixed shapes: the n × n system ``K = [M_AA on A×A, s·I off A]`` (s = max|M|
     keeps the padding at the data's scale) has the solution z_A on A and 0 off
     A. Used by enumeration and to polish the basis found by Lemke or Newton.
+    ``pseudo_inverse=True`` solves through an SVD (finite for singular
+    blocks); ``False`` uses an LU solve, several times cheaper, for callers
+    whose block is nonsingular in theory (Lemke's basis) and who check the
+    result (a singular block then gives inf/NaN, which their residual test rejects).
     """
     n = q.shape[-1]
     rcond = 100.0 * max(n, 1) * float(jnp.finfo(q.dtype).eps) if rcond is None else rcond
@@ -51,6 +55,8 @@ def basis_solve(M, q, basic, rcond=None):
     both = basic[:, None] & basic[None, :]
     K = jnp.where(both, M, 0.0) + jnp.diag(jnp.where(basic, 0.0, scale))
     rhs = jnp.where(basic, -q, 0.0)
+    if not pseudo_inverse:
+        return jnp.where(basic, jnp.linalg.solve(K, rhs), 0.0)
     U, s, Vt = jnp.linalg.svd(K)
     keep = s > rcond * s[0]
     s_inv = jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)

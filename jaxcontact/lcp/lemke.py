@@ -18,17 +18,27 @@ Choices and why:
 * Lexicographic minimum-ratio rule: among rows tied on ``rhs_i / T_ie``, the
   ties are broken by the rows of ``B⁻¹ / T_ie`` (the w-columns of the
   tableau, which start as I), lexicographically. The rows of B⁻¹ are
-  independent, so the minimum is unique and the method cannot cycle on
-  degenerate problems (exp_murty, enum_fails, trivial block structures).
-  Ties are decided up to a relative tolerance (``TIE_TOL_EXPONENT``) since
-  exact ties turn into round-off differences. If z₀'s row attains the
+  independent, so the minimum is unique and, in exact arithmetic, the
+  method cannot cycle on degenerate problems. If z₀'s row attains the
   minimum ratio it leaves at once (any minimum-ratio row keeps the basis
   feasible, and this one ends the method).
+* Ties in floating point. The data are first scaled by powers of two
+  (exact) to max|M|, max|q| in [1/2, 1). Ratios tie within
+  ``eps^0.75·|m| + 16 eps·max ratio`` of the minimum m, after right-hand
+  sides at round-off level (≤ 16 eps·max|rhs|) are snapped to 0 — purely
+  relative, because legitimate ratios can be tiny (mmc: z ~ 1e-4; a coarser
+  rule picks infeasible rows in float32). The B⁻¹ columns tie within
+  ``eps^0.75·max(1, |m|)``: their exact ties come out of the updates with
+  accumulated round-off, and breaking them by noise voids the anti-cycling
+  rule (with a finer rule, tobenna — n = 40, cond ≈ 2e6 — cycles to the
+  pivot limit; with this one it is solved in 127 pivots in float64; in
+  float32 it still cycles and is reported unconverged).
 * Pivot entries must exceed ``eps^0.75 · max|column|``; smaller entries are
   round-off and pivoting on them produces garbage.
 * Polishing: the pivots determine the complementary basis; the final z is
-  also recomputed by one direct solve of ``M_AA z_A = −q_A`` on that basis
-  (:func:`~jaxcontact.lcp.enumeration.basis_solve`), which removes the
+  also recomputed by one direct (LU) solve of ``M_AA z_A = −q_A`` on that
+  basis (:func:`~jaxcontact.lcp.enumeration.basis_solve`; M_AA is
+  nonsingular for a complementary basis), which removes the
   round-off accumulated by Gauss–Jordan updates. Of the tableau z and the
   polished z, the one with the smaller natural residual is returned.
 * ``converged`` is never taken from the pivoting status: it is the residual
@@ -39,8 +49,9 @@ Choices and why:
 Pivot limit. ``lax.while_loop`` stops as soon as every problem (under vmap:
 every problem of the batch) has finished, so the bound costs nothing for
 problems that terminate; it only stops pathological runs. Lemke can need
-exponentially many pivots: on Murty's example (lcp_exp_murty, M lower
-triangular with 1 on the diagonal and 2 below, q = −1) it takes 2ⁿ − 1.
+exponentially many pivots: on Murty's example (M_ii = 1, M_ij = 2 for
+j > i, q_i = −(2^{n+1} − 2^i); the collection's exp_murty2 in Siconos'
+column-major reading) it takes 2ⁿ pivots here (64 for n = 6).
 The default ``max(2^min(n, 12), 20 n) + n`` covers that worst case up to
 n = 12 (the enumeration range) and is far above the ~n–3n pivots typical
 problems need for larger n.
@@ -179,7 +190,7 @@ def _lemke_z(M, q, *, max_pivots):
     values = jnp.zeros((2 * n + 1,), dtype).at[basis].set(T[:, -1])
     z_tab = jnp.maximum(values[n:2 * n] * (sM / sq), 0.0)
     z_basic = jnp.zeros((2 * n + 1,), bool).at[basis].set(True)[n:2 * n]
-    z_pol = jnp.maximum(basis_solve(M, q, z_basic), 0.0)
+    z_pol = jnp.maximum(basis_solve(M, q, z_basic, pseudo_inverse=False), 0.0)
 
     def score(z):
         res = natural_residual(z, M @ z + q, q)
