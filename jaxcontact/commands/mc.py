@@ -24,6 +24,8 @@ import argparse
 import os
 import sys
 
+from jaxcontact.commands.simulate import parse_sets
+
 NAME = "mc"
 HELP = "Monte Carlo uncertainty study of a built-in model (statistics, Sobol indices, plots)"
 
@@ -79,19 +81,6 @@ def _host_devices(requested: int | None) -> None:
     os.environ["XLA_FLAGS"] = (flags + f" --xla_force_host_platform_device_count={n}").strip()
 
 
-def _parse_sets(items) -> dict:
-    out = {}
-    for s in items:
-        name, eq, value = s.partition("=")
-        if not eq or not name.strip():
-            raise ValueError(f"--set {s!r}: expected NAME=VALUE")
-        try:
-            out[name.strip()] = float(value)
-        except ValueError:
-            raise ValueError(f"--set {s!r}: value {value!r} is not a number") from None
-    return out
-
-
 def run(args) -> int:
     _host_devices(args.devices)
     import jax
@@ -102,7 +91,7 @@ def run(args) -> int:
     try:
         spec = default_study(args.model, n=args.n, params=args.param, only=args.only, outcomes=args.outcome,
                              sampler=args.sampler, seed=args.seed, sensitivity=not args.no_sobol, dt=args.dt,
-                             t_final=args.t_final, save_every=args.save_every, overrides=_parse_sets(args.set),
+                             t_final=args.t_final, save_every=args.save_every, overrides=parse_sets(args.set),
                              chunk_size=args.chunk, n_bootstrap=args.bootstrap)
         out = args.out or f"mc-{args.model}"
         summary = run_study(spec, out, progress=not args.quiet, plot=not args.no_plots)
