@@ -32,13 +32,15 @@ unrolled (:func:`spd_solve`).
 from __future__ import annotations
 
 import dataclasses
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 from jax.scipy.linalg import cho_factor, cho_solve
 
+from jaxcontact.stepping.baumgarte import baumgarte_velocity_target
 from jaxcontact.stepping.contact_solve import SOLVERS, solve_contacts
+from jaxcontact.stepping.projection import project, resting_contacts
 from jaxcontact.system import LagrangianSystem, energy, kinematics
 
 
@@ -69,6 +71,22 @@ class MoreauJean:
       factorisation. Off-diagonal entries are ignored, so only set it when true.
     diagnostics: compute ‖Φ‖, ‖Φ̇‖ and the energy at every step's end state
       (one more evaluation of Φ, M and V per step; turn off for throughput).
+    projection: after the step, project (q_E, u_E) onto Φ = 0 and Φ_q u + Φ_t = 0
+      in the mass metric (SPEC F2, :func:`jaxcontact.stepping.projection.project`),
+      so the next step's LCP sees a consistent state. Off by default.
+    position_iterations: Newton iterations of the position projection (static).
+      3, not the paper's 1–2: with 2, a lifted contact is left ~1e-9 m inside
+      the wall, beyond the activation tolerance, and chatters.
+    contact_projection: with ``projection``, also put the *resting* contacts
+      (P_N > 0 and |γ_N| ≤ ``rest_speed`` after the step) onto their surface with
+      γ_N = 0. Lifting every penetrating contact instead pumps energy (a limit
+      cycle of impacts on the four-bar at h = 0.01).
+    rest_speed: the normal speed (m/s) under which a contact that carried an
+      impulse counts as resting (a numerical threshold, not a physical value).
+    baumgarte: None, or a function (params, h) → (α, β) of array leaves: the
+      bilateral rows then enforce Φ_q u_E + Φ_t = the implicit-Euler Baumgarte
+      target (:func:`jaxcontact.stepping.baumgarte.baumgarte_velocity_target`)
+      from Φ, Φ̇ at the step start, instead of 0. See :func:`baumgarte_rates`.
     """
 
     theta: float = 0.5
@@ -80,6 +98,11 @@ class MoreauJean:
     activation_tol: float | None = None
     diagonal_mass: bool = False
     diagnostics: bool = True
+    projection: bool = False
+    position_iterations: int = 3
+    contact_projection: bool = True
+    rest_speed: float = 1e-2
+    baumgarte: Callable | None = None
 
     def __post_init__(self):
         if not 0.5 <= float(self.theta) <= 1.0:
@@ -92,6 +115,12 @@ class MoreauJean:
             raise ValueError(f"omega = {self.omega} must lie in (0, 2)")
         if self.separating not in ("conservative", "newton"):
             raise ValueError(f"separating = {self.separating!r} must be 'conservative' or 'newton'")
+        if not isinstance(self.position_iterations, int) or self.position_iterations < 1:
+            raise ValueError(f"position_iterations = {self.position_iterations!r} must be a positive int")
+        if not float(self.rest_speed) > 0.0:
+            raise ValueError(f"rest_speed = {self.rest_speed} must be > 0")
+        if self.baumgarte is not None and not callable(self.baumgarte):
+            raise ValueError(f"baumgarte = {self.baumgarte!r} must be None or a function (params, h) -> (alpha, beta)")
 
     def solver_for(self, system: LagrangianSystem) -> str:
         friction = system.slip_velocity is not None
@@ -180,7 +209,10 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> t
     if m:
         G = kin.phi_q @ X_phi
         # G⁻¹ [Φ_q ũ + Φ_t | Φ_q M⁻¹ W] in one solve.
-        Y = spd_solve(G, jnp.concatenate([(kin.phi_q @ u_tilde + kin.phi_t)[:, None], kin.phi_q @ X_W], axis=1))
+        dphi_free = kin.phi_q @ u_tilde + kin.phi_t
+        if scheme.baumgarte is not None:
+            dphi_free = dphi_free - _baumgarte_target(system, scheme, p, q_A, u_A, t_A, h)
+        Y = spd_solve(G, jnp.concatenate([dphi_free[:, None], kin.phi_q @ X_W], axis=1))
         u_free = u_tilde - X_phi @ Y[:, 0]
         MhatW = X_W - X_phi @ Y[:, 1:]
     else:
@@ -216,6 +248,9 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> t
     t_E = state.t0 + (state.i + 1) * h
     # A singular M or G (e.g. redundant constraints) shows up as NaN: report it, never raise in jit.
     converged = converged & jnp.all(jnp.isfinite(u_E))
+    if scheme.projection:
+        # After the check above: the projection's own regularised solves stay finite.
+        q_E, u_E = _project_end(system, scheme, p, q_E, u_E, t_E, P_N)
     if scheme.diagnostics:
         phi, phi_dot = constraint_residuals(system, q_E, u_E, t_E, p)
         e = energy(system, q_E, u_E, t_E, p)
@@ -223,6 +258,45 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> t
         phi = phi_dot = e = jnp.zeros((), dtype)
     info = StepInfo(P_N, P_T, active, residual, converged, iters, phi, phi_dot, e)
     return State(t_E, q_E, u_E, P_N, P_T, state.t0, state.i + 1), info
+
+
+def _project_end(system, scheme, p, q_E, u_E, t_E, P_N):
+    """The ``projection`` option: end state onto the constraints (and resting contacts onto their surface)."""
+    if system.constraints is None and (system.gaps is None or not scheme.contact_projection):
+        return q_E, u_E
+    rest = None
+    if scheme.contact_projection and system.gaps is not None and P_N.shape[0]:
+        rest = resting_contacts(system, q_E, u_E, t_E, p, P_N, scheme.rest_speed)
+    return project(system, q_E, u_E, t_E, p, position_iterations=scheme.position_iterations,
+                   contacts=rest is not None, position_candidates=rest, velocity_closed=rest,
+                   velocity_contact_mode="equality")
+
+
+def _baumgarte_target(system, scheme, p, q_A, u_A, t_A, h):
+    """Φ̇ target of the bilateral rows from Φ and Φ̇ at the step start (the ``baumgarte`` option)."""
+    t_A = jnp.asarray(t_A, q_A.dtype)
+    phi_A, dphi_A = jax.jvp(lambda qq, tt: system.constraints(qq, tt, p), (q_A, t_A), (u_A, jnp.ones_like(t_A)))
+    alpha, beta = scheme.baumgarte(p, h)
+    return baumgarte_velocity_target(phi_A, dphi_A, h, alpha, beta)
+
+
+def baumgarte_rates(c: float = 0.5):
+    """A ``baumgarte`` option α = β = c / h (critical damping at a fixed fraction of the step rate).
+
+    c ≈ 0.2–1 removes most of a drift within a few steps (see ``baumgarte.py``).
+    The returned function is cached per c, so equal options compare equal (no recompilation).
+    """
+    return _BAUMGARTE_RATES.setdefault(float(c), _rates(float(c)))
+
+
+_BAUMGARTE_RATES: dict = {}
+
+
+def _rates(c):
+    def rates(p, h):
+        return c / h, c / h
+    rates.__qualname__ = f"baumgarte_rates(c={c})"
+    return rates
 
 
 # Up to this size, SPD solves are written out entry by entry (see spd_solve).
