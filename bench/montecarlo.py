@@ -275,7 +275,7 @@ def uptime() -> str:
 def report(args, info, results, sic, cmp, up0, up1, wall) -> str:
     lines = ["## Monte Carlo studies: samples/s vs N and chunk size, and a Siconos loop (`bench/montecarlo.py`)", "",
              common.machine_markdown(info, {"`uptime` before": f"`{up0}`", "`uptime` after": f"`{up1}`",
-                                            "Command": f"`{' '.join(['bench/montecarlo.py', *sys.argv[1:]])}` "
+                                            "Command": f"`{' '.join(['bench/montecarlo.py', *[a for a in sys.argv[1:] if a != '--no-append']])}` "
                                                        f"(grid {args.grid}; whole bench {wall:.0f} s wall)"}), ""]
     any_res = next(iter(results.values()))
     for name in args.models:
