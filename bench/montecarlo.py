@@ -418,6 +418,7 @@ def main(argv=None) -> int:
         return 0
     t0 = time.perf_counter()
     up0 = uptime()
+    info = common.machine_info()  # date and load average at the start
     results = {}
     for d in args.dtypes:
         cmd = [sys.executable, __file__, *[a for a in raw if a != "--no-append"], "--worker", "--dtype", d]
@@ -438,7 +439,6 @@ def main(argv=None) -> int:
         cmp = compare_ball(ball, sic)
         cmp["dtype"] = "float64" if "float64" in results else next(iter(results))
     up1 = uptime()
-    info = common.machine_info()
     text = report(args, info, results, sic, cmp, up0, up1, time.perf_counter() - t0)
     common.write_json({"machine": info, "results": {d: {k: v for k, v in r.items() if k != "extra"} | {
         "extra": {m: {k: v for k, v in e.items() if k not in ("samples", "outcomes")} for m, e in r["extra"].items()}}
