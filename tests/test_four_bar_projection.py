@@ -233,3 +233,17 @@ def test_corrected_closer_to_reference():
 @pytest.mark.slow
 def test_corrected_closer_to_fine_reference():
     _check_accuracy(1e-5)
+
+
+def test_scheme_options_validated_and_defaults_unchanged():
+    with pytest.raises(ValueError, match="position_iterations"):
+        MoreauJean(projection=True, position_iterations=0)
+    with pytest.raises(ValueError, match="rest_speed"):
+        MoreauJean(rest_speed=0.0)
+    with pytest.raises(ValueError, match="baumgarte"):
+        MoreauJean(baumgarte=0.5)
+    d = MoreauJean()
+    assert not d.projection and d.baumgarte is None  # plain Moreau–Jean unless asked
+    ip = ImpactProjection()
+    assert isinstance(ip, MoreauJean) and ip.projection and ip.theta == 1.0 and ip.separating == "newton"
+    assert baumgarte_rates(0.5) is baumgarte_rates(0.5)  # equal options, one compilation
