@@ -23,12 +23,12 @@ gravity along −y, slender rods J = m l² / 12), written the Siconos way:
 Friction is left out: the wall contact here is frictionless, while the
 jaxcontact default study samples a wall friction coefficient U(0, 0.3). The
 Siconos samples take every other parameter (restitution, wall_distance, l1)
-from the caller's file; see the caller for how much friction moves the
+from the caller's file; bench/montecarlo_four_bar_siconos.py shows how much friction moves the
 outcomes in jaxcontact.
 
 The clock runs around the whole per-sample work (model construction, the
 stepping loop, recording, reduction): the time per sample a user pays.
-Recorded per step: t, x of point a, θ1, the wall impulse; reduced to
+Recorded per step: t, x of point a, θ1, the wall impulse, ‖Φ(q)‖; reduced to
 
     impacts       steps whose wall impulse exceeds 1e-9 N·s after a step at or below it
     peak_impulse  largest wall impulse of one step
