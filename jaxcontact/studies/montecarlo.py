@@ -30,6 +30,7 @@ import json
 import math
 import os
 import time
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -155,12 +156,23 @@ def _check_out_dir(out_dir: str) -> None:
         raise ValueError(f"output folder {out_dir!r} is not writable: {e.strerror or e}") from None
 
 
-def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: bool = True) -> dict:
-    """Run (or resume) ``spec`` writing into ``out_dir``; return the summary dict (also summary.json).
+class PreparedStudy(NamedTuple):
+    """Everything a study needs before it runs: the model, time grid, outcomes, design and evaluator."""
 
-    NaN statistics (e.g. Sobol indices of a constant outcome) appear as None (JSON null).
-    """
-    t_wall = time.perf_counter()
+    model: models_pkg.Model
+    dt: float
+    t_final: float
+    n_steps: int
+    outcomes: list
+    values: dict
+    n_base: int
+    blocks: np.ndarray
+    scheme: MoreauJean
+    evaluate: object
+
+
+def prepare_study(spec: StudySpec) -> PreparedStudy:
+    """Validate ``spec`` and build its model, outcomes, sample design and per-sample evaluator (no compute)."""
     if spec.save_every < 1:
         raise ValueError(f"save_every = {spec.save_every} must be ≥ 1")
     model = models_pkg.get_model(spec.model, **dict(spec.overrides))
@@ -173,13 +185,22 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
         raise ValueError("a study needs at least one outcome")
     values, n_base, blocks = design(spec.space, spec.n, spec.sampler, spec.seed, spec.sensitivity)
     check_samples(spec.model, dict(spec.overrides), values)
-    _check_out_dir(out_dir)
     scheme = spec.scheme
     if scheme.diagnostics and not any(o.diagnostics for o in outcomes):
         scheme = dataclasses.replace(scheme, diagnostics=False)  # nothing reads them: skip their cost
     scheme.solver_for(model.system)
-
     evaluate = make_evaluator(model, outcomes, dt=dt, n_steps=n_steps, scheme=scheme)
+    return PreparedStudy(model, dt, t_final, n_steps, outcomes, values, n_base, blocks, scheme, evaluate)
+
+
+def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: bool = True) -> dict:
+    """Run (or resume) ``spec`` writing into ``out_dir``; return the summary dict (also summary.json).
+
+    NaN statistics (e.g. Sobol indices of a constant outcome) appear as None (JSON null).
+    """
+    t_wall = time.perf_counter()
+    model, dt, t_final, n_steps, outcomes, values, n_base, blocks, scheme, evaluate = prepare_study(spec)
+    _check_out_dir(out_dir)
     varied = {k: values[k] for k in spec.space.names}
     result = run_samples(evaluate, varied, chunk_size=spec.chunk_size, out_dir=os.path.join(out_dir, "chunks"),
                          config=spec.config(n_steps, dt), progress=progress, desc=f"mc {spec.model}")
