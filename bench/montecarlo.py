@@ -85,35 +85,20 @@ COMPARED = {"rebound:y": "rebound_y", "impacts": "impacts", "rest_time": "rest_t
 
 def study_pieces(name: str, n: int, t_final: float | None, seed: int):
     """The per-sample function and the N sampled inputs of ``name``'s default study (as run_study builds them)."""
-    import dataclasses
-
-    from jaxcontact import models as models_pkg
-    from jaxcontact.simulate import n_steps_for
-    from jaxcontact.studies.distributions import DEFAULT_BOUNDS
-    from jaxcontact.studies.montecarlo import check_samples, default_study, design, make_evaluator
-    from jaxcontact.studies.outcomes import outcome as make_outcome
+    from jaxcontact.studies.montecarlo import default_study, prepare_study
 
     model_name = MODELS[name]
     kw = {"t_final": t_final} if t_final is not None else {}
     outs = BALL_OUTCOMES if name == "ball" else ()
     spec = default_study(model_name, n=n, outcomes=outs, sensitivity=False, seed=seed, **kw)
-    model = models_pkg.get_model(spec.model, **dict(spec.overrides))
-    spec.space.validate(model.params, DEFAULT_BOUNDS)
-    dt = float(model.dt if spec.dt is None else spec.dt)
-    tf = float(model.t_final if spec.t_final is None else spec.t_final)
-    n_steps = n_steps_for(dt, tf)
-    outcomes = [make_outcome(o, model.system, save_every=spec.save_every) for o in spec.outcomes]
-    values, _, _ = design(spec.space, spec.n, spec.sampler, spec.seed, spec.sensitivity)
-    check_samples(spec.model, dict(spec.overrides), values)
-    scheme = spec.scheme
-    if scheme.diagnostics and not any(o.diagnostics for o in outcomes):
-        scheme = dataclasses.replace(scheme, diagnostics=False)
-    evaluate = make_evaluator(model, outcomes, dt=dt, n_steps=n_steps, scheme=scheme)
-    inputs = {k: values[k] for k in spec.space.names}
-    info = {"model": model_name, "dt": dt, "t_final": tf, "n_steps": n_steps, "outcomes": list(spec.outcomes),
-            "params": spec.space.to_json(), "diagnostics": bool(scheme.diagnostics), "save_every": spec.save_every,
-            "fixed": {k: float(v) for k, v in model.params.items() if k not in inputs and k in ("mass", "gravity")}}
-    return evaluate, inputs, info
+    study = prepare_study(spec)
+    inputs = {k: study.values[k] for k in spec.space.names}
+    info = {"model": model_name, "dt": study.dt, "t_final": study.t_final, "n_steps": study.n_steps,
+            "outcomes": list(spec.outcomes), "params": spec.space.to_json(),
+            "diagnostics": bool(study.scheme.diagnostics), "save_every": spec.save_every,
+            "fixed": {k: float(v) for k, v in study.model.params.items()
+                      if k not in inputs and k in ("mass", "gravity")}}
+    return study.evaluate, inputs, info
 
 
 def worker(args) -> dict:
