@@ -38,8 +38,8 @@ What is measured (issue 6, "Bench"):
   a time, records every step and reduces to the same outcomes; its time per
   sample is the whole per-sample work. The two are compared on the first
   rebound height (mean within Monte Carlo error, paired per sample, and
-  against the analytic ε² H), impacts and rest time (paired). The four-bar
-  has no Siconos port (see ``siconos_simulate.py``): its row has no peer.
+  against the analytic ε² H), impacts and rest time (paired). The four-bar's
+  Siconos loop is ``montecarlo_four_bar_siconos.py`` (model in ``siconos_four_bar.py``).
 
 Appends a section to ``bench/RESULTS.md`` (machine, date, load average
 before and after, tables, a reading) and writes raw JSON to
