@@ -31,3 +31,9 @@ def test_loss_gradient_matches_central_differences():
     fd = (loss(th + h) - loss(th - h)) / (2 * h)
     assert np.all(np.isfinite(np.asarray(g)))
     np.testing.assert_allclose(float(g[0]), float(fd), rtol=1e-3)
+
+
+def test_lbfgs_recovers_restitution():
+    r = fit(MODEL, DATA_T, DATA_Y, lambda q: q[:, 0], ("restitution",), {"restitution": 0.7 * E},
+            {"restitution": (0.05, 0.99)}, optimizer="lbfgs", steps=30)
+    assert abs(r.estimates["restitution"] - E) / E < 0.01
