@@ -82,7 +82,6 @@ def fit(model, data_t, data_y, observe, fit_names, guesses, bounds, *, optimizer
     history = []
     if optimizer == "adam":
         opt = optax.adam(learning_rate)
-        vg = jax.jit(jax.value_and_grad(loss))
 
         @jax.jit
         def update(z, s):
