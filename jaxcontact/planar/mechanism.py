@@ -258,15 +258,20 @@ class Mechanism:
             raise ValueError(f"{where}: the line belongs to another mechanism")
         return line
 
-    @_atomic
-    def point_contact(self, name: str, body: BodyRef, point, line: Line, restitution, friction=None,
-                      tangential_restitution=None) -> PointLine:
-        """A body point against a line (wall, ground). ``friction=None``: frictionless by structure."""
+    def _body_against_line(self, name: str, body: BodyRef, line: Line, what: str):
+        """A new contact's name, its body and its line, checked: the two must be on different bodies."""
         name = self._new_name(name, "contact")
         b = self._body(body, f"contact {name!r}")
         line = self._line(line, f"contact {name!r}")
         if b is line.body:
-            raise ValueError(f"contact {name!r}: point and line on the same body {b.name!r}")
+            raise ValueError(f"contact {name!r}: {what} and line on the same body {b.name!r}")
+        return name, b, line
+
+    @_atomic
+    def point_contact(self, name: str, body: BodyRef, point, line: Line, restitution, friction=None,
+                      tangential_restitution=None) -> PointLine:
+        """A body point against a line (wall, ground). ``friction=None``: frictionless by structure."""
+        name, b, line = self._body_against_line(name, body, line, "point")
         return self._add_contact(PointLine(name, self._point(b, point, f"contact {name!r} point"), line,
                                            **self._laws(name, restitution, tangential_restitution, friction)))
 
@@ -274,11 +279,7 @@ class Mechanism:
     def circle_contact(self, name: str, body: BodyRef, centre, radius, line: Line, restitution, friction=None,
                        tangential_restitution=None) -> CircleLine:
         """A circle (disk, rounded end) of ``radius`` centred at a body point, against a line."""
-        name = self._new_name(name, "contact")
-        b = self._body(body, f"contact {name!r}")
-        line = self._line(line, f"contact {name!r}")
-        if b is line.body:
-            raise ValueError(f"contact {name!r}: circle and line on the same body {b.name!r}")
+        name, b, line = self._body_against_line(name, body, line, "circle")
         return self._add_contact(CircleLine(name, self._point(b, centre, f"contact {name!r} centre"),
                                             self._scalar(radius, name, "radius", POSITIVE), line,
                                             **self._laws(name, restitution, tangential_restitution, friction)))
