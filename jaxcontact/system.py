@@ -10,6 +10,10 @@ Equations of motion (SPEC §1), with generalized coordinates q (n,), velocities 
 * γ_T(q, u, t, p) — tangential (slip) velocity of each contact (k,), affine in
   u: W_Tᵀ = ∂γ_T/∂u and w̃_T = γ_T(q, 0, t, p).
 * Contact laws per contact as parameter leaves (:class:`ContactLaws`).
+* Compliant contacts (SPEC §1, F3/F4), kept apart from the rigid ones: gaps
+  g_C(q, t, p) (kc,), optional slip velocities, :class:`CompliantLaws`; their
+  forces come from :func:`compliant_contact_forces`, added by the schemes that
+  use them (penalty, event-driven).
 
 Users write Φ, g_N and γ_T; every Jacobian comes from ``jax.jacfwd`` here.
 Structure (sizes, functions) is static; every physical value lives in the
@@ -24,6 +28,9 @@ from typing import Any, Callable, NamedTuple, Optional
 import jax
 import jax.numpy as jnp
 
+from jaxcontact.contact_laws import (DAMPING_MODELS, FRICTION_MODELS, compliant_normal_force,
+                                     regularized_friction)
+
 Params = Any
 
 
@@ -32,12 +39,35 @@ class ContactLaws(NamedTuple):
 
     restitution: Newton normal restitution ε_N ∈ [0, 1].
     tangential_restitution: ε_T ∈ [0, 1] (0: no tangential rebound).
-    friction: Coulomb coefficient μ ≥ 0 (0: frictionless).
+    friction: Coulomb coefficient μ ≥ 0 (0: frictionless); the dynamic (slip) coefficient.
+    static_friction: μ0 ≥ μ bounding a sticking contact (schemes that tell stick from
+      slip, SPEC F3), or None: μ0 = μ (Moreau–Jean's LCP uses μ only).
     """
 
     restitution: jax.Array
     tangential_restitution: jax.Array
     friction: jax.Array
+    static_friction: Optional[jax.Array] = None
+
+
+class CompliantLaws(NamedTuple):
+    """Per-contact parameters of compliant (penalty) contacts, each of shape (kc,).
+
+    Normal force F_N = K δ^n + D(δ) δ̇ (:func:`jaxcontact.contact_laws.compliant_normal_force`):
+    stiffness K ≥ 0, exponent n > 0 (1.5: Hertz), damping c ≥ 0.
+    Friction: dynamic μ = ``friction`` ≥ 0 and static μ0 = ``static_friction`` ≥ μ (used by
+    schemes that resolve sticking, SPEC F3; the regularized laws have no static friction and
+    use μ), ``slip_width`` v_r (exponential) or v1 (linear) > 0, ``slip_width0`` v0 ∈ [0, v1)
+    (linear model only; give zeros otherwise).
+    """
+
+    stiffness: jax.Array
+    exponent: jax.Array
+    damping: jax.Array
+    friction: jax.Array
+    static_friction: jax.Array
+    slip_width: jax.Array
+    slip_width0: jax.Array
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -55,6 +85,12 @@ class LagrangianSystem:
       potential: ``V(q, t, p) -> scalar`` for the energy diagnostic, or None
         (energy then reports kinetic energy only).
       names: optional names of the coordinates, for printing and plots.
+      compliant_gaps: ``g(q, t, p) -> (kc,)`` gaps of compliant contacts (open when
+        positive, penetration δ = −g), separate from the rigid ``gaps``; or None.
+      compliant_slip_velocity: ``γ_T(q, u, t, p) -> (kc,)`` affine in u, or None (frictionless).
+      compliant_laws: ``p -> CompliantLaws`` with (kc,) leaves; required with ``compliant_gaps``.
+      compliant_damping: static "hunt_crossley" (D = c δ^n) or "paper" (D = c δ).
+      friction_regularization: static "exponential" or "linear" (SPEC §1's regularized laws).
     """
 
     n_dof: int
@@ -66,6 +102,11 @@ class LagrangianSystem:
     laws: Optional[Callable[[Params], ContactLaws]] = None
     potential: Optional[Callable[..., jax.Array]] = None
     names: tuple[str, ...] = ()
+    compliant_gaps: Optional[Callable[..., jax.Array]] = None
+    compliant_slip_velocity: Optional[Callable[..., jax.Array]] = None
+    compliant_laws: Optional[Callable[[Params], CompliantLaws]] = None
+    compliant_damping: str = "hunt_crossley"
+    friction_regularization: str = "exponential"
 
     def __post_init__(self):
         if not isinstance(self.n_dof, int) or self.n_dof < 1:
@@ -76,10 +117,20 @@ class LagrangianSystem:
             raise ValueError("slip_velocity given without gaps: friction needs a normal contact")
         if self.names and len(self.names) != self.n_dof:
             raise ValueError(f"names has {len(self.names)} entries for n_dof = {self.n_dof}")
+        if self.compliant_gaps is not None and self.compliant_laws is None:
+            raise ValueError("a system with compliant contacts (compliant_gaps) needs compliant_laws "
+                             "(p -> CompliantLaws)")
+        if self.compliant_slip_velocity is not None and self.compliant_gaps is None:
+            raise ValueError("compliant_slip_velocity given without compliant_gaps")
+        if self.compliant_damping not in DAMPING_MODELS:
+            raise ValueError(f"compliant_damping = {self.compliant_damping!r} must be one of {DAMPING_MODELS}")
+        if self.friction_regularization not in FRICTION_MODELS:
+            raise ValueError(f"friction_regularization = {self.friction_regularization!r} must be one of "
+                             f"{FRICTION_MODELS}")
 
     def __repr__(self):
         parts = [f"n_dof={self.n_dof}"]
-        for f in ("constraints", "gaps", "slip_velocity", "potential"):
+        for f in ("constraints", "gaps", "slip_velocity", "potential", "compliant_gaps", "compliant_slip_velocity"):
             if getattr(self, f) is not None:
                 parts.append(f)
         return f"LagrangianSystem({', '.join(parts)})"
@@ -142,3 +193,38 @@ def energy(system: LagrangianSystem, q, u, t, p) -> jax.Array:
     if system.potential is not None:
         e = e + system.potential(q, t, p)
     return e
+
+
+def compliant_contact_forces(system: LagrangianSystem, q, u, t, p, friction: str = "regularized"):
+    """Forces of the compliant contacts at (q, u, t).
+
+    F_N = compliant normal law at δ = −g_C, δ̇ = −ġ_C (:mod:`jaxcontact.contact_laws`);
+    with ``friction`` = "regularized" (static) and slip velocities given, F_T is the
+    regularized Coulomb force of ``system.friction_regularization`` with the dynamic μ;
+    "none" gives F_T = 0 (the event-driven scheme adds friction by its LCP instead).
+
+    Returns:
+      (Q (n,), F_N (kc,), F_T (kc,)): the generalized force Q = W_C F_N + W_T F_T with
+      W_Cᵀ = ∂g_C/∂q and W_Tᵀ = ∂γ_T/∂u (by one vjp each), and the contact forces.
+    """
+    if friction not in ("regularized", "none"):
+        raise ValueError(f"friction = {friction!r} must be 'regularized' or 'none'")
+    if system.compliant_gaps is None:
+        z = jnp.zeros((0,), q.dtype)
+        return jnp.zeros_like(q), z, z
+    t = jnp.asarray(t, q.dtype)
+    laws = system.compliant_laws(p)
+    gap_fn = lambda qq, tt: system.compliant_gaps(qq, tt, p)  # noqa: E731
+    gap, gap_dot = jax.jvp(gap_fn, (q, t), (u, jnp.ones_like(t)))
+    F_N = compliant_normal_force(-gap, -gap_dot, laws.stiffness, laws.exponent, laws.damping,
+                                 system.compliant_damping)
+    _, pull_back = jax.vjp(lambda qq: gap_fn(qq, t), q)
+    Q, = pull_back(F_N)
+    if friction == "regularized" and system.compliant_slip_velocity is not None:
+        slip, pull_back_T = jax.vjp(lambda uu: system.compliant_slip_velocity(q, uu, t, p), u)
+        F_T = regularized_friction(slip, F_N, laws.friction, system.friction_regularization, laws.slip_width,
+                                   laws.slip_width0)
+        Q = Q + pull_back_T(F_T)[0]
+    else:
+        F_T = jnp.zeros_like(F_N)
+    return Q, F_N, F_T
