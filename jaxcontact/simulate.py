@@ -16,6 +16,18 @@ the energy are those of the saved state.
 Row 0 of a trajectory is the initial state: zero impulses, residual 0 and
 converged, since no step led there; ``active`` marks the contacts closed at
 (q0, t0) (g_N ≤ 0), so a body that starts on a surface is not an "impact".
+
+Schemes. ``scheme`` is a :class:`MoreauJean` (or :class:`ImpactProjection`) or any
+object with the protocol (static, hashable — a frozen dataclass):
+
+    scheme.init(system, p, q0, u0, t0) -> state      # a pytree with fields t, q, u
+    scheme.step(system, p, state, dt) -> (state, StepInfo)
+
+and optionally ``scheme.active(system, p, state) -> (k,) bool`` for row 0 and a
+``diagnostics`` flag (default True). ``StepInfo.P_N``/``P_T`` are impulses over the
+step: force-based schemes (penalty, event-driven) report the contact force
+integrated over the step (≈ force × dt), so impulse-based and force-based
+trajectories compare on the same footing.
 """
 
 from __future__ import annotations
@@ -72,7 +84,7 @@ class Trajectory(NamedTuple):
 
 
 def simulate(system: LagrangianSystem, params, q0, u0, *, dt, n_steps: int, t0=0.0,
-             scheme: MoreauJean = MoreauJean(), save_every: int = 1) -> Trajectory:
+             scheme=MoreauJean(), save_every: int = 1) -> Trajectory:
     """Simulate ``system`` from (q0, u0) for ``n_steps`` steps of size ``dt``.
 
     Batch: q0, u0 of shape (B, n) and every leaf of ``params`` with leading axis B
@@ -80,20 +92,23 @@ def simulate(system: LagrangianSystem, params, q0, u0, *, dt, n_steps: int, t0=0
     for shared values). Raises ValueError for bad input (outside jit); inside a
     trace only shape rules are checked.
     """
-    if not isinstance(scheme, MoreauJean):
-        raise TypeError(f"scheme must be a MoreauJean instance; got {type(scheme).__name__}")
+    if not (isinstance(scheme, MoreauJean) or (callable(getattr(scheme, "init", None))
+                                               and callable(getattr(scheme, "step", None)))):
+        raise TypeError(f"scheme must be a MoreauJean or provide init(system, p, q0, u0, t0) and "
+                        f"step(system, p, state, dt); got {type(scheme).__name__}")
     q0, u0 = jnp.asarray(q0), jnp.asarray(u0)
     if not jnp.issubdtype(q0.dtype, jnp.floating):
         q0 = q0.astype(jnp.result_type(float))
     u0 = u0.astype(q0.dtype)
     batched = _validate(system, params, q0, u0, dt, n_steps, save_every, t0)
-    scheme.solver_for(system)  # friction/solver compatibility, as a clear error
+    if isinstance(scheme, MoreauJean):
+        scheme.solver_for(system)  # friction/solver compatibility, as a clear error
     params = jax.tree.map(lambda x: jnp.asarray(x, q0.dtype) if jnp.issubdtype(jnp.result_type(x), jnp.floating) else x, params)
     return _run(params, q0, u0, jnp.asarray(dt, q0.dtype), jnp.asarray(t0, q0.dtype), system=system,
                 scheme=scheme, n_steps=int(n_steps), save_every=int(save_every), batched=batched)
 
 
-def simulate_model(model, *, params=None, dt=None, t_final=None, scheme: MoreauJean = MoreauJean(),
+def simulate_model(model, *, params=None, dt=None, t_final=None, scheme=MoreauJean(),
                    save_every: int = 1, batched: bool = False) -> Trajectory:
     """Simulate a built-in :class:`jaxcontact.models.Model` (initial state from its parameters).
 
@@ -168,7 +183,27 @@ def _validate(system, params, q0, u0, dt, n_steps, save_every, t0) -> bool:
             a = np.asarray(getattr(laws, field))
             if np.any(a < lo) or np.any(a > hi):
                 raise ValueError(f"contact law {field} = {a} must lie in [{lo}, {hi}]")
+        if laws.static_friction is not None and np.any(np.asarray(laws.static_friction) < np.asarray(laws.friction)):
+            raise ValueError(f"contact law static_friction = {np.asarray(laws.static_friction)} must be ≥ "
+                             f"friction = {np.asarray(laws.friction)} (μ0 ≥ μ)")
+    if system.compliant_laws is not None and all(_is_concrete(leaf) for _, leaf in leaves):
+        _check_compliant_laws(jax.vmap(system.compliant_laws)(params) if batched else system.compliant_laws(params),
+                              system.friction_regularization)
     return batched
+
+
+def _check_compliant_laws(laws, regularization):
+    """Rules of :class:`CompliantLaws`, with errors naming the field and value."""
+    a = {f: np.asarray(getattr(laws, f)) for f in laws._fields}
+    for field, ok, rule in (("stiffness", a["stiffness"] >= 0, ">= 0"), ("exponent", a["exponent"] > 0, "> 0"),
+                            ("damping", a["damping"] >= 0, ">= 0"), ("friction", a["friction"] >= 0, ">= 0"),
+                            ("static_friction", a["static_friction"] >= a["friction"], ">= friction (μ0 ≥ μ)"),
+                            ("slip_width", a["slip_width"] > 0, "> 0"),
+                            ("slip_width0", (a["slip_width0"] >= 0) & ((regularization != "linear")
+                                                                       | (a["slip_width0"] < a["slip_width"])),
+                             ">= 0 and < slip_width (linear model)")):
+        if not np.all(ok):
+            raise ValueError(f"compliant contact law {field} = {a[field]} must be {rule}")
 
 
 @functools.partial(jax.jit, static_argnames=("system", "batched"))
@@ -208,12 +243,34 @@ def _check_mass_and_constraints(system, params, q0, t0, batched):
                              f"constraints, or a singular configuration); its singular values are {sv[i]}")
 
 
+def _scheme_init(system, scheme, p, q0, u0, t0):
+    if isinstance(scheme, MoreauJean):
+        return initial_state(system, q0, u0, t0, p)
+    return scheme.init(system, p, q0, u0, t0)
+
+
+def _scheme_step(system, scheme, p, s, dt):
+    if isinstance(scheme, MoreauJean):
+        return step(system, scheme, p, s, dt)
+    return scheme.step(system, p, s, dt)
+
+
+def _initial_active(system, scheme, p, s0, k):
+    """Row 0's ``active``: contacts closed at the initial state."""
+    if isinstance(scheme, MoreauJean):
+        return is_active(scheme, system.gaps(s0.q, s0.t, p), s0.q) if system.gaps is not None else jnp.zeros((k,), bool)
+    if hasattr(scheme, "active"):
+        return scheme.active(system, p, s0)
+    return jnp.zeros((k,), bool)
+
+
 def _single(p, q0, u0, dt, t0, *, system, scheme, n_steps, save_every) -> Trajectory:
-    s0 = initial_state(system, q0, u0, t0, p)
+    s0 = _scheme_init(system, scheme, p, q0, u0, t0)
+    # Impulse shapes from the step's abstract output (schemes differ in how many contacts they report).
+    info_shape = jax.eval_shape(lambda s: _scheme_step(system, scheme, p, s, dt)[1], s0)
 
     def one(s, _):
-        s1, info = step(system, scheme, p, s, dt)
-        return s1, info
+        return _scheme_step(system, scheme, p, s, dt)
 
     if save_every == 1:
         def body(s, _):
@@ -231,7 +288,7 @@ def _single(p, q0, u0, dt, t0, *, system, scheme, n_steps, save_every) -> Trajec
                                jnp.maximum(acc.iterations, info.iterations), info.phi, info.phi_dot, info.energy)
                 return (s1, acc), None
 
-            z = jnp.zeros_like(s.P_N)
+            z = jnp.zeros(info_shape.P_N.shape, q0.dtype)
             acc0 = StepInfo(z, z, jnp.zeros(z.shape, bool), jnp.zeros((), q0.dtype), jnp.ones((), bool),
                             jnp.zeros((), jnp.int32), *(jnp.zeros((), q0.dtype),) * 3)
             (s1, acc), _ = jax.lax.scan(inner, (s, acc0), None, length=save_every)
@@ -239,13 +296,13 @@ def _single(p, q0, u0, dt, t0, *, system, scheme, n_steps, save_every) -> Trajec
 
         _, (t, q, u, info) = jax.lax.scan(chunk, s0, None, length=n_steps // save_every)
 
-    if scheme.diagnostics:
+    if getattr(scheme, "diagnostics", True):
         phi0, phid0 = constraint_residuals(system, q0, u0, s0.t, p)
         e0 = energy(system, q0, u0, s0.t, p)
     else:
         phi0 = phid0 = e0 = jnp.zeros((), q0.dtype)
-    z = jnp.zeros_like(s0.P_N)
-    active0 = is_active(scheme, system.gaps(q0, s0.t, p), q0) if system.gaps is not None else z.astype(bool)
+    z = jnp.zeros(info_shape.P_N.shape, q0.dtype)
+    active0 = _initial_active(system, scheme, p, s0, z.shape[0])
 
     def cat(first, rest):
         return jnp.concatenate([jnp.asarray(first, rest.dtype)[None], rest])
