@@ -12,11 +12,12 @@ velocity v = γ_T.
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 DAMPING_MODELS = ("hunt_crossley", "paper")
 FRICTION_MODELS = ("exponential", "linear")
-RESTITUTION_RELATIONS = ("flores", "lankarani_nikravesh")
+RESTITUTION_RELATIONS = ("exact", "flores", "lankarani_nikravesh")
 
 
 def compliant_normal_force(delta, delta_dot, stiffness, exponent, damping, model: str = "hunt_crossley"):
@@ -48,28 +49,51 @@ def compliant_normal_force(delta, delta_dot, stiffness, exponent, damping, model
     return jnp.where(f > 0, f, 0.0)
 
 
-def restitution_damping(stiffness, restitution, impact_speed, relation: str = "flores"):
-    """Hunt–Crossley damping c (of D = c δ^n) that gives restitution ε at impact speed v⁻ > 0.
+def restitution_damping(stiffness, restitution, impact_speed, relation: str = "exact", iterations: int = 60):
+    """Hunt–Crossley damping c (of D = c δ^n) that gives restitution ε ∈ (0, 1] at impact speed v⁻ > 0.
 
-    With D = c δ^n the rebound ratio depends only on the hysteresis factor
-    c v⁻ / K (not on mass, stiffness or n separately), so c must be chosen for
-    an expected impact speed. Relations (static choice):
+    With D = c δ^n the rebound ratio depends only on ζ = c v⁻ / K (not on the
+    mass, the stiffness or n separately), so c must be chosen for an expected
+    impact speed. Relations (static choice):
 
+    * "exact" (default): an isolated impact (no other force during contact)
+      obeys m v dv/dδ = −K δ^n (1 + (c/K) v); separating variables and
+      integrating from δ = 0 at v⁻ to δ = 0 at v⁺ = −ε v⁻ gives
+      ln(1 + ζ) − ln(1 − ε ζ) = (1 + ε) ζ, solved for ζ ∈ (0, 1/ε) by
+      bisection with a fixed count (jit/vmap-able). On that solution
+      1 + (c/K) δ̇ ≥ 1 − εζ > 0, so the force is never clipped.
     * "flores": c = 8 K (1 − ε) / (5 ε v⁻) (Flores, Machado, Silva, Martins,
-      Multibody Syst. Dyn. 25, 2011) — derived for the whole range of ε; it
-      diverges as ε → 0 (a perfectly plastic contact needs infinite damping).
+      Multibody Syst. Dyn. 25, 2011), an approximation for the whole range.
     * "lankarani_nikravesh": c = 3 K (1 − ε²) / (4 v⁻) (Lankarani & Nikravesh,
-      J. Mech. Des. 112, 1990) — a first-order result for ε close to 1; it
-      over-predicts the rebound for low ε.
+      J. Mech. Des. 112, 1990), first order in 1 − ε; over-predicts the rebound
+      for low ε.
 
-    ``tests/test_contact_laws.py`` integrates single impacts and reports the
-    achieved ε of both relations.
+    ε = 0 needs infinite damping and is not allowed here (c would be ∞).
+    ``tests/test_contact_laws.py`` integrates single impacts and checks the
+    achieved ε of each relation.
     """
     if relation not in RESTITUTION_RELATIONS:
         raise ValueError(f"restitution relation {relation!r} must be one of {RESTITUTION_RELATIONS}")
+    eps = jnp.asarray(restitution)
     if relation == "flores":
-        return 8.0 * stiffness * (1.0 - restitution) / (5.0 * restitution * impact_speed)
-    return 3.0 * stiffness * (1.0 - restitution**2) / (4.0 * impact_speed)
+        return 8.0 * stiffness * (1.0 - eps) / (5.0 * eps * impact_speed)
+    if relation == "lankarani_nikravesh":
+        return 3.0 * stiffness * (1.0 - eps**2) / (4.0 * impact_speed)
+
+    # f(ζ) = ln(1 + ζ) − ln(1 − εζ) − (1 + ε)ζ is < 0 on (0, ζ*) and > 0 on (ζ*, 1/ε):
+    # bisect on x = εζ ∈ (0, 1) so the bracket is fixed whatever ε.
+    def f(zeta):
+        return jnp.log1p(zeta) - jnp.log1p(-eps * zeta) - (1.0 + eps) * zeta
+
+    def bisect(_, bracket):
+        lo, hi = bracket
+        mid = 0.5 * (lo + hi)
+        neg = f(mid / eps) < 0
+        return jnp.where(neg, mid, lo), jnp.where(neg, hi, mid)
+
+    lo, hi = jax.lax.fori_loop(0, iterations, bisect, (jnp.zeros_like(eps), jnp.ones_like(eps)))
+    zeta = 0.5 * (lo + hi) / eps
+    return zeta * stiffness / impact_speed
 
 
 def regularized_friction(slip_velocity, normal_force, friction, model: str = "exponential", width1=1e-3,
