@@ -56,24 +56,35 @@ class Line:
 
 
 class Contact:
-    """Common part: name, contact laws (ε_N, ε_T, μ as Values or None = structurally zero).
+    """Common part: name, contact laws (ε_N, ε_T, μ, μ0 as Values or None = structurally zero).
 
+    A rigid contact has a restitution; a *compliant* one (``compliant`` a dict of
+    Values: stiffness, exponent, damping, slip_width, slip_width0) has a force law
+    instead (:class:`jaxcontact.system.CompliantLaws`) and restitution None.
     The builder (``Mechanism``) registers the validity rules of the laws and radii.
     """
 
-    def __init__(self, name: str, restitution: Value, tangential_restitution: Optional[Value],
-                 friction: Optional[Value]):
+    def __init__(self, name: str, restitution: Optional[Value], tangential_restitution: Optional[Value],
+                 friction: Optional[Value], static_friction: Optional[Value] = None,
+                 compliant: Optional[dict] = None):
         self.name = name
         self.restitution = restitution
         self.tangential_restitution = tangential_restitution
         self.friction = friction
+        self.static_friction = static_friction
+        self.compliant = compliant
 
     def _laws_repr(self):
-        s = f"ε_N={self.restitution!r}"
+        if self.compliant is None:
+            s = f"ε_N={self.restitution!r}"
+        else:
+            s = "compliant " + ", ".join(f"{k}={v!r}" for k, v in self.compliant.items())
         if self.tangential_restitution is not None:
             s += f", ε_T={self.tangential_restitution!r}"
         if self.friction is not None:
             s += f", μ={self.friction!r}"
+        if self.static_friction is not None:
+            s += f", μ0={self.static_friction!r}"
         return s
 
 

@@ -32,7 +32,7 @@ from jaxcontact.planar.contacts import CircleCircle, CircleLine, ClearanceJoint,
 from jaxcontact.planar.forces import GeneralizedForce, Gravity, PointForce, SpringDamper, Torque, Wrenches
 from jaxcontact.planar.joints import Driver, Prismatic, Revolute
 from jaxcontact.planar.values import ANY, NONNEGATIVE, POSITIVE, UNIT_INTERVAL, Rule, Value, is_number
-from jaxcontact.system import ContactLaws, LagrangianSystem, kinematics
+from jaxcontact.system import CompliantLaws, ContactLaws, LagrangianSystem, kinematics
 
 BodyRef = Union[Body, str, None]
 
@@ -117,13 +117,39 @@ class Mechanism:
             self._rules.append((where, "coordinate", v, ANY))
         return pt
 
-    def _laws(self, name, restitution, tangential_restitution, friction) -> dict:
+    def _laws(self, name, restitution, tangential_restitution, friction, static_friction=None,
+              compliant=None) -> dict:
+        """Contact law Values; ``compliant`` (a dict) makes the contact compliant instead of rigid."""
+        if compliant is None and restitution is None:
+            raise ValueError(f"contact {name!r}: a rigid contact needs a restitution (or give compliant=dict(...))")
+        if compliant is not None and (restitution is not None or tangential_restitution is not None):
+            raise ValueError(f"contact {name!r}: a compliant contact has no restitution (its damping sets the "
+                             "rebound: jaxcontact.contact_laws.restitution_damping)")
+        if static_friction is not None and friction is None:
+            raise ValueError(f"contact {name!r}: static_friction needs a (dynamic) friction")
         return dict(
-            restitution=self._scalar(restitution, name, "restitution", UNIT_INTERVAL),
+            restitution=None if restitution is None else self._scalar(restitution, name, "restitution", UNIT_INTERVAL),
             tangential_restitution=(None if tangential_restitution is None else
                                     self._scalar(tangential_restitution, name, "tangential_restitution", UNIT_INTERVAL)),
             friction=None if friction is None else self._scalar(friction, name, "friction", NONNEGATIVE),
+            static_friction=(None if static_friction is None else
+                             self._scalar(static_friction, name, "static_friction", NONNEGATIVE)),
+            compliant=None if compliant is None else self._compliant(name, compliant),
         )
+
+    def _compliant(self, name, spec: dict) -> dict:
+        """Values of a compliant law: stiffness K (required), exponent n (1.5, Hertz), damping c (0),
+        slip_width (1e-3 m/s: v_r or v1), slip_width0 (0: v0 of the linear friction model)."""
+        if not isinstance(spec, dict):
+            raise ValueError(f"contact {name!r}: compliant must be a dict of law values; got {spec!r}")
+        fields = {"stiffness": NONNEGATIVE, "exponent": POSITIVE, "damping": NONNEGATIVE,
+                  "slip_width": POSITIVE, "slip_width0": NONNEGATIVE}
+        unknown = sorted(set(spec) - set(fields))
+        if unknown or "stiffness" not in spec:
+            raise ValueError(f"contact {name!r}: compliant needs 'stiffness' and takes {sorted(fields)}; "
+                             f"got {sorted(spec)}")
+        values = {"exponent": 1.5, "damping": 0.0, "slip_width": 1e-3, "slip_width0": 0.0, **spec}
+        return {f: self._scalar(values[f], name, f, rule) for f, rule in fields.items()}
 
     # ------------------------------------------------------------------ bodies
     @_atomic
@@ -268,25 +294,34 @@ class Mechanism:
         return name, b, line
 
     @_atomic
-    def point_contact(self, name: str, body: BodyRef, point, line: Line, restitution, friction=None,
-                      tangential_restitution=None) -> PointLine:
-        """A body point against a line (wall, ground). ``friction=None``: frictionless by structure."""
+    def point_contact(self, name: str, body: BodyRef, point, line: Line, restitution=None, friction=None,
+                      tangential_restitution=None, static_friction=None, compliant=None) -> PointLine:
+        """A body point against a line (wall, ground). ``friction=None``: frictionless by structure.
+
+        Laws, for every contact method: rigid (``restitution``) or compliant
+        (``compliant=dict(stiffness=…, exponent=…, damping=…, slip_width=…, slip_width0=…)``,
+        every entry a value spec like the rest); ``friction`` is μ (dynamic),
+        ``static_friction`` μ0 ≥ μ (default μ) for schemes that resolve sticking.
+        """
         name, b, line = self._body_against_line(name, body, line, "point")
         return self._add_contact(PointLine(name, self._point(b, point, f"contact {name!r} point"), line,
-                                           **self._laws(name, restitution, tangential_restitution, friction)))
+                                           **self._laws(name, restitution, tangential_restitution, friction,
+                                                        static_friction, compliant)))
 
     @_atomic
-    def circle_contact(self, name: str, body: BodyRef, centre, radius, line: Line, restitution, friction=None,
-                       tangential_restitution=None) -> CircleLine:
+    def circle_contact(self, name: str, body: BodyRef, centre, radius, line: Line, restitution=None, friction=None,
+                       tangential_restitution=None, static_friction=None, compliant=None) -> CircleLine:
         """A circle (disk, rounded end) of ``radius`` centred at a body point, against a line."""
         name, b, line = self._body_against_line(name, body, line, "circle")
         return self._add_contact(CircleLine(name, self._point(b, centre, f"contact {name!r} centre"),
                                             self._scalar(radius, name, "radius", POSITIVE), line,
-                                            **self._laws(name, restitution, tangential_restitution, friction)))
+                                            **self._laws(name, restitution, tangential_restitution, friction,
+                                                         static_friction, compliant)))
 
     @_atomic
     def circle_circle_contact(self, name: str, body_a: BodyRef, centre_a, radius_a, body_b: BodyRef, centre_b,
-                              radius_b, restitution, friction=None, tangential_restitution=None) -> CircleCircle:
+                              radius_b, restitution=None, friction=None, tangential_restitution=None,
+                              static_friction=None, compliant=None) -> CircleCircle:
         """Two circles on two bodies (body_b None: a fixed circle on the ground)."""
         name = self._new_name(name, "contact")
         a = self._body(body_a, f"contact {name!r}")
@@ -296,12 +331,12 @@ class Mechanism:
         return self._add_contact(CircleCircle(
             name, self._point(a, centre_a, f"contact {name!r} centre a"), self._scalar(radius_a, name, "radius_a", POSITIVE),
             self._point(b, centre_b, f"contact {name!r} centre b"), self._scalar(radius_b, name, "radius_b", POSITIVE),
-            **self._laws(name, restitution, tangential_restitution, friction)))
+            **self._laws(name, restitution, tangential_restitution, friction, static_friction, compliant)))
 
     @_atomic
     def clearance_revolute(self, name: str, pin_body: BodyRef, pin_point, hole_body: BodyRef, hole_point,
-                           pin_radius, clearance, restitution, friction=None,
-                           tangential_restitution=None) -> ClearanceJoint:
+                           pin_radius, clearance, restitution=None, friction=None,
+                           tangential_restitution=None, static_friction=None, compliant=None) -> ClearanceJoint:
         """A revolute joint with radial clearance c > 0: a pin (radius r_p) in a hole r_p + c.
 
         No bilateral constraint is added: the pin is free inside the hole and the
@@ -316,7 +351,7 @@ class Mechanism:
             name, self._point(a, pin_point, f"clearance joint {name!r} pin"),
             self._point(b, hole_point, f"clearance joint {name!r} hole"),
             self._scalar(pin_radius, name, "pin_radius", POSITIVE), self._scalar(clearance, name, "clearance", POSITIVE),
-            **self._laws(name, restitution, tangential_restitution, friction)))
+            **self._laws(name, restitution, tangential_restitution, friction, static_friction, compliant)))
 
     # ------------------------------------------------------------- read-outs
     @property
@@ -333,7 +368,13 @@ class Mechanism:
 
     @property
     def contact_names(self) -> tuple[str, ...]:
-        return tuple(c.name for c in self.contacts)
+        """Rigid contacts, in the order of the system's ``gaps``."""
+        return tuple(c.name for c in self.contacts if c.compliant is None)
+
+    @property
+    def compliant_contact_names(self) -> tuple[str, ...]:
+        """Compliant contacts, in the order of the system's ``compliant_gaps``."""
+        return tuple(c.name for c in self.contacts if c.compliant is not None)
 
     def index(self, body: BodyRef, coordinate: str) -> int:
         """Position in q of ``coordinate`` ("x", "y", "theta") of ``body``."""
@@ -409,8 +450,12 @@ class Mechanism:
                 bad = v if v.ndim == 0 else v[~np.asarray(rule.pred(v), bool)]
                 raise ValueError(f"{element!r} {field} = {bad} (from {value!r}) must be {rule!r}")
 
-    def build(self, defaults: Optional[dict] = None, dtype=None) -> tuple[LagrangianSystem, dict]:
+    def build(self, defaults: Optional[dict] = None, dtype=None, compliant_damping: str = "hunt_crossley",
+              friction_regularization: str = "exponential") -> tuple[LagrangianSystem, dict]:
         """Freeze the structure into a LagrangianSystem and the default parameter dict.
+
+        ``compliant_damping`` and ``friction_regularization`` choose the (static) laws of
+        the compliant contacts (:class:`jaxcontact.system.LagrangianSystem`).
 
         ``defaults`` maps parameter names to values; literals given to builder methods are
         added under their generated names (a clash with ``defaults`` is an error). Values
@@ -427,7 +472,9 @@ class Mechanism:
         self.validate(params)
 
         bodies = tuple(self.bodies)
-        joints, loads, contacts = tuple(self.joints), tuple(self.loads), tuple(self.contacts)
+        joints, loads = tuple(self.joints), tuple(self.loads)
+        contacts = tuple(c for c in self.contacts if c.compliant is None)
+        compliant = tuple(c for c in self.contacts if c.compliant is not None)
         n = 3 * len(bodies)
 
         def mass(q, p):
@@ -448,22 +495,40 @@ class Mechanism:
             f = Frames(q)
             return _stack([r for j in joints for r in j.residual(f, t, p)], q.dtype)
 
-        def gaps(q, t, p):
-            f = Frames(q)
-            return _stack([c.gap(f, t, p) for c in contacts], q.dtype)
+        def gaps_of(group):
+            def gaps(q, t, p):
+                f = Frames(q)
+                return _stack([c.gap(f, t, p) for c in group], q.dtype)
+            return gaps
 
-        def slip_velocity(q, u, t, p):
-            f = Frames(q)
-            return _stack([c.slip(f, u, t, p) for c in contacts], q.dtype)
+        def slip_of(group):
+            def slip_velocity(q, u, t, p):
+                f = Frames(q)
+                return _stack([c.slip(f, u, t, p) for c in group], q.dtype)
+            return slip_velocity
+
+        def leaf(v, p, default=None):
+            return (jnp.zeros(()) if default is None else default) if v is None else v(p)
+
+        def static_mu(c, p):
+            return leaf(c.static_friction, p, leaf(c.friction, p))
 
         def laws(p):
-            def leaf(v):
-                return jnp.zeros(()) if v is None else v(p)
-            dt = jnp.result_type(*[jnp.asarray(leaf(c.restitution)) for c in contacts])
+            dt = jnp.result_type(*[jnp.asarray(leaf(c.restitution, p)) for c in contacts])
             return ContactLaws(
-                restitution=_stack([leaf(c.restitution) for c in contacts], dt),
-                tangential_restitution=_stack([leaf(c.tangential_restitution) for c in contacts], dt),
-                friction=_stack([leaf(c.friction) for c in contacts], dt))
+                restitution=_stack([leaf(c.restitution, p) for c in contacts], dt),
+                tangential_restitution=_stack([leaf(c.tangential_restitution, p) for c in contacts], dt),
+                friction=_stack([leaf(c.friction, p) for c in contacts], dt),
+                static_friction=(_stack([static_mu(c, p) for c in contacts], dt)
+                                 if any(c.static_friction is not None for c in contacts) else None))
+
+        def compliant_laws(p):
+            dt = jnp.result_type(*[jnp.asarray(c.compliant["stiffness"](p)) for c in compliant])
+            return CompliantLaws(
+                **{f: _stack([c.compliant[f](p) for c in compliant], dt)
+                   for f in ("stiffness", "exponent", "damping", "slip_width", "slip_width0")},
+                friction=_stack([leaf(c.friction, p) for c in compliant], dt),
+                static_friction=_stack([static_mu(c, p) for c in compliant], dt))
 
         def potential(q, t, p):
             f = Frames(q)
@@ -473,11 +538,15 @@ class Mechanism:
         system = LagrangianSystem(
             n_dof=n, mass=mass, forces=forces,
             constraints=constraints if joints else None,
-            gaps=gaps if contacts else None,
-            slip_velocity=slip_velocity if frictional else None,
+            gaps=gaps_of(contacts) if contacts else None,
+            slip_velocity=slip_of(contacts) if frictional else None,
             laws=laws if contacts else None,
             potential=potential if loads else None,
-            names=self.coordinate_names)
+            names=self.coordinate_names,
+            compliant_gaps=gaps_of(compliant) if compliant else None,
+            compliant_slip_velocity=slip_of(compliant) if any(c.friction is not None for c in compliant) else None,
+            compliant_laws=compliant_laws if compliant else None,
+            compliant_damping=compliant_damping, friction_regularization=friction_regularization)
         return system, params
 
     def __repr__(self):
