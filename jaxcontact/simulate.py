@@ -103,6 +103,9 @@ def simulate(system: LagrangianSystem, params, q0, u0, *, dt, n_steps: int, t0=0
     batched = _validate(system, params, q0, u0, dt, n_steps, save_every, t0)
     if isinstance(scheme, MoreauJean):
         scheme.solver_for(system)  # friction/solver compatibility, as a clear error
+        if system.compliant_gaps is not None:
+            raise ValueError("Moreau–Jean treats rigid contacts only; this system has compliant contacts "
+                             "(compliant_gaps): use the penalty or event-driven scheme, or make them rigid")
     params = jax.tree.map(lambda x: jnp.asarray(x, q0.dtype) if jnp.issubdtype(jnp.result_type(x), jnp.floating) else x, params)
     return _run(params, q0, u0, jnp.asarray(dt, q0.dtype), jnp.asarray(t0, q0.dtype), system=system,
                 scheme=scheme, n_steps=int(n_steps), save_every=int(save_every), batched=batched)
