@@ -59,15 +59,20 @@ class Dynamics(NamedTuple):
     friction_force: jax.Array  # F_T (kc,)
 
 
-def constrained_acceleration(system: LagrangianSystem, p, q, u, t, force, alpha, beta):
+def constrained_acceleration(system: LagrangianSystem, p, q, u, t, force, alpha, beta, diagonal_mass=False):
     """(u̇, λ) of M u̇ = force + Φ_qᵀ λ with the Baumgarte-stabilised Φ̈ + 2αΦ̇ + β²Φ = 0.
 
     ``force`` (n,) is every generalized force but the bilateral one. Without
-    constraints λ is empty and u̇ = M⁻¹ force.
+    constraints λ is empty and u̇ = M⁻¹ force. ``diagonal_mass`` (static): M is
+    diagonal (planar bodies), so M⁻¹ is a division (see :class:`MoreauJean`).
     """
     M = system.mass(q, p)
+
+    def solve_M(B):
+        return B / jnp.diagonal(M)[:, None] if diagonal_mass else spd_solve(M, B)
+
     if system.constraints is None:
-        return spd_solve(M, force[:, None])[:, 0], jnp.zeros((0,), q.dtype)
+        return solve_M(force[:, None])[:, 0], jnp.zeros((0,), q.dtype)
     t = jnp.asarray(t, q.dtype)
     one = jnp.ones_like(t)
 
@@ -76,7 +81,7 @@ def constrained_acceleration(system: LagrangianSystem, p, q, u, t, force, alpha,
 
     (phi, phi_dot), (_, convective) = jax.jvp(phi_and_rate, (q, t), (u, one))
     phi_q = jax.jacfwd(system.constraints)(q, t, p)
-    X = spd_solve(M, jnp.concatenate([force[:, None], phi_q.T], axis=1))
+    X = solve_M(jnp.concatenate([force[:, None], phi_q.T], axis=1))
     a_free, X_phi = X[:, 0], X[:, 1:]
     rhs = -convective + baumgarte_acceleration_rhs(phi, phi_dot, alpha, beta) - phi_q @ a_free
     lam = spd_solve(phi_q @ X_phi, rhs[:, None])[:, 0]
@@ -92,11 +97,13 @@ class Penalty:
     friction: "regularized" (the system's ``friction_regularization`` law) or "none".
     diagnostics: ‖Φ‖, ‖Φ̇‖ and the energy (kinetic + V; the energy stored in the
       contact springs is not included) at each step's end.
+    diagonal_mass: promise that M(q) is diagonal (as :class:`MoreauJean`'s option).
     """
 
     baumgarte: Callable = baumgarte_rates(0.1)
     friction: str = "regularized"
     diagnostics: bool = True
+    diagonal_mass: bool = False
 
     def __post_init__(self):
         if not callable(self.baumgarte):
@@ -119,7 +126,8 @@ class Penalty:
         """u̇, λ, F_N, F_T at (q, u, t); ``h`` sets the Baumgarte rates."""
         Q, F_N, F_T = compliant_contact_forces(system, q, u, t, p, self.friction)
         alpha, beta = self.baumgarte(p, h)
-        a, lam = constrained_acceleration(system, p, q, u, t, system.forces(q, u, t, p) + Q, alpha, beta)
+        a, lam = constrained_acceleration(system, p, q, u, t, system.forces(q, u, t, p) + Q, alpha, beta,
+                                          self.diagonal_mass)
         return Dynamics(a, lam, F_N, F_T)
 
     def active(self, system: LagrangianSystem, p, state: PenaltyState):
@@ -134,20 +142,24 @@ class Penalty:
         q, u, t = state.q, state.u, state.t
         h = jnp.asarray(dt, q.dtype)
 
-        def f(qq, uu, tt):
-            return self.dynamics(system, p, qq, uu, tt, h)
+        # Classical RK4 as a scan over its four stages, so the right-hand side is traced (and
+        # compiled) once instead of four times; stage i evaluates at y + a_i h k_{i−1}.
+        a = jnp.asarray([0.0, 0.5, 0.5, 1.0], q.dtype)
+        b = jnp.asarray([1.0, 2.0, 2.0, 1.0], q.dtype) / 6.0
 
-        d1 = f(q, u, t)
-        d2 = f(q + 0.5 * h * u, u + 0.5 * h * d1.acceleration, t + 0.5 * h)
-        u2 = u + 0.5 * h * d2.acceleration
-        d3 = f(q + 0.5 * h * u2, u2, t + 0.5 * h)
-        u3 = u + h * d3.acceleration
-        d4 = f(q + h * u3, u3, t + h)
-        q_E = q + h / 6.0 * (u + 2.0 * (u + 0.5 * h * d1.acceleration) + 2.0 * u2 + u3)
-        u_E = u + h / 6.0 * (d1.acceleration + 2.0 * d2.acceleration + 2.0 * d3.acceleration + d4.acceleration)
+        def stage(carry, ab):
+            kq, ku, acc = carry
+            a_i, b_i = ab
+            d = self.dynamics(system, p, q + a_i * h * kq, u + a_i * h * ku, t + a_i * h, h)
+            kq, ku = u + a_i * h * ku, d.acceleration
+            acc = jax.tree.map(lambda s, x: s + b_i * h * x, acc, (kq, ku, d.normal_force, d.friction_force))
+            return (kq, ku, acc), None
+
+        kc = 0 if system.compliant_gaps is None else jax.eval_shape(system.compliant_gaps, q, t, p).shape[0]
+        zero = (jnp.zeros_like(q), jnp.zeros_like(u), jnp.zeros((kc,), q.dtype), jnp.zeros((kc,), q.dtype))
+        (_, _, (dq, du, P_N, P_T)), _ = jax.lax.scan(stage, (jnp.zeros_like(q), jnp.zeros_like(u), zero), (a, b))
+        q_E, u_E = q + dq, u + du
         t_E = state.t0 + (state.i + 1) * h
-        P_N = h / 6.0 * (d1.normal_force + 2.0 * d2.normal_force + 2.0 * d3.normal_force + d4.normal_force)
-        P_T = h / 6.0 * (d1.friction_force + 2.0 * d2.friction_force + 2.0 * d3.friction_force + d4.friction_force)
         new = PenaltyState(t_E, q_E, u_E, state.t0, state.i + 1)
         if self.diagnostics:
             phi, phi_dot = constraint_residuals(system, q_E, u_E, t_E, p)
