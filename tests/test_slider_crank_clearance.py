@@ -8,7 +8,6 @@ import pytest
 from jaxcontact.contact_laws import restitution_damping
 from jaxcontact.models import get_model
 from jaxcontact.models import slider_crank as sc
-from jaxcontact.planar.bodies import Frames
 from jaxcontact.simulate import simulate
 from jaxcontact.stepping import MoreauJean, Penalty
 
@@ -18,8 +17,7 @@ SCHEME = Penalty(diagonal_mass=True)
 
 def _eccentricity(mech, q, p):
     """|p_pin − p_hole| over a trajectory (rows of q)."""
-    joint = mech.contacts[0]
-    e = jax.vmap(lambda qq: jnp.stack(joint.eccentricity(Frames(qq), p)))(q)
+    e = jax.vmap(lambda qq: sc.journal_eccentricity(mech, qq, p))(q)
     return np.linalg.norm(np.asarray(e), axis=-1)
 
 

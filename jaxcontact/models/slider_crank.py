@@ -95,6 +95,13 @@ def mechanism(contact: str = "compliant"):
     return mech
 
 
+def journal_eccentricity(mech: Mechanism, q, p):
+    """(e_x, e_y) = pin centre − hole centre (world frame) at q (n,): the journal's path in the clearance."""
+    from jaxcontact.planar.bodies import Frames
+
+    return jnp.stack(mech.contacts[0].eccentricity(Frames(q), p))
+
+
 def initial_state(p):
     """Dead centre θ1 = 0, ideal-mechanism velocities at crank speed ω (pin centred in the hole)."""
     l1, l2, w = p["l1"], p["l2"], p["omega"]
