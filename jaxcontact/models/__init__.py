@@ -22,6 +22,7 @@ REGISTRY: dict[str, str] = {
     "sliding-block": "sliding_block",
     "four-bar": "four_bar",
     "rocking-block": "rocking_block",
+    "slider-bar": "slider_bar",
     "slider-crank-clearance": "slider_crank",
 }
 

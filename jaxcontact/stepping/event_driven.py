@@ -353,6 +353,20 @@ class EventDriven:
         dyn = self.dynamics(system, p, q, u, t, closed, d, h)
         return closed, jnp.where(dyn.slip_intent != 0, _sign(dyn.slip_intent), d), dyn
 
+    def reactions(self, system: LagrangianSystem, p, q, u, t, dt, stick_speed: float = 1e-6) -> EventDynamics:
+        """Forces at a saved state (q, u, t): bilateral multipliers (joint forces, driving torques),
+        contact forces and accelerations, for plots along a trajectory (``jax.vmap`` it over rows).
+
+        The slip modes are not saved in a trajectory, so they are rebuilt: contacts with
+        |γ_T| ≤ ``stick_speed`` are offered to stick and the LCP decides, as in a step.
+        """
+        t = jnp.asarray(t, q.dtype)
+        slip = _contacts(system, p, q, u, t).slip
+        h = jnp.asarray(dt, q.dtype)
+        d0 = jnp.where(jnp.abs(slip) > stick_speed, _sign(slip), 0.0)
+        closed, d, _ = self.modes(system, p, q, u, t, d0, h)
+        return self.dynamics(system, p, q, u, t, closed, d, h)
+
     # ------------------------------------------------------------ integration
     def _rk4(self, system, p, q, u, t, H, closed, direction, h) -> _Substep:
         """Classical RK4 over H with frozen modes; contact forces integrated with RK4's weights.
