@@ -174,6 +174,8 @@ def test_penalty_rejects_rigid_contacts_and_bad_options():
         simulate(system, p, jnp.array([1.0]), jnp.array([0.0]), dt=1e-3, n_steps=2, scheme=Penalty())
     with pytest.raises(ValueError, match="friction = 'coulomb'"):
         Penalty(friction="coulomb")
+    with pytest.raises(ValueError, match="method = 'euler'"):
+        Penalty(method="euler")
     system, p = _incline(0.2)
     with pytest.raises(ValueError, match="compliant contact law stiffness"):
         simulate(system, {**p, "K": jnp.asarray(-1.0)}, jnp.array([0.0, 0.05, 0.0]), jnp.zeros(3), dt=1e-3,
@@ -182,3 +184,25 @@ def test_penalty_rejects_rigid_contacts_and_bad_options():
         simulate(system, p, jnp.array([0.0, 0.05, 0.0]), jnp.zeros(3), dt=1e-3, n_steps=2, scheme=object())
     with pytest.raises(ValueError, match="Moreau–Jean treats rigid contacts only"):
         simulate(system, p, jnp.array([0.0, 0.05, 0.0]), jnp.zeros(3), dt=1e-3, n_steps=2, scheme=MoreauJean())
+
+
+@pytest.mark.parametrize("method", ["tsit5", pytest.param("kvaerno5", marks=pytest.mark.slow)])
+def test_adaptive_methods_match_rk4(method):
+    """Adaptive diffrax solves over output steps of 1 ms reproduce the fine-step RK4 rebound apex and the
+    impulse, batched over two stiffnesses (inner steps only where the ball is in contact)."""
+    system, p = _ball()
+    Ks = jnp.array([1e6, 1e7])
+    batch = {k: jnp.full(2, v) for k, v in p.items()}
+    batch["K"], batch["c"] = Ks, restitution_damping(Ks, 0.8, np.sqrt(2 * G))
+    q0 = jnp.tile(jnp.array([0.0, 1.1, 0.0]), (2, 1))
+    ref = simulate(system, batch, q0, jnp.zeros_like(q0), dt=2e-5, n_steps=60000, scheme=Penalty(), save_every=50)
+    ada = simulate(system, batch, q0, jnp.zeros_like(q0), dt=1e-3, n_steps=1200,
+                   scheme=Penalty(method=method, rtol=1e-8, atol=1e-10))
+    assert np.all(ada.diagnostics.converged)
+    for i in range(2):
+        apex = [_rebound_height(tr.q[i, :, 1], tr.t[i], 0.5) for tr in (ref, ada)]
+        np.testing.assert_allclose(apex[1], apex[0], atol=1e-5)
+    np.testing.assert_allclose(np.sum(ada.impulse_normal, axis=(1, 2)), np.sum(ref.impulse_normal, axis=(1, 2)),
+                               rtol=1e-6)
+    steps = np.asarray(ada.diagnostics.iterations)
+    assert steps.max() > 5 and np.median(steps) <= 2  # refined at the impact only

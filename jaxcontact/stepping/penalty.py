@@ -13,7 +13,10 @@ convective term Φ̈|_{u̇=0} = (Φ_q u)_q u + 2 Φ_qt u + Φ_tt is a second
 directional derivative of Φ along (u, 1), by two nested forward passes.
 
 The ODE (q̇, u̇) = (u, u̇(q, u, t)) is integrated with classical RK4 at a fixed
-step (jit/vmap/grad-able, a fixed cost per step). Contacts are stiff: the
+step (jit/vmap/grad-able, a fixed cost per step), or — ``method`` — with an
+adaptive diffrax solver inside each simulation step (Tsit5/Dopri5 explicit,
+Kvaerno5 implicit): small steps only around impacts, at the price of a
+data-dependent cost (under vmap every sample waits for the slowest). Contacts are stiff: the
 step must resolve the contact period ~ 2π √(m_eff / K_lin), and for explicit
 RK4 the stability limit with damping too — SPEC F4's papers use 1e-5–1e-6 s.
 
@@ -24,7 +27,8 @@ tens of steps.
 
 Impulses reported per step (``StepInfo.P_N``, ``P_T``, shape (kc,)): the
 contact forces integrated over the step with RK4's weights,
-h (F₁ + 2F₂ + 2F₃ + F₄)/6 — the impulse, comparable to Moreau–Jean's P.
+h (F₁ + 2F₂ + 2F₃ + F₄)/6 (adaptive methods integrate ∫F dt as extra ODE
+states) — the impulse, comparable to Moreau–Jean's P.
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ import jax.numpy as jnp
 from jaxcontact.stepping.baumgarte import baumgarte_acceleration_rhs
 from jaxcontact.stepping.moreau_jean import StepInfo, baumgarte_rates, constraint_residuals, spd_solve
 from jaxcontact.system import LagrangianSystem, compliant_contact_forces, energy
+
+
+METHODS = ("rk4", "tsit5", "dopri5", "kvaerno5")
 
 
 class PenaltyState(NamedTuple):
@@ -98,18 +105,32 @@ class Penalty:
     diagnostics: ‖Φ‖, ‖Φ̇‖ and the energy (kinetic + V; the energy stored in the
       contact springs is not included) at each step's end.
     diagonal_mass: promise that M(q) is diagonal (as :class:`MoreauJean`'s option).
+    method: "rk4" (fixed step = the simulation step) or an adaptive diffrax solver over
+      each simulation step: "tsit5", "dopri5" (explicit, 5th order) or "kvaerno5"
+      (implicit, for stiff contacts), with ``rtol``/``atol`` and at most ``max_steps``
+      inner steps per simulation step. StepInfo.iterations = inner steps taken.
     """
 
     baumgarte: Callable = baumgarte_rates(0.1)
     friction: str = "regularized"
     diagnostics: bool = True
     diagonal_mass: bool = False
+    method: str = "rk4"
+    rtol: float = 1e-6
+    atol: float = 1e-9
+    max_steps: int = 4096
 
     def __post_init__(self):
         if not callable(self.baumgarte):
             raise ValueError(f"baumgarte = {self.baumgarte!r} must be a function (params, h) -> (alpha, beta)")
         if self.friction not in ("regularized", "none"):
             raise ValueError(f"friction = {self.friction!r} must be 'regularized' or 'none'")
+        if self.method not in METHODS:
+            raise ValueError(f"method = {self.method!r} must be one of {METHODS}")
+        if not (float(self.rtol) > 0 and float(self.atol) > 0):
+            raise ValueError(f"rtol = {self.rtol} and atol = {self.atol} must be > 0")
+        if not isinstance(self.max_steps, int) or self.max_steps < 1:
+            raise ValueError(f"max_steps = {self.max_steps!r} must be a positive int")
 
     def _check(self, system: LagrangianSystem):
         if system.gaps is not None:
@@ -137,11 +158,30 @@ class Penalty:
         return system.compliant_gaps(state.q, state.t, p) <= 0
 
     def step(self, system: LagrangianSystem, p, state: PenaltyState, dt):
-        """One classical RK4 step of size dt (pure; jit/vmap/grad-able)."""
+        """One step of size dt: RK4, or an adaptive solve over [t, t + dt] (pure; jit/vmap/grad-able)."""
         self._check(system)
         q, u, t = state.q, state.u, state.t
         h = jnp.asarray(dt, q.dtype)
+        kc = 0 if system.compliant_gaps is None else jax.eval_shape(system.compliant_gaps, q, t, p).shape[0]
+        # Increments of (q, u) and the impulses ∫F_N, ∫F_T over the step, integrated together.
+        zero = (jnp.zeros_like(q), jnp.zeros_like(u), jnp.zeros((kc,), q.dtype), jnp.zeros((kc,), q.dtype))
+        if self.method == "rk4":
+            (dq, du, P_N, P_T), ok, steps = self._rk4(system, p, q, u, t, h, zero)
+        else:
+            (dq, du, P_N, P_T), ok, steps = self._adaptive(system, p, q, u, t, h, zero)
+        q_E, u_E = q + dq, u + du
+        t_E = state.t0 + (state.i + 1) * h
+        new = PenaltyState(t_E, q_E, u_E, state.t0, state.i + 1)
+        if self.diagnostics:
+            phi, phi_dot = constraint_residuals(system, q_E, u_E, t_E, p)
+            e = energy(system, q_E, u_E, t_E, p)
+        else:
+            phi = phi_dot = e = jnp.zeros((), q.dtype)
+        info = StepInfo(P_N, P_T, self.active(system, p, new), jnp.zeros((), q.dtype),
+                        ok & jnp.all(jnp.isfinite(u_E)), steps, phi, phi_dot, e)
+        return new, info
 
+    def _rk4(self, system, p, q, u, t, h, zero):
         # Classical RK4 as a scan over its four stages, so the right-hand side is traced (and
         # compiled) once instead of four times; stage i evaluates at y + a_i h k_{i−1}.
         a = jnp.asarray([0.0, 0.5, 0.5, 1.0], q.dtype)
@@ -155,18 +195,27 @@ class Penalty:
             acc = jax.tree.map(lambda s, x: s + b_i * h * x, acc, (kq, ku, d.normal_force, d.friction_force))
             return (kq, ku, acc), None
 
-        kc = 0 if system.compliant_gaps is None else jax.eval_shape(system.compliant_gaps, q, t, p).shape[0]
-        zero = (jnp.zeros_like(q), jnp.zeros_like(u), jnp.zeros((kc,), q.dtype), jnp.zeros((kc,), q.dtype))
-        (_, _, (dq, du, P_N, P_T)), _ = jax.lax.scan(stage, (jnp.zeros_like(q), jnp.zeros_like(u), zero), (a, b))
-        q_E, u_E = q + dq, u + du
-        t_E = state.t0 + (state.i + 1) * h
-        new = PenaltyState(t_E, q_E, u_E, state.t0, state.i + 1)
-        if self.diagnostics:
-            phi, phi_dot = constraint_residuals(system, q_E, u_E, t_E, p)
-            e = energy(system, q_E, u_E, t_E, p)
-        else:
-            phi = phi_dot = e = jnp.zeros((), q.dtype)
-        z = jnp.zeros((), q.dtype)
-        info = StepInfo(P_N, P_T, self.active(system, p, new), z, jnp.all(jnp.isfinite(u_E)),
-                        jnp.zeros((), jnp.int32), phi, phi_dot, e)
-        return new, info
+        (_, _, inc), _ = jax.lax.scan(stage, (jnp.zeros_like(q), jnp.zeros_like(u), zero), (a, b))
+        return inc, jnp.ones((), bool), jnp.ones((), jnp.int32)
+
+    def _adaptive(self, system, p, q, u, t, h, zero):
+        """diffrax with a PID step-size controller over [t, t + h] (h is the output step).
+
+        Each call starts from dt0 = h and lets the controller shrink it (a few rejected
+        attempts per output step near contacts); ``max_steps`` bounds the inner loop
+        (a fixed-size loop for reverse-mode gradients). Failure (step budget exhausted)
+        is reported as ``converged`` False, never raised inside jit.
+        """
+        import diffrax
+
+        def rhs(s, y, args):
+            dq, du, _, _ = y
+            d = self.dynamics(system, p, q + dq, u + du, s, h)
+            return (u + du, d.acceleration, d.normal_force, d.friction_force)
+
+        solver = {"tsit5": diffrax.Tsit5, "dopri5": diffrax.Dopri5, "kvaerno5": diffrax.Kvaerno5}[self.method]()
+        sol = diffrax.diffeqsolve(diffrax.ODETerm(rhs), solver, t, t + h, h, zero,
+                                  stepsize_controller=diffrax.PIDController(rtol=self.rtol, atol=self.atol),
+                                  max_steps=self.max_steps, throw=False)
+        inc = jax.tree.map(lambda x: x[-1], sol.ys)
+        return inc, sol.result == diffrax.RESULTS.successful, jnp.asarray(sol.stats["num_accepted_steps"], jnp.int32)
