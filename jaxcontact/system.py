@@ -188,10 +188,19 @@ def kinematics(system: LagrangianSystem, q, t, p) -> Kinematics:
 
 
 def energy(system: LagrangianSystem, q, u, t, p) -> jax.Array:
-    """Kinetic energy ½ uᵀ M u plus the potential V(q, t, p) when the system has one."""
+    """Kinetic energy ½ uᵀ M u plus the potential V(q, t, p) when the system has one, plus the
+    elastic energy Σ K δ^(n+1)/(n+1) stored in compressed compliant contacts (damping and
+    regularized friction dissipate, so with them this total decreases)."""
     e = 0.5 * u @ (system.mass(q, p) @ u)
     if system.potential is not None:
         e = e + system.potential(q, t, p)
+    if system.compliant_gaps is not None:
+        laws = system.compliant_laws(p)
+        delta = -system.compliant_gaps(q, jnp.asarray(t, q.dtype), p)
+        closed = delta > 0
+        d = jnp.where(closed, delta, 1.0)  # safe power and gradient at δ ≤ 0
+        n1 = laws.exponent + 1.0
+        e = e + jnp.sum(jnp.where(closed, laws.stiffness * d**n1 / n1, 0.0))
     return e
 
 

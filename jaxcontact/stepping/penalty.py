@@ -102,8 +102,8 @@ class Penalty:
     baumgarte: ``(params, h) -> (α, β)`` rates of the constraint stabilisation
       (default α = β = 0.1/h, see the module docstring).
     friction: "regularized" (the system's ``friction_regularization`` law) or "none".
-    diagnostics: ‖Φ‖, ‖Φ̇‖ and the energy (kinetic + V; the energy stored in the
-      contact springs is not included) at each step's end.
+    diagnostics: ‖Φ‖, ‖Φ̇‖ and the energy (kinetic + V + the contact springs' elastic
+      energy, :func:`jaxcontact.system.energy`) at each step's end.
     diagonal_mass: promise that M(q) is diagonal (as :class:`MoreauJean`'s option).
     method: "rk4" (fixed step = the simulation step) or an adaptive diffrax solver over
       each simulation step: "tsit5", "dopri5" (explicit, 5th order) or "kvaerno5"
