@@ -11,7 +11,8 @@ import sys
 import time
 
 NAME = "simulate"
-HELP = "simulate a built-in model (Moreau–Jean), write trajectory.npz and PNG plots"
+SCHEMES = ("moreau-jean", "penalty", "event-driven")
+HELP = "simulate a built-in model (Moreau–Jean, penalty or event-driven), write trajectory.npz and PNG plots"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -22,6 +23,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="parameter override by name (repeatable)")
     p.add_argument("--dt", type=float, default=None, help="time step (default: the model's)")
     p.add_argument("--t-final", type=float, default=None, help="simulated time (default: the model's)")
+    p.add_argument("--scheme", choices=SCHEMES, default="moreau-jean",
+                   help="time stepping: moreau-jean (rigid contacts, SPEC F1), penalty (compliant contacts, RK4, "
+                        "F4) or event-driven (F3)")
     p.add_argument("--theta", type=float, default=0.5, help="θ of the Moreau–Jean θ-method (default 0.5)")
     p.add_argument("--solver", choices=("auto", "nsgs", "pgs", "lemke"), default="auto",
                    help="contact solver (auto: NSGS with friction, PGS without)")
@@ -53,7 +57,8 @@ def run(args) -> int:
 
     from jaxcontact.models import get_model
     from jaxcontact.simulate import n_steps_for, simulate
-    from jaxcontact.stepping import MoreauJean
+    from jaxcontact.stepping import MoreauJean, Penalty
+    from jaxcontact.stepping.event_driven import EventDriven
 
     try:
         model = get_model(args.model, **parse_sets(args.set))
@@ -63,7 +68,8 @@ def run(args) -> int:
         save_every = args.save_every
         if save_every < 1 or n_steps % save_every:
             raise ValueError(f"--save-every {save_every} must be ≥ 1 and divide the step count {n_steps}")
-        scheme = MoreauJean(theta=args.theta, solver=args.solver, iterations=args.iterations)
+        scheme = {"moreau-jean": lambda: MoreauJean(theta=args.theta, solver=args.solver, iterations=args.iterations),
+                  "penalty": Penalty, "event-driven": EventDriven}[args.scheme]()
         q0, u0 = model.initial_state(model.params)
         start = time.perf_counter()
         traj = simulate(model.system, model.params, q0, u0, dt=dt, n_steps=n_steps, scheme=scheme,
