@@ -102,3 +102,35 @@ def test_rigid_clearance_with_moreau_jean(ideal):
     assert ecc.max() > 0.9 * c and ecc.max() < 1.05 * c
     dev = np.max(np.abs(np.asarray(tr.q[:, 6] - ideal.q[:, 6])))  # same saved times
     assert dev < 2 * c
+
+
+def test_cli_runs_the_registry_model_and_names_the_scheme_rule(tmp_path, capsys):
+    """``jaxcontact simulate slider-crank-clearance`` (rigid joint, Moreau–Jean); ``--scheme penalty`` on
+    the rigid model is refused with the rule."""
+    import argparse
+
+    from jaxcontact.commands import simulate as cmd
+
+    parser = argparse.ArgumentParser()
+    cmd.add_arguments(parser)
+    out = tmp_path / "sc"
+    rc = cmd.run(parser.parse_args(["slider-crank-clearance", "--t-final", "0.002", "--out", str(out), "--no-plots"]))
+    assert rc == 0 and np.load(out / "trajectory.npz")["q"].shape == (201, 9)
+    assert "impacts" in capsys.readouterr().out
+    rc = cmd.run(parser.parse_args(["slider-crank-clearance", "--scheme", "penalty", "--t-final", "0.002",
+                                    "--out", str(out), "--no-plots"]))
+    assert rc == 2 and "compliant contacts only" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_example_writes_its_plots(tmp_path):
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "examples" / "slider_crank_clearance.py"
+    spec = importlib.util.spec_from_file_location("example_slider_crank_clearance", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--out", str(tmp_path), "--t-final", "0.01", "--rows", "500"]) == 0
+    for png in ("journal_path.png", "slider_acceleration.png", "contact_force.png"):
+        assert (tmp_path / png).stat().st_size > 10_000
