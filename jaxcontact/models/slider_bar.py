@@ -36,7 +36,8 @@ Initial state: both corners at the static penetration of the total weight, the
 bar horizontal (θ2 = θ1 = 0), the constraint velocities satisfied (θ̇2 = ω, the
 bar's centre moving at e ω upwards). Simulate with
 :class:`jaxcontact.stepping.event_driven.EventDriven` (SPEC F3) or
-:class:`jaxcontact.stepping.penalty.Penalty` (F4); Moreau–Jean ignores compliant contacts.
+:class:`jaxcontact.stepping.penalty.Penalty` (F4); Moreau–Jean refuses compliant contacts
+(``mechanism(compliant=False)`` builds rigid corners for it).
 """
 
 from __future__ import annotations
@@ -60,8 +61,12 @@ RULES = {name: (lambda v: v > 0, "> 0") for name in ("m1", "width", "height", "m
 RULES.update({name: (lambda v: v >= 0, ">= 0") for name in ("damping", "friction", "slip_width0", "gravity")})
 
 
-def mechanism() -> Mechanism:
-    """The slider–bar's structure: slider, bar, pin A, motor (relative angle ω t), gravity, two floor corners."""
+def mechanism(compliant: bool = True) -> Mechanism:
+    """The slider–bar's structure: slider, bar, pin A, motor (relative angle ω t), gravity, two floor corners.
+
+    ``compliant=False`` makes the corners rigid contacts (restitution from a parameter
+    "restitution", friction μ) for Moreau–Jean comparisons (``bench/schemes.py``).
+    """
     mech = Mechanism("slider-bar")
     slider = mech.body("slider", mass="m1", inertia="m1*(width**2 + height**2)/12")
     bar = mech.body("bar", mass="m2", inertia="m2*bar_length**2/12")
@@ -69,11 +74,12 @@ def mechanism() -> Mechanism:
     mech.driver(bar, "theta", "omega*t", relative_to=slider, name="motor")
     mech.gravity("gravity")
     floor = mech.line(point=(0.0, 0.0), normal=(0.0, 1.0))
-    law = dict(stiffness="stiffness", exponent="exponent", damping="damping", slip_width="slip_width",
-               slip_width0="slip_width0")
+    law = (dict(compliant=dict(stiffness="stiffness", exponent="exponent", damping="damping",
+                               slip_width="slip_width", slip_width0="slip_width0"))
+           if compliant else dict(restitution="restitution"))
     for name, side in (("left", "-width/2"), ("right", "width/2")):
         mech.point_contact(name, slider, (side, "-height/2"), floor, friction="friction",
-                           static_friction="static_friction", compliant=law)
+                           static_friction="static_friction", **law)
     return mech
 
 

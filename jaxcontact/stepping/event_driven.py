@@ -32,7 +32,10 @@ One step of size h from t_A:
    located at the step start: impacts are first-order in time). Slipping contacts whose
    slip reversed (d γ_T ≤ 0) and sticking contacts are candidates to stick; the LCP at
    (q_A, u_A) decides: those with g̈⁺ > 0 or g̈⁻ > 0 slip with d = sgn(g̈_T)
-   (stick → slip; detachment is λ_N = 0 in the LCP).
+   (stick → slip; detachment is λ_N = 0 in the LCP). Stick → slip is thus decided at
+   step starts: within the step that crosses μ0 F_N the stage LCPs hold friction at the
+   saturation μ0 λ_N (the contact already accelerates), and μ takes over at the next
+   step — the transition is first order in h (unlike slip → stick, located below).
 2. A trial RK4 step with the modes frozen (the LCP solved at each stage).
 3. Slip → stick: a slipping contact whose slip velocity changed sign (d γ_T(t_A + h) < 0)
    has an event inside the step. Its time τh is located on the cubic Hermite
@@ -44,7 +47,9 @@ One step of size h from t_A:
    τ = 1. One event per step: a second contact reversing within the same step is caught
    at the next step start (its γ_T has reversed: step 1 makes it a candidate).
 
-Cost: three RK4 steps and two mode LCPs per step (under ``vmap`` both branches run).
+Cost: three RK4 substeps (trial, τh, (1 − τ)h; all three run, also without an event, so
+the cost is fixed and ``vmap`` has no branches) with a mode LCP before each: 15 Lemke
+solves per step, plus the impact LCP.
 RK4 between events is 4th order while the modes (and the LCP's active set) stay fixed;
 the scheme is fixed-step, so jit/vmap/grad-able. StepInfo's P_N/P_T are the contact
 forces integrated over the step with RK4's weights (plus any impact impulse), k = rigid
