@@ -1,6 +1,6 @@
 """SPEC E2: the slider–bar ("flat beater") with stick–slip friction, e = 0.1 m and 0.15 m (the 2015 LCP paper's Figs. 2–10).
 
-    python examples/slider_bar.py --out slider-bar-out
+    python examples/slider_bar.py            # writes out/slider_bar/ (git-ignored)
 
 Event-driven acceleration-level scheme (SPEC F3): compliant floor contacts
 F_N = K δ^n + c δ δ̇ and the stick–slip LCP with μ0 = 0.3, μ = 0.2; the unpublished
@@ -71,7 +71,7 @@ def _panel(ax, results, key, ylabel):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="slider-bar-out")
+    ap.add_argument("--out", default=os.path.join("out", "slider_bar"))
     ap.add_argument("--dt", type=float, default=5e-4)
     ap.add_argument("--t-final", type=float, default=2.0)
     args = ap.parse_args(argv)
