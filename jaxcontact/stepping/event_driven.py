@@ -66,7 +66,8 @@ import jax.numpy as jnp
 
 from jaxcontact.lcp import lemke
 from jaxcontact.stepping.baumgarte import baumgarte_acceleration_rhs
-from jaxcontact.stepping.moreau_jean import StepInfo, baumgarte_rates, constraint_residuals, spd_solve
+from jaxcontact.stepping.moreau_jean import StepInfo, baumgarte_rates, constraint_residuals
+from jaxcontact.stepping.penalty import bilateral_rows, constrained_response, second_rate
 from jaxcontact.system import LagrangianSystem, compliant_contact_forces, energy
 
 
@@ -131,17 +132,6 @@ class _Contacts(NamedTuple):
     slip_convective: jax.Array  # γ̇_T at u̇ = 0 (kf,)
 
 
-def _second_rate(fn, q, u, t):
-    """fn(q, t), its rate along (u, 1) and its second rate at u̇ = 0 (two nested forward passes)."""
-    one = jnp.ones_like(t)
-
-    def value_and_rate(qq, tt):
-        return jax.jvp(fn, (qq, tt), (u, one))
-
-    (g, g_dot), (_, g_ddot) = jax.jvp(value_and_rate, (q, t), (u, one))
-    return g, g_dot, g_ddot
-
-
 def _slip_functions(system: LagrangianSystem):
     """The frictional contacts' slip functions γ_T(q, u, t, p): rigid ones first, then compliant."""
     return tuple(f for f in (system.slip_velocity, system.compliant_slip_velocity) if f is not None)
@@ -150,7 +140,7 @@ def _slip_functions(system: LagrangianSystem):
 def _contacts(system: LagrangianSystem, p, q, u, t) -> _Contacts:
     n, dtype = q.shape[0], q.dtype
     if system.gaps is not None:
-        gap, gap_rate, gap_conv = _second_rate(lambda qq, tt: system.gaps(qq, tt, p), q, u, t)
+        gap, gap_rate, gap_conv = second_rate(lambda qq, tt: system.gaps(qq, tt, p), q, u, t)
         W_N = jax.jacfwd(system.gaps)(q, t, p).T
     else:
         gap = gap_rate = gap_conv = jnp.zeros((0,), dtype)
@@ -177,21 +167,6 @@ def _friction_laws(system: LagrangianSystem, p, dtype):
         mu.append(jnp.asarray(laws.friction, dtype))
         mu0.append(jnp.asarray(laws.static_friction, dtype))
     return jnp.concatenate(mu), jnp.concatenate(mu0)
-
-
-def constrained_response(M, phi_q, force, columns, rhs):
-    """Accelerations and bilateral multipliers of M u̇ = force + C x + Φ_qᵀ λ, Φ_q u̇ = rhs, affine in x.
-
-    Returns (a₀, λ₀, M̂C, Λ) with u̇ = a₀ + M̂C x and λ = λ₀ + Λ x (Schur complement on
-    G = Φ_q M⁻¹ Φ_qᵀ; one solve with M and one with G for every right-hand side).
-    """
-    m, r = phi_q.shape[0], columns.shape[1]
-    X = spd_solve(M, jnp.concatenate([force[:, None], columns, phi_q.T], axis=1))
-    a_free, X_C, X_phi = X[:, 0], X[:, 1:1 + r], X[:, 1 + r:]
-    if m == 0:
-        return a_free, jnp.zeros((0,), M.dtype), X_C, jnp.zeros((0, r), M.dtype)
-    Y = spd_solve(phi_q @ X_phi, jnp.concatenate([(rhs - phi_q @ a_free)[:, None], -(phi_q @ X_C)], axis=1))
-    return a_free + X_phi @ Y[:, 0], Y[:, 0], X_C + X_phi @ Y[:, 1:], Y[:, 1:]
 
 
 def _masked_lcp(A, b, rows, max_pivots):
@@ -287,12 +262,7 @@ class EventDriven:
         slip_coef = jnp.where(direction != 0, -mu * direction, 0.0)  # λ_T = slip_coef · λ_N when slipping
         force = system.forces(q, u, t, p) + Q_C + c.W_T @ (slip_coef * f_known)
         W_N_eff = c.W_N + c.W_T @ (slip_coef[:, None] * E)
-        if system.constraints is not None:
-            phi, phi_dot, phi_conv = _second_rate(lambda qq, tt: system.constraints(qq, tt, p), q, u, t)
-            phi_q = jax.jacfwd(system.constraints)(q, t, p)
-            rhs = -phi_conv + baumgarte_acceleration_rhs(phi, phi_dot, alpha, beta)
-        else:
-            phi_q, rhs = jnp.zeros((0, q.shape[0]), dtype), jnp.zeros((0,), dtype)
+        phi_q, rhs = bilateral_rows(system, p, q, u, t, alpha, beta)
         M = system.mass(q, p)
         a0, lam0, MhatC, Lam = constrained_response(M, phi_q, force, jnp.concatenate([W_N_eff, c.W_T], axis=1), rhs)
         if kr + kf:

@@ -66,6 +66,43 @@ class Dynamics(NamedTuple):
     friction_force: jax.Array  # F_T (kc,)
 
 
+def second_rate(fn, q, u, t):
+    """fn(q, t), its rate along (u, 1) and its second rate at u̇ = 0 (two nested forward passes)."""
+    one = jnp.ones_like(t)
+
+    def value_and_rate(qq, tt):
+        return jax.jvp(fn, (qq, tt), (u, one))
+
+    (g, g_dot), (_, g_ddot) = jax.jvp(value_and_rate, (q, t), (u, one))
+    return g, g_dot, g_ddot
+
+
+def bilateral_rows(system: LagrangianSystem, p, q, u, t, alpha, beta):
+    """(Φ_q, rhs) of the Baumgarte-stabilised acceleration rows Φ_q u̇ = rhs (empty without constraints)."""
+    if system.constraints is None:
+        return jnp.zeros((0, q.shape[0]), q.dtype), jnp.zeros((0,), q.dtype)
+    phi, phi_dot, convective = second_rate(lambda qq, tt: system.constraints(qq, tt, p), q, u, t)
+    phi_q = jax.jacfwd(system.constraints)(q, t, p)
+    return phi_q, -convective + baumgarte_acceleration_rhs(phi, phi_dot, alpha, beta)
+
+
+def constrained_response(M, phi_q, force, columns, rhs, diagonal_mass=False):
+    """Accelerations and bilateral multipliers of M u̇ = force + C x + Φ_qᵀ λ, Φ_q u̇ = rhs, affine in x.
+
+    Returns (a₀, λ₀, M̂C, Λ) with u̇ = a₀ + M̂C x and λ = λ₀ + Λ x (Schur complement on
+    G = Φ_q M⁻¹ Φ_qᵀ; one solve with M and one with G for every right-hand side).
+    ``diagonal_mass`` (static): M is diagonal (planar bodies), so M⁻¹ is a division.
+    """
+    m, r = phi_q.shape[0], columns.shape[1]
+    B = jnp.concatenate([force[:, None], columns, phi_q.T], axis=1)
+    X = B / jnp.diagonal(M)[:, None] if diagonal_mass else spd_solve(M, B)
+    a_free, X_C, X_phi = X[:, 0], X[:, 1:1 + r], X[:, 1 + r:]
+    if m == 0:
+        return a_free, jnp.zeros((0,), M.dtype), X_C, jnp.zeros((0, r), M.dtype)
+    Y = spd_solve(phi_q @ X_phi, jnp.concatenate([(rhs - phi_q @ a_free)[:, None], -(phi_q @ X_C)], axis=1))
+    return a_free + X_phi @ Y[:, 0], Y[:, 0], X_C + X_phi @ Y[:, 1:], Y[:, 1:]
+
+
 def constrained_acceleration(system: LagrangianSystem, p, q, u, t, force, alpha, beta, diagonal_mass=False):
     """(u̇, λ) of M u̇ = force + Φ_qᵀ λ with the Baumgarte-stabilised Φ̈ + 2αΦ̇ + β²Φ = 0.
 
@@ -73,26 +110,11 @@ def constrained_acceleration(system: LagrangianSystem, p, q, u, t, force, alpha,
     constraints λ is empty and u̇ = M⁻¹ force. ``diagonal_mass`` (static): M is
     diagonal (planar bodies), so M⁻¹ is a division (see :class:`MoreauJean`).
     """
-    M = system.mass(q, p)
-
-    def solve_M(B):
-        return B / jnp.diagonal(M)[:, None] if diagonal_mass else spd_solve(M, B)
-
-    if system.constraints is None:
-        return solve_M(force[:, None])[:, 0], jnp.zeros((0,), q.dtype)
     t = jnp.asarray(t, q.dtype)
-    one = jnp.ones_like(t)
-
-    def phi_and_rate(qq, tt):
-        return jax.jvp(lambda a, b: system.constraints(a, b, p), (qq, tt), (u, one))
-
-    (phi, phi_dot), (_, convective) = jax.jvp(phi_and_rate, (q, t), (u, one))
-    phi_q = jax.jacfwd(system.constraints)(q, t, p)
-    X = solve_M(jnp.concatenate([force[:, None], phi_q.T], axis=1))
-    a_free, X_phi = X[:, 0], X[:, 1:]
-    rhs = -convective + baumgarte_acceleration_rhs(phi, phi_dot, alpha, beta) - phi_q @ a_free
-    lam = spd_solve(phi_q @ X_phi, rhs[:, None])[:, 0]
-    return a_free + X_phi @ lam, lam
+    phi_q, rhs = bilateral_rows(system, p, q, u, t, alpha, beta)
+    a, lam, _, _ = constrained_response(system.mass(q, p), phi_q, force, jnp.zeros((q.shape[0], 0), q.dtype), rhs,
+                                        diagonal_mass)
+    return a, lam
 
 
 @dataclasses.dataclass(frozen=True)
