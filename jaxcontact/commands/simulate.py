@@ -57,8 +57,7 @@ def run(args) -> int:
 
     from jaxcontact.models import get_model
     from jaxcontact.simulate import n_steps_for, simulate
-    from jaxcontact.stepping import MoreauJean, Penalty
-    from jaxcontact.stepping.event_driven import EventDriven
+    from jaxcontact.stepping import EventDriven, MoreauJean, Penalty
 
     try:
         model = get_model(args.model, **parse_sets(args.set))

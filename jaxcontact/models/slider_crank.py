@@ -41,8 +41,10 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcontact.contact_laws import restitution_damping
 from jaxcontact.models import Model, apply_overrides
 from jaxcontact.planar import Mechanism
+from jaxcontact.planar.bodies import Frames
 
 CONTACTS = ("compliant", "rigid", "ideal")
 
@@ -97,8 +99,6 @@ def mechanism(contact: str = "compliant"):
 
 def journal_eccentricity(mech: Mechanism, q, p):
     """(e_x, e_y) = pin centre − hole centre (world frame) at q (n,): the journal's path in the clearance."""
-    from jaxcontact.planar.bodies import Frames
-
     return jnp.stack(mech.contacts[0].eccentricity(Frames(q), p))
 
 
@@ -116,7 +116,6 @@ def build(contact: str = "compliant", **overrides):
     """(mechanism, system, params) with the damping matched to ε = ``restitution`` unless given."""
     params = apply_overrides(DEFAULTS, overrides, RULES)
     if "damping" not in overrides:
-        from jaxcontact.contact_laws import restitution_damping
         params["damping"] = jnp.asarray(restitution_damping(params["stiffness"], params["restitution"],
                                                             REFERENCE_IMPACT_SPEED))
     mech = mechanism(contact)
@@ -140,6 +139,6 @@ def model(contact: str = "rigid", **overrides) -> Model:
     ``jaxcontact simulate`` command runs; ``contact="compliant"`` gives the penalty (F4) variant."""
     _, system, params = build(contact, **overrides)
     dt = 1e-5 if contact == "rigid" else 1e-6
-    return Model("slider-crank-clearance", system, params, initial_state, dt=dt, t_final=2 * np.pi / 200.0 * 2,
+    return Model("slider-crank-clearance", system, params, initial_state, dt=dt, t_final=4 * np.pi / DEFAULTS["omega"],
                  description="Slider–crank (Flores et al. geometry) whose crank–rod revolute joint has radial "
                              f"clearance ({contact} contact); crank driven at constant speed.")
