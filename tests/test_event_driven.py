@@ -92,6 +92,7 @@ def test_sliding_block_stops_at_the_analytic_time_and_distance_and_stays_stuck(s
         assert abs(t[i - 1] + tau * h - t_stop) < 1e-9 * h
 
 
+@pytest.mark.slow  # ~10 s: reverse mode through 80 event-driven steps compiles slowly
 def test_stopping_distance_gradient_through_the_event():
     """d(stopping distance)/dμ = −v0²/(2 μ² g): the located event time carries the derivative."""
     def distance(mu):
