@@ -55,6 +55,8 @@ class LagrangianSystem:
       potential: ``V(q, t, p) -> scalar`` for the energy diagnostic, or None
         (energy then reports kinetic energy only).
       names: optional names of the coordinates, for printing and plots.
+      diagonal_mass: M(q, p) is diagonal for every q and p (planar bodies in absolute
+        coordinates): schemes then divide by its diagonal instead of factorising it.
     """
 
     n_dof: int
@@ -66,6 +68,7 @@ class LagrangianSystem:
     laws: Optional[Callable[[Params], ContactLaws]] = None
     potential: Optional[Callable[..., jax.Array]] = None
     names: tuple[str, ...] = ()
+    diagonal_mass: bool = False
 
     def __post_init__(self):
         if not isinstance(self.n_dof, int) or self.n_dof < 1:

@@ -477,7 +477,7 @@ class Mechanism:
             slip_velocity=slip_velocity if frictional else None,
             laws=laws if contacts else None,
             potential=potential if loads else None,
-            names=self.coordinate_names)
+            names=self.coordinate_names, diagonal_mass=True)  # M = diag(m, m, J) per body
         return system, params
 
     def __repr__(self):
