@@ -32,7 +32,6 @@ import os
 import time
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 

@@ -40,7 +40,7 @@ from typing import Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxcontact.stepping.moreau_jean import MoreauJean, constraint_residuals, initial_state, is_active, step
+from jaxcontact.stepping.moreau_jean import MoreauJean, constraint_residuals, initial_state, step
 from jaxcontact.system import energy
 
 # Reductions on arrays of one sample (time on axis 0) ------------------------------------------
