@@ -96,10 +96,11 @@ def run_siconos(samples_path, n, seconds, python):
 
 
 def run_cli(n, out_dir):
-    cmd = [str(Path(sys.executable).parent / "jaxcontact"), "mc", "four-bar", "--n", str(n), "--no-plots", "--quiet",
+    # `python -m` from the repository root: this checkout's jaxcontact, not whatever the script entry imports.
+    cmd = [sys.executable, "-m", "jaxcontact.cli", "mc", "four-bar", "--n", str(n), "--no-plots", "--quiet",
            "--out", str(out_dir)]
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=HERE.parent)
     wall = time.perf_counter() - t0
     summary = json.load(open(Path(out_dir) / "summary.json"))
     return wall, summary

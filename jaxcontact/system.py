@@ -91,6 +91,8 @@ class LagrangianSystem:
       compliant_laws: ``p -> CompliantLaws`` with (kc,) leaves; required with ``compliant_gaps``.
       compliant_damping: static "hunt_crossley" (D = c δ^n) or "paper" (D = c δ).
       friction_regularization: static "exponential" or "linear" (SPEC §1's regularized laws).
+      diagonal_mass: M(q, p) is diagonal for every q and p (planar bodies in absolute
+        coordinates): schemes then divide by its diagonal instead of factorising it.
     """
 
     n_dof: int
@@ -107,6 +109,7 @@ class LagrangianSystem:
     compliant_laws: Optional[Callable[[Params], CompliantLaws]] = None
     compliant_damping: str = "hunt_crossley"
     friction_regularization: str = "exponential"
+    diagonal_mass: bool = False
 
     def __post_init__(self):
         if not isinstance(self.n_dof, int) or self.n_dof < 1:

@@ -546,7 +546,8 @@ class Mechanism:
             compliant_gaps=gaps_of(compliant) if compliant else None,
             compliant_slip_velocity=slip_of(compliant) if any(c.friction is not None for c in compliant) else None,
             compliant_laws=compliant_laws if compliant else None,
-            compliant_damping=compliant_damping, friction_regularization=friction_regularization)
+            compliant_damping=compliant_damping, friction_regularization=friction_regularization,
+            diagonal_mass=True)  # M = diag(m, m, J) per body
         return system, params
 
     def __repr__(self):

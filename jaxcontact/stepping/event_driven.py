@@ -264,7 +264,8 @@ class EventDriven:
         W_N_eff = c.W_N + c.W_T @ (slip_coef[:, None] * E)
         phi_q, rhs = bilateral_rows(system, p, q, u, t, alpha, beta)
         M = system.mass(q, p)
-        a0, lam0, MhatC, Lam = constrained_response(M, phi_q, force, jnp.concatenate([W_N_eff, c.W_T], axis=1), rhs)
+        a0, lam0, MhatC, Lam = constrained_response(M, phi_q, force, jnp.concatenate([W_N_eff, c.W_T], axis=1), rhs,
+                                                     system.diagonal_mass)
         if kr + kf:
             P = jnp.concatenate([c.W_N, c.W_T], axis=1).T @ MhatC
             A_NN, A_NT, A_TN, A_TT = P[:kr, :kr], P[:kr, kr:], P[kr:, :kr], P[kr:, kr:]
@@ -304,7 +305,7 @@ class EventDriven:
         phi_q = (jax.jacfwd(system.constraints)(q, t, p) if system.constraints is not None
                  else jnp.zeros((0, q.shape[0]), q.dtype))
         _, _, MhatW, _ = constrained_response(system.mass(q, p), phi_q, jnp.zeros_like(q), W_N,
-                                              jnp.zeros((phi_q.shape[0],), q.dtype))
+                                              jnp.zeros((phi_q.shape[0],), q.dtype), system.diagonal_mass)
         eps = jnp.asarray(system.laws(p).restitution, q.dtype)
         # ξ = γ⁺ + ε min(γ⁻, 0) ≥ 0 ⟂ P ≥ 0 with γ⁺ = γ⁻ + W_Nᵀ M̂ W_N P (velocity jump keeps Φ̇).
         sol = _masked_lcp(W_N.T @ MhatW, gamma + eps * jnp.minimum(gamma, 0.0), closed, self.max_pivots)

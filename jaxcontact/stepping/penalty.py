@@ -126,7 +126,8 @@ class Penalty:
     friction: "regularized" (the system's ``friction_regularization`` law) or "none".
     diagnostics: ‖Φ‖, ‖Φ̇‖ and the energy (kinetic + V + the contact springs' elastic
       energy, :func:`jaxcontact.system.energy`) at each step's end.
-    diagonal_mass: promise that M(q) is diagonal (as :class:`MoreauJean`'s option).
+    diagonal_mass: promise that M(q) is diagonal (as :class:`MoreauJean`'s option;
+      implied when the system declares ``LagrangianSystem.diagonal_mass``).
     method: "rk4" (fixed step = the simulation step) or an adaptive diffrax solver over
       each simulation step: "tsit5", "dopri5" (explicit, 5th order) or "kvaerno5"
       (implicit, for stiff contacts), with ``rtol``/``atol`` and at most ``max_steps``
@@ -170,7 +171,7 @@ class Penalty:
         Q, F_N, F_T = compliant_contact_forces(system, q, u, t, p, self.friction)
         alpha, beta = self.baumgarte(p, h)
         a, lam = constrained_acceleration(system, p, q, u, t, system.forces(q, u, t, p) + Q, alpha, beta,
-                                          self.diagonal_mass)
+                                          self.diagonal_mass or system.diagonal_mass)
         return Dynamics(a, lam, F_N, F_T)
 
     def active(self, system: LagrangianSystem, p, state: PenaltyState):

@@ -6,7 +6,7 @@ Pipeline: the uncertain parameters' unit-cube design (``sampling``; a
 Saltelli design when Sobol indices are asked for) is mapped through the
 inverse CDFs (``distributions``), every sample's parameters are checked
 against the model's rules *before any compute*, the per-sample function
-(simulate the model, reduce the trajectory to ``outcomes``) runs through the
+(simulate the model, reducing it to ``outcomes`` inside the scan) runs through the
 chunked, sharded, resumable ``runner``, and the outputs become
 ``summary.json``, ``samples.npz`` and PNG figures.
 
@@ -32,16 +32,15 @@ import os
 import time
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxcontact import models as models_pkg
-from jaxcontact.simulate import n_steps_for, simulate
+from jaxcontact.simulate import n_steps_for
 from jaxcontact.stepping.moreau_jean import MoreauJean
 from jaxcontact.studies import plots, statistics
 from jaxcontact.studies.distributions import DEFAULT_BOUNDS, ParamSpace
-from jaxcontact.studies.outcomes import outcome as make_outcome
+from jaxcontact.studies.outcomes import outcome as make_outcome, simulate_outcomes
 from jaxcontact.studies.runner import run_samples
 from jaxcontact.studies.sampling import SAMPLERS, unit_points
 from jaxcontact.studies.sensitivity import saltelli_design, sobol_indices
@@ -127,8 +126,12 @@ def design(space: ParamSpace, n: int, sampler: str, seed: int, sensitivity: bool
     return space.ppf(unit), n_base, blocks
 
 
-def make_evaluator(model, outcomes, *, dt: float, n_steps: int, scheme: MoreauJean):
-    """Per-sample function: varied parameter values -> outcomes, convergence and finiteness flags."""
+def make_evaluator(model, outcomes, *, dt: float, n_steps: int, scheme: MoreauJean, save_every: int):
+    """Per-sample function: varied parameter values -> outcomes, convergence and finiteness flags.
+
+    The outcomes are reduced inside the simulation's scan (``outcomes.simulate_outcomes``): no
+    trajectory is stored and no per-step diagnostic is computed that no outcome reads.
+    """
     base = model.params
 
     def evaluate(sample: dict) -> dict:
@@ -136,11 +139,8 @@ def make_evaluator(model, outcomes, *, dt: float, n_steps: int, scheme: MoreauJe
         for k, v in sample.items():
             p[k] = jnp.broadcast_to(jnp.asarray(v, jnp.asarray(base[k]).dtype), jnp.shape(base[k]))
         q0, u0 = model.initial_state(p)
-        traj = simulate(model.system, p, q0, u0, dt=dt, n_steps=n_steps, scheme=scheme)
-        out = {o.name: o.fn(traj, model.system, p) for o in outcomes}
-        out["converged"] = jnp.all(traj.diagnostics.converged)
-        out["state_finite"] = jnp.all(jnp.isfinite(traj.q)) & jnp.all(jnp.isfinite(traj.u))
-        return out
+        return simulate_outcomes(model.system, p, q0, u0, dt=dt, n_steps=n_steps, outcomes=outcomes,
+                                 scheme=scheme, save_every=save_every)
 
     return evaluate
 
@@ -186,10 +186,8 @@ def prepare_study(spec: StudySpec) -> PreparedStudy:
     values, n_base, blocks = design(spec.space, spec.n, spec.sampler, spec.seed, spec.sensitivity)
     check_samples(spec.model, dict(spec.overrides), values)
     scheme = spec.scheme
-    if scheme.diagnostics and not any(o.diagnostics for o in outcomes):
-        scheme = dataclasses.replace(scheme, diagnostics=False)  # nothing reads them: skip their cost
     scheme.solver_for(model.system)
-    evaluate = make_evaluator(model, outcomes, dt=dt, n_steps=n_steps, scheme=scheme)
+    evaluate = make_evaluator(model, outcomes, dt=dt, n_steps=n_steps, scheme=scheme, save_every=spec.save_every)
     return PreparedStudy(model, dt, t_final, n_steps, outcomes, values, n_base, blocks, scheme, evaluate)
 
 

@@ -22,14 +22,26 @@ Kept time series (``series:<what>``, every k-th row, first and last included
 when k divides the number of steps): ``series:<coord>``, ``series:gap``
 (contact 0, or ``series:gap<i>``), ``series:energy``, ``series:phi``,
 ``series:speed`` (‖u‖∞).
+
+Every outcome exists twice, on purpose: ``fn`` reduces a stored
+:class:`~jaxcontact.simulate.Trajectory` with the array reductions below (the
+reference), and ``stream`` folds the same quantity row by row inside the
+simulation's scan (:func:`simulate_outcomes`), so a study never stores the
+trajectory nor computes per-step diagnostics it does not read. On the default
+four-bar study (2000 steps) storing the trajectory cost about as much as half
+of the stepping itself; tests check that both give the same numbers.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, NamedTuple
 
-import jax.numpy as jnp
 import jax
+import jax.numpy as jnp
+
+from jaxcontact.stepping.moreau_jean import MoreauJean, constraint_residuals, initial_state, step
+from jaxcontact.system import energy
 
 # Reductions on arrays of one sample (time on axis 0) ------------------------------------------
 
@@ -85,11 +97,33 @@ def keep_every(x, k: int):
 # Named outcomes on trajectories -----------------------------------------------------------------
 
 
+class Row(NamedTuple):
+    """One row of a trajectory (the state after a step and that step's impulses): what a stream reads."""
+
+    t: jax.Array
+    q: jax.Array
+    u: jax.Array
+    impulse_normal: jax.Array  # (k,)
+
+
+class Stream(NamedTuple):
+    """An outcome folded over rows: ``init(row0, system, params) -> carry``,
+    ``update(carry, row, system, params) -> carry``, ``finish(carry) -> value``.
+
+    A series keeps ``value(row, system, params)`` at the kept rows instead (init/update/finish None).
+    """
+
+    init: Callable | None = None
+    update: Callable | None = None
+    finish: Callable | None = None
+    value: Callable | None = None
+
+
 class Outcome(NamedTuple):
     """A named outcome: ``fn(traj, system, params) -> array`` for one sample (scalar or (T',) series).
 
-    diagnostics: it reads the per-step diagnostics (‖Φ‖, ‖Φ̇‖, energy), so the scheme must
-    compute them; a study without such an outcome turns them off for speed.
+    diagnostics: ``fn`` reads the trajectory's per-step diagnostics (‖Φ‖, ‖Φ̇‖, energy), so the
+    scheme must compute them; ``stream`` computes what it needs from the state itself.
     """
 
     name: str
@@ -97,6 +131,7 @@ class Outcome(NamedTuple):
     description: str
     unit: str
     fn: Callable
+    stream: Stream
     diagnostics: bool = False
 
 
@@ -117,6 +152,59 @@ def _gaps(traj, system, params):
     return jax.vmap(lambda q, t: system.gaps(q, t, params))(traj.q, traj.t)
 
 
+def _fold(op, value, finish=lambda c: c) -> Stream:
+    """A stream that combines ``value(row)`` over every row with the binary ``op`` (max, min, last)."""
+    return Stream(lambda r, s, p: value(r, s, p), lambda c, r, s, p: op(c, value(r, s, p)), finish)
+
+
+def _last(c, x):
+    return x
+
+
+def _impacts_stream(threshold) -> Stream:
+    """Onsets counted row by row (``impact_count``): carry (count, previous row's contact flags)."""
+    def init(r, s, p):
+        on = r.impulse_normal > threshold
+        return jnp.sum(on).astype(r.q.dtype), on
+
+    def update(c, r, s, p):
+        on = r.impulse_normal > threshold
+        return c[0] + jnp.sum(on & ~c[1]).astype(r.q.dtype), on
+
+    return Stream(init, update, lambda c: c[0])
+
+
+def _rest_stream(tol) -> Stream:
+    """``rest_time`` row by row: carry (answer so far, previous row moving). A moving row sets the
+    answer to its own time (the end, if it is the last row) and the next row to the next row's time."""
+    def moving(r):
+        return jnp.max(jnp.abs(r.u)) > tol
+
+    def update(c, r, s, p):
+        mv = moving(r)
+        return jnp.where(c[1] | mv, r.t, c[0]), mv
+
+    return Stream(lambda r, s, p: (r.t, moving(r)), update, lambda c: c[0])
+
+
+def _rebound_stream(i, threshold) -> Stream:
+    """``max_after_first_impact`` row by row: carry (impact seen, max of x since the first impact)."""
+    def fold(seen, m, r):
+        seen = seen | jnp.any(r.impulse_normal > threshold)
+        return seen, jnp.where(seen, jnp.maximum(m, r.q[i]), m)
+
+    return Stream(lambda r, s, p: fold(jnp.zeros((), bool), jnp.full((), -jnp.inf, r.q.dtype), r),
+                  lambda c, r, s, p: fold(c[0], c[1], r), lambda c: jnp.where(c[0], c[1], jnp.nan))
+
+
+def _row_gaps(r, s, p):
+    return s.gaps(r.q, r.t, p)
+
+
+def _row_phi(r, s, p):
+    return constraint_residuals(s, r.q, r.u, r.t, p)
+
+
 SCALARS = ("peak_impulse", "impacts", "rest_time", "max_penetration", "max_phi", "max_phi_dot")
 SERIES_FIELDS = ("gap", "energy", "phi", "speed")
 
@@ -133,47 +221,114 @@ def outcome(name: str, system, *, save_every: int = 1, impact_threshold: float =
     has_phi = system.constraints is not None
     if name == "peak_impulse":
         return Outcome(name, "scalar", "largest normal impulse in one step", "N·s",
-                       lambda tr, s, p: peak_impulse(tr.impulse_normal))
+                       lambda tr, s, p: peak_impulse(tr.impulse_normal),
+                       _fold(jnp.maximum, lambda r, s, p: jnp.max(r.impulse_normal, initial=0.0)))
     if name == "impacts":
         return Outcome(name, "scalar", f"impacts (impulse onsets above {impact_threshold:g} N·s)", "",
-                       lambda tr, s, p: impact_count(tr.impulse_normal, impact_threshold).astype(tr.q.dtype))
+                       lambda tr, s, p: impact_count(tr.impulse_normal, impact_threshold).astype(tr.q.dtype),
+                       _impacts_stream(impact_threshold))
     if name == "rest_time":
         return Outcome(name, "scalar", f"time to rest (‖u‖∞ ≤ {rest_tol:g} to the end; t_final if never)", "s",
-                       lambda tr, s, p: rest_time(tr.t, tr.u, rest_tol))
+                       lambda tr, s, p: rest_time(tr.t, tr.u, rest_tol), _rest_stream(rest_tol))
     if name == "max_penetration":
         if not has_contacts:
             raise ValueError("outcome max_penetration needs a system with contacts")
         return Outcome(name, "scalar", "max penetration max(0, −g_N)", "m",
-                       lambda tr, s, p: max_penetration(_gaps(tr, s, p)))
+                       lambda tr, s, p: max_penetration(_gaps(tr, s, p)),
+                       _fold(jnp.minimum, lambda r, s, p: jnp.min(_row_gaps(r, s, p), initial=jnp.inf),
+                             lambda c: jnp.maximum(0.0, -c)))
     if name in ("max_phi", "max_phi_dot"):
         if not has_phi:
             raise ValueError(f"outcome {name} needs a system with bilateral constraints")
         field = "phi" if name == "max_phi" else "phi_dot"
         return Outcome(name, "scalar", f"max ‖{'Φ' if field == 'phi' else 'Φ̇'}‖₂ over time", "",
-                       lambda tr, s, p: jnp.max(getattr(tr.diagnostics, field)), True)
+                       lambda tr, s, p: jnp.max(getattr(tr.diagnostics, field)),
+                       _fold(jnp.maximum, lambda r, s, p: _row_phi(r, s, p)[("phi", "phi_dot").index(field)]), True)
     kind, _, arg = name.partition(":")
     if kind in ("final", "max", "min") and arg:
         i = _coord_index(system, arg)
         red = {"final": lambda x: x[-1], "max": jnp.max, "min": jnp.min}[kind]
+        op = {"final": _last, "max": jnp.maximum, "min": jnp.minimum}[kind]
         return Outcome(name, "scalar", f"{kind} of {arg} over the run", "",
-                       lambda tr, s, p: red(tr.q[:, i]))
+                       lambda tr, s, p: red(tr.q[:, i]), _fold(op, lambda r, s, p: r.q[i]))
     if kind == "rebound" and arg:
         i = _coord_index(system, arg)
         return Outcome(name, "scalar", f"max of {arg} after the first impact", "",
-                       lambda tr, s, p: max_after_first_impact(tr.q[:, i], tr.impulse_normal, impact_threshold))
+                       lambda tr, s, p: max_after_first_impact(tr.q[:, i], tr.impulse_normal, impact_threshold),
+                       _rebound_stream(i, impact_threshold))
     if kind == "series" and arg:
         if arg.startswith("gap"):
             if not has_contacts:
                 raise ValueError(f"outcome {name} needs a system with contacts")
             j = int(arg[3:] or 0)
             return Outcome(name, "series", f"gap of contact {j}", "m",
-                           lambda tr, s, p: keep_every(_gaps(tr, s, p)[:, j], k))
+                           lambda tr, s, p: keep_every(_gaps(tr, s, p)[:, j], k),
+                           Stream(value=lambda r, s, p: _row_gaps(r, s, p)[j]))
         if arg in ("energy", "phi"):
             return Outcome(name, "series", {"energy": "energy", "phi": "‖Φ‖₂"}[arg], "J" if arg == "energy" else "",
-                           lambda tr, s, p: keep_every(getattr(tr.diagnostics, arg), k), True)
+                           lambda tr, s, p: keep_every(getattr(tr.diagnostics, arg), k),
+                           Stream(value=lambda r, s, p: (energy(s, r.q, r.u, r.t, p) if arg == "energy"
+                                                         else _row_phi(r, s, p)[0])), True)
         if arg == "speed":
-            return Outcome(name, "series", "‖u‖∞", "", lambda tr, s, p: keep_every(jnp.max(jnp.abs(tr.u), axis=-1), k))
+            return Outcome(name, "series", "‖u‖∞", "", lambda tr, s, p: keep_every(jnp.max(jnp.abs(tr.u), axis=-1), k),
+                           Stream(value=lambda r, s, p: jnp.max(jnp.abs(r.u))))
         i = _coord_index(system, arg)
-        return Outcome(name, "series", f"{arg} over time", "", lambda tr, s, p: keep_every(tr.q[:, i], k))
+        return Outcome(name, "series", f"{arg} over time", "", lambda tr, s, p: keep_every(tr.q[:, i], k),
+                       Stream(value=lambda r, s, p: r.q[i]))
     raise ValueError(f"unknown outcome {name!r}; scalars: {list(SCALARS)} or final:/max:/min:/rebound:<coord>; "
                      f"series: series:<coord> or series:{{{','.join(SERIES_FIELDS)}}}")
+
+
+def simulate_outcomes(system, params, q0, u0, *, dt, n_steps: int, outcomes, scheme: MoreauJean = MoreauJean(),
+                      save_every: int = 1, t0=0.0) -> dict:
+    """Simulate ONE sample and reduce it to ``outcomes`` inside the scan (their ``stream`` forms).
+
+    The same numbers as ``{o.name: o.fn(simulate(...), system, params)}`` with a per-step
+    trajectory, without storing it: scalar outcomes are carried through the scan, series are
+    kept every ``save_every`` rows (row 0 = the initial state, as ``keep_every``). Also returns
+    ``converged`` (every step's contact solve converged with a finite velocity) and
+    ``state_finite`` (q and u finite at every row). The scheme's own per-step diagnostics are
+    switched off: a stream that needs ‖Φ‖ or the energy computes it from the row's state.
+    Pure and unbatched (vmap it); the caller validates the inputs (see ``simulate``).
+    """
+    scheme = dataclasses.replace(scheme, diagnostics=False)
+    q0 = jnp.asarray(q0)
+    dtype = q0.dtype
+    u0 = jnp.asarray(u0, dtype)
+    p = jax.tree.map(lambda x: jnp.asarray(x, dtype) if jnp.issubdtype(jnp.result_type(x), jnp.floating) else x,
+                     params)
+    h = jnp.asarray(dt, dtype)
+    scalars = [o for o in outcomes if o.kind != "series"]
+    series = [o for o in outcomes if o.kind == "series"]
+    s0 = initial_state(system, q0, u0, t0, p)
+    row0 = Row(s0.t, q0, u0, jnp.zeros_like(s0.P_N))
+    ok0 = jnp.all(jnp.isfinite(q0)) & jnp.all(jnp.isfinite(u0))
+    carry0 = (s0, tuple(o.stream.init(row0, system, p) for o in scalars), jnp.ones((), bool), ok0)
+
+    def one_step(carry, _):
+        s, acc, conv, finite = carry
+        s1, info = step(system, scheme, p, s, h)
+        row = Row(s1.t, s1.q, s1.u, info.P_N)
+        acc = tuple(o.stream.update(c, row, system, p) for o, c in zip(scalars, acc))
+        finite = finite & jnp.all(jnp.isfinite(s1.q)) & jnp.all(jnp.isfinite(s1.u))
+        return (s1, acc, conv & info.converged, finite), None
+
+    def kept(s):
+        row = Row(s.t, s.q, s.u, s.P_N)
+        return tuple(o.stream.value(row, system, p) for o in series)
+
+    def block(carry, _):
+        carry, _ = jax.lax.scan(one_step, carry, None, length=save_every)
+        return carry, kept(carry[0])
+
+    n_blocks, rest = divmod(int(n_steps), int(save_every))
+    carry, rows = jax.lax.scan(block, carry0, None, length=n_blocks)
+    if rest:  # steps after the last kept row (keep_every drops them too)
+        carry, _ = jax.lax.scan(one_step, carry, None, length=rest)
+    _, acc, conv, finite = carry
+    first = kept(s0)
+    out = {o.name: o.stream.finish(c) for o, c in zip(scalars, acc)}
+    out.update({o.name: jnp.concatenate([x0[None], x]) for o, x0, x in zip(series, first, rows)})
+    out["converged"] = conv
+    out["state_finite"] = finite
+    return out

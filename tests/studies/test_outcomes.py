@@ -8,7 +8,7 @@ import pytest
 from jaxcontact.models import get_model
 from jaxcontact.simulate import simulate
 from jaxcontact.studies.outcomes import (impact_count, keep_every, max_after_first_impact, max_penetration, outcome,
-                                         peak_impulse, rest_time)
+                                         peak_impulse, rest_time, simulate_outcomes)
 
 
 def test_array_reductions():
@@ -80,3 +80,32 @@ def test_unknown_outcome_and_coordinate():
         outcome("final:x", m.system)
     with pytest.raises(ValueError, match=r"needs a system with bilateral constraints"):
         outcome("max_phi", m.system)
+
+
+@pytest.mark.parametrize("model_name, names, n_steps", [
+    ("four-bar", ["peak_impulse", "impacts", "rest_time", "max_penetration", "max_phi", "max_phi_dot",
+                  "final:bar1.theta", "min:bar1.x", "rebound:bar1.theta", "series:gap", "series:bar1.theta",
+                  "series:energy", "series:phi", "series:speed"], 405),
+    ("bouncing-ball", ["peak_impulse", "impacts", "rest_time", "max_penetration", "max:y", "rebound:y",
+                       "series:y", "series:energy"], 1500),
+])
+def test_streamed_outcomes_equal_the_trajectory_outcomes(model_name, names, n_steps):
+    """simulate_outcomes (reduced inside the scan, no trajectory) = the reductions of a stored trajectory.
+
+    The four-bar runs with friction 0.2 (the NSGS path), impacts, and 405 steps so the last 5
+    steps fall after the last kept row of save_every = 10.
+    """
+    overrides = {"friction": 0.2, "restitution": 0.7} if model_name == "four-bar" else {"restitution": 0.5}
+    m = get_model(model_name, **overrides)
+    q0, u0 = m.initial_state(m.params)
+    dt = 1e-3
+    outs = [outcome(name, m.system, save_every=10) for name in names]
+    tr = simulate(m.system, m.params, q0, u0, dt=dt, n_steps=n_steps)
+    ref = jax.jit(lambda tr, p: {o.name: o.fn(tr, m.system, p) for o in outs})(tr, m.params)
+    got = jax.jit(lambda p, q0, u0: simulate_outcomes(m.system, p, q0, u0, dt=dt, n_steps=n_steps, outcomes=outs,
+                                                      save_every=10))(m.params, q0, u0)
+    assert bool(got["converged"]) == bool(np.all(tr.diagnostics.converged)) and bool(got["state_finite"])
+    assert float(ref["impacts"]) >= 2 and float(ref["peak_impulse"]) > 0  # the run has impacts to count
+    for name in names:
+        np.testing.assert_allclose(np.asarray(got[name]), np.asarray(ref[name]), rtol=1e-12, atol=1e-12,
+                                   err_msg=name)
