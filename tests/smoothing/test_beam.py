@@ -1,0 +1,50 @@
+"""Smoothed ANCF beams: strain measures, linearised smoothing = (M + h²K/6, hK/2), pins, E5 pendulum."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxcontact.smoothing.beam import Beam, Pin, flexible_system, strains, straight_beam
+
+
+def _beam_params(names, h=0.0, E=2.1e11, L=1.8):
+    p = {"g": 9.81, "h": h}
+    for b in names:
+        p.update({f"{b}_rho": 7801.0, f"{b}_E": E, f"{b}_A": 2.5e-3, f"{b}_I": 0.05**4 / 12, f"{b}_L": L})
+    return {k: jnp.asarray(v) for k, v in p.items()}
+
+
+def test_rigid_motion_has_no_strain():
+    beam = Beam("b", 3)
+    q = straight_beam(beam, 1.2, start=(0.3, -0.7), angle=2.1)
+    for j in range(3):
+        e = jnp.asarray(q[4 * j: 4 * j + 8])
+        for xi in (0.0, 0.37, 1.0):
+            np.testing.assert_allclose(strains(e, xi, 0.4), 0.0, atol=1e-14)
+
+
+def test_curvature_of_a_circular_arc():
+    # Nodes on a circle of radius R with unit tangents: the Hermite element's curvature ≈ 1/R.
+    R, l = 2.0, 0.1
+    th = np.array([0.0, l / R])
+    e = np.concatenate([[R * np.sin(t), R * (1 - np.cos(t)), np.cos(t), np.sin(t)] for t in th])
+    eps, kappa = strains(jnp.asarray(e), 0.5, l)
+    assert abs(float(kappa) - 1 / R) < 1e-4 and abs(float(eps)) < 1e-5
+
+
+def test_linearised_smoothing_is_the_linear_form():
+    # About the straight state, M̄ − M = h²K/6 and the elastic force is −K (q + h/2 u) to first order,
+    # K the Hessian of the elastic energy ½∫(EA ε² + EI κ²) — the linear smoothing of SPEC F5.
+    beam = Beam("b", 2)
+    h = 0.01
+    system = flexible_system([beam], gravity="g", smoothing="h")
+    p = {**_beam_params(["b"], h=h), "g": jnp.asarray(0.0)}
+    p0 = {**p, "h": jnp.asarray(0.0)}
+    q0 = jnp.asarray(straight_beam(beam, 1.8))
+    n = system.n_dof
+    K = -jax.jacfwd(lambda q: system.forces(q, jnp.zeros(n), 0.0, p0))(q0)
+    np.testing.assert_allclose(K, K.T, atol=1e-6 * np.abs(K).max())
+    dM = system.mass(q0, p) - system.mass(q0, p0)
+    np.testing.assert_allclose(dM, h**2 / 6 * K, atol=1e-9 * np.abs(K).max() * h**2)
+    C = -jax.jacfwd(lambda u: system.forces(q0, u, 0.0, p))(jnp.zeros(n))
+    np.testing.assert_allclose(C, h / 2 * K, atol=1e-9 * np.abs(K).max() * h)
