@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from jaxcontact.smoothing.beam import Beam, Pin, flexible_system, strains, straight_beam
 
@@ -48,3 +49,49 @@ def test_linearised_smoothing_is_the_linear_form():
     np.testing.assert_allclose(dM, h**2 / 6 * K, atol=1e-9 * np.abs(K).max() * h**2)
     C = -jax.jacfwd(lambda u: system.forces(q0, u, 0.0, p))(jnp.zeros(n))
     np.testing.assert_allclose(C, h / 2 * K, atol=1e-9 * np.abs(K).max() * h)
+
+
+def _tip_runs(n_elements, t_final, reference):
+    """Tip (free end of beam 2) of the smoothed E5 pendulum (h = 0.01, Tsit5) and of the unsmoothed reference."""
+    from jaxcontact.smoothing import solve, vector_field
+    from jaxcontact.smoothing.beam import flexible_double_pendulum
+
+    system, p, y0 = flexible_double_pendulum(n_elements, h=0.01)
+    f, n = vector_field(system), system.n_dof
+    ts = jnp.linspace(0.0, t_final, 11)
+    sol = jax.jit(lambda p: solve(f, y0, p, ts, rtol=1e-6, atol=1e-8))(p)
+    assert bool(sol.ok)
+    return np.asarray(sol.ys)[:, n - 4:n - 2], reference(f, y0, {**p, "h": jnp.asarray(0.0)}, ts)[:, n - 4:n - 2]
+
+
+def test_e5_smoothed_explicit_tip_matches_unsmoothed_reference():
+    # 1 element per beam, 0.1 s: reference = the unsmoothed beam by Tsit5 at 1e-9 (thousands of small
+    # steps: the axial modes); the smoothed model takes ~30 steps. Tolerance 1 mm on a tip that falls ~5 cm.
+    from jaxcontact.smoothing import solve
+
+    def tight(f, y0, p, ts):
+        sol = jax.jit(lambda p: solve(f, y0, p, ts, rtol=1e-9, atol=1e-11, max_steps=200_000))(p)
+        assert bool(sol.ok)
+        return np.asarray(sol.ys)
+
+    tip, ref = _tip_runs(1, 0.1, tight)
+    assert ref[-1, 1] < -0.04  # it did fall
+    assert np.linalg.norm(tip - ref, axis=1).max() < 1e-3
+
+
+@pytest.mark.slow
+def test_e5_smoothed_explicit_tip_matches_stiff_radau():
+    # 2 elements per beam, 0.2 s, stiff reference scipy Radau (1e-7/1e-9, ≈ 20 s): tip within 1 mm.
+    import scipy.integrate
+
+    def radau(f, y0, p, ts):
+        fj, jac = jax.jit(f), jax.jit(jax.jacfwd(f, argnums=1))
+        r = scipy.integrate.solve_ivp(lambda t, y: np.asarray(fj(t, y, p)), (0.0, float(ts[-1])), np.asarray(y0),
+                                      method="Radau", t_eval=np.asarray(ts), rtol=1e-7, atol=1e-9,
+                                      jac=lambda t, y: np.asarray(jac(t, y, p)))
+        assert r.status == 0
+        return r.y.T
+
+    tip, ref = _tip_runs(2, 0.2, radau)
+    assert ref[-1, 1] < -0.15
+    assert np.linalg.norm(tip - ref, axis=1).max() < 1e-3
