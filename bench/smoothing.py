@@ -1,7 +1,7 @@
 """Model smoothing (SPEC F5): E4 spring–mass chain and E5 flexible double pendulum, paper's tables beside ours.
 
-    nice -n 10 /work/venv/bin/python bench/smoothing.py              # E4 (≈ 1 min) and E5 (minutes)
-    /work/venv/bin/python bench/smoothing.py --only e4 --no-append
+    nice -n 10 /work/venv/bin/python bench/smoothing.py              # E4, E5, ball (≈ 10 min on 2 busy cores)
+    /work/venv/bin/python bench/smoothing.py --only e4 --no-append   # or e5, ball
 
 E4: three masses m = 10 kg, springs k1 (1–2), k2 = 1e8 N/m (2–3), f = 20 N on mass 3, t ∈ [0, 5] s,
 case 1 k1 = 1e7, case 2 k1 = 2e3. The error of every run is the maximum over 5001 output times and
@@ -15,6 +15,9 @@ E5: two ANCF beams (:mod:`jaxcontact.smoothing.beam`), ρ = 7801 kg/m³, E = 2.1
 A = 2.5e-3 m², square section (our choice: I = A²/12), pinned to the ground and to each other,
 released from horizontal under g = 9.81; tip = free end of beam 2. Reference: the unsmoothed model
 by scipy Radau (rtol 1e-7); smoothed models by diffrax Tsit5.
+
+Ball: :mod:`jaxcontact.smoothing.stiff_ball` (K = 1e8 N/m), fixed-step RK4 over a grid of steps,
+with and without smoothing of the contact spring: largest stable step and rebound speed.
 """
 
 from __future__ import annotations
