@@ -46,3 +46,19 @@ def test_smoothed_rebound_loss_is_the_smoothed_mode_damping():
 def test_bad_values_raise():
     with pytest.raises(ValueError, match="K = -1"):
         stiff_ball(K=-1.0)
+
+
+def test_batched_over_h_and_stiffness():
+    # One vmapped run over (h, K) pairs: each rebound is its own smoothed mode's exp(−σπ/ω̄), ω = √(K/m).
+    system, p = stiff_ball()
+    f, y0 = vector_field(system), jnp.array([0.1, -V0])
+    hs, Ks = jnp.array([0.0, 1e-4, 1e-3, 1e-3]), jnp.array([1e8, 1e8, 1e7, 1e8])
+
+    def run(h, K):
+        ph = {**p, "h": h, "K": K}
+        return rebound_speed(rk4(f, y0, ph, t0=0.0, dt=1e-6, n_steps=3000)[1], ph)
+
+    e = np.asarray(jax.jit(jax.vmap(run))(hs, Ks)) / V0
+    omega = np.sqrt(np.asarray(Ks))
+    wd = omega * np.asarray(frequency_ratio(hs, omega))
+    np.testing.assert_allclose(e, np.exp(-np.asarray(decay_rate(hs, omega)) * np.pi / wd), rtol=5e-3)
