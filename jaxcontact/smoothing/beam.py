@@ -1,0 +1,249 @@
+"""Planar large-deformation beams (ANCF) with model smoothing of strain and curvature (SPEC F5, E5).
+
+Element: the planar gradient-deficient Euler–Bernoulli beam of the absolute
+nodal coordinate formulation (Berzeri & Shabana, "Development of simple models
+for the elastic forces in the absolute nodal co-ordinate formulation", J. Sound
+Vib. 235 (2000) 539–565). Each node carries its world position r and slope
+r' = ∂r/∂x (4 coordinates); an element interpolates r(x) by cubic Hermite
+polynomials over its length l, so the mass matrix M = ∫ρA SᵀS dx is constant
+and large rotations are exact (no rotation coordinates). Strain measures at a
+material point:
+
+    ε = ½ (r'ᵀr' − 1)               (axial Green–Lagrange strain)
+    κ = (r' × r'') / |r'|³          (signed curvature)
+
+and the elastic virtual power is ∫ (EA ε δε̇ + EI κ δκ̇) dx, by 5-point Gauss
+quadrature per element.
+
+Smoothing replaces ε and κ in the stress by their means over (t, t + h),
+ε̄ = ε + (h/2) ε̇ + (h²/6) ε̈ (same for κ). With ε̇ = ε_q u and
+ε̈ = ε_q u̇ + uᵀ ε_qq u, the u̇ part moves to the left-hand side, so the smoothed
+beam is a Lagrangian system with a configuration-dependent mass matrix
+
+    M̄(q) = M + (h²/6) ∫ (EA ε_qᵀ ε_q + EI κ_qᵀ κ_q) dx,
+    Q̄(q, u) = −∫ [EA (ε + (h/2) ε_q u + (h²/6) uᵀε_qq u) ε_qᵀ + EI (same for κ) κ_qᵀ] dx + gravity,
+
+which reduces to (M + h²K/6) ü + (h/2) K u̇ + K u = F for a linear element.
+h is the parameter leaf named by ``smoothing`` (h = 0: the original beam).
+
+Joints: :func:`flexible_system` appends the beams' coordinates to a rigid
+system built by :class:`jaxcontact.planar.Mechanism` (or to nothing) and adds
+revolute pins — beam node to ground point, to another beam's node, or to a
+point of a rigid body of that mechanism — as constraint rows Φ = r_node − r_target.
+Parameters of beam ``b``: ``b_rho`` (kg/m³), ``b_E`` (Pa), ``b_A`` (m²), ``b_I`` (m⁴),
+``b_L`` (m); ``n_elements`` per beam is static.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional, Union
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxcontact.planar.bodies import Body, Point
+from jaxcontact.system import LagrangianSystem
+
+_XI, _W = np.polynomial.legendre.leggauss(5)
+GAUSS_XI, GAUSS_W = (_XI + 1.0) / 2.0, _W / 2.0  # on [0, 1]; exact for the degree-6 mass integrand
+
+
+@dataclasses.dataclass(frozen=True)
+class Beam:
+    """A flexible beam of ``n_elements`` ANCF elements; its parameters are ``<name>_rho/_E/_A/_I/_L``."""
+
+    name: str
+    n_elements: int = 2
+
+    def __post_init__(self):
+        if not isinstance(self.n_elements, int) or self.n_elements < 1:
+            raise ValueError(f"beam {self.name!r}: n_elements = {self.n_elements!r} must be an int ≥ 1")
+
+    @property
+    def n_dof(self) -> int:
+        return 4 * (self.n_elements + 1)
+
+    def param(self, p, field):
+        return p[f"{self.name}_{field}"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Pin:
+    """Revolute pin: node ``node`` of ``beam`` (−1: the last) to ``to``.
+
+    ``to``: None (ground: the world point ``point``), a Beam (its node ``to_node``), or a rigid
+    :class:`jaxcontact.planar.Body` of the mechanism (its local point ``point``). Point coordinates
+    are numbers or parameter names/expressions.
+    """
+
+    beam: Beam
+    node: int
+    to: Union[None, Beam, Body] = None
+    to_node: int = 0
+    point: tuple = (0.0, 0.0)
+
+
+def _hermite(xi, l):
+    """Shape functions (value, d/dx, d²/dx²) of the cubic Hermite element, each (4,)."""
+    s = jnp.stack([1 - 3 * xi**2 + 2 * xi**3, l * (xi - 2 * xi**2 + xi**3), 3 * xi**2 - 2 * xi**3,
+                   l * (-xi**2 + xi**3)])
+    ds = jnp.stack([-6 * xi + 6 * xi**2, l * (1 - 4 * xi + 3 * xi**2), 6 * xi - 6 * xi**2,
+                    l * (-2 * xi + 3 * xi**2)]) / l
+    dds = jnp.stack([-6 + 12 * xi, l * (-4 + 6 * xi), 6 - 12 * xi, l * (-2 + 6 * xi)]) / l**2
+    return s, ds, dds
+
+
+def strains(e, xi, l):
+    """(ε, κ) at ξ = x/l of an element with coordinates e = (r_A, r'_A, r_B, r'_B) (8,)."""
+    _, ds, dds = _hermite(xi, l)
+    E = e.reshape(4, 2)
+    r1, r2 = ds @ E, dds @ E
+    g = r1 @ r1
+    return jnp.stack([0.5 * (g - 1.0), (r1[0] * r2[1] - r1[1] * r2[0]) / g**1.5])
+
+
+def _element_force(e, v, l, stiff, h):
+    """Smoothed elastic force −∫ (stiff · s̄) s_qᵀ dx of one element (8,), s = (ε, κ), stiff = (EA, EI)."""
+
+    def at(xi, w):
+        def s(e):
+            return strains(e, xi, l)
+
+        G = jax.jacfwd(s)(e)  # (2, 8): ε_q, κ_q
+        rate, curv = jax.jvp(lambda e: jax.jvp(s, (e,), (v,))[1], (e,), (v,))  # ε̇ and vᵀε_qq v
+        return -w * l * G.T @ (stiff * (s(e) + 0.5 * h * rate + h**2 / 6.0 * curv))
+
+    return jax.vmap(at)(jnp.asarray(GAUSS_XI, e.dtype), jnp.asarray(GAUSS_W, e.dtype)).sum(0)
+
+
+def _element_mass_increment(e, l, stiff, h):
+    """(h²/6) ∫ (EA ε_qᵀε_q + EI κ_qᵀκ_q) dx of one element (8, 8): the ε̈ part of the smoothed stress."""
+
+    def at(xi, w):
+        G = jax.jacfwd(strains)(e, xi, l)
+        return w * l * h**2 / 6.0 * G.T @ (stiff[:, None] * G)
+
+    return jax.vmap(at)(jnp.asarray(GAUSS_XI, e.dtype), jnp.asarray(GAUSS_W, e.dtype)).sum(0)
+
+
+def _element_mass_and_weight(l, rho_a, gravity, dtype):
+    """Consistent mass ∫ρA SᵀS dx (8, 8) and gravity force ∫ρA Sᵀ g dx (8,) of one element."""
+    xi, w = jnp.asarray(GAUSS_XI, dtype), jnp.asarray(GAUSS_W, dtype)
+    s = jax.vmap(lambda x: _hermite(x, l)[0])(xi)  # (5, 4)
+    S = jnp.einsum("gi,ab->giab", s, jnp.eye(2, dtype=dtype)).reshape(5, 8, 2)  # Sᵀ per point
+    M = rho_a * l * jnp.einsum("g,gia,gja->ij", w, S, S)
+    F = rho_a * l * jnp.einsum("g,gia,a->i", w, S, gravity)
+    return M, F
+
+
+def _element_index(beam: Beam, offset: int):
+    return offset + 4 * np.arange(beam.n_elements)[:, None] + np.arange(8)[None, :]
+
+
+def straight_beam(beam: Beam, length, start=(0.0, 0.0), angle=0.0):
+    """Coordinates (n_dof,) of an undeformed straight beam from ``start`` at ``angle`` (numpy)."""
+    c, s = np.cos(angle), np.sin(angle)
+    x = np.linspace(0.0, length, beam.n_elements + 1)
+    nodes = np.stack([start[0] + c * x, start[1] + s * x, np.full_like(x, c), np.full_like(x, s)], axis=1)
+    return nodes.reshape(-1)
+
+
+def flexible_system(beams, pins=(), *, rigid: Optional[LagrangianSystem] = None, gravity: str = "g",
+                    smoothing: str = "h") -> LagrangianSystem:
+    """A LagrangianSystem of (rigid bodies +) smoothed ANCF beams joined by revolute pins.
+
+    Coordinates: the rigid system's q first (if any), then each beam's nodes (x, y, x', y')
+    in order. ``gravity`` names the parameter g (acting along −y), ``smoothing`` the window h.
+    ``rigid`` must have no contacts. Beam bodies' potential is not included (energy: kinetic
+    plus the rigid system's potential).
+    """
+    beams = tuple(beams)
+    if len({b.name for b in beams}) != len(beams):
+        raise ValueError(f"beam names must be distinct; got {[b.name for b in beams]}")
+    if rigid is not None and rigid.gaps is not None:
+        raise ValueError("flexible_system: the rigid system has contacts; only joints and loads are supported")
+    n_r = 0 if rigid is None else rigid.n_dof
+    offsets, n = {}, n_r
+    for b in beams:
+        offsets[b.name] = n
+        n += b.n_dof
+    pins = tuple(pins)
+    for pin in pins:
+        for b in (pin.beam,) + ((pin.to,) if isinstance(pin.to, Beam) else ()):
+            if b not in beams:
+                raise ValueError(f"pin {pin}: beam {b.name!r} is not one of the system's beams")
+    targets = [Point(pin.to if isinstance(pin.to, Body) else Body("ground", None), pin.point, f"pin {i} point")
+               for i, pin in enumerate(pins)]
+
+    def node_slice(beam, node):
+        node = node % (beam.n_elements + 1)
+        start = offsets[beam.name] + 4 * node
+        return slice(start, start + 2)
+
+    def beam_parts(q, p):
+        dt = q.dtype
+        g = jnp.asarray([0.0, -1.0], dt) * p[gravity]
+        out = []
+        for b in beams:
+            l = b.param(p, "L") / b.n_elements
+            Me, Fe = _element_mass_and_weight(l, b.param(p, "rho") * b.param(p, "A"), g, dt)
+            stiff = jnp.stack([b.param(p, "E") * b.param(p, "A"), b.param(p, "E") * b.param(p, "I")])
+            out.append((l, stiff, _element_index(b, offsets[b.name]), Me, Fe))
+        return out
+
+    def mass(q, p):
+        M = jnp.zeros((n, n), q.dtype)
+        if rigid is not None:
+            M = M.at[:n_r, :n_r].set(rigid.mass(q[:n_r], p))
+        for l, stiff, idx, Me, _ in beam_parts(q, p):
+            dM = jax.vmap(lambda e: _element_mass_increment(e, l, stiff, p[smoothing]))(q[idx])
+            M = M.at[idx[:, :, None], idx[:, None, :]].add(Me + dM)
+        return M
+
+    def forces(q, u, t, p):
+        f = jnp.zeros((n,), q.dtype)
+        if rigid is not None:
+            f = f.at[:n_r].set(rigid.forces(q[:n_r], u[:n_r], t, p))
+        for l, stiff, idx, _, Fe in beam_parts(q, p):
+            Q = jax.vmap(lambda e, v: _element_force(e, v, l, stiff, p[smoothing]))(q[idx], u[idx])
+            f = f.at[idx].add(Q + Fe)
+        return f
+
+    def constraints(q, t, p):
+        rows = [] if rigid is None or rigid.constraints is None else [rigid.constraints(q[:n_r], t, p)]
+        for pin, target in zip(pins, targets):
+            r = q[node_slice(pin.beam, pin.node)]
+            if isinstance(pin.to, Beam):
+                other = q[node_slice(pin.to, pin.to_node)]
+            else:
+                other = jnp.stack([jnp.asarray(c, q.dtype) for c in target.world(q[:n_r], p)])
+            rows.append(r - other)
+        return jnp.concatenate(rows)
+
+    has_constraints = bool(pins) or (rigid is not None and rigid.constraints is not None)
+    potential = None if rigid is None or rigid.potential is None else (
+        lambda q, t, p: rigid.potential(q[:n_r], t, p))
+    names = (rigid.names if rigid is not None and rigid.names else tuple(f"q{i}" for i in range(n_r)))
+    names += tuple(f"{b.name}[{j}].{c}" for b in beams for j in range(b.n_elements + 1)
+                   for c in ("x", "y", "dx", "dy"))
+    return LagrangianSystem(n_dof=n, mass=mass, forces=forces, constraints=constraints if has_constraints else None,
+                            potential=potential, names=names)
+
+
+def flexible_double_pendulum(n_elements: int = 2, h: float = 0.0):
+    """E5 (SPEC): two steel beams pinned to the ground and to each other, released from horizontal.
+
+    ρ = 7801 kg/m³, E = 2.1e11 Pa, L = 1.8 m, A = 2.5e-3 m² as published; the second moment of
+    area is not published: we take a square section, I = A²/12 = 5.2e-7 m⁴. g = 9.81 m/s².
+    Returns ``(system, params, y0)`` with y0 = (q0, 0): beam 1 from (0, 0) to (L, 0), beam 2 on to (2L, 0).
+    """
+    b1, b2 = Beam("beam1", n_elements), Beam("beam2", n_elements)
+    system = flexible_system([b1, b2], [Pin(b1, 0), Pin(b2, 0, b1, -1)])
+    p = {"g": 9.81, "h": h}
+    for b in ("beam1", "beam2"):
+        p.update({f"{b}_rho": 7801.0, f"{b}_E": 2.1e11, f"{b}_A": 2.5e-3, f"{b}_I": 2.5e-3**2 / 12, f"{b}_L": 1.8})
+    params = {k: jnp.asarray(v, jnp.result_type(float)) for k, v in p.items()}
+    q0 = np.concatenate([straight_beam(b1, 1.8), straight_beam(b2, 1.8, start=(1.8, 0.0))])
+    return system, params, jnp.asarray(np.concatenate([q0, np.zeros_like(q0)]), jnp.result_type(float))
