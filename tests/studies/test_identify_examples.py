@@ -3,8 +3,12 @@
 import importlib.util
 import pathlib
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
+
+from jaxcontact.studies.identify import make_residuals
 
 _PATH = pathlib.Path(__file__).resolve().parents[2] / "examples" / "identify_contact.py"
 _SPEC = importlib.util.spec_from_file_location("example_identify_contact", _PATH)
@@ -22,3 +26,17 @@ def test_example_case_recovers_truth_from_30_percent_off(tmp_path, case, within)
     assert np.all(np.isfinite(res.loss_history)) and np.all(np.isfinite(res.param_history))
     for png in ("convergence", "fit_vs_data"):
         assert (tmp_path / f"{case}_{png}.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("case", ["ball", "block", pytest.param("four-bar", marks=pytest.mark.slow)])
+def test_example_gradients_are_finite_at_guess_and_truth(case):
+    # At the truth the ball bounces and the four-bar hits and rests on its wall (contacts opening and
+    # closing), the block sticks (zero slip velocity); the fit zeroes non-finite gradients, so check here.
+    model, scheme, _, _, observe, bounds, _ = EXAMPLE.CASES[case]
+    t, y, truth = EXAMPLE.measurement(case)
+    res = make_residuals(model, t, observe, tuple(bounds), scheme=scheme)
+    grad = jax.jit(jax.grad(lambda th: jnp.mean(res(th, y, 1.0) ** 2)))
+    for scale in (0.7, 1.0, 1.1):
+        g = np.asarray(grad(jnp.array([scale * v for v in truth.values()])))
+        assert np.all(np.isfinite(g)), (scale, g)
+        assert scale == 1.0 or np.any(g != 0.0)
