@@ -83,17 +83,3 @@ def test_batch_of_64_true_restitutions_in_one_call():
     assert r.estimates.shape == (64, 1) and r.loss_history.shape == (64, 25)
     rel = np.abs(r.estimates[:, 0] - truths) / truths
     assert np.max(rel) < 0.01, rel.max()
-
-
-@pytest.mark.slow
-def test_noisy_interval_covers_truth_in_most_of_20_repetitions():
-    # Gaussian noise of 1 % of the signal range, 20 data sets fitted in one vmapped call.
-    # The hard-contact misfit has kinks (bounce times quantised to the step), so a single
-    # L-BFGS start often stops short of the minimum: measured 9–11 of 20 intervals held the
-    # truth with one start (with or without smoothing), 19 of 20 with 4 starts.
-    rng = np.random.default_rng(0)
-    ys = DATA_Y + rng.normal(0.0, 0.01 * np.ptp(DATA_Y), (20,) + DATA_Y.shape)
-    r = fit_batch(MODEL, DATA_T, ys, ("restitution",), GUESS, BOUNDS, observe=Y, steps=30, starts=4)
-    lo, hi = r.estimates[:, 0] - 1.96 * r.std[:, 0], r.estimates[:, 0] + 1.96 * r.std[:, 0]
-    inside = int(np.sum((lo <= E) & (E <= hi)))
-    assert inside >= 16, inside
