@@ -56,6 +56,7 @@ CASES = {
                  {"restitution": (0.05, 0.99), "wall_distance": (0.01, 0.2)}, 60),
 }
 
+GUESS = 0.7  # every fit starts from guesses 30 % below the truth
 LABELS = {"ball": ("height (m)",), "block": ("down-slope distance (m)",), "four-bar": ("x of a (m)", "y of a (m)")}
 
 
@@ -68,13 +69,12 @@ def measurement(case):
     return np.asarray(tr.t[::k]), np.asarray(observe(tr.q, model.params))[::k], truth
 
 
-def run_case(case, out=None, offset=0.7, progress=10):
-    """Fit a case from guesses ``offset`` × truth; returns (FitResult, truth). PNGs in ``out`` if given."""
+def run_case(case, out=None, progress=10):
+    """Fit a case from guesses ``GUESS`` × truth; returns (FitResult, truth). PNGs in ``out`` if given."""
     model, scheme, _, _, observe, bounds, steps = CASES[case]
     t, y, truth = measurement(case)
-    guesses = {n: offset * v for n, v in truth.items()}
-    res = fit(model, t, y, tuple(bounds), guesses, bounds, observe=observe, scheme=scheme, steps=steps,
-              progress=progress)
+    res = fit(model, t, y, tuple(bounds), {n: GUESS * v for n, v in truth.items()}, bounds, observe=observe,
+              scheme=scheme, steps=steps, progress=progress)
     if out:
         convergence_plot(res, os.path.join(out, f"{case}_convergence.png"), truth=truth)
         fit_vs_data_plot(model, res, t, y, observe, os.path.join(out, f"{case}_fit_vs_data.png"), scheme=scheme,
@@ -90,7 +90,7 @@ def noise_coverage(case, reps=20, starts=1, seed=0):
     t, y, truth = measurement(case)
     sd = 0.01 * np.ptp(y, axis=0)
     ys = y + np.random.default_rng(seed).normal(size=(reps,) + y.shape) * sd
-    r = fit_batch(model, t, ys / sd, tuple(bounds), {n: 0.7 * v for n, v in truth.items()}, bounds,
+    r = fit_batch(model, t, ys / sd, tuple(bounds), {n: GUESS * v for n, v in truth.items()}, bounds,
                   observe=lambda q, p: observe(q, p) / sd, scheme=scheme, steps=steps, starts=starts, noise=1.0,
                   seed=seed)
     half = 1.96 * r.std
@@ -128,7 +128,7 @@ def main(argv=None) -> int:
         res, truth = run_case(case, args.out)
         for n, v in truth.items():
             lo, hi = res.interval95[n]
-            print(f"  {n}: truth {v:.6g}, guess {0.7 * v:.6g}, estimate {res.estimates[n]:.8g} "
+            print(f"  {n}: truth {v:.6g}, guess {GUESS * v:.6g}, estimate {res.estimates[n]:.8g} "
                   f"(rel. error {abs(res.estimates[n] - v) / v:.1e}, 95 % [{lo:.6g}, {hi:.6g}])")
         print(f"  within 1 % after {iterations_to(res, truth)} of {res.iterations} L-BFGS iterations, "
               f"final loss {res.loss:.3g}, {res.wall_time:.1f} s")
