@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 
-COMMANDS = ("lcp_demo", "mc", "simulate")
+COMMANDS = ("identify", "lcp_demo", "mc", "simulate")
 
 
 def main(argv=None) -> int:

@@ -26,6 +26,30 @@ from jaxcontact.lcp.solution import default_tol
 SOLVERS = ("nsgs", "pgs", "lemke")
 
 
+# Soft activation: beyond gap/τ = SOFT_LIMIT a contact's weight e^(−SOFT_LIMIT) ≈ 1e-13 counts as off.
+SOFT_LIMIT = 30.0
+
+
+def soften_normal_rows(D, gap, tau, k):
+    """Soft contact activation for identification: (D + R, active) with a compliance R on the normal rows.
+
+    The hard law switches a contact on when g_N(q_M) ≤ 0, so an impact's time is
+    quantised to the step and anything that only moves the gap (a wall distance,
+    a clearance) changes the trajectory in jumps: zero or useless gradients. Here
+    each contact gets a weight w = sigmoid(−g_N / τ) ∈ (0, 1) and the regularisation
+    R_ii = D_ii (1 − w)/w = D_ii exp(g_N / τ) (MuJoCo's impedance form): a single
+    contact then receives exactly w times its hard impulse, so the impulse is smooth
+    in the gap and in everything the gap depends on. τ → 0 gives back the hard model.
+    Bias (why it is for fitting, annealed to small τ): an approaching contact starts
+    pushing a few τ before it touches, impacts spread over several steps (a lower
+    apparent restitution) and a resting contact sinks until w ≈ 1 (a few τ deep).
+    """
+    x = gap / tau
+    r = jnp.exp(jnp.clip(x, -SOFT_LIMIT, SOFT_LIMIT))
+    reg = jnp.zeros(D.shape[0], D.dtype).at[:k].set(jnp.diagonal(D)[:k] * r)
+    return D + jnp.diag(reg), x < SOFT_LIMIT
+
+
 class ContactSolution(NamedTuple):
     """Impulses and solver diagnostics of one step's contact problem."""
 
@@ -44,11 +68,13 @@ def mask_problem(D, c, active, k, friction):
     return D, jnp.where(act, c, inactive_c)
 
 
-def solve_contacts(D, c, mu, active, warm, *, solver, iterations, omega, tol, friction) -> ContactSolution:
+def solve_contacts(D, c, mu, active, warm, *, solver, iterations, omega, tol, friction,
+                   differentiation="unroll") -> ContactSolution:
     """Solve the masked local problem ξ = D P + c with Signorini–Newton (+ Coulomb) laws.
 
     D: (k, k) or, with friction, (2k, 2k) ordered [normal block; tangent block];
-    c, warm: matching vectors; mu, active: (k,).
+    c, warm: matching vectors; mu, active: (k,). ``differentiation`` ("unroll" or
+    "implicit") applies to PGS; NSGS is differentiated through its sweeps, Lemke implicitly.
     """
     k = active.shape[0]
     D, c = mask_problem(D, c, active, k, friction)
@@ -57,7 +83,7 @@ def solve_contacts(D, c, mu, active, warm, *, solver, iterations, omega, tol, fr
         if solver in ("pgs", "nsgs"):
             from jaxcontact.lcp.pgs import pgs
 
-            sol = pgs(D, c, iterations=iterations, omega=omega, z0=warm, tol=tol_)
+            sol = pgs(D, c, iterations=iterations, omega=omega, z0=warm, tol=tol_, differentiation=differentiation)
         else:
             from jaxcontact.lcp.lemke import lemke
 

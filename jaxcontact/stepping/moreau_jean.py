@@ -39,7 +39,7 @@ import jax.numpy as jnp
 from jax.scipy.linalg import cho_factor, cho_solve
 
 from jaxcontact.stepping.baumgarte import baumgarte_velocity_target
-from jaxcontact.stepping.contact_solve import SOLVERS, solve_contacts
+from jaxcontact.stepping.contact_solve import SOLVERS, soften_normal_rows, solve_contacts
 from jaxcontact.stepping.projection import project, resting_contacts
 from jaxcontact.system import LagrangianSystem, energy, kinematics
 
@@ -92,6 +92,13 @@ class MoreauJean:
       bilateral rows then enforce Φ_q u_E + Φ_t = the implicit-Euler Baumgarte
       target (:func:`jaxcontact.stepping.baumgarte.baumgarte_velocity_target`)
       from Φ, Φ̇ at the step start, instead of 0. See :func:`baumgarte_rates`.
+    soft_activation: None (default: the hard law), or the name of a parameter leaf
+      ``p[name]`` holding a width τ > 0 (m): contacts are then switched on smoothly
+      by their gap (:func:`jaxcontact.stepping.contact_solve.soften_normal_rows`), the
+      smoothing knob of parameter identification. τ is an array leaf, so an annealing
+      schedule τ → 0 does not recompile.
+    differentiation: "unroll" (default) or "implicit" — how gradients pass the PGS
+      contact solve (frictionless systems); see :mod:`jaxcontact.lcp.implicit`.
     """
 
     theta: float = 0.5
@@ -108,6 +115,8 @@ class MoreauJean:
     contact_projection: bool = True
     rest_speed: float = 1e-2
     baumgarte: Callable | None = None
+    soft_activation: str | None = None
+    differentiation: str = "unroll"
 
     def __post_init__(self):
         if not 0.5 <= float(self.theta) <= 1.0:
@@ -126,6 +135,10 @@ class MoreauJean:
             raise ValueError(f"rest_speed = {self.rest_speed} must be > 0")
         if self.baumgarte is not None and not callable(self.baumgarte):
             raise ValueError(f"baumgarte = {self.baumgarte!r} must be None or a function (params, h) -> (alpha, beta)")
+        if self.soft_activation is not None and not isinstance(self.soft_activation, str):
+            raise ValueError(f"soft_activation = {self.soft_activation!r} must be None or a parameter name")
+        if self.differentiation not in ("unroll", "implicit"):
+            raise ValueError(f"differentiation = {self.differentiation!r} must be 'unroll' or 'implicit'")
 
     def solver_for(self, system: LagrangianSystem) -> str:
         friction = system.slip_velocity is not None
@@ -233,12 +246,14 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> t
         D = W.T @ MhatW
         c = W.T @ u_free + w_tilde + eps * gamma_A
         active = is_active(scheme, kin.gap, q_M)
+        if scheme.soft_activation is not None:
+            D, active = soften_normal_rows(D, kin.gap, jnp.asarray(p[scheme.soft_activation], dtype), k)
         warm = jnp.concatenate([state.P_N, state.P_T]) if friction else state.P_N
         # One contact with ω = 1: a single (block) Gauss–Seidel sweep is already exact.
         sweeps = 1 if (k == 1 and float(scheme.omega) == 1.0) else scheme.iterations
         sol = solve_contacts(D, c, jnp.asarray(laws.friction, dtype), active, warm, solver=solver,
                              iterations=sweeps, omega=scheme.omega, tol=scheme.tol,
-                             friction=friction)
+                             friction=friction, differentiation=scheme.differentiation)
         P = jnp.concatenate([sol.P_N, sol.P_T]) if friction else sol.P_N
         u_E = u_free + MhatW @ P
         P_N, P_T = sol.P_N, sol.P_T

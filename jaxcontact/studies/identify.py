@@ -1,19 +1,46 @@
-"""Gradient-based parameter identification through contact (issue 7, first slice).
+"""Gradient-based parameter identification through contact (issue 7).
 
-    res = fit(model, data_t, data_y, observe=lambda q: q[:, 0], fit_names=("restitution",),
-              guesses={"restitution": 0.56}, bounds={"restitution": (0.1, 0.99)}, steps=200)
+    res = fit(model, data_t, data_y, ("restitution",), guesses={"restitution": 0.63},
+              bounds={"restitution": (0.1, 0.99)}, observe=coordinates(0))
 
-Each fitted parameter θ lives in an unconstrained z with θ = lo + (hi - lo)·sigmoid(z),
-so every iterate respects its bounds. The loss is the mean squared misfit between
-``observe(traj.q)`` linearly interpolated onto ``data_t`` and ``data_y``. Optimizers are
-optax Adam or optax.lbfgs (zoom line search). Uncertainty: Gauss–Newton/Laplace,
-cov = σ² (JᵀJ)⁻¹ with J = ∂r/∂θ from jax.jacfwd and σ² = ‖r‖²/(m - p); intervals ±1.96 σ.
-Not yet here: contact smoothing schedule, multiple shooting, plots, CLI.
+What makes fitting through impacts work, and what each costs:
+
+* **Bounds by transform.** Each fitted θ lives in an unconstrained z with
+  θ = lo + (hi − lo)·sigmoid(z): every iterate respects its bounds.
+* **Gradients.** Reverse mode through ``lax.scan`` of Moreau–Jean steps; the
+  contact solve is differentiated through its sweeps, or implicitly at the LCP
+  solution with ``scheme=MoreauJean(differentiation="implicit")`` (PGS).
+* **Smoothing knob** (``smoothing=Smoothing(...)``, static): the hard law switches a
+  contact on when its gap closes, so an impact's time is quantised to the step and
+  the misfit is piecewise constant in a wall distance or clearance. During the fit
+  the scheme gets ``soft_activation`` (:func:`jaxcontact.stepping.contact_solve.soften_normal_rows`:
+  weight sigmoid(−g_N/τ)), with τ an array leaf annealed geometrically from
+  ``tau_start`` to ``tau_end`` over the first ``anneal`` fraction of the steps, then
+  held (no recompilation). Bias: contacts act a few τ early and impacts spread over
+  steps, so estimates are only as good as the last τ; pick ``tau_end`` well below the
+  accuracy wanted (and below |v|·dt, the distance a contact point moves in a step).
+* **Windows** (``windows=K`` with the measured full state): data-anchored multiple
+  shooting — the record is cut into K windows, each simulated from the measured
+  (q, u) at its start, so one early misfit (a bounce missed by one step) cannot
+  spoil everything after it. Needs velocities (``trajectory.npz`` of
+  ``jaxcontact simulate`` has them); noise in the anchors biases the fit a little.
+* **Multi-start** (``starts=S``): S initial guesses (the given one and S − 1 drawn
+  uniformly in z-space around it) optimised at once by ``vmap``; the best final
+  loss wins. :func:`fit_batch` vmaps the whole fit over a batch of data sets.
+* **Uncertainty**: Gauss–Newton/Laplace at the estimate, cov = σ² (JᵀJ)⁻¹ with
+  J = ∂r/∂θ (``jax.jacfwd``) of the model the fit ended with (τ = ``tau_end``),
+  σ² the given noise variance or ‖r‖²/(m − p); 95 % intervals ±1.96 sd.
+
+The optimiser loop (optax Adam, or L-BFGS with a zoom line search) runs inside
+jit as a ``lax.scan`` over fixed chunks of steps; a single fit prints loss and
+parameters after every chunk (``progress``).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import dataclasses
+import time
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -21,15 +48,61 @@ import numpy as np
 import optax
 
 from jaxcontact.simulate import simulate
+from jaxcontact.stepping import MoreauJean
+
+TAU_KEY = "contact_softness"  # the params leaf that carries τ during a smoothed fit
+OPTIMIZERS = ("adam", "lbfgs")
+
+
+@dataclasses.dataclass(frozen=True)
+class Smoothing:
+    """Soft contact activation during the fit: τ from ``tau_start`` to ``tau_end`` (m) over ``anneal`` of the steps."""
+
+    tau_start: float = 1e-2
+    tau_end: float = 1e-6
+    anneal: float = 0.7
+
+    def __post_init__(self):
+        if not 0 < self.tau_end <= self.tau_start:
+            raise ValueError(f"Smoothing needs 0 < tau_end = {self.tau_end} <= tau_start = {self.tau_start}")
+        if not 0 < self.anneal <= 1:
+            raise ValueError(f"Smoothing anneal = {self.anneal} must lie in (0, 1]")
+
+    def schedule(self, steps: int) -> np.ndarray:
+        n = max(1, int(round(self.anneal * steps)))
+        k = np.minimum(np.arange(steps), n - 1) / max(n - 1, 1)
+        return self.tau_start * (self.tau_end / self.tau_start) ** k
 
 
 class FitResult(NamedTuple):
+    """Estimates, Laplace sd and 95 % intervals keyed by name; histories per optimiser step (best start).
+
+    loss_history (steps,); param_history (steps, p); tau_history (steps,) (NaN without smoothing);
+    start_losses: final loss of every start; wall_time in seconds (including compilation).
+    """
+
     estimates: dict
     std: dict
     interval95: dict
     loss_history: np.ndarray
+    param_history: np.ndarray
+    tau_history: np.ndarray
     iterations: int
     loss: float
+    start_losses: np.ndarray
+    wall_time: float
+
+    def to_json(self) -> dict:
+        return {"estimates": self.estimates, "std": self.std,
+                "interval95": {k: list(v) for k, v in self.interval95.items()},
+                "loss": self.loss, "iterations": self.iterations, "wall_time_s": self.wall_time,
+                "loss_history": self.loss_history.tolist(), "start_losses": self.start_losses.tolist()}
+
+
+def coordinates(*idx) -> Callable:
+    """An ``observe`` function returning the coordinates ``idx`` of q (all of them if none given)."""
+    sel = list(idx)
+    return (lambda q, p: q[:, sel]) if sel else (lambda q, p: q)
 
 
 def _to_theta(z, lo, hi):
@@ -41,76 +114,220 @@ def _to_z(theta, lo, hi):
     return jnp.log(s) - jnp.log1p(-s)
 
 
-def make_residuals(model, data_t, data_y, observe, fit_names, t_final=None):
-    """r(θ) = observe(q)(data_t) - data_y for θ the fitted values in ``fit_names`` order."""
-    data_t = jnp.asarray(data_t)
-    data_y = jnp.asarray(data_y)
-    tf = float(np.max(np.asarray(data_t))) if t_final is None else t_final
-    n_steps = int(np.ceil(tf / model.dt)) + 1
+def make_residuals(model, data_t, observe, fit_names, *, scheme=MoreauJean(), soft=False, windows=1,
+                   data_state=None, dt=None, fixed=None):
+    """r(θ, y, τ) = observe(q, p) at ``data_t`` − y, flattened; θ in ``fit_names`` order.
 
-    def residuals(theta):
-        p = dict(model.params)
+    ``observe(q, p)`` maps a trajectory's q (N, n) to (N,) or (N, d). ``soft``: simulate with
+    the soft activation of width τ. ``windows`` > 1 needs ``data_state = (q, u)`` measured at
+    ``data_t`` (len(data_t) divisible by ``windows``). ``fixed``: parameter overrides by name.
+    """
+    data_t = np.asarray(data_t, float)
+    dt = float(model.dt if dt is None else dt)
+    scheme = dataclasses.replace(scheme, soft_activation=TAU_KEY if soft else None)
+    base = dict(model.params)
+    for k, v in (fixed or {}).items():
+        base[k] = jnp.asarray(v, float)
+    m = data_t.shape[0]
+    if windows < 1 or m % windows:
+        raise ValueError(f"windows = {windows} must be >= 1 and divide the number of data points {m}")
+    if windows > 1 and data_state is None:
+        raise ValueError("windows > 1 needs the measured state (q, u) at the data times (data_state)")
+    L = m // windows
+    starts = data_t[::L] if windows > 1 else np.zeros(1)  # one window: the model's own start, t = 0
+    span = float(np.max(data_t.reshape(windows, L)[:, -1] - starts))
+    n_steps = int(np.ceil(span / dt - 1e-9)) + 1
+    if windows > 1:
+        q_w, u_w = (jnp.asarray(np.asarray(a, float)[::L]) for a in data_state)
+
+    def params_for(theta, tau):
+        p = dict(base)
         for i, name in enumerate(fit_names):
             p[name] = theta[i]
-        q0, u0 = model.initial_state(p)
-        traj = simulate(model.system, p, q0, u0, dt=model.dt, n_steps=n_steps)
-        y = observe(traj.q)
-        return jnp.interp(data_t, traj.t, y) - data_y
+        if soft:
+            p[TAU_KEY] = tau
+        return p
+
+    def observe_window(p, q0, u0, t0, t_obs):
+        traj = simulate(model.system, p, q0, u0, dt=dt, n_steps=n_steps, t0=t0, scheme=scheme)
+        y = jnp.asarray(observe(traj.q, p))
+        y = y[:, None] if y.ndim == 1 else y
+        return jax.vmap(lambda col: jnp.interp(t_obs, traj.t, col), in_axes=1, out_axes=1)(y)
+
+    def residuals(theta, y, tau):
+        p = params_for(theta, tau)
+        if windows == 1:
+            q0, u0 = model.initial_state(p)
+            pred = observe_window(p, q0, u0, starts[0], jnp.asarray(data_t))
+        else:
+            pred = jax.vmap(observe_window, in_axes=(None, 0, 0, 0, 0))(
+                p, q_w, u_w, jnp.asarray(starts), jnp.asarray(data_t.reshape(windows, L)))
+            pred = pred.reshape(m, -1)
+        return (pred - jnp.reshape(y, (m, -1))).ravel()
 
     return residuals
 
 
-def fit(model, data_t, data_y, observe, fit_names, guesses, bounds, *, optimizer="adam",
-        steps=200, learning_rate=0.05):
-    """Fit ``fit_names`` (bounded) to data; see the module docstring. Returns :class:`FitResult`."""
-    fit_names = tuple(fit_names)
+def _optimizer(name, learning_rate):
+    if name == "adam":
+        return optax.adam(learning_rate)
+    if name == "lbfgs":
+        return optax.lbfgs()
+    raise ValueError(f"optimizer = {name!r} must be one of {OPTIMIZERS}")
+
+
+def _make_chunk(loss, opt):
+    """(z, state, y, taus) → scan of len(taus) optimiser steps; returns (z, state, (loss, z) per step)."""
+
+    def chunk(z, s, y, taus):
+        def body(carry, tau):
+            z, s = carry
+            f = lambda zz: loss(zz, y, tau)  # noqa: E731
+            v, g = jax.value_and_grad(f)(z)
+            g = jnp.where(jnp.isfinite(g), g, 0.0)  # a non-finite gradient must not poison the iterate
+            u, s = opt.update(g, s, z, value=v, grad=g, value_fn=f)
+            return (optax.apply_updates(z, u), s), (v, z)
+
+        (z, s), hist = jax.lax.scan(body, (z, s), taus)
+        return z, s, hist
+
+    return chunk
+
+
+def _check(model, fit_names, guesses, bounds):
     for n in fit_names:
         if n not in model.params:
-            raise ValueError(f"fit parameter {n!r} is not a parameter of model {model.name}")
+            raise ValueError(f"fit parameter {n!r} is not a parameter of model {model.name}; "
+                             f"valid names: {sorted(model.params)}")
+        if n not in bounds or n not in guesses:
+            raise ValueError(f"fit parameter {n!r} needs a guess and bounds (lo, hi)")
         lo_, hi_ = bounds[n]
         if not lo_ < float(guesses[n]) < hi_:
             raise ValueError(f"guess {n} = {guesses[n]} must lie strictly inside bounds ({lo_}, {hi_})")
+
+
+def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimizer, steps, learning_rate,
+           scheme, smoothing, windows, data_state, dt, fixed, starts, seed, noise, progress, batched):
+    """Shared engine of :func:`fit` and :func:`fit_batch` (data_y with a leading batch axis when batched)."""
+    fit_names = tuple(fit_names)
+    _check(model, fit_names, guesses, bounds)
+    if not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps = {steps!r} must be a positive int")
+    if not isinstance(starts, int) or starts < 1:
+        raise ValueError(f"starts = {starts!r} must be a positive int")
+    if noise is not None and not float(noise) > 0:
+        raise ValueError(f"noise = {noise} must be > 0 (the measurement standard deviation) or None")
+    t_start = time.perf_counter()
     lo = jnp.array([bounds[n][0] for n in fit_names], dtype=float)
     hi = jnp.array([bounds[n][1] for n in fit_names], dtype=float)
-    res_fn = make_residuals(model, data_t, data_y, observe, fit_names)
+    soft = smoothing is not None
+    res_fn = make_residuals(model, data_t, observe, fit_names, scheme=scheme, soft=soft, windows=windows,
+                            data_state=data_state, dt=dt, fixed=fixed)
+    y_all = jnp.asarray(np.asarray(data_y, float))
+    if not np.all(np.isfinite(np.asarray(y_all))):
+        raise ValueError("data_y must be finite")
 
-    def loss(z):
-        r = res_fn(_to_theta(z, lo, hi))
-        return jnp.mean(r ** 2)
+    def loss(z, y, tau):
+        return jnp.mean(res_fn(_to_theta(z, lo, hi), y, tau) ** 2)
 
-    z = _to_z(jnp.array([float(guesses[n]) for n in fit_names]), lo, hi)
-    history = []
-    if optimizer == "adam":
-        opt = optax.adam(learning_rate)
+    opt = _optimizer(optimizer, learning_rate)
+    z_guess = _to_z(jnp.array([float(guesses[n]) for n in fit_names]), lo, hi)
+    jitter = jax.random.uniform(jax.random.PRNGKey(seed), (starts - 1, len(fit_names)), minval=-1.5, maxval=1.5)
+    z0 = jnp.concatenate([z_guess[None], z_guess + jitter])  # (S, p)
+    taus = jnp.asarray(smoothing.schedule(steps) if soft else np.ones(steps))
 
-        @jax.jit
-        def update(z, s):
-            v, g = jax.value_and_grad(loss)(z)
-            u, s = opt.update(g, s, z)
-            return optax.apply_updates(z, u), s, v
-    elif optimizer == "lbfgs":
-        opt = optax.lbfgs()
-        vg = optax.value_and_grad_from_state(loss)
+    one = jax.vmap(_make_chunk(loss, opt), in_axes=(0, 0, None, None))  # over starts
+    init = jax.vmap(opt.init)
+    if batched:
+        one = jax.vmap(one, in_axes=(0, 0, 0, None))
+        init = jax.vmap(init)
+        z0 = jnp.broadcast_to(z0, (y_all.shape[0],) + z0.shape)
+    chunk = jax.jit(one)
+    every = steps if (progress is None or batched) else max(1, int(progress))
+    z, s = z0, init(z0)
+    losses, zs = [], []
+    for a in range(0, steps, every):
+        z, s, (v, zh) = chunk(z, s, y_all, taus[a:a + every])
+        losses.append(np.asarray(v))
+        zs.append(np.asarray(zh))
+        if not batched and progress:
+            b = int(np.nanargmin(np.asarray(v)[:, -1]))
+            th = np.asarray(_to_theta(z[b], lo, hi))
+            tau = f" tau={float(taus[min(a + every, steps) - 1]):.3g}" if soft else ""
+            print(f"  iter {min(a + every, steps):5d}  loss={float(v[b, -1]):.6g}{tau}  "
+                  + "  ".join(f"{n}={x:.6g}" for n, x in zip(fit_names, th)), flush=True)
+    axis = 2 if batched else 1
+    losses, zs = np.concatenate(losses, axis=axis), np.concatenate(zs, axis=axis)
 
-        @jax.jit
-        def update(z, s):
-            v, g = vg(z, state=s)
-            u, s = opt.update(g, s, z, value=v, grad=g, value_fn=loss)
-            return optax.apply_updates(z, u), s, v
-    else:
-        raise ValueError(f"optimizer = {optimizer!r} must be 'adam' or 'lbfgs'")
-    s = opt.init(z)
-    for _ in range(steps):
-        z, s, v = update(z, s)
-        history.append(float(v))
-    theta = _to_theta(z, lo, hi)
-    r = res_fn(theta)
-    J = jax.jacfwd(res_fn)(theta)
-    m, pn = J.shape
-    sigma2 = float(jnp.sum(r ** 2)) / max(m - pn, 1)
-    cov = sigma2 * np.linalg.pinv(np.asarray(J.T @ J))
-    sd = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    tau_end = taus[-1]
+    final = jax.jit(jax.vmap(lambda zz, y: loss(zz, y, tau_end), in_axes=(0, None)))
+    if batched:
+        final = jax.vmap(final, in_axes=(0, 0))
+    start_losses = np.asarray(final(z, y_all))
+    start_losses = np.where(np.isfinite(start_losses), start_losses, np.inf)
+    best = np.argmin(start_losses, axis=-1)
+
+    def laplace(theta, y):
+        r = res_fn(theta, y, tau_end)
+        J = jax.jacfwd(res_fn)(theta, y, tau_end)
+        m, pn = J.shape
+        s2 = noise ** 2 if noise is not None else jnp.sum(r ** 2) / max(m - pn, 1)
+        cov = s2 * jnp.linalg.pinv(J.T @ J)
+        return jnp.sqrt(jnp.maximum(jnp.diag(cov), 0.0)), jnp.mean(r ** 2)
+
+    if batched:
+        zb = z[np.arange(z.shape[0]), best]
+        theta = _to_theta(zb, lo, hi)
+        sd, lossv = jax.jit(jax.vmap(laplace))(theta, y_all)
+        return BatchFitResult(fit_names, np.asarray(theta), np.asarray(sd), np.asarray(lossv),
+                              losses[np.arange(z.shape[0]), best], steps, time.perf_counter() - t_start)
+    b = int(best)
+    theta = _to_theta(z[b], lo, hi)
+    sd, lossv = jax.jit(laplace)(theta, y_all)
+    theta, sd = np.asarray(theta), np.asarray(sd)
     est = {n: float(theta[i]) for i, n in enumerate(fit_names)}
     return FitResult(est, {n: float(sd[i]) for i, n in enumerate(fit_names)},
-                     {n: (est[n] - 1.96 * sd[i], est[n] + 1.96 * sd[i]) for i, n in enumerate(fit_names)},
-                     np.asarray(history), steps, float(jnp.mean(r ** 2)))
+                     {n: (est[n] - 1.96 * float(sd[i]), est[n] + 1.96 * float(sd[i])) for i, n in enumerate(fit_names)},
+                     losses[b], np.asarray(_to_theta(jnp.asarray(zs[b]), lo, hi)),
+                     np.asarray(taus) if soft else np.full(steps, np.nan), steps, float(lossv),
+                     start_losses, time.perf_counter() - t_start)
+
+
+class BatchFitResult(NamedTuple):
+    """A batch of fits: estimates and sd (B, p) in ``names`` order, final loss (B,), loss history (B, steps)."""
+
+    names: tuple
+    estimates: np.ndarray
+    std: np.ndarray
+    loss: np.ndarray
+    loss_history: np.ndarray
+    iterations: int
+    wall_time: float
+
+
+def fit(model, data_t, data_y, fit_names, guesses, bounds, *, observe=coordinates(), optimizer="lbfgs",
+        steps=100, learning_rate=0.05, scheme=MoreauJean(), smoothing=None, windows=1, data_state=None,
+        dt=None, fixed=None, starts=1, seed=0, noise=None, progress=None) -> FitResult:
+    """Fit ``fit_names`` (bounded) to ``data_y`` observed at ``data_t``; see the module docstring.
+
+    data_y: (m,) or (m, d) matching ``observe(q, p)``. optimizer: "lbfgs" or "adam"
+    (``learning_rate``). scheme: the Moreau–Jean options of the model (the data's).
+    smoothing: a :class:`Smoothing` or None. windows/data_state: data-anchored
+    windows. dt: step (default the model's). fixed: known parameter values by name.
+    starts: multi-start count (vmapped). noise: measurement sd for the Laplace
+    covariance (None: estimated from the residual). progress: print every k steps.
+    """
+    return _solve(model, data_t, data_y, fit_names, guesses, bounds, observe=observe, optimizer=optimizer,
+                  steps=steps, learning_rate=learning_rate, scheme=scheme, smoothing=smoothing, windows=windows,
+                  data_state=data_state, dt=dt, fixed=fixed, starts=starts, seed=seed, noise=noise,
+                  progress=progress, batched=False)
+
+
+def fit_batch(model, data_t, data_ys, fit_names, guesses, bounds, *, observe=coordinates(), optimizer="lbfgs",
+              steps=100, learning_rate=0.05, scheme=MoreauJean(), smoothing=None, dt=None, fixed=None, starts=1,
+              seed=0, noise=None) -> BatchFitResult:
+    """:func:`fit` for a batch of data sets ``data_ys`` (B, m[, d]) at shared ``data_t``: one vmapped call."""
+    return _solve(model, data_t, data_ys, fit_names, guesses, bounds, observe=observe, optimizer=optimizer,
+                  steps=steps, learning_rate=learning_rate, scheme=scheme, smoothing=smoothing, windows=1,
+                  data_state=None, dt=dt, fixed=fixed, starts=starts, seed=seed, noise=noise, progress=None,
+                  batched=True)

@@ -1,0 +1,174 @@
+"""``jaxcontact identify <model>``: fit model parameters to a measured trajectory (optax, through the contacts).
+
+    jaxcontact simulate bouncing-ball --t-final 1.5 --out ball
+    jaxcontact identify bouncing-ball --data ball/trajectory.npz --fit restitution=0.63 --out fit-ball
+
+``--data`` reads the ``trajectory.npz`` of ``jaxcontact simulate`` (keys t, q, u, dt)
+or any npz with ``t`` and ``y`` (observations) or ``q`` (coordinates). ``--observe``
+picks coordinates by name or index (default: all); with ``y`` in the file they must
+match its columns. Writes ``fit.json`` (estimates, sd, 95 % intervals, loss history,
+iterations, wall time), ``convergence.png`` and ``fit_vs_data.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from jaxcontact.commands.simulate import parse_sets
+
+NAME = "identify"
+HELP = "identify model parameters from a measured trajectory (gradient-based, optax)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help="built-in model name (e.g. bouncing-ball, sliding-block, four-bar)")
+    p.add_argument("--data", required=True, metavar="FILE.npz",
+                   help="measured data: trajectory.npz of `jaxcontact simulate`, or an npz with t and y (or q)")
+    p.add_argument("--fit", action="append", required=True, metavar="NAME[=GUESS]",
+                   help="parameter to fit, with an optional initial guess (default: the model's value); repeatable")
+    p.add_argument("--bounds", action="append", default=[], metavar="NAME=LO,HI",
+                   help="bounds of a fitted parameter (default: guess/4 .. guess*4, restitution (0, 1))")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="known parameter value (repeatable), as in `simulate`")
+    p.add_argument("--observe", default=None, metavar="COORDS",
+                   help="observed coordinates, comma-separated names or indices (default: all)")
+    p.add_argument("--optimizer", choices=("lbfgs", "adam"), default="lbfgs")
+    p.add_argument("--steps", type=int, default=50, help="optimiser iterations")
+    p.add_argument("--learning-rate", type=float, default=0.05, help="Adam step size")
+    p.add_argument("--starts", type=int, default=1, help="multi-start count (vmapped; the best is kept)")
+    p.add_argument("--smooth", type=float, nargs=2, default=None, metavar=("TAU_START", "TAU_END"),
+                   help="soft contact activation annealed from TAU_START to TAU_END (m)")
+    p.add_argument("--windows", type=int, default=1,
+                   help="data-anchored windows (needs q and u in the data, i.e. a simulate trajectory.npz)")
+    p.add_argument("--noise", type=float, default=None, help="measurement sd (default: estimated)")
+    p.add_argument("--dt", type=float, default=None, help="time step (default: the data's dt, else the model's)")
+    p.add_argument("--every", type=int, default=10, help="print progress every k iterations")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--out", default=None, help="output folder (default: identify-<model>)")
+
+
+def parse_fit(items, model) -> dict:
+    """``["name", "name=guess", ...]`` → {name: guess} (the model's value when no guess is given)."""
+    out = {}
+    for s in items:
+        name, eq, value = s.partition("=")
+        name = name.strip()
+        if name not in model.params:
+            raise ValueError(f"--fit {s!r}: {name!r} is not a parameter of {model.name}; valid: {sorted(model.params)}")
+        try:
+            out[name] = float(value) if eq else float(model.params[name])
+        except ValueError:
+            raise ValueError(f"--fit {s!r}: guess {value!r} is not a number") from None
+    return out
+
+
+def default_bounds(name, guess) -> tuple:
+    """(0, 1) for restitutions; guess/4 .. 4·guess otherwise (a sign-preserving wide box)."""
+    if "restitution" in name:
+        return (0.0, 1.0)
+    lo, hi = sorted((guess / 4.0, guess * 4.0))
+    if guess == 0.0:
+        raise ValueError(f"--fit {name}: a guess of 0 needs explicit --bounds {name}=LO,HI")
+    return (lo, hi)
+
+
+def parse_bounds(items) -> dict:
+    out = {}
+    for s in items:
+        name, eq, value = s.partition("=")
+        parts = value.split(",")
+        try:
+            lo, hi = (float(v) for v in parts)
+        except ValueError:
+            raise ValueError(f"--bounds {s!r}: expected NAME=LO,HI") from None
+        if not (eq and lo < hi):
+            raise ValueError(f"--bounds {s!r}: expected NAME=LO,HI with LO < HI")
+        out[name.strip()] = (lo, hi)
+    return out
+
+
+def observed_columns(spec, names, n) -> list:
+    """Column indices from ``--observe`` (names or indices, comma-separated); all when None."""
+    if spec is None:
+        return list(range(n))
+    cols = []
+    for item in spec.split(","):
+        item = item.strip()
+        if item in names:
+            cols.append(names.index(item))
+        elif item.isdigit() and int(item) < n:
+            cols.append(int(item))
+        else:
+            raise ValueError(f"--observe {item!r}: not a coordinate name {list(names)} or an index < {n}")
+    return cols
+
+
+def load_data(path, cols):
+    """(t, y, state, dt) from an npz: y the observed columns of q (or the file's y); state (q, u) if present."""
+    import numpy as np
+
+    if not os.path.exists(path):
+        raise ValueError(f"--data {path!r}: no such file")
+    d = np.load(path)
+    if "t" not in d:
+        raise ValueError(f"--data {path!r}: needs an array 't' (found {sorted(d.files)})")
+    state = (d["q"], d["u"]) if "q" in d and "u" in d else None
+    if "y" in d:
+        y = d["y"]
+    elif "q" in d:
+        y = d["q"][:, cols]
+    else:
+        raise ValueError(f"--data {path!r}: needs 'y' or 'q' (found {sorted(d.files)})")
+    dt = float(d["dt"]) if "dt" in d else None
+    return d["t"], y, state, dt
+
+
+def run(args) -> int:
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    import numpy as np
+
+    from jaxcontact.models import get_model
+    from jaxcontact.studies.identify import Smoothing, coordinates, fit
+
+    try:
+        model = get_model(args.model, **parse_sets(args.set))
+        guesses = parse_fit(args.fit, model)
+        bounds = {n: default_bounds(n, g) for n, g in guesses.items()} | parse_bounds(args.bounds)
+        names = model.system.names or tuple(f"q{i}" for i in range(model.system.n_dof))
+        cols = observed_columns(args.observe, names, model.system.n_dof)
+        t, y, state, data_dt = load_data(args.data, cols)
+        smoothing = Smoothing(*args.smooth) if args.smooth else None
+        print(f"{model.name}: fitting {', '.join(guesses)} to {len(t)} samples of "
+              f"{', '.join(names[c] for c in cols)} ({args.optimizer}, {args.steps} iterations)")
+        res = fit(model, t, y, tuple(guesses), guesses, bounds, observe=coordinates(*cols),
+                  optimizer=args.optimizer, steps=args.steps, learning_rate=args.learning_rate,
+                  smoothing=smoothing, windows=args.windows, data_state=state if args.windows > 1 else None,
+                  dt=args.dt or data_dt, starts=args.starts, noise=args.noise, progress=args.every)
+    except ValueError as e:
+        print(f"jaxcontact identify: error: {e}", file=sys.stderr)
+        return 2
+    out = args.out or f"identify-{args.model}"
+    os.makedirs(out, exist_ok=True)
+    summary = {"model": model.name, "data": args.data, "observed": [names[c] for c in cols],
+               "optimizer": args.optimizer, "guesses": guesses, "bounds": bounds} | res.to_json()
+    with open(os.path.join(out, "fit.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    files = ["fit.json"]
+    if not args.no_plots:
+        from jaxcontact.studies.identify_plots import convergence_plot, fit_vs_data_plot
+
+        convergence_plot(res, os.path.join(out, "convergence.png"))
+        fit_vs_data_plot(model, res, t, np.asarray(y), coordinates(*cols), os.path.join(out, "fit_vs_data.png"),
+                         dt=args.dt or data_dt, labels=[names[c] for c in cols])
+        files += ["convergence.png", "fit_vs_data.png"]
+    for n in guesses:
+        lo, hi = res.interval95[n]
+        print(f"  {n} = {res.estimates[n]:.6g} ± {res.std[n]:.3g} (95 %: [{lo:.6g}, {hi:.6g}])")
+    print(f"  loss {res.loss:.3g} after {res.iterations} iterations, {res.wall_time:.1f} s wall time")
+    print(f"  wrote {', '.join(os.path.join(out, f) for f in files)}")
+    return 0

@@ -1,0 +1,52 @@
+"""examples/identify_contact.py: each case recovers its parameters within 1 % from guesses 30 % off."""
+
+import importlib.util
+import pathlib
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxcontact.studies.identify import make_residuals
+
+_PATH = pathlib.Path(__file__).resolve().parents[2] / "examples" / "identify_contact.py"
+_SPEC = importlib.util.spec_from_file_location("example_identify_contact", _PATH)
+EXAMPLE = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(EXAMPLE)
+
+
+@pytest.mark.slow  # 15–100 s each on the shared 2-core machine (the four-bar's reverse mode compiles slowly)
+@pytest.mark.parametrize("case, within", [("ball", 10), ("block", 10), ("four-bar", 60)])
+def test_example_case_recovers_truth_from_30_percent_off(tmp_path, case, within):
+    res, truth = EXAMPLE.run_case(case, str(tmp_path), progress=None)
+    for n, v in truth.items():
+        assert abs(res.estimates[n] - v) < 0.01 * abs(v), (n, res.estimates[n], v)
+    assert EXAMPLE.iterations_to(res, truth) <= within
+    assert np.all(np.isfinite(res.loss_history)) and np.all(np.isfinite(res.param_history))
+    for png in ("convergence", "fit_vs_data"):
+        assert (tmp_path / f"{case}_{png}.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("case", ["ball", "block", pytest.param("four-bar", marks=pytest.mark.slow)])
+def test_example_gradients_are_finite_at_guess_and_truth(case):
+    # At the truth the ball bounces and the four-bar hits and rests on its wall (contacts opening and
+    # closing), the block sticks (zero slip velocity); the fit zeroes non-finite gradients, so check here.
+    model, scheme, _, _, observe, bounds, _ = EXAMPLE.CASES[case]
+    t, y, truth = EXAMPLE.measurement(case)
+    res = make_residuals(model, t, observe, tuple(bounds), scheme=scheme)
+    grad = jax.jit(jax.grad(lambda th: jnp.mean(res(th, y, 1.0) ** 2)))
+    for scale in (0.7, 1.0, 1.1):
+        g = np.asarray(grad(jnp.array([scale * v for v in truth.values()])))
+        assert np.all(np.isfinite(g)), (scale, g)
+        assert scale == 1.0 or np.any(g != 0.0)
+
+
+@pytest.mark.slow  # 20 ball fits × 4 starts in one vmapped call: ~2 min on the shared machine
+def test_ball_noisy_interval_covers_truth_in_most_of_20_repetitions():
+    # The hard-contact misfit has kinks (bounce times quantised to the step), so a single
+    # L-BFGS start can stop on a kink next to the minimum: measured 13 of 20 intervals held
+    # the truth with one start, 17 of 20 with 4 starts (all final losses 0.7–1.1 × the noise).
+    counts, r = EXAMPLE.noise_coverage("ball", 20, starts=4)
+    assert r.estimates.shape == (20, 1)
+    assert counts["restitution"] >= 16, counts

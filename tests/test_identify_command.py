@@ -1,0 +1,35 @@
+"""``jaxcontact identify``: fit the ball's restitution to the trajectory.npz that ``simulate`` writes."""
+
+import argparse
+import json
+
+import pytest
+
+
+def _parser(cmd):
+    parser = argparse.ArgumentParser()
+    cmd.add_arguments(parser)
+    return parser
+
+
+def test_identify_reads_simulate_output_and_writes_fit_json_and_plots(tmp_path, capsys):
+    from jaxcontact.commands import identify, simulate
+
+    data = tmp_path / "ball"
+    assert simulate.run(_parser(simulate).parse_args(["bouncing-ball", "--set", "restitution=0.6", "--dt", "5e-3",
+                                                      "--t-final", "1.0", "--out", str(data), "--no-plots"])) == 0
+    out = tmp_path / "fit"
+    p = _parser(identify)
+    rc = identify.run(p.parse_args(["bouncing-ball", "--data", str(data / "trajectory.npz"), "--fit",
+                                    "restitution=0.42", "--steps", "15", "--every", "5", "--starts", "4",
+                                    "--out", str(out)]))
+    assert rc == 0
+    res = json.loads((out / "fit.json").read_text())
+    assert res["estimates"]["restitution"] == pytest.approx(0.6, rel=1e-4)
+    assert res["iterations"] == 15 and len(res["loss_history"]) == 15 and res["wall_time_s"] > 0
+    lo, hi = res["interval95"]["restitution"]
+    assert lo <= res["estimates"]["restitution"] <= hi
+    assert (out / "convergence.png").stat().st_size > 10_000 and (out / "fit_vs_data.png").stat().st_size > 10_000
+    assert "iter" in capsys.readouterr().out
+    rc = identify.run(p.parse_args(["bouncing-ball", "--data", str(data / "trajectory.npz"), "--fit", "stiffness"]))
+    assert rc == 2 and "stiffness" in capsys.readouterr().err
