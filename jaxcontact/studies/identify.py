@@ -28,7 +28,8 @@ What makes fitting through impacts work, and what each costs:
   uniformly in z-space around it) optimised at once by ``vmap``; the best final
   loss wins. :func:`fit_batch` vmaps the whole fit over a batch of data sets.
 * **Uncertainty**: Gauss–Newton/Laplace at the estimate, cov = σ² (JᵀJ)⁻¹ with
-  J = ∂r/∂θ (``jax.jacfwd``) of the model the fit ended with (τ = ``tau_end``),
+  J = ∂r/∂θ (``jax.jacfwd``, or ``jax.jacrev`` through implicit LCP gradients) of the model
+  the fit ended with (τ = ``tau_end``),
   σ² the given noise variance or ‖r‖²/(m − p); 95 % intervals ±1.96 sd.
 
 The optimiser loop (optax Adam, or L-BFGS with a zoom line search) runs inside
@@ -124,7 +125,11 @@ def make_residuals(model, data_t, observe, fit_names, *, scheme=MoreauJean(), so
     """
     data_t = np.asarray(data_t, float)
     dt = float(model.dt if dt is None else dt)
-    scheme = dataclasses.replace(scheme, soft_activation=TAU_KEY if soft else None)
+    if soft:
+        if not hasattr(scheme, "soft_activation"):
+            raise ValueError(f"smoothing needs a scheme with soft contact activation (MoreauJean); "
+                             f"got {type(scheme).__name__}")
+        scheme = dataclasses.replace(scheme, soft_activation=TAU_KEY)
     base = dict(model.params)
     for k, v in (fixed or {}).items():
         base[k] = jnp.asarray(v, float)
@@ -267,9 +272,14 @@ def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimi
     start_losses = np.where(np.isfinite(start_losses), start_losses, np.inf)
     best = np.argmin(start_losses, axis=-1)
 
+    # Forward mode is cheap for few parameters, but implicit LCP gradients (EventDriven's Lemke,
+    # MoreauJean(differentiation="implicit")) are custom_vjp: reverse mode only.
+    forward = isinstance(scheme, MoreauJean) and scheme.differentiation == "unroll"
+    jacobian = jax.jacfwd if forward else jax.jacrev
+
     def laplace(theta, y):
         r = res_fn(theta, y, tau_end)
-        J = jax.jacfwd(res_fn)(theta, y, tau_end)
+        J = jacobian(res_fn)(theta, y, tau_end)
         m, pn = J.shape
         s2 = noise ** 2 if noise is not None else jnp.sum(r ** 2) / max(m - pn, 1)
         cov = s2 * jnp.linalg.pinv(J.T @ J)
@@ -311,7 +321,8 @@ def fit(model, data_t, data_y, fit_names, guesses, bounds, *, observe=coordinate
     """Fit ``fit_names`` (bounded) to ``data_y`` observed at ``data_t``; see the module docstring.
 
     data_y: (m,) or (m, d) matching ``observe(q, p)``. optimizer: "lbfgs" or "adam"
-    (``learning_rate``). scheme: the Moreau–Jean options of the model (the data's).
+    (``learning_rate``). scheme: the stepping scheme and its options (the data's): MoreauJean,
+    or EventDriven / Penalty (those without ``smoothing``).
     smoothing: a :class:`Smoothing` or None. windows/data_state: data-anchored
     windows. dt: step (default the model's). fixed: known parameter values by name.
     starts: multi-start count (vmapped). noise: measurement sd for the Laplace
