@@ -108,9 +108,9 @@ def run_case(case, out=None, progress=10):
     return res, truth
 
 
-def noise_coverage(case, reps=20, starts=1, seed=0):
+def noise_coverage(case, reps=20, starts=1, seed=0, grid_start=0):
     """Gaussian noise of 1 % of each observed signal's range, ``reps`` noisy data sets fitted in one
-    vmapped call (guesses 30 % off, ``starts`` starts each); returns ({name: how many 95 % intervals
+    vmapped call (guesses 30 % off, ``starts`` starts each, after a ``grid_start`` search); returns ({name: how many 95 % intervals
     hold the truth}, BatchFitResult). Residuals are scaled by the noise sd, so ``noise=1``."""
     c = CASES[case]
     t, y, truth = measurement(case)
@@ -118,7 +118,7 @@ def noise_coverage(case, reps=20, starts=1, seed=0):
     ys = y + np.random.default_rng(seed).normal(size=(reps,) + y.shape) * sd
     r = fit_batch(c.model, t, ys / sd, tuple(c.bounds), {n: GUESS * v for n, v in truth.items()}, c.bounds,
                   observe=lambda q, p: c.observe(q, p) / sd, scheme=c.scheme, steps=c.iterations, starts=starts,
-                  noise=1.0, seed=seed)
+                  noise=1.0, seed=seed, grid_start=grid_start)
     half = 1.96 * r.std
     inside = np.abs(r.estimates - np.array(list(truth.values()))) <= half
     return {n: int(np.sum(inside[:, i])) for i, n in enumerate(r.names)}, r
@@ -139,14 +139,17 @@ def main(argv=None) -> int:
     ap.add_argument("--noise-reps", type=int, default=0,
                     help="instead of the fits: coverage of the 95 %% intervals over this many noisy repetitions")
     ap.add_argument("--starts", type=int, default=1, help="multi-start count of the noisy fits")
+    ap.add_argument("--grid-start", type=int, default=0,
+                    help="noisy fits: K-point coordinate grid search over the bounds before L-BFGS (0: off)")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     cases = tuple(CASES) if args.case == "all" else (args.case,)
     if args.noise_reps:
         for case in cases:
-            counts, r = noise_coverage(case, args.noise_reps, args.starts)
+            counts, r = noise_coverage(case, args.noise_reps, args.starts, grid_start=args.grid_start)
             print(f"{case}: truth inside the 95 % interval in " + ", ".join(
                 f"{n} {c}/{args.noise_reps}" for n, c in counts.items()) + f" ({args.starts} start(s), "
+                f"grid start {args.grid_start}, "
                 f"{r.wall_time:.0f} s; final losses {np.round(r.loss, 2).tolist()}, 1 = the noise level)")
         return 0
     for case in cases:
