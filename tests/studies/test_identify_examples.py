@@ -64,13 +64,12 @@ def test_pushed_block_static_and_dynamic_friction_gradients_are_finite_and_match
     loss = lambda th: value_grad(th)[0]  # noqa: E731
     true = jnp.array(list(truth.values()))
     assert np.all(np.isfinite(np.asarray(value_grad(true)[1])))
-    for scale in (0.7, 1.1):
-        th = scale * true
-        g = np.asarray(value_grad(th)[1])
-        h = 1e-6
-        fd = [(loss(th.at[i].add(h)) - loss(th.at[i].add(-h))) / (2 * h) for i in range(2)]
-        assert np.all(np.abs(g) > 1e-6), g
-        np.testing.assert_allclose(g, fd, rtol=1e-5)
+    th = 0.7 * true  # the fit's start: onset at 0.27 s instead of 0.39 s
+    g = np.asarray(value_grad(th)[1])
+    h = 1e-6
+    fd = [(loss(th.at[i].add(h)) - loss(th.at[i].add(-h))) / (2 * h) for i in range(2)]
+    assert np.all(np.abs(g) > 1e-6), g
+    np.testing.assert_allclose(g, fd, rtol=1e-5)
 
 
 def test_slider_crank_clearance_gradient_is_finite_and_matches_differences():
