@@ -111,8 +111,9 @@ def run_case(case, out=None, progress=10):
 
 def noise_coverage(case, reps=20, starts=1, seed=0, grid_start=0):
     """Gaussian noise of 1 % of each observed signal's range, ``reps`` noisy data sets fitted in one
-    vmapped call (guesses 30 % off, ``starts`` starts each, after a ``grid_start`` search); returns ({name: how many 95 % intervals
-    hold the truth}, BatchFitResult). Residuals are scaled by the noise sd, so ``noise=1``."""
+    vmapped call (guesses 30 % off, ``starts`` starts each, after a ``grid_start`` search); returns
+    ({name: how many 95 % intervals hold the truth}, BatchFitResult). Residuals are scaled by the
+    noise sd, so ``noise=1``."""
     c = CASES[case]
     t, y, truth = measurement(case)
     sd = 0.01 * np.ptp(y, axis=0)

@@ -95,9 +95,9 @@ class EventDynamics(NamedTuple):
     force; a driver row's λ is its driving force/torque); normal_force (kr + kc,) rigid
     λ_N then compliant F_N; friction_force (kf,) λ_T; slip (kf,) γ_T; slip_rate (kf,) γ̇_T;
     slip_intent (kf,) g̈⁺ − g̈⁻ of the sticking rows (≠ 0: μ0 cannot hold the contact);
-    friction_margin (kf,) of the sticking rows, μ0 λ_N − |λ_T| − |g̈⁺ − g̈⁻| / (W_Tᵀ M̂ W_T)ᵢᵢ: the
-    friction reserve while μ0 holds (> 0), minus the force it lacks once saturated (< 0) — a
-    signed, continuous measure whose zero is the stick → slip onset (0 for the other rows);
+    friction_margin (kf,) of the sticking rows, μ0 λ_N − |λ_T| − |g̈_T| / (W_Tᵀ M̂ W_T)ᵢᵢ:
+    the friction reserve while μ0 holds (> 0), minus the force it lacks once saturated (< 0)
+    — a signed, continuous measure whose zero is the stick → slip onset (0 for other rows);
     and the LCP's residual, convergence and pivot count.
     """
 
