@@ -33,3 +33,20 @@ def test_identify_reads_simulate_output_and_writes_fit_json_and_plots(tmp_path, 
     assert "iter" in capsys.readouterr().out
     rc = identify.run(p.parse_args(["bouncing-ball", "--data", str(data / "trajectory.npz"), "--fit", "stiffness"]))
     assert rc == 2 and "stiffness" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # ~60 s: reverse mode through the event-driven scheme
+def test_identify_static_and_dynamic_friction_with_the_event_driven_scheme(tmp_path):
+    from jaxcontact.commands import identify, simulate
+
+    data = tmp_path / "block"
+    assert simulate.run(_parser(simulate).parse_args(["pushed-block", "--scheme", "event-driven", "--out", str(data),
+                                                      "--no-plots"])) == 0
+    out = tmp_path / "fit"
+    rc = identify.run(_parser(identify).parse_args([
+        "pushed-block", "--data", str(data / "trajectory.npz"), "--scheme", "event-driven", "--observe", "x",
+        "--fit", "static_friction=0.28", "--fit", "friction=0.21", "--bounds", "static_friction=0.01,0.75",
+        "--bounds", "friction=0.01,0.75", "--grid-start", "40", "--steps", "20", "--no-plots", "--out", str(out)]))
+    assert rc == 0
+    est = json.loads((out / "fit.json").read_text())["estimates"]
+    assert est == pytest.approx({"static_friction": 0.4, "friction": 0.3}, rel=1e-3)

@@ -17,7 +17,7 @@ import json
 import os
 import sys
 
-from jaxcontact.commands.simulate import parse_sets
+from jaxcontact.commands.simulate import SCHEMES, parse_sets
 
 NAME = "identify"
 HELP = "identify model parameters from a measured trajectory (gradient-based, optax)"
@@ -39,6 +39,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--steps", type=int, default=50, help="optimiser iterations")
     p.add_argument("--learning-rate", type=float, default=0.05, help="Adam step size")
     p.add_argument("--starts", type=int, default=1, help="multi-start count (vmapped; the best is kept)")
+    p.add_argument("--grid-start", type=int, default=0, metavar="K",
+                   help="K-point coordinate grid search over the bounds before the optimiser (0: off)")
+    p.add_argument("--scheme", choices=SCHEMES, default="moreau-jean",
+                   help="stepping scheme of the model (event-driven: static and dynamic friction)")
     p.add_argument("--smooth", type=float, nargs=2, default=None, metavar=("TAU_START", "TAU_END"),
                    help="soft contact activation annealed from TAU_START to TAU_END (m)")
     p.add_argument("--windows", type=int, default=1,
@@ -133,6 +137,7 @@ def run(args) -> int:
     import numpy as np
 
     from jaxcontact.models import get_model
+    from jaxcontact.stepping import EventDriven, MoreauJean, Penalty
     from jaxcontact.studies.identify import Smoothing, coordinates, fit
 
     try:
@@ -143,12 +148,14 @@ def run(args) -> int:
         cols = observed_columns(args.observe, names, model.system.n_dof)
         t, y, state, data_dt = load_data(args.data, cols)
         smoothing = Smoothing(*args.smooth) if args.smooth else None
+        scheme = {"moreau-jean": MoreauJean, "penalty": Penalty, "event-driven": EventDriven}[args.scheme]()
         print(f"{model.name}: fitting {', '.join(guesses)} to {len(t)} samples of "
               f"{', '.join(names[c] for c in cols)} ({args.optimizer}, {args.steps} iterations)")
         res = fit(model, t, y, tuple(guesses), guesses, bounds, observe=coordinates(*cols),
                   optimizer=args.optimizer, steps=args.steps, learning_rate=args.learning_rate,
                   smoothing=smoothing, windows=args.windows, data_state=state if args.windows > 1 else None,
-                  dt=args.dt or data_dt, starts=args.starts, noise=args.noise, progress=args.every)
+                  dt=args.dt or data_dt, starts=args.starts, noise=args.noise, progress=args.every,
+                  scheme=scheme, grid_start=args.grid_start)
     except ValueError as e:
         print(f"jaxcontact identify: error: {e}", file=sys.stderr)
         return 2
@@ -164,7 +171,7 @@ def run(args) -> int:
 
         convergence_plot(res, os.path.join(out, "convergence.png"))
         fit_vs_data_plot(model, res, t, np.asarray(y), coordinates(*cols), os.path.join(out, "fit_vs_data.png"),
-                         dt=args.dt or data_dt, labels=[names[c] for c in cols])
+                         dt=args.dt or data_dt, scheme=scheme, labels=[names[c] for c in cols])
         files += ["convergence.png", "fit_vs_data.png"]
     for n in guesses:
         lo, hi = res.interval95[n]

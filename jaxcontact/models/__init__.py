@@ -24,6 +24,7 @@ REGISTRY: dict[str, str] = {
     "rocking-block": "rocking_block",
     "slider-bar": "slider_bar",
     "slider-crank-clearance": "slider_crank",
+    "pushed-block": "pushed_block",
 }
 
 

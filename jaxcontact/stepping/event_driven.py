@@ -32,18 +32,23 @@ One step of size h from t_A:
    located at the step start: impacts are first-order in time). Slipping contacts whose
    slip reversed (d γ_T ≤ 0) and sticking contacts are candidates to stick; the LCP at
    (q_A, u_A) decides: those with g̈⁺ > 0 or g̈⁻ > 0 slip with d = sgn(g̈_T)
-   (stick → slip; detachment is λ_N = 0 in the LCP). Stick → slip is thus decided at
-   step starts: within the step that crosses μ0 F_N the stage LCPs hold friction at the
-   saturation μ0 λ_N (the contact already accelerates), and μ takes over at the next
-   step — the transition is first order in h (unlike slip → stick, located below).
-2. A trial RK4 step with the modes frozen (the LCP solved at each stage).
+   (stick → slip; detachment is λ_N = 0 in the LCP).
+2. A trial RK4 step with the modes frozen (the LCP solved at each stage). Within a step
+   that crosses μ0 F_N the stage LCPs of a sticking contact saturate at μ0 λ_N.
 3. Slip → stick: a slipping contact whose slip velocity changed sign (d γ_T(t_A + h) < 0)
    has an event inside the step. Its time τh is located on the cubic Hermite
    interpolant of γ_T (values and rates at both ends, from the RK4 stages) by a fixed
    number of bisections, then one Newton step — exact for the cubic and it carries the
    implicit derivative dτ/dθ into gradients (bisection alone has none).
-4. RK4 over τh with the old modes, modes updated there (the event contact is a stick
-   candidate; the LCP decides whether μ0 holds it), RK4 over (1 − τ)h. Without event
+   Stick → slip: a sticking contact that saturated in the trial has an onset where its
+   friction margin (EventDynamics.friction_margin: reserve μ0 λ_N − |λ_T|, or minus the
+   force μ0 lacks) crosses zero, by linear interpolation between the trial's first and
+   last stages — exact for a push linear in t, and the onset time (hence the whole
+   later motion) is then continuous and differentiable in μ0 (deciding stick → slip
+   only at step starts would quantise it to the step and leave ∂/∂μ0 ≈ 0).
+4. RK4 over τh with the old modes, modes updated there (a slip → stick contact is a
+   stick candidate, the LCP decides whether μ0 holds it; an onset contact slips the way
+   it saturated, with μ), RK4 over (1 − τ)h. τ is the earlier of the two kinds. Without event
    τ = 1. One event per step: a second contact reversing within the same step is caught
    at the next step start (its γ_T has reversed: step 1 makes it a candidate).
 
@@ -90,6 +95,9 @@ class EventDynamics(NamedTuple):
     force; a driver row's λ is its driving force/torque); normal_force (kr + kc,) rigid
     λ_N then compliant F_N; friction_force (kf,) λ_T; slip (kf,) γ_T; slip_rate (kf,) γ̇_T;
     slip_intent (kf,) g̈⁺ − g̈⁻ of the sticking rows (≠ 0: μ0 cannot hold the contact);
+    friction_margin (kf,) of the sticking rows, μ0 λ_N − |λ_T| − |g̈_T| / (W_Tᵀ M̂ W_T)ᵢᵢ:
+    the friction reserve while μ0 holds (> 0), minus the force it lacks once saturated (< 0)
+    — a signed, continuous measure whose zero is the stick → slip onset (0 for other rows);
     and the LCP's residual, convergence and pivot count.
     """
 
@@ -100,13 +108,15 @@ class EventDynamics(NamedTuple):
     slip: jax.Array
     slip_rate: jax.Array
     slip_intent: jax.Array
+    friction_margin: jax.Array
     residual: jax.Array
     converged: jax.Array
     iterations: jax.Array
 
 
 class _Substep(NamedTuple):
-    """One RK4 substep: end state, contact impulses, γ_T and γ̇_T at its start, γ̇_T at its last stage."""
+    """One RK4 substep: end state, contact impulses, γ_T and γ̇_T at its start, γ̇_T at its last stage,
+    and the friction margin at its first and last stages and the slip intent at its last stage."""
 
     q: jax.Array
     u: jax.Array
@@ -115,6 +125,9 @@ class _Substep(NamedTuple):
     slip0: jax.Array
     rate0: jax.Array
     rate1: jax.Array
+    margin0: jax.Array
+    margin1: jax.Array
+    intent1: jax.Array
     residual: jax.Array
     converged: jax.Array
     iterations: jax.Array
@@ -286,13 +299,21 @@ class EventDriven:
             x = jnp.concatenate([lam_N, jnp.where(stick, lam_T, 0.0)])
             tol = self.slip_tol * (1.0 + jnp.max(jnp.abs(b)))
             intent = jnp.where(stick & (jnp.abs(acc_plus - acc_minus) > tol), acc_plus - acc_minus, 0.0)
+            inv_mass = jnp.diagonal(A_TT)  # 1 / effective tangential mass; 0 if the joints forbid slip
+            safe = jnp.where(inv_mass > 0, inv_mass, 1.0)
+            # The rows hold g̈_T + 2αγ_T: the force lacking is the true g̈_T's (a stage past the
+            # onset has γ_T > 0), so that the margin stays linear in a linearly growing push.
+            saturated = (acc_plus - acc_minus) != 0
+            slip_acc = jnp.where(saturated, acc_plus - acc_minus - 2.0 * alpha * c.slip, 0.0)
+            lacking = jnp.where(inv_mass > 0, jnp.abs(slip_acc) / safe, 0.0)
+            margin = jnp.where(stick, U * normal_f - jnp.abs(lam_T) - lacking, 0.0)
             residual, converged, iters = sol.residual, sol.converged, sol.iterations
         else:
-            lam_N, lam_T, intent, x = (jnp.zeros((0,), dtype),) * 4
+            lam_N, lam_T, intent, margin, x = (jnp.zeros((0,), dtype),) * 5
             residual, converged, iters = jnp.zeros((), dtype), jnp.ones((), bool), jnp.zeros((), jnp.int32)
         acc = a0 + MhatC @ x
         return EventDynamics(acc, lam0 + Lam @ x, jnp.concatenate([lam_N, F_C]), lam_T, c.slip,
-                             c.W_T.T @ acc + c.slip_convective, intent, residual, converged, iters)
+                             c.W_T.T @ acc + c.slip_convective, intent, margin, residual, converged, iters)
 
     def _impact(self, system, p, q, u, t, closed):
         """Frictionless Newton impact of the closed, approaching rigid contacts: (u⁺, P_N)."""
@@ -360,7 +381,8 @@ class EventDriven:
         _, (u_st, ds) = jax.lax.scan(stage, (zero, zero), jnp.asarray([0.0, 0.5, 0.5, 1.0], q.dtype))
         w = jnp.asarray([1.0, 2.0, 2.0, 1.0], q.dtype) * (H / 6.0)
         return _Substep(q + w @ u_st, u + w @ ds.acceleration, w @ ds.normal_force, w @ ds.friction_force,
-                        ds.slip[0], ds.slip_rate[0], ds.slip_rate[3], jnp.max(ds.residual), jnp.all(ds.converged),
+                        ds.slip[0], ds.slip_rate[0], ds.slip_rate[3], ds.friction_margin[0], ds.friction_margin[3],
+                        ds.slip_intent[3], jnp.max(ds.residual), jnp.all(ds.converged),
                         jnp.max(ds.iterations))
 
     def _event_fraction(self, direction, slip0, slip1, rate0, rate1, H):
@@ -394,6 +416,21 @@ class EventDriven:
         first = jnp.min(tau, initial=1.0)
         return first, event & (tau <= first)
 
+    @staticmethod
+    def _onset_fraction(direction, margin0, margin1, intent1):
+        """Step fraction τ ∈ [0, 1] of the first stick → slip onset (1: none) and its contact mask.
+
+        A sticking contact whose friction margin is positive at the step start and whose
+        slip intent is non-zero at the trial's last stage (μ0 λ_N saturated) has an onset
+        where the margin crosses zero, by linear interpolation of the margin (exact when
+        the applied force is linear in t over the step, as for a ramped push).
+        """
+        onset = (direction == 0) & (margin0 > 0) & (margin1 < 0) & (intent1 != 0)
+        tau = jnp.clip(margin0 / jnp.where(onset, margin0 - margin1, 1.0), 0.0, 1.0)
+        tau = jnp.where(onset, tau, 1.0)
+        first = jnp.min(tau, initial=1.0)
+        return first, onset & (tau <= first)
+
     def step(self, system: LagrangianSystem, p, state: EventState, dt):
         """One step of size dt (see the module docstring; pure, jit/vmap/grad-able)."""
         q, t = state.q, state.t
@@ -405,20 +442,28 @@ class EventDriven:
         # LCP and the stage LCP are traced once (compile time); each substep first sets its
         # modes (for substeps 0 and 1 the same, from the step start).
         def substep(carry, j):
-            tau, event, q_s, u_s, d_in = carry
+            tau, event, onset, onset_dir, q_s, u_s, d_in = carry
             t_s = jnp.where(j == 2, t + tau * h, t)
             H = jnp.where(j == 0, h, jnp.where(j == 1, tau * h, (1.0 - tau) * h))
             closed, d, _ = self.modes(system, p, q_s, u_s, t_s, d_in, h, candidate=event & (j == 2))
+            d = jnp.where(onset & (j == 2), onset_dir, d)  # stick → slip at τh: slip the way μ0 gave
             sub = self._rk4(system, p, q_s, u_s, t_s, H, closed, d, h)
             slip_end = _contacts(system, p, sub.q, sub.u, t + h).slip
-            tau_new, event_new = self._event_fraction(d, sub.slip0, slip_end, sub.rate0, sub.rate1, h)
-            tau, event = jnp.where(j == 0, tau_new, tau), jnp.where(j == 0, event_new, event)
+            tau_stick, event_new = self._event_fraction(d, sub.slip0, slip_end, sub.rate0, sub.rate1, h)
+            tau_slip, onset_new = self._onset_fraction(d, sub.margin0, sub.margin1, sub.intent1)
+            tau_new = jnp.minimum(tau_stick, tau_slip)
+            tau = jnp.where(j == 0, tau_new, tau)
+            event = jnp.where(j == 0, event_new & (tau_stick <= tau_new), event)
+            onset = jnp.where(j == 0, onset_new & (tau_slip <= tau_new), onset)
+            onset_dir = jnp.where(j == 0, _sign(sub.intent1), onset_dir)
             nxt = j == 1  # after the τh substep the last one starts from its end, with its modes
-            carry = (tau, event, jnp.where(nxt, sub.q, q_s), jnp.where(nxt, sub.u, u_s), jnp.where(nxt, d, d_in))
+            carry = (tau, event, onset, onset_dir, jnp.where(nxt, sub.q, q_s), jnp.where(nxt, sub.u, u_s),
+                     jnp.where(nxt, d, d_in))
             return carry, (sub, closed, d)
 
         kf = _contacts(system, p, q, u, t).slip.shape[0]
-        carry0 = (jnp.ones((), q.dtype), jnp.zeros((kf,), bool), q, u, state.direction)
+        no_event = jnp.zeros((kf,), bool)
+        carry0 = (jnp.ones((), q.dtype), no_event, no_event, jnp.zeros((kf,), q.dtype), q, u, state.direction)
         _, (subs, closed, direction) = jax.lax.scan(substep, carry0, jnp.arange(3))
         first, second = (jax.tree.map(lambda x, i=i: x[i], subs) for i in (1, 2))
         closed2, direction2 = closed[2], direction[2]

@@ -27,8 +27,14 @@ What makes fitting through impacts work, and what each costs:
 * **Multi-start** (``starts=S``): S initial guesses (the given one and S − 1 drawn
   uniformly in z-space around it) optimised at once by ``vmap``; the best final
   loss wins. :func:`fit_batch` vmaps the whole fit over a batch of data sets.
+* **Grid start** (``grid_start=K``): a hard-law misfit can be a staircase in a parameter
+  (the four-bar's in ε: steps every ≈ 0.003, its minimum ≈ 0.005 wide), where gradients lead
+  to the nearest step. Before the optimiser, each parameter in turn (two sweeps) moves to the
+  best of K values uniform inside its bounds, the others held: 2·p·K forward runs, vmapped,
+  no gradients; the optimiser (and the multi-start jitter) start from there.
 * **Uncertainty**: Gauss–Newton/Laplace at the estimate, cov = σ² (JᵀJ)⁻¹ with
-  J = ∂r/∂θ (``jax.jacfwd``) of the model the fit ended with (τ = ``tau_end``),
+  J = ∂r/∂θ (``jax.jacfwd``, or ``jax.jacrev`` through implicit LCP gradients) of the model
+  the fit ended with (τ = ``tau_end``),
   σ² the given noise variance or ‖r‖²/(m − p); 95 % intervals ±1.96 sd.
 
 The optimiser loop (optax Adam, or L-BFGS with a zoom line search) runs inside
@@ -39,6 +45,7 @@ parameters after every chunk (``progress``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from typing import Callable, NamedTuple
 
@@ -124,7 +131,11 @@ def make_residuals(model, data_t, observe, fit_names, *, scheme=MoreauJean(), so
     """
     data_t = np.asarray(data_t, float)
     dt = float(model.dt if dt is None else dt)
-    scheme = dataclasses.replace(scheme, soft_activation=TAU_KEY if soft else None)
+    if soft:
+        if not hasattr(scheme, "soft_activation"):
+            raise ValueError(f"smoothing needs a scheme with soft contact activation (MoreauJean); "
+                             f"got {type(scheme).__name__}")
+        scheme = dataclasses.replace(scheme, soft_activation=TAU_KEY)
     base = dict(model.params)
     for k, v in (fixed or {}).items():
         base[k] = jnp.asarray(v, float)
@@ -206,8 +217,17 @@ def _check(model, fit_names, guesses, bounds):
             raise ValueError(f"guess {n} = {guesses[n]} must lie strictly inside bounds ({lo_}, {hi_})")
 
 
+def _grid_sweep(loss, z, y, *, i, k, lo, hi, tau):
+    """Move parameter ``i`` of z to the best of ``k`` values uniform inside its bounds (or keep it):
+    forward runs only, at the first smoothing width ``tau``."""
+    grid = _to_z(jnp.linspace(lo[i], hi[i], k + 2)[1:-1], lo[i], hi[i])
+    cand = jnp.concatenate([z[None], jnp.tile(z, (k, 1)).at[:, i].set(grid)])
+    values = jax.vmap(loss, in_axes=(0, None, None))(cand, y, tau)
+    return cand[jnp.argmin(jnp.where(jnp.isfinite(values), values, jnp.inf))]
+
+
 def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimizer, steps, learning_rate,
-           scheme, smoothing, windows, data_state, dt, fixed, starts, seed, noise, progress, batched):
+           scheme, smoothing, windows, data_state, dt, fixed, starts, seed, noise, progress, batched, grid_start):
     """Shared engine of :func:`fit` and :func:`fit_batch` (data_y with a leading batch axis when batched)."""
     fit_names = tuple(fit_names)
     _check(model, fit_names, guesses, bounds)
@@ -215,6 +235,8 @@ def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimi
         raise ValueError(f"steps = {steps!r} must be a positive int")
     if not isinstance(starts, int) or starts < 1:
         raise ValueError(f"starts = {starts!r} must be a positive int")
+    if not isinstance(grid_start, int) or grid_start < 0:
+        raise ValueError(f"grid_start = {grid_start!r} must be an int >= 0 (0: off)")
     if noise is not None and not float(noise) > 0:
         raise ValueError(f"noise = {noise} must be > 0 (the measurement standard deviation) or None")
     t_start = time.perf_counter()
@@ -232,16 +254,24 @@ def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimi
 
     opt = _optimizer(optimizer, learning_rate)
     z_guess = _to_z(jnp.array([float(guesses[n]) for n in fit_names]), lo, hi)
-    jitter = jax.random.uniform(jax.random.PRNGKey(seed), (starts - 1, len(fit_names)), minval=-1.5, maxval=1.5)
-    z0 = jnp.concatenate([z_guess[None], z_guess + jitter])  # (S, p)
     taus = jnp.asarray(smoothing.schedule(steps) if soft else np.ones(steps))
+    if grid_start:  # two coordinate sweeps over the bounds, from the guess (per data set when batched)
+        z_guess = jnp.broadcast_to(z_guess, y_all.shape[:1] + z_guess.shape) if batched else z_guess
+        sweeps = []
+        for i in range(len(fit_names)):
+            sweep = functools.partial(_grid_sweep, loss, i=i, k=grid_start, lo=lo, hi=hi, tau=taus[0])
+            sweeps.append(jax.jit(jax.vmap(sweep) if batched else sweep))
+        for sweep in sweeps * 2:
+            z_guess = sweep(z_guess, y_all)
+    jitter = jax.random.uniform(jax.random.PRNGKey(seed), (starts - 1, len(fit_names)), minval=-1.5, maxval=1.5)
+    z0 = jnp.concatenate([z_guess[..., None, :], z_guess[..., None, :] + jitter], axis=-2)  # ([B,] S, p)
 
     one = jax.vmap(_make_chunk(loss, opt), in_axes=(0, 0, None, None))  # over starts
     init = jax.vmap(opt.init)
     if batched:
         one = jax.vmap(one, in_axes=(0, 0, 0, None))
         init = jax.vmap(init)
-        z0 = jnp.broadcast_to(z0, (y_all.shape[0],) + z0.shape)
+        z0 = jnp.broadcast_to(z0, y_all.shape[:1] + z0.shape[-2:])
     chunk = jax.jit(one)
     every = steps if (progress is None or batched) else max(1, int(progress))
     z, s = z0, init(z0)
@@ -267,9 +297,14 @@ def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimi
     start_losses = np.where(np.isfinite(start_losses), start_losses, np.inf)
     best = np.argmin(start_losses, axis=-1)
 
+    # Forward mode is cheap for few parameters, but implicit LCP gradients (EventDriven's Lemke,
+    # MoreauJean(differentiation="implicit")) are custom_vjp: reverse mode only.
+    forward = isinstance(scheme, MoreauJean) and scheme.differentiation == "unroll"
+    jacobian = jax.jacfwd if forward else jax.jacrev
+
     def laplace(theta, y):
         r = res_fn(theta, y, tau_end)
-        J = jax.jacfwd(res_fn)(theta, y, tau_end)
+        J = jacobian(res_fn)(theta, y, tau_end)
         m, pn = J.shape
         s2 = noise ** 2 if noise is not None else jnp.sum(r ** 2) / max(m - pn, 1)
         cov = s2 * jnp.linalg.pinv(J.T @ J)
@@ -307,27 +342,30 @@ class BatchFitResult(NamedTuple):
 
 def fit(model, data_t, data_y, fit_names, guesses, bounds, *, observe=coordinates(), optimizer="lbfgs",
         steps=100, learning_rate=0.05, scheme=MoreauJean(), smoothing=None, windows=1, data_state=None,
-        dt=None, fixed=None, starts=1, seed=0, noise=None, progress=None) -> FitResult:
+        dt=None, fixed=None, starts=1, seed=0, noise=None, progress=None, grid_start=0) -> FitResult:
     """Fit ``fit_names`` (bounded) to ``data_y`` observed at ``data_t``; see the module docstring.
 
     data_y: (m,) or (m, d) matching ``observe(q, p)``. optimizer: "lbfgs" or "adam"
-    (``learning_rate``). scheme: the Moreau–Jean options of the model (the data's).
+    (``learning_rate``). scheme: the stepping scheme and its options (the data's): MoreauJean,
+    or EventDriven / Penalty (those without ``smoothing``).
     smoothing: a :class:`Smoothing` or None. windows/data_state: data-anchored
     windows. dt: step (default the model's). fixed: known parameter values by name.
     starts: multi-start count (vmapped). noise: measurement sd for the Laplace
     covariance (None: estimated from the residual). progress: print every k steps.
+    grid_start: K > 0 replaces the guess by two coordinate sweeps of a K-point grid over each
+    parameter's bounds (forward runs only; see the module docstring).
     """
     return _solve(model, data_t, data_y, fit_names, guesses, bounds, observe=observe, optimizer=optimizer,
                   steps=steps, learning_rate=learning_rate, scheme=scheme, smoothing=smoothing, windows=windows,
                   data_state=data_state, dt=dt, fixed=fixed, starts=starts, seed=seed, noise=noise,
-                  progress=progress, batched=False)
+                  progress=progress, batched=False, grid_start=grid_start)
 
 
 def fit_batch(model, data_t, data_ys, fit_names, guesses, bounds, *, observe=coordinates(), optimizer="lbfgs",
               steps=100, learning_rate=0.05, scheme=MoreauJean(), smoothing=None, dt=None, fixed=None, starts=1,
-              seed=0, noise=None) -> BatchFitResult:
+              seed=0, noise=None, grid_start=0) -> BatchFitResult:
     """:func:`fit` for a batch of data sets ``data_ys`` (B, m[, d]) at shared ``data_t``: one vmapped call."""
     return _solve(model, data_t, data_ys, fit_names, guesses, bounds, observe=observe, optimizer=optimizer,
                   steps=steps, learning_rate=learning_rate, scheme=scheme, smoothing=smoothing, windows=1,
                   data_state=None, dt=dt, fixed=fixed, starts=starts, seed=seed, noise=noise, progress=None,
-                  batched=True)
+                  batched=True, grid_start=grid_start)

@@ -83,3 +83,12 @@ def test_batch_of_64_true_restitutions_in_one_call():
     assert r.estimates.shape == (64, 1) and r.loss_history.shape == (64, 25)
     rel = np.abs(r.estimates[:, 0] - truths) / truths
     assert np.max(rel) < 0.01, rel.max()
+
+
+def test_grid_start_moves_a_far_guess_next_to_the_truth_before_the_optimiser():
+    # 94 grid values in (0.05, 0.99): spacing ≈ 0.0099; the ball's misfit is smallest at the truth 0.9.
+    r = fit(MODEL, DATA_T, DATA_Y, ("restitution",), {"restitution": 0.1}, BOUNDS, observe=Y, steps=1,
+            grid_start=94)
+    assert abs(r.param_history[0, 0] - E) < 0.01, r.param_history[0]
+    with pytest.raises(ValueError, match="grid_start"):
+        fit(MODEL, DATA_T, DATA_Y, ("restitution",), GUESS, BOUNDS, grid_start=-1)
