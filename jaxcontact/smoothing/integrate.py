@@ -5,7 +5,8 @@ matrix grows by h²K/6 (or its nonlinear analogue for beams), so everything
 here works on any :class:`jaxcontact.system.LagrangianSystem` without gaps:
 
 * :func:`accelerations` solves M u̇ = h + Φ_qᵀλ with Baumgarte-stabilised
-  constraint rows Φ̈ = −2αΦ̇ − β²Φ (:mod:`jaxcontact.stepping.baumgarte`);
+  constraint rows Φ̈ = −2αΦ̇ − β²Φ (the penalty scheme's
+  :func:`jaxcontact.stepping.penalty.constrained_acceleration`);
 * :func:`rk4` is a fixed-step classical Runge–Kutta (``lax.scan``: a fixed
   cost, differentiable, vmap-able);
 * :func:`solve` wraps diffrax: adaptive explicit ``"tsit5"``/``"dopri5"`` or the
@@ -23,32 +24,20 @@ import diffrax
 import jax
 import jax.numpy as jnp
 
-from jaxcontact.stepping.baumgarte import baumgarte_acceleration_rhs
+from jaxcontact.stepping.penalty import ADAPTIVE_METHODS, constrained_acceleration, diffrax_solver
 from jaxcontact.system import LagrangianSystem
-
-SOLVERS = {"tsit5": diffrax.Tsit5, "dopri5": diffrax.Dopri5, "kvaerno5": diffrax.Kvaerno5}
 
 
 def accelerations(system: LagrangianSystem, q, u, t, p, alpha=10.0, beta=10.0):
-    """u̇ from M(q) u̇ = h(q, u, t) + Φ_qᵀλ and Φ̈ = −2αΦ̇ − β²Φ (α, β in 1/s; unused without Φ)."""
+    """u̇ from M(q) u̇ = h(q, u, t) + Φ_qᵀλ and Φ̈ = −2αΦ̇ − β²Φ (α, β in 1/s; unused without Φ).
+
+    The penalty scheme's saddle-point solve without contact forces (M is symmetric
+    positive definite, also when smoothed: M + h²K/6 or the beams' analogue).
+    """
     if system.gaps is not None:
         raise ValueError("accelerations: the system has contacts (gaps); these integrators are for smooth systems")
-    M = system.mass(q, p)
-    rhs = system.forces(q, u, t, p)
-    if system.constraints is None:
-        return jnp.linalg.solve(M, rhs)
-
-    def phi_dot(q, t):  # Φ̇ = Φ_q u + Φ_t as a function of (q, t) at fixed u
-        return jax.jvp(lambda q, t: system.constraints(q, t, p), (q, t), (u, jnp.ones_like(t)))[1]
-
-    t = jnp.asarray(t, q.dtype)
-    phi = system.constraints(q, t, p)
-    phi_q = jax.jacfwd(system.constraints)(q, t, p)
-    dphi, ddphi_rest = jax.jvp(phi_dot, (q, t), (u, jnp.ones_like(t)))  # Φ̇ and Φ̈ − Φ_q u̇
-    m = phi.shape[0]
-    A = jnp.block([[M, phi_q.T], [phi_q, jnp.zeros((m, m), q.dtype)]])
-    b = jnp.concatenate([rhs, baumgarte_acceleration_rhs(phi, dphi, alpha, beta) - ddphi_rest])
-    return jnp.linalg.solve(A, b)[: q.shape[0]]
+    force = system.forces(q, u, t, p)
+    return constrained_acceleration(system, p, q, u, t, force, alpha, beta, system.diagonal_mass)[0]
 
 
 def vector_field(system: LagrangianSystem, alpha=10.0, beta=10.0):
@@ -104,11 +93,11 @@ def solve(f, y0, p, ts, *, solver: str = "tsit5", rtol=1e-6, atol=1e-8, dt0=None
     ``solver``: "tsit5" or "dopri5" (explicit, adaptive) or "kvaerno5" (stiff, implicit).
     Inside jit a failure (e.g. ``max_steps`` reached) does not raise: ``ok`` is False.
     """
-    if solver not in SOLVERS:
-        raise ValueError(f"solver {solver!r} must be one of {sorted(SOLVERS)}")
+    if solver not in ADAPTIVE_METHODS:
+        raise ValueError(f"solver {solver!r} must be one of {sorted(ADAPTIVE_METHODS)}")
     ts = jnp.asarray(ts, y0.dtype)
     sol = diffrax.diffeqsolve(
-        diffrax.ODETerm(f), SOLVERS[solver](), ts[0], ts[-1], dt0, y0, args=p,
+        diffrax.ODETerm(f), diffrax_solver(solver), ts[0], ts[-1], dt0, y0, args=p,
         saveat=diffrax.SaveAt(ts=ts), stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
         max_steps=max_steps, throw=False)
     return Solution(sol.ts, sol.ys, sol.stats["num_accepted_steps"], sol.stats["num_rejected_steps"],

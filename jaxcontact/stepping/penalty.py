@@ -44,7 +44,17 @@ from jaxcontact.stepping.moreau_jean import StepInfo, baumgarte_rates, constrain
 from jaxcontact.system import LagrangianSystem, compliant_contact_forces, energy
 
 
-METHODS = ("rk4", "tsit5", "dopri5", "kvaerno5")
+ADAPTIVE_METHODS = ("tsit5", "dopri5", "kvaerno5")
+METHODS = ("rk4",) + ADAPTIVE_METHODS
+
+
+def diffrax_solver(method: str):
+    """The diffrax solver named ``method`` (one of ADAPTIVE_METHODS): Tsit5/Dopri5 explicit,
+    Kvaerno5 implicit. diffrax is imported here, on first use, so that importing the
+    stepping schemes does not pay for it."""
+    import diffrax
+
+    return {"tsit5": diffrax.Tsit5, "dopri5": diffrax.Dopri5, "kvaerno5": diffrax.Kvaerno5}[method]()
 
 
 class PenaltyState(NamedTuple):
@@ -236,8 +246,7 @@ class Penalty:
             d = self.dynamics(system, p, q + dq, u + du, s, h)
             return (u + du, d.acceleration, d.normal_force, d.friction_force)
 
-        solver = {"tsit5": diffrax.Tsit5, "dopri5": diffrax.Dopri5, "kvaerno5": diffrax.Kvaerno5}[self.method]()
-        sol = diffrax.diffeqsolve(diffrax.ODETerm(rhs), solver, t, t + h, h, zero,
+        sol = diffrax.diffeqsolve(diffrax.ODETerm(rhs), diffrax_solver(self.method), t, t + h, h, zero,
                                   stepsize_controller=diffrax.PIDController(rtol=self.rtol, atol=self.atol),
                                   max_steps=self.max_steps, throw=False)
         inc = jax.tree.map(lambda x: x[-1], sol.ys)
