@@ -39,8 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.stepping.moreau_jean import (MoreauJean, StepInfo, constraint_residuals, initial_state, is_active,
-                                             step)
+from jaxcontact.stepping.moreau_jean import MoreauJean, StepInfo, constraint_residuals
 from jaxcontact.system import LagrangianSystem, energy
 
 
@@ -92,10 +91,9 @@ def simulate(system: LagrangianSystem, params, q0, u0, *, dt, n_steps: int, t0=0
     for shared values). Raises ValueError for bad input (outside jit); inside a
     trace only shape rules are checked.
     """
-    if not (isinstance(scheme, MoreauJean) or (callable(getattr(scheme, "init", None))
-                                               and callable(getattr(scheme, "step", None)))):
-        raise TypeError(f"scheme must be a MoreauJean or provide init(system, p, q0, u0, t0) and "
-                        f"step(system, p, state, dt); got {type(scheme).__name__}")
+    if not (callable(getattr(scheme, "init", None)) and callable(getattr(scheme, "step", None))):
+        raise TypeError(f"scheme must provide init(system, p, q0, u0, t0) and step(system, p, state, dt) "
+                        f"(MoreauJean, Penalty, EventDriven); got {type(scheme).__name__}")
     q0, u0 = jnp.asarray(q0), jnp.asarray(u0)
     if not jnp.issubdtype(q0.dtype, jnp.floating):
         q0 = q0.astype(jnp.result_type(float))
@@ -246,34 +244,13 @@ def _check_mass_and_constraints(system, params, q0, t0, batched):
                              f"constraints, or a singular configuration); its singular values are {sv[i]}")
 
 
-def _scheme_init(system, scheme, p, q0, u0, t0):
-    if isinstance(scheme, MoreauJean):
-        return initial_state(system, q0, u0, t0, p)
-    return scheme.init(system, p, q0, u0, t0)
-
-
-def _scheme_step(system, scheme, p, s, dt):
-    if isinstance(scheme, MoreauJean):
-        return step(system, scheme, p, s, dt)
-    return scheme.step(system, p, s, dt)
-
-
-def _initial_active(system, scheme, p, s0, k):
-    """Row 0's ``active``: contacts closed at the initial state."""
-    if isinstance(scheme, MoreauJean):
-        return is_active(scheme, system.gaps(s0.q, s0.t, p), s0.q) if system.gaps is not None else jnp.zeros((k,), bool)
-    if hasattr(scheme, "active"):
-        return scheme.active(system, p, s0)
-    return jnp.zeros((k,), bool)
-
-
 def _single(p, q0, u0, dt, t0, *, system, scheme, n_steps, save_every) -> Trajectory:
-    s0 = _scheme_init(system, scheme, p, q0, u0, t0)
+    s0 = scheme.init(system, p, q0, u0, t0)
     # Impulse shapes from the step's abstract output (schemes differ in how many contacts they report).
-    info_shape = jax.eval_shape(lambda s: _scheme_step(system, scheme, p, s, dt)[1], s0)
+    info_shape = jax.eval_shape(lambda s: scheme.step(system, p, s, dt)[1], s0)
 
     def one(s, _):
-        return _scheme_step(system, scheme, p, s, dt)
+        return scheme.step(system, p, s, dt)
 
     if save_every == 1:
         def body(s, _):
@@ -305,7 +282,7 @@ def _single(p, q0, u0, dt, t0, *, system, scheme, n_steps, save_every) -> Trajec
     else:
         phi0 = phid0 = e0 = jnp.zeros((), q0.dtype)
     z = jnp.zeros(info_shape.P_N.shape, q0.dtype)
-    active0 = _initial_active(system, scheme, p, s0, z.shape[0])
+    active0 = scheme.active(system, p, s0) if hasattr(scheme, "active") else jnp.zeros(z.shape, bool)
 
     def cat(first, rest):
         return jnp.concatenate([jnp.asarray(first, rest.dtype)[None], rest])

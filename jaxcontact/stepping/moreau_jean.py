@@ -149,6 +149,20 @@ class MoreauJean:
                              "diagonal entries); use 'nsgs' or 'lemke'")
         return self.solver
 
+    # The scheme protocol of :func:`jaxcontact.simulate.simulate` (as Penalty and EventDriven):
+    # the methods call this module's functions, which stay the primary API.
+    def init(self, system: LagrangianSystem, p, q0, u0, t0) -> "State":
+        return initial_state(system, q0, u0, t0, p)
+
+    def step(self, system: LagrangianSystem, p, state: "State", dt) -> tuple["State", "StepInfo"]:
+        return step(system, self, p, state, dt)  # the module-level step function
+
+    def active(self, system: LagrangianSystem, p, state: "State"):
+        """Contacts closed at ``state`` (g_N ≤ the activation tolerance)."""
+        if system.gaps is None:
+            return jnp.zeros((0,), bool)
+        return is_active(self, system.gaps(state.q, state.t, p), state.q)
+
 
 class State(NamedTuple):
     """Scan carry: time, position, velocity, the last impulses (warm start) and the step count.
