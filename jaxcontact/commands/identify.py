@@ -17,7 +17,7 @@ import json
 import os
 import sys
 
-from jaxcontact.commands.simulate import SCHEMES, parse_sets
+from jaxcontact.commands.simulate import SCHEMES, make_scheme, parse_sets
 
 NAME = "identify"
 HELP = "identify model parameters from a measured trajectory (gradient-based, optax)"
@@ -137,7 +137,6 @@ def run(args) -> int:
     import numpy as np
 
     from jaxcontact.models import get_model
-    from jaxcontact.stepping import EventDriven, MoreauJean, Penalty
     from jaxcontact.studies.identify import Smoothing, coordinates, fit
 
     try:
@@ -148,7 +147,7 @@ def run(args) -> int:
         cols = observed_columns(args.observe, names, model.system.n_dof)
         t, y, state, data_dt = load_data(args.data, cols)
         smoothing = Smoothing(*args.smooth) if args.smooth else None
-        scheme = {"moreau-jean": MoreauJean, "penalty": Penalty, "event-driven": EventDriven}[args.scheme]()
+        scheme = make_scheme(args.scheme)
         print(f"{model.name}: fitting {', '.join(guesses)} to {len(t)} samples of "
               f"{', '.join(names[c] for c in cols)} ({args.optimizer}, {args.steps} iterations)")
         res = fit(model, t, y, tuple(guesses), guesses, bounds, observe=coordinates(*cols),

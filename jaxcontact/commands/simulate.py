@@ -15,6 +15,14 @@ SCHEMES = ("moreau-jean", "penalty", "event-driven")
 HELP = "simulate a built-in model (Moreau–Jean, penalty or event-driven), write trajectory.npz and PNG plots"
 
 
+def make_scheme(name: str, **moreau_jean):
+    """The stepping scheme named by ``--scheme`` (one of SCHEMES), with default options;
+    ``moreau_jean`` options (θ, solver, iterations) apply to Moreau–Jean only."""
+    from jaxcontact.stepping import EventDriven, MoreauJean, Penalty
+
+    return {"moreau-jean": lambda: MoreauJean(**moreau_jean), "penalty": Penalty, "event-driven": EventDriven}[name]()
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from jaxcontact.models import REGISTRY
 
@@ -57,8 +65,6 @@ def run(args) -> int:
 
     from jaxcontact.models import get_model
     from jaxcontact.simulate import n_steps_for, simulate
-    from jaxcontact.stepping import EventDriven, MoreauJean, Penalty
-
     try:
         model = get_model(args.model, **parse_sets(args.set))
         dt = model.dt if args.dt is None else args.dt
@@ -67,8 +73,7 @@ def run(args) -> int:
         save_every = args.save_every
         if save_every < 1 or n_steps % save_every:
             raise ValueError(f"--save-every {save_every} must be ≥ 1 and divide the step count {n_steps}")
-        scheme = {"moreau-jean": lambda: MoreauJean(theta=args.theta, solver=args.solver, iterations=args.iterations),
-                  "penalty": Penalty, "event-driven": EventDriven}[args.scheme]()
+        scheme = make_scheme(args.scheme, theta=args.theta, solver=args.solver, iterations=args.iterations)
         q0, u0 = model.initial_state(model.params)
         start = time.perf_counter()
         traj = simulate(model.system, model.params, q0, u0, dt=dt, n_steps=n_steps, scheme=scheme,
