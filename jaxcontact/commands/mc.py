@@ -8,14 +8,16 @@ Writes ``summary.json``, ``samples.npz`` and PNG figures into ``--out`` and a
 ``chunks/`` folder that lets an interrupted run (Ctrl-C, a killed job) resume:
 rerun the same command.
 
-``--devices K`` splits each chunk over K XLA host devices on a CPU (it keeps
-more than one core busy). It is off by default: with jax 0.10.2 on CPU,
-programs that call LAPACK (the stepper's Cholesky factorisations, custom
-calls ``lapack_dpotrf_ffi``/``lapack_dtrsm_ffi``) *hang* when two or more host
-devices run them on large batches (reproduced with a bare ``cho_factor`` in a
-``scan``: batch 600 finishes, batch 4096 never does; the four-bar hangs from
-300 samples per device). Functions without LAPACK calls shard fine (the
-runner's tests check 4 devices against 1).
+``--devices K`` splits each chunk over K XLA host devices on a CPU, one per
+core. By default K is the number of cores this process may use (``os.sched_getaffinity``):
+on the 2-core CI machine the four-bar study runs 1.8× faster than on one device
+(bench/RESULTS.md). ``--devices 1`` keeps one device. With jax 0.10.2 on CPU,
+programs that call LAPACK (custom calls such as ``lapack_dpotrf_ffi``: a
+model with a full mass matrix or more than 12 coordinates) can *hang* when
+several host devices run them on large batches (reproduced with a bare
+``cho_factor`` in a ``scan``); the runner therefore runs such a program on one
+device and says so (``jaxcontact.studies.runner``). Planar mechanisms (diagonal
+mass, unrolled small solves) make no LAPACK call and shard.
 """
 
 from __future__ import annotations
@@ -58,31 +60,44 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--save-every", type=int, default=None, help="keep every k-th row of time series")
     p.add_argument("--dtype", choices=("float64", "float32"), default="float64")
     p.add_argument("--devices", type=int, default=None,
-                   help="XLA host devices to shard over on CPU (default: 1; see the module doc: LAPACK "
-                        "calls can hang with several host devices in jax 0.10.2)")
+                   help="XLA host devices to shard over on CPU (default: one per usable core; programs with "
+                        "LAPACK calls run on one, see the module doc)")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--out", default=None, help="output folder (default: mc-<model>)")
 
 
+def usable_cores() -> int:
+    """Cores this process may run on (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def _host_devices(requested: int | None) -> None:
-    """Ask XLA for ``requested`` CPU devices, if the backend has not started yet."""
+    """Ask XLA for ``requested`` CPU devices (None: one per usable core), if the backend has not started yet."""
     from jax._src import xla_bridge
 
-    if not requested or requested < 2:
-        return
-    n = requested
+    if requested is not None and requested < 1:
+        raise ValueError(f"--devices {requested} must be ≥ 1")
+    n = usable_cores() if requested is None else requested
     flags = os.environ.get("XLA_FLAGS", "")
-    if "xla_force_host_platform_device_count" in flags:
+    if n < 2 or "xla_force_host_platform_device_count" in flags:
         return
     if xla_bridge.backends_are_initialized():
-        print(f"note: --devices {requested} ignored (the XLA backend is already running)", file=sys.stderr)
+        if requested is not None:
+            print(f"note: --devices {requested} ignored (the XLA backend is already running)", file=sys.stderr)
         return
     os.environ["XLA_FLAGS"] = (flags + f" --xla_force_host_platform_device_count={n}").strip()
 
 
 def run(args) -> int:
-    _host_devices(args.devices)
+    try:
+        _host_devices(args.devices)
+    except ValueError as e:
+        print(f"jaxcontact mc: error: {e}", file=sys.stderr)
+        return 2
     import jax
 
     jax.config.update("jax_enable_x64", args.dtype == "float64")

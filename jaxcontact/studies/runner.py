@@ -49,6 +49,7 @@ import math
 import os
 import tempfile
 import time
+import warnings
 from typing import Any, Callable, NamedTuple
 
 import jax
@@ -232,6 +233,11 @@ def compile_batched(fn: Callable, chunk_example, sharding: NamedSharding):
     return compiled, time.perf_counter() - t0
 
 
+def calls_lapack(compiled) -> bool:
+    """Whether a compiled program calls LAPACK (custom calls ``lapack_*``, e.g. Cholesky of a full mass matrix)."""
+    return "lapack_" in compiled.as_text()
+
+
 def _place(chunk, sharding: NamedSharding):
     """Host arrays -> global arrays sharded on the batch axis (each process supplies its own shards)."""
     return jax.tree.map(lambda a: jax.make_array_from_callback(a.shape, sharding, lambda idx, a=a: a[idx]), chunk)
@@ -326,9 +332,17 @@ def run_samples(fn: Callable, inputs, *, chunk_size: int = 1024, out_dir=None, c
     compile_seconds = 0.0
 
     def batch_fn(chunk_inputs):
-        nonlocal compiled, compile_seconds
+        nonlocal compiled, compile_seconds, sharding, n_dev
         if compiled is None:
             compiled, compile_seconds = compile_batched(fn, chunk_inputs, sharding)
+            if n_dev > 1 and jax.process_count() == 1 and calls_lapack(compiled):
+                # jax 0.10.2: LAPACK custom calls can hang when several CPU host devices run them
+                # (commands/mc.py); such a program runs on one device — same numbers, one core.
+                warnings.warn(f"{desc}: the compiled study calls LAPACK, which can hang on several CPU host "
+                              "devices; running it on one device", RuntimeWarning, stacklevel=2)
+                sharding, n_dev = batch_sharding(batch_mesh(jax.devices()[:1])), 1
+                compiled, more = compile_batched(fn, chunk_inputs, sharding)
+                compile_seconds += more
         return _fetch(compiled(_place(chunk_inputs, sharding)))
 
     outputs, n_computed, n_loaded, seconds = run_chunks(batch_fn, inputs, chunk_size=chunk, store=store,

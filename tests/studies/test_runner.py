@@ -160,3 +160,35 @@ def test_same_numbers_on_four_devices(tmp_path):
             results[ndev] = {k: z[k] for k in z.files}
     for k in results[1]:
         np.testing.assert_array_equal(results[4][k], results[1][k])
+
+
+LAPACK_ON_TWO_DEVICES = textwrap.dedent("""
+    import os, sys, json, warnings
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+    import jax, jax.numpy as jnp
+    jax.config.update("jax_enable_x64", True)
+    from jax.scipy.linalg import cho_factor, cho_solve
+    from jaxcontact.studies.runner import run_samples
+
+    def solve(s):  # a 13 x 13 SPD solve: LAPACK potrf/trsm custom calls on CPU
+        a = jnp.eye(13) * (2.0 + s["x"]) + 0.1
+        return {"y": cho_solve(cho_factor(a), jnp.ones(13))[0]}
+
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = run_samples(solve, {"x": jnp.linspace(0.0, 1.0, 64)}, chunk_size=32, progress=False)
+    print(json.dumps({"devices": jax.device_count(), "used": r.n_devices, "y0": float(r.outputs["y"][0]),
+                      "warned": any("LAPACK" in str(x.message) for x in w)}))
+""")
+
+
+def test_program_calling_lapack_runs_on_one_of_two_devices_and_says_so():
+    """jax 0.10.2's LAPACK calls can hang on several CPU host devices: the runner falls back to one."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.run([sys.executable, "-c", LAPACK_ON_TWO_DEVICES], capture_output=True, text=True,
+                          timeout=300, cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    info = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert info["devices"] == 2 and info["used"] == 1 and info["warned"]
+    a = np.eye(13) * 2.0 + 0.1
+    assert abs(info["y0"] - np.linalg.solve(a, np.ones(13))[0]) < 1e-12
