@@ -93,6 +93,10 @@ class LagrangianSystem:
       friction_regularization: static "exponential" or "linear" (SPEC §1's regularized laws).
       diagonal_mass: M(q, p) is diagonal for every q and p (planar bodies in absolute
         coordinates): schemes then divide by its diagonal instead of factorising it.
+      constraint_columns: for each row of Φ, the coordinates it may depend on (a superset of
+        the row's non-zero entries of Φ_q for every q, t and p), or None (dense). With
+        ``diagonal_mass``, Moreau–Jean then builds and factorises G = Φ_q M⁻¹ Φ_qᵀ entry by
+        entry (:mod:`jaxcontact.stepping.structured`); a wrong pattern gives wrong motion.
     """
 
     n_dof: int
@@ -110,6 +114,7 @@ class LagrangianSystem:
     compliant_damping: str = "hunt_crossley"
     friction_regularization: str = "exponential"
     diagonal_mass: bool = False
+    constraint_columns: Optional[tuple[tuple[int, ...], ...]] = None
 
     def __post_init__(self):
         if not isinstance(self.n_dof, int) or self.n_dof < 1:
@@ -127,6 +132,14 @@ class LagrangianSystem:
             raise ValueError("compliant_slip_velocity given without compliant_gaps")
         if self.compliant_damping not in DAMPING_MODELS:
             raise ValueError(f"compliant_damping = {self.compliant_damping!r} must be one of {DAMPING_MODELS}")
+        if self.constraint_columns is not None:
+            if self.constraints is None:
+                raise ValueError("constraint_columns given without constraints")
+            bad = [c for row in self.constraint_columns for c in row
+                   if not isinstance(c, int) or not 0 <= c < self.n_dof]
+            if bad or not all(isinstance(row, tuple) and row for row in self.constraint_columns):
+                raise ValueError(f"constraint_columns must be non-empty tuples of coordinate indices in "
+                                 f"[0, {self.n_dof}); got {self.constraint_columns!r}")
         if self.friction_regularization not in FRICTION_MODELS:
             raise ValueError(f"friction_regularization = {self.friction_regularization!r} must be one of "
                              f"{FRICTION_MODELS}")
@@ -164,13 +177,16 @@ def _value_and_jacobians(f, q, t, p):
     return val, jq, jt
 
 
-def kinematics(system: LagrangianSystem, q, t, p) -> Kinematics:
-    """Constraint values and Jacobians, contact gaps and Jacobians at (q, t)."""
+def kinematics(system: LagrangianSystem, q, t, p, constraints: bool = True) -> Kinematics:
+    """Constraint values and Jacobians, contact gaps and Jacobians at (q, t).
+
+    ``constraints=False`` leaves the bilateral part empty (for a caller that builds it another way).
+    """
     n = system.n_dof
     dt = q.dtype
     t = jnp.asarray(t, dt)
     empty_vec, empty_mat = jnp.zeros((0,), dt), jnp.zeros((0, n), dt)
-    if system.constraints is not None:
+    if system.constraints is not None and constraints:
         phi, phi_q, phi_t = _value_and_jacobians(system.constraints, q, t, p)
     else:
         phi, phi_q, phi_t = empty_vec, empty_mat, empty_vec

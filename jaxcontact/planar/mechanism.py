@@ -43,6 +43,12 @@ def _jitted_kinematics(system: LagrangianSystem):
     return jax.jit(functools.partial(kinematics, system))
 
 
+def _joint_columns(joint) -> tuple[int, ...]:
+    """Coordinates of the (non-ground) bodies a joint connects: its rows depend on nothing else."""
+    pair = (joint.body, joint.relative_to) if isinstance(joint, Driver) else (joint.a.body, joint.b.body)
+    return tuple(sorted({3 * b.index + k for b in pair if not b.is_ground for k in range(3)}))
+
+
 def _atomic(method):
     """A builder call that raises leaves the mechanism as it was (names, literals, rules)."""
     @functools.wraps(method)
@@ -535,6 +541,7 @@ class Mechanism:
             return jnp.asarray(sum((load.potential(bodies, f, t, p) for load in loads), 0.0), q.dtype)
 
         frictional = any(c.friction is not None for c in contacts)
+        columns = tuple(cols for j in joints for cols in [_joint_columns(j)] * j.size)
         system = LagrangianSystem(
             n_dof=n, mass=mass, forces=forces,
             constraints=constraints if joints else None,
@@ -547,7 +554,8 @@ class Mechanism:
             compliant_slip_velocity=slip_of(compliant) if any(c.friction is not None for c in compliant) else None,
             compliant_laws=compliant_laws if compliant else None,
             compliant_damping=compliant_damping, friction_regularization=friction_regularization,
-            diagonal_mass=True)  # M = diag(m, m, J) per body
+            diagonal_mass=True,  # M = diag(m, m, J) per body
+            constraint_columns=columns if joints else None)  # a joint's rows see its two bodies only
         return system, params
 
     def __repr__(self):
