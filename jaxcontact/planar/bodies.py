@@ -16,6 +16,7 @@ import dataclasses
 import math
 from typing import Any, Optional
 
+import jax
 import jax.numpy as jnp
 
 from jaxcontact.planar.values import Value
@@ -99,8 +100,30 @@ class Frames:
     def cs(self, body: Body):
         if body.index not in self._cs:
             th = self.pose(body)[2]
-            self._cs[body.index] = (jnp.cos(th), jnp.sin(th))
+            self._cs[body.index] = cos_sin(th)
         return self._cs[body.index]
+
+
+@jax.custom_jvp
+def cos_sin(theta):
+    """(cos θ, sin θ), evaluated once per call however many kernels read them.
+
+    XLA on CPU treats cos and sin as cheap and copies them into every fused kernel that reads
+    them: the four-bar step (with the study's outcomes) evaluated cos θ of its three bars 21
+    times, at ~30 multiply-adds per element in float64 each. A division is never copied, so
+    the values are divided by a 1 that XLA cannot see is 1 (exact: x / 1 = x): the study ran
+    1.35× faster, with bitwise the same numbers. The derivative rule reuses the two values
+    (jnp.sin's own rule would call cos again): d(cos, sin) = (−sin, cos) dθ.
+    """
+    one = 1.0 + 0.0 * theta  # 0·θ is not folded (it is NaN for θ = ±inf, as cos θ is)
+    return jnp.cos(theta) / one, jnp.sin(theta) / one
+
+
+@cos_sin.defjvp
+def _cos_sin_jvp(primals, tangents):
+    (theta,), (dtheta,) = primals, tangents
+    c, s = cos_sin(theta)
+    return (c, s), (-s * dtheta, c * dtheta)
 
 
 def frames(q) -> Frames:
