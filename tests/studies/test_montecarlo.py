@@ -208,54 +208,40 @@ os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=" + sys.argv[1
 import jax
 jax.config.update("jax_enable_x64", True)
 from jaxcontact.studies.montecarlo import default_study, run_study
-spec = default_study("bouncing-ball", n=80, params=["restitution=uniform(0.5,0.9)", "height=uniform(0.5,1.5)"],
-                     only=True, outcomes=["peak_impulse", "impacts", "rebound:y", "series:y"], t_final=1.2,
-                     chunk_size=40, n_bootstrap=100)
+if sys.argv[3] == "bouncing-ball":
+    spec = default_study("bouncing-ball", n=80, params=["restitution=uniform(0.5,0.9)", "height=uniform(0.5,1.5)"],
+                         only=True, outcomes=["peak_impulse", "impacts", "rebound:y", "series:y"], t_final=1.2,
+                         chunk_size=40, n_bootstrap=100)
+else:  # the default four-bar study, shortened
+    spec = default_study("four-bar", n=48, t_final=0.4, chunk_size=24, n_bootstrap=50)
 s = run_study(spec, sys.argv[2], progress=False, plot=False)
 print(json.dumps({"devices": jax.device_count(), "summary": {k: v for k, v in s.items() if k != "timing"}}))
 """
+
+
+def _same_study_on_devices(tmp_path, model, ndev):
+    """Run the model's study on 1 and on ``ndev`` host devices (subprocesses): summaries and samples equal bitwise."""
+    res = {}
+    for n in (1, ndev):
+        proc = subprocess.run([sys.executable, "-c", DEVICES_STUDY, str(n), str(tmp_path / f"d{n}"), model],
+                              capture_output=True, text=True, timeout=300, cwd=ROOT)
+        assert proc.returncode == 0, proc.stderr
+        res[n] = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert res[n]["devices"] == n
+    assert res[ndev]["summary"] == res[1]["summary"]
+    with np.load(tmp_path / "d1" / "samples.npz") as z1, np.load(tmp_path / f"d{ndev}" / "samples.npz") as zn:
+        assert int(np.sum(z1["out:impacts"])) > 0
+        for k in z1.files:
+            np.testing.assert_array_equal(z1[k], zn[k])
 
 
 @pytest.mark.slow
 def test_same_study_same_numbers_on_four_devices(tmp_path):
     """A real simulation study sharded over 4 XLA host devices equals the 1-device run, sample for sample."""
-    res = {}
-    for ndev in (1, 4):
-        proc = subprocess.run([sys.executable, "-c", DEVICES_STUDY, str(ndev), str(tmp_path / f"d{ndev}")],
-                              capture_output=True, text=True, timeout=300, cwd=ROOT)
-        assert proc.returncode == 0, proc.stderr
-        res[ndev] = json.loads(proc.stdout.strip().splitlines()[-1])
-        assert res[ndev]["devices"] == ndev
-    assert res[4]["summary"] == res[1]["summary"]
-    with np.load(tmp_path / "d1" / "samples.npz") as z1, np.load(tmp_path / "d4" / "samples.npz") as z4:
-        for k in z1.files:
-            np.testing.assert_array_equal(z1[k], z4[k])
-
-
-FOUR_BAR_DEVICES = """
-import os, sys, json
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=" + sys.argv[1]
-import jax
-jax.config.update("jax_enable_x64", True)
-from jaxcontact.studies.montecarlo import default_study, run_study
-spec = default_study("four-bar", n=48, t_final=0.4, chunk_size=24, n_bootstrap=50)
-s = run_study(spec, sys.argv[2], progress=False, plot=False)
-print(json.dumps({"devices": jax.device_count(), "summary": {k: v for k, v in s.items() if k != "timing"}}))
-"""
+    _same_study_on_devices(tmp_path, "bouncing-ball", 4)
 
 
 def test_four_bar_study_same_numbers_on_two_devices(tmp_path):
     """The default four-bar study (structured Schur complement, impacts) on 2 host devices equals 1 device bitwise:
     the mc command uses one device per core, so its numbers must not depend on the machine."""
-    res = {}
-    for ndev in (1, 2):
-        proc = subprocess.run([sys.executable, "-c", FOUR_BAR_DEVICES, str(ndev), str(tmp_path / f"d{ndev}")],
-                              capture_output=True, text=True, timeout=300, cwd=ROOT)
-        assert proc.returncode == 0, proc.stderr
-        res[ndev] = json.loads(proc.stdout.strip().splitlines()[-1])
-        assert res[ndev]["devices"] == ndev
-    assert res[2]["summary"] == res[1]["summary"]
-    with np.load(tmp_path / "d1" / "samples.npz") as z1, np.load(tmp_path / "d2" / "samples.npz") as z2:
-        assert int(np.sum(z1["out:impacts"])) > 0
-        for k in z1.files:
-            np.testing.assert_array_equal(z1[k], z2[k])
+    _same_study_on_devices(tmp_path, "four-bar", 2)
