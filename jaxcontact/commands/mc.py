@@ -10,7 +10,7 @@ rerun the same command.
 
 ``--devices K`` splits each chunk over K XLA host devices on a CPU, one per
 core. By default K is the number of cores this process may use (``os.sched_getaffinity``):
-on the 2-core CI machine the four-bar study runs 1.8× faster than on one device
+on a 2-core machine the four-bar study runs 2.1× faster than on one device
 (bench/RESULTS.md). ``--devices 1`` keeps one device. With jax 0.10.2 on CPU,
 programs that call LAPACK (custom calls such as ``lapack_dpotrf_ffi``: a
 model with a full mass matrix or more than 12 coordinates) can *hang* when

@@ -29,7 +29,7 @@ multi-right-hand-side solve for [h f, Φ_qᵀ, W]); small Cholesky solves are
 unrolled (:func:`spd_solve`). A system with a diagonal M that declares which
 coordinates each constraint row touches (``constraint_columns``: every planar
 mechanism) takes the structured path instead — Φ_q by coloured JVPs, G and its
-Cholesky factor only where the pattern has entries (:mod:`structured`; 1.6× the
+Cholesky factor only where the pattern has entries (:mod:`structured`; 1.8× the
 four-bar study's throughput, the same motion to rounding).
 """
 

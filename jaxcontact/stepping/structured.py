@@ -60,8 +60,11 @@ def sparse_jacobian(f, q, t, columns):
 
 def _dot(pairs, zero):
     """Σ a·b over (a, b) pairs (``zero`` when there are none)."""
-    out = zero
-    for a, b in pairs:
+    pairs = list(pairs)
+    if not pairs:
+        return zero
+    out = pairs[0][0] * pairs[0][1]
+    for a, b in pairs[1:]:
         out = out + a * b
     return out
 
