@@ -209,7 +209,8 @@ def main(argv=None) -> int:
         after = np.nonzero(~on_wall)[0]
         rest = (f"{r['t'][after[-1] + 1]:.2f} s" if len(after) and after[-1] + 1 < len(r["t"])
                 else ("0 s" if not len(after) else "never"))
-        print(f"  {LABELS[name]:32s} {ex.max():10.3e} {ex.mean():10.3e} {ex[late].max():10.3e} {ev.max():10.3e} "
+        late_max = ex[late].max() if late.any() else np.nan  # runs shorter than 0.8 s have no late part
+        print(f"  {LABELS[name]:32s} {ex.max():10.3e} {ex.mean():10.3e} {late_max:10.3e} {ev.max():10.3e} "
               f"{r['phi'].max():9.2e} {r['phi_dot'].max():9.2e} {r['gap'][-1]:10.2e} {rest:>8s}"
               f"{'' if r['converged'].all() else '  (solver not converged at some step)'}")
     for p in paths:
