@@ -48,9 +48,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="outcome (repeatable; default: the model's default list): peak_impulse, impacts, "
                         "rest_time, max_penetration, max_phi, max_phi_dot, final:<coord>, max:<coord>, "
                         "min:<coord>, series:<coord>|gap|energy|phi|speed")
-    p.add_argument("--chunk", type=int, default=256,
-                   help="samples per compiled call, split over the devices (memory bound; four-bar on a "
-                        "2-core CPU, 2 devices: 2124/2493/2641/2611 samples/s at 128/256/512/1024)")
+    p.add_argument("--chunk", type=int, default=None,
+                   help="samples per compiled call, split over the devices (default: 256 per device; four-bar "
+                        "on a 2-core CPU, 2 devices: 2124/2493/2641/2611 samples/s at 128/256/512/1024)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--sampler", choices=("random", "lhs", "sobol"), default="random")
     p.add_argument("--no-sobol", action="store_true", help="skip Sobol indices (plain design of N samples)")

@@ -55,7 +55,7 @@ class StudySpec:
     sensitivity: compute Sobol indices (Saltelli design); dt, t_final: time
     grid (None: the model's); save_every: keep every k-th row of time series;
     overrides: fixed parameter values replacing the model defaults;
-    scheme: the Moreau–Jean options; chunk_size: samples per compiled call.
+    scheme: the Moreau–Jean options; chunk_size: samples per compiled call (None: 256 per device).
     """
 
     model: str
@@ -70,7 +70,7 @@ class StudySpec:
     save_every: int = 10
     overrides: tuple[tuple[str, float], ...] = ()
     scheme: MoreauJean = MoreauJean()
-    chunk_size: int = 256  # four-bar, 2000 steps, 2 cores/devices: 2124/2493/2641/2611 samples/s at 128/256/512/1024
+    chunk_size: int | None = None  # None: runner.CHUNK_PER_DEVICE samples per device
     n_bootstrap: int = 1000
 
     def config(self, n_steps: int, dt: float) -> dict:
