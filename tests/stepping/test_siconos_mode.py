@@ -170,3 +170,19 @@ def test_force_rule_options_are_checked_and_resolve_the_separating_law():
     assert MoreauJean().separating_law == "conservative"
     assert MoreauJean(force_rule="siconos").separating_law == "newton"
     assert MoreauJean(force_rule="siconos", separating="conservative").separating_law == "conservative"
+
+
+def test_cli_scheme_moreau_jean_siconos(tmp_path):
+    """``jaxcontact simulate --scheme moreau-jean-siconos`` runs the Siconos rule; it differs from the
+    default once the ball rests on the ground (penetrated contact, Newton's law taken literally)."""
+    from jaxcontact.cli import main
+    from jaxcontact.models import get_model
+    from jaxcontact.simulate import simulate_model
+
+    out = tmp_path / "ball"
+    assert main(["simulate", "bouncing-ball", "--scheme", "moreau-jean-siconos", "--dt", "0.005", "--t-final", "10",
+                 "--no-plots", "--out", str(out)]) == 0
+    q = np.load(out / "trajectory.npz")["q"]
+    model = get_model("bouncing-ball")
+    np.testing.assert_array_equal(q, np.asarray(simulate_model(model, dt=0.005, t_final=10.0, scheme=SICONOS).q))
+    assert np.abs(q - np.asarray(simulate_model(model, dt=0.005, t_final=10.0).q)).max() > 1e-9
