@@ -20,16 +20,30 @@ Siconos                                                 jaxcontact.linear
                                                         enter a velocity), ``restitution`` en,
                                                         ``tangential_restitution`` et, ``friction`` mu
 ``MoreauJeanOSI(theta)`` + ``TimeStepping(td, osi,      ``simulate(..., dt=h, n_steps=N,
-LCP())``                                                scheme=MoreauJean(theta=theta))``
+LCP())``                                                scheme=MoreauJean(theta=theta,
+                                                        force_rule="siconos"))``
+``FrictionContact(2)`` as the one-step problem          the same: friction comes with ``H_T``; the default
+(``NewtonImpactFrictionNSL(en, et, mu, 2)``)            contact solver (NSGS) is Siconos' default too
+``LCP()`` (Siconos' Lemke)                              ``solver="lemke"``, or the default PGS: one sweep is
+                                                        exact with a single contact
+``osi.setConstraintActivationThreshold(c)``             ``activation_tol=c`` (Siconos' default 0)
 =====================================================  =====================================================
 
 Several interactions stack their rows (contact i is row i of H_N, b_N, H_T).
 A normal-only interaction in a system with friction gets friction 0 and a zero H_T row.
-One difference: Siconos' MoreauJeanOSI treats K and C implicitly
-(iteration matrix M + hθC + h²θ²K); here, as for every system, the forces are
-evaluated at the θ-point q_M with u_A (for θ = ½ the Störmer–Verlet
-treatment of K, stable for h ω < 2), so results agree with Siconos to O(h²)
-per step in K and C, and exactly when K = C = 0 (a bouncing ball).
+
+``force_rule="siconos"`` reproduces Siconos 4.4's MoreauJeanOSI step: K and C
+implicit (iteration matrix M + hθC + h²θ²K), the external force blended
+(1 − θ) F(t_A) + θ F(t_E), contacts in the one-step problem when Siconos'
+prediction g + ½ h ġ at the step start is ≤ 0, Newton's law ε ġ(t_A) literal.
+Ported from Siconos' tutorials, the bouncing ball and the Woodpecker (three
+frictional contacts, h = 2e-5) then give Siconos' q to 1e-12 over whole runs
+(tests/stepping/test_siconos_mode.py). The default rule (``MoreauJean()``)
+instead evaluates every force at the θ-point q_M with u_A (for θ = ½ the
+Störmer–Verlet treatment of K, stable for h ω < 2) and lets a penetrated
+contact that separates at most reverse its velocity, so it agrees with Siconos
+to O(h²) per step in K and C, and exactly when K = C = 0 and no contact is
+penetrated (a ball in flight).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import sys
 import time
 
 NAME = "simulate"
-SCHEMES = ("moreau-jean", "penalty", "event-driven")
+SCHEMES = ("moreau-jean", "moreau-jean-siconos", "penalty", "event-driven")
 HELP = "simulate a built-in model (Moreau–Jean, penalty or event-driven), write trajectory.npz and PNG plots"
 
 
@@ -20,7 +20,9 @@ def make_scheme(name: str, **moreau_jean):
     ``moreau_jean`` options (θ, solver, iterations) apply to Moreau–Jean only."""
     from jaxcontact.stepping import EventDriven, MoreauJean, Penalty
 
-    return {"moreau-jean": lambda: MoreauJean(**moreau_jean), "penalty": Penalty, "event-driven": EventDriven}[name]()
+    return {"moreau-jean": lambda: MoreauJean(**moreau_jean),
+            "moreau-jean-siconos": lambda: MoreauJean(force_rule="siconos", **moreau_jean),
+            "penalty": Penalty, "event-driven": EventDriven}[name]()
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,7 +34,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dt", type=float, default=None, help="time step (default: the model's)")
     p.add_argument("--t-final", type=float, default=None, help="simulated time (default: the model's)")
     p.add_argument("--scheme", choices=SCHEMES, default="moreau-jean",
-                   help="time stepping: moreau-jean (rigid contacts, SPEC F1), penalty (compliant contacts, RK4, "
+                   help="time stepping: moreau-jean (rigid contacts, SPEC F1), moreau-jean-siconos (Siconos' "
+                        "MoreauJeanOSI step: K and C implicit, Siconos' contact prediction and Newton law), "
+                        "penalty (compliant contacts, RK4, "
                         "F4) or event-driven (F3)")
     p.add_argument("--theta", type=float, default=0.5, help="θ of the Moreau–Jean θ-method (default 0.5)")
     p.add_argument("--solver", choices=("auto", "nsgs", "pgs", "lemke"), default="auto",

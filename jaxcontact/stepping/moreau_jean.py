@@ -22,6 +22,10 @@ The positions follow the θ-method, q_E = q_A + h((1 − θ) u_A + θ u_E); the 
 are evaluated once, at the θ-point (q_M, u_A, t_M) — for θ = ½ this is SPEC F1
 (Störmer–Verlet in free flight). Siconos' MoreauJeanOSI instead blends f_A and
 f_E (implicit in K and C); the two agree when the forces are constant.
+``force_rule="siconos"`` takes Siconos' step instead — its force blend and
+iteration matrix, its contact prediction and its literal Newton law
+(:mod:`jaxcontact.stepping.siconos_rule`), so a ported Siconos model gives
+Siconos' numbers.
 
 Everything at q_M (mass matrix, forces, constraint and gap Jacobians) is
 computed once per step and M is factorised once (one Cholesky, one
@@ -42,11 +46,15 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.linalg import cho_factor, cho_solve
 
-from jaxcontact.stepping import structured
+from jaxcontact.stepping import siconos_rule, structured
 from jaxcontact.stepping.baumgarte import baumgarte_velocity_target
 from jaxcontact.stepping.contact_solve import SOLVERS, soften_normal_rows, solve_contacts
 from jaxcontact.stepping.projection import project, resting_contacts
 from jaxcontact.system import LagrangianSystem, energy, kinematics
+
+
+# "theta-point": forces at (q_M, u_A, t_M); "siconos": Siconos' MoreauJeanOSI step (siconos_rule.py).
+FORCE_RULES = ("theta-point", "siconos")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,15 +70,31 @@ class MoreauJean:
     tol: convergence tolerance on the solver residual (None: the dtype default).
     separating: the law of an active contact that is already separating at the
       step start (γ_NA > 0; possible once a contact has penetrated, e.g. a ball
-      settling on the ground). "conservative" (default): ξ_N = γ_NE + γ_NA, so
-      the contact can at most reverse that velocity, which adds no energy.
-      "newton": SPEC F1 literally, ξ_N = γ_NE + ε_N γ_NA, which can add
+      settling on the ground). "conservative" (the default of the θ-point rule):
+      ξ_N = γ_NE + γ_NA, so the contact can at most reverse that velocity, which
+      adds no energy. "newton" (the default of the Siconos rule): SPEC F1 and
+      Siconos' NewtonImpactNSL literally, ξ_N = γ_NE + ε_N γ_NA, which can add
       ½ P_N (1 − ε_N) γ_NA of energy in such a step. Closing contacts
-      (γ_NA ≤ 0) follow Newton's law in both.
-    activation_tol: a contact is active when g_N(q_M) ≤ activation_tol. None: a
-      rounding guard 64 ε_mach max(1, ‖q_M‖∞) — without it a body resting or
-      sliding on a surface (g_N = 0 up to rounding) drops in and out of the
-      active set at random and chatters.
+      (γ_NA ≤ 0) follow Newton's law in both. None: the force rule's default.
+    activation_tol: a contact is active when g_N(q_M) ≤ activation_tol (with the
+      Siconos rule: when Siconos' prediction g + ½ h ġ at the step start is).
+      None: for the θ-point rule a rounding guard 64 ε_mach max(1, ‖q_M‖∞) —
+      without it a body resting or sliding on a surface (g_N = 0 up to rounding)
+      drops in and out of the active set at random and chatters; for the Siconos
+      rule 0, Siconos' default ``_constraintActivationThreshold``.
+    force_rule: "theta-point" (default): the forces once at (q_M, u_A, t_M), as
+      above. "siconos": Siconos 4.4's MoreauJeanOSI step, for a Siconos user who
+      ports a model and wants Siconos' numbers — forces blended
+      (1 − θ) f(t_A) + θ f(t_E) with the iteration matrix M + hθ C + h²θ² K
+      (K and C implicit), contacts active by Siconos' prediction
+      g(q_A) + ½ h ġ(q_A, u_A) ≤ 0, Newton's law literal (``separating`` "newton"),
+      q_E summed in Siconos' order; see :mod:`jaxcontact.stepping.siconos_rule`.
+      Identical to Siconos (to rounding) for ``linear_system`` models
+      (LagrangianLinearTIDS + LagrangianLinearTIR); for nonlinear forces it is the
+      first iteration of Siconos' Newton loop. The mass, force and contact
+      Jacobians are then taken at q_A + h u_A (the loop's start) and every solve
+      uses the iteration matrix (LU), so the ``structured`` path and
+      ``diagonal_mass`` do not apply.
     diagonal_mass: promise that M(q) is diagonal (planar bodies in absolute
       coordinates, SPEC §1): M⁻¹ is then a division instead of a Cholesky
       factorisation. Off-diagonal entries are ignored, so only set it when true.
@@ -111,7 +135,7 @@ class MoreauJean:
     iterations: int = 50
     omega: float = 1.0
     tol: float | None = None
-    separating: str = "conservative"
+    separating: str | None = None
     activation_tol: float | None = None
     diagonal_mass: bool = False
     diagnostics: bool = True
@@ -122,6 +146,7 @@ class MoreauJean:
     baumgarte: Callable | None = None
     soft_activation: str | None = None
     differentiation: str = "unroll"
+    force_rule: str = "theta-point"
 
     def __post_init__(self):
         if not 0.5 <= float(self.theta) <= 1.0:
@@ -132,8 +157,11 @@ class MoreauJean:
             raise ValueError(f"iterations = {self.iterations!r} must be a positive int")
         if not 0.0 < float(self.omega) < 2.0:
             raise ValueError(f"omega = {self.omega} must lie in (0, 2)")
-        if self.separating not in ("conservative", "newton"):
-            raise ValueError(f"separating = {self.separating!r} must be 'conservative' or 'newton'")
+        if self.separating not in (None, "conservative", "newton"):
+            raise ValueError(f"separating = {self.separating!r} must be 'conservative', 'newton' or None "
+                             f"(the force rule's default)")
+        if self.force_rule not in FORCE_RULES:
+            raise ValueError(f"force_rule = {self.force_rule!r} must be one of {FORCE_RULES}")
         if not isinstance(self.position_iterations, int) or self.position_iterations < 1:
             raise ValueError(f"position_iterations = {self.position_iterations!r} must be a positive int")
         if not float(self.rest_speed) > 0.0:
@@ -144,6 +172,13 @@ class MoreauJean:
             raise ValueError(f"soft_activation = {self.soft_activation!r} must be None or a parameter name")
         if self.differentiation not in ("unroll", "implicit"):
             raise ValueError(f"differentiation = {self.differentiation!r} must be 'unroll' or 'implicit'")
+
+    @property
+    def separating_law(self) -> str:
+        """The law of separating active contacts: ``separating``, or the force rule's default."""
+        if self.separating is not None:
+            return self.separating
+        return "newton" if self.force_rule == "siconos" else "conservative"
 
     def solver_for(self, system: LagrangianSystem) -> str:
         friction = system.slip_velocity is not None
@@ -222,16 +257,24 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> t
     dtype = q_A.dtype
     h = jnp.asarray(dt, dtype)
     th = scheme.theta
-    q_M = q_A + (1.0 - th) * h * u_A
-    t_M = t_A + (1.0 - th) * h
+    t_E = state.t0 + (state.i + 1) * h
     friction = system.slip_velocity is not None
     solver = scheme.solver_for(system)
+    siconos = scheme.force_rule == "siconos"
 
-    M = system.mass(q_M, p)
-    f = system.forces(q_M, u_A, t_M, p)
-    diagonal = scheme.diagonal_mass or system.diagonal_mass
-    # A declared Φ_q pattern with a diagonal M: the Schur complement entry by entry (structured.py).
-    sparse = diagonal and system.constraint_columns is not None
+    if siconos:
+        # Siconos' first Newton iterate: everything at q_A + h u_A; M below is the iteration matrix.
+        q_M, M, h_f = siconos_rule.newton_start(system, th, p, q_A, u_A, t_A, t_E, h)
+        t_M = t_E
+        diagonal = sparse = False
+    else:
+        q_M = q_A + (1.0 - th) * h * u_A
+        t_M = t_A + (1.0 - th) * h
+        M = system.mass(q_M, p)
+        h_f = h * system.forces(q_M, u_A, t_M, p)
+        diagonal = scheme.diagonal_mass or system.diagonal_mass
+        # A declared Φ_q pattern with a diagonal M: the Schur complement entry by entry (structured.py).
+        sparse = diagonal and system.constraint_columns is not None
     kin = kinematics(system, q_M, t_M, p, constraints=not sparse)
     k = kin.gap.shape[0]
 
@@ -239,7 +282,7 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> t
     w_tilde = jnp.concatenate([kin.gap_t, kin.w_T]) if friction else kin.gap_t
     if sparse:
         inv_m = 1.0 / jnp.diagonal(M)
-        u_tilde = u_A + h * f * inv_m
+        u_tilde = u_A + h_f * inv_m
         X_W = W * inv_m[:, None]
         columns = system.constraint_columns
         _, phi_t, J = structured.sparse_jacobian(lambda qq, tt: system.constraints(qq, tt, p), q_M, t_M, columns)
@@ -251,8 +294,11 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> t
     else:
         m = kin.phi.shape[0]
         # One factorisation, one solve for every right-hand side: [h f | Φ_qᵀ | W_N | W_T].
-        rhs = jnp.concatenate([(h * f)[:, None], kin.phi_q.T, W], axis=1)
-        X = rhs / jnp.diagonal(M)[:, None] if diagonal else spd_solve(M, rhs)
+        rhs = jnp.concatenate([h_f[:, None], kin.phi_q.T, W], axis=1)
+        if siconos:  # Siconos solves with the iteration matrix by LU (it need not be symmetric)
+            X = jnp.linalg.solve(M, rhs)
+        else:
+            X = rhs / jnp.diagonal(M)[:, None] if diagonal else spd_solve(M, rhs)
         u_tilde = u_A + X[:, 0]
         X_phi, X_W = X[:, 1:1 + m], X[:, 1 + m:]
         if m:
@@ -269,14 +315,21 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> t
 
     if k:
         laws = system.laws(p)
-        gamma_A = W.T @ u_A + w_tilde
+        if siconos:
+            # Siconos' y and ẏ at the step start decide the active set and enter Newton's law.
+            gap_A, gap_dot_A, slip_A = siconos_rule.start_velocities(system, p, q_A, u_A, t_A)
+            gamma_A = jnp.concatenate([gap_dot_A, slip_A]) if friction else gap_dot_A
+            threshold = 0.0 if scheme.activation_tol is None else scheme.activation_tol
+            active = siconos_rule.predicted_active(gap_A, gap_dot_A, h, threshold)
+        else:
+            gamma_A = W.T @ u_A + w_tilde
+            active = is_active(scheme, kin.gap, q_M)
         eps_N = jnp.asarray(laws.restitution, dtype)
-        if scheme.separating == "conservative":
+        if scheme.separating_law == "conservative":
             eps_N = jnp.where(gamma_A[:k] > 0, 1.0, eps_N)
         eps = jnp.concatenate([eps_N, jnp.asarray(laws.tangential_restitution, dtype)]) if friction else eps_N
         D = W.T @ MhatW
         c = W.T @ u_free + w_tilde + eps * gamma_A
-        active = is_active(scheme, kin.gap, q_M)
         if scheme.soft_activation is not None:
             D, active = soften_normal_rows(D, kin.gap, jnp.asarray(p[scheme.soft_activation], dtype), k)
         warm = jnp.concatenate([state.P_N, state.P_T]) if friction else state.P_N
@@ -295,8 +348,7 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> t
         active = jnp.zeros((0,), bool)
         residual, converged, iters = jnp.zeros((), dtype), jnp.ones((), bool), jnp.zeros((), jnp.int32)
 
-    q_E = q_M + th * h * u_E
-    t_E = state.t0 + (state.i + 1) * h
+    q_E = siconos_rule.position_update(q_A, u_A, u_E, h, th) if siconos else q_M + th * h * u_E
     # A singular M or G (e.g. redundant constraints) shows up as NaN: report it, never raise in jit.
     converged = converged & jnp.all(jnp.isfinite(u_E))
     if scheme.projection:
