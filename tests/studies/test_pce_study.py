@@ -1,0 +1,135 @@
+"""Polynomial chaos studies of built-in models: gradients through the study's evaluator, PCE against
+Monte Carlo on the four-bar, the unreliable-fit flag on an impact count, the CLI's --method."""
+
+import json
+import os
+import warnings
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxcontact.stepping.moreau_jean import MoreauJean
+from jaxcontact.studies.montecarlo import default_study, prepare_study
+from jaxcontact.studies.pce import PCEWarning
+from jaxcontact.studies.pce_study import grad_key, run_pce_study, with_gradients
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "pce_four_bar.json"
+FOUR_BAR = ("restitution=uniform(0.6,0.95)", "wall_distance=uniform(0.04,0.08)", "l1=uniform(0.19,0.21)")
+
+
+def _four_bar(n, sampler="lhs"):
+    # Same study as bench/pce_four_bar.py (which stored the Monte Carlo reference).
+    return default_study("four-bar", n=n, params=FOUR_BAR, only=True, outcomes=("final:bar1.theta", "impacts"),
+                         sampler=sampler, seed=0, dt=1e-3, t_final=1.0,
+                         scheme=MoreauJean(projection=True, contact_projection=True))
+
+
+def _gradient_against_fd(spec, sample, outcome, h):
+    ps = prepare_study(spec)
+    uncertain = list(spec.space.uncertain)
+    fn = jax.jit(with_gradients(ps.evaluate, uncertain, [outcome]))
+    f = jax.jit(lambda s: ps.evaluate(s)[outcome])
+    s = {k: jnp.asarray(v) for k, v in sample.items()}
+    out = fn(s)
+    for p in uncertain:
+        sp, sm = dict(s), dict(s)
+        sp[p], sm[p] = s[p] + h, s[p] - h
+        fd = (f(sp) - f(sm)) / (2 * h)
+        assert float(out[grad_key(outcome, p)]) == pytest.approx(float(fd), rel=1e-5, abs=1e-9), p
+    return out
+
+
+def test_ball_gradients_match_finite_differences_through_an_impact():
+    # 0.7 s: the ball (dropped from ~1 m) has hit the ground once and is on its way up.
+    spec = default_study("bouncing-ball", n=4, params=("restitution=uniform(0.6,0.9)", "height=uniform(0.9,1.1)"),
+                         only=True, outcomes=("final:y", "peak_impulse"), t_final=0.7, dt=1e-3)
+    out = _gradient_against_fd(spec, {"restitution": 0.8, "height": 1.0}, "final:y", 1e-6)
+    assert float(out["peak_impulse"]) > 0  # the impact happened
+    assert float(out[grad_key("final:y", "restitution")]) > 0.1  # a livelier ball is higher
+
+
+@pytest.mark.slow
+def test_four_bar_final_angle_gradient_matches_fd_and_geometry():
+    # At rest on the wall (resting contacts projected onto it) θ = arccos(−w / l1): dθ/dw = 1/(l1 sin θ),
+    # dθ/dl1 = −w/(l1² sin θ); restitution does not move the rest angle.
+    w, l1 = 0.05, 0.2
+    out = _gradient_against_fd(_four_bar(4), {"restitution": 0.8, "wall_distance": w, "l1": l1},
+                               "final:bar1.theta", 1e-6)
+    th = np.arccos(-w / l1)
+    assert float(out["final:bar1.theta"]) == pytest.approx(th, abs=1e-12)
+    assert float(out[grad_key("final:bar1.theta", "wall_distance")]) == pytest.approx(1 / (l1 * np.sin(th)), rel=1e-9)
+    assert float(out[grad_key("final:bar1.theta", "l1")]) == pytest.approx(-w / (l1**2 * np.sin(th)), rel=1e-9)
+    assert abs(float(out[grad_key("final:bar1.theta", "restitution")])) < 1e-12
+
+
+def _inside_mc(summary, ref, outcome):
+    for k, m in ref["mc"][outcome]["indices"].items():
+        p = summary["outcomes"][outcome]["sobol"]["indices"][k]
+        assert m["S1_ci"][0] <= p["S1"] <= m["S1_ci"][1], (k, "S1", p["S1"], m["S1_ci"])
+        assert m["ST_ci"][0] <= p["ST"] <= m["ST_ci"][1], (k, "ST", p["ST"], m["ST_ci"])
+
+
+@pytest.mark.parametrize("method, n", [("pce", 64)])
+def test_four_bar_pce_within_monte_carlo_intervals(tmp_path, method, n):
+    ref = json.loads(DATA.read_text())
+    assert ref["n_mc"] >= 10 * n
+    with pytest.warns(PCEWarning, match="impacts: polynomial chaos cross-validated Q²"):
+        s = run_pce_study(_four_bar(n), str(tmp_path), method=method, progress=False, plot=False)
+    theta = s["outcomes"]["final:bar1.theta"]
+    assert theta["pce"]["reliable"] and theta["pce"]["q2"] > 0.999
+    _inside_mc(s, ref, "final:bar1.theta")
+    # And against the geometry's indices by quadrature.
+    for k, v in ref["quadrature"]["indices"].items():
+        assert theta["sobol"]["indices"][k]["S1"] == pytest.approx(v["S1"], abs=1e-3)
+        assert theta["sobol"]["indices"][k]["ST"] == pytest.approx(v["ST"], abs=1e-3)
+    assert theta["pce"]["mean"] == pytest.approx(ref["quadrature"]["mean"], abs=1e-4)
+    impacts = s["outcomes"]["impacts"]
+    assert not impacts["pce"]["reliable"] and not impacts["sobol"]["reliable"] and impacts["pce"]["warning"]
+
+
+@pytest.mark.slow
+def test_four_bar_gradient_enhanced_pce_within_monte_carlo_intervals(tmp_path):
+    ref = json.loads(DATA.read_text())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PCEWarning)
+        s = run_pce_study(_four_bar(32), str(tmp_path), method="pce-grad", progress=False, plot=False)
+    assert s["outcomes"]["final:bar1.theta"]["pce"]["reliable"]
+    _inside_mc(s, ref, "final:bar1.theta")
+
+
+@pytest.mark.slow
+def test_monte_carlo_reference_is_reproduced(tmp_path):
+    # The stored reference is what run_study gives for the bench's spec (recomputed: ~10 000 simulations).
+    from jaxcontact.studies.montecarlo import run_study
+
+    ref = json.loads(DATA.read_text())
+    s = run_study(_four_bar(ref["n_mc"], "sobol"), str(tmp_path), progress=False, plot=False)
+    for o in ("final:bar1.theta", "impacts"):
+        for k, v in ref["mc"][o]["indices"].items():
+            assert s["outcomes"][o]["sobol"]["indices"][k]["ST"] == pytest.approx(v["ST"], abs=1e-9)
+
+
+def test_chaospy_agrees_on_the_four_bar_samples():
+    # chaospy's least-squares PCE (stored by bench/pce_four_bar.py from the same 64 LHS simulations) and ours
+    # on the same total-degree Legendre basis give the same indices; our sparse fit agrees within chaospy's
+    # own distance from the quadrature truth.
+    from jaxcontact.studies.distributions import ParamSpace
+    from jaxcontact.studies.pce import PCE, design_matrix, germs_of, multi_indices
+    from jaxcontact.studies.sampling import unit_points
+
+    ref = json.loads(DATA.read_text())
+    cp = ref["chaospy"]
+    space = ParamSpace.parse(FOUR_BAR)
+    values = space.ppf(unit_points(cp["n_samples"], 3, cp["sampler"], cp["seed"]))
+    x = np.stack([values[k] for k in space.uncertain], axis=1)
+    theta = np.arccos(-x[:, 1] / x[:, 2])  # the simulated final angle equals this to 1e-12 (test above)
+    germs = germs_of(space)
+    xi = np.stack([g.to_standard(x[:, j]) for j, g in enumerate(germs)], axis=1)
+    alphas = multi_indices(3, cp["order"])
+    coef = np.linalg.lstsq(design_matrix(germs, alphas, xi), theta, rcond=None)[0]
+    S1, ST = PCE(germs, alphas, coef, 0.0, 0.0, cp["order"], 1.0, len(theta), False).sobol()
+    np.testing.assert_allclose(S1, cp["S1"], atol=1e-8)
+    np.testing.assert_allclose(ST, cp["ST"], atol=1e-8)
