@@ -133,3 +133,72 @@ def test_chaospy_agrees_on_the_four_bar_samples():
     S1, ST = PCE(germs, alphas, coef, 0.0, 0.0, cp["order"], 1.0, len(theta), False).sobol()
     np.testing.assert_allclose(S1, cp["S1"], atol=1e-8)
     np.testing.assert_allclose(ST, cp["ST"], atol=1e-8)
+
+
+def test_cli_method_pce_grad_writes_summary_and_diagnostics(tmp_path, capsys):
+    import argparse
+
+    from jaxcontact.commands import mc
+
+    p = argparse.ArgumentParser()
+    mc.add_arguments(p)
+    out = tmp_path / "study"
+    rc = mc.run(p.parse_args(["bouncing-ball", "--method", "pce-grad", "--n", "32", "--only", "--param",
+                              "restitution=uniform(0.5,0.9)", "--param", "mass=lognormal(0,0.3)",
+                              "--outcome", "peak_impulse", "--outcome", "impacts",
+                              "--t-final", "0.8", "--sampler", "lhs", "--out", str(out), "--quiet"]))
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "bouncing-ball: 32 simulations (lhs, seed 0)" in text
+    assert "peak_impulse       polynomial chaos: Q² = " in text
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["study"]["method"] == "pce-grad"
+    assert summary["study"]["germs"] == {"restitution": "legendre (affine)", "mass": "hermite (exp)"}
+    assert "pce_diagnostics.png" in summary["files"] and "sensitivity.png" in summary["files"]
+    for f in summary["files"]:
+        assert (out / f).stat().st_size > 0
+    peak = summary["outcomes"]["peak_impulse"]
+    # Peak impulse m ((1 + ε) v + g h) (v the speed at impact from 1 m, g h the weight's share of the step's
+    # impulse): a smooth product, reliably expanded. Its exact mean and variance from E[m] = exp(σ²/2),
+    # E[m²] = exp(2σ²), E[ε] = 0.7, Var ε = 0.4²/12.
+    assert peak["pce"]["reliable"] and peak["pce"]["gradient_rows"]
+    npz = np.load(out / "samples.npz")
+    e, m, y = npz["param:restitution"], npz["param:mass"], npz["out:peak_impulse"]
+    (v, gh), *_ = np.linalg.lstsq(np.stack([1 + e, np.ones_like(e)], axis=1), y / m, rcond=None)
+    np.testing.assert_allclose(m * ((1 + e) * v + gh), y, rtol=1e-12)
+    assert gh == pytest.approx(9.81e-3, rel=1e-9) and v == pytest.approx(np.sqrt(2 * 9.81), rel=5e-3)
+    mean_g = 1.7 * v + gh
+    # (exp(σξ) is not a polynomial in ξ: the 32-sample expansion is exact to ~1e-7, not to rounding.)
+    assert peak["pce"]["mean"] == pytest.approx(np.exp(0.045) * mean_g, rel=1e-6)
+    var = np.exp(0.18) * (mean_g**2 + v**2 * 0.4**2 / 12) - np.exp(0.09) * mean_g**2
+    assert peak["pce"]["std"] ** 2 == pytest.approx(var, rel=1e-4)
+    idx = peak["sobol"]["indices"]
+    assert idx["mass"]["S1_ci"] is None and idx["mass"]["ST"] > idx["restitution"]["ST"] > 0.01
+    np.testing.assert_allclose(npz["out:d(peak_impulse)/d(mass)"], y / m, rtol=1e-12)
+
+
+def test_a_wrong_pathwise_gradient_shows_as_a_poor_q2(tmp_path):
+    # Moreau–Jean's impact speed is g times the step count before the contact activates: its derivative
+    # with respect to the drop height is 0 between activation switches (jacfwd and a small finite
+    # difference agree on that), while the speed grows as √(2 g H) over the range. Fed as gradient rows,
+    # these zeros contradict the values, and the cross-validated Q² says so.
+    spec = default_study("bouncing-ball", n=32, params=("restitution=uniform(0.5,0.9)", "height=uniform(0.5,1.5)"),
+                         only=True, outcomes=("peak_impulse",), t_final=0.8, sampler="lhs")
+    with pytest.warns(PCEWarning, match="peak_impulse: polynomial chaos cross-validated Q²"):
+        s = run_pce_study(spec, str(tmp_path / "grad"), method="pce-grad", progress=False, plot=False)
+    assert not s["outcomes"]["peak_impulse"]["pce"]["reliable"]
+    npz = np.load(tmp_path / "grad" / "samples.npz")
+    assert np.all(npz["out:d(peak_impulse)/d(height)"] == 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PCEWarning)  # the values alone are fitted reliably
+        plain = run_pce_study(spec, str(tmp_path / "plain"), method="pce", progress=False, plot=False)
+    assert plain["outcomes"]["peak_impulse"]["pce"]["q2"] > 0.99
+
+
+def test_method_refuses_what_it_cannot_expand(tmp_path):
+    spec = default_study("bouncing-ball", n=8, params=("restitution=uniform(0.5,0.9)",), only=True,
+                         outcomes=("series:y",), t_final=0.2)
+    with pytest.raises(ValueError, match="needs at least one scalar outcome"):
+        run_pce_study(spec, str(tmp_path), progress=False, plot=False)
+    with pytest.raises(ValueError, match="method = 'lars' must be one of"):
+        run_pce_study(spec, str(tmp_path), method="lars", progress=False, plot=False)
