@@ -128,10 +128,12 @@ def pce_diagnostics(fits: dict, path, title: str = "") -> None:
     ax0.legend(fontsize=7)
     for name, f in fits.items():
         deg, cmax = f.degree_decay()
-        ax1.semilogy(deg, np.maximum(cmax / max(np.sqrt(f.variance), 1e-300), 1e-17), "o-", ms=3,
-                     label=f"{name} (p = {f.degree}, {f.n_terms} terms)")
+        keep = (deg > 0) & (cmax > 0)  # the mean (degree 0) is not part of the decay; unpicked degrees have none
+        if f.variance > 0 and keep.any():
+            ax1.semilogy(deg[keep], cmax[keep] / np.sqrt(f.variance), "o-", ms=3,
+                         label=f"{name} (p = {f.degree}, {f.n_terms} terms)")
     ax1.set_xlabel("total degree")
-    ax1.set_ylabel("max |c_α| / std")
+    ax1.set_ylabel("largest |c_α| of the degree / std")
     ax1.legend(fontsize=6)
     if title:
         fig.suptitle(title, fontsize=10)
