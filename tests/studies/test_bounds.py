@@ -56,3 +56,22 @@ def test_a_non_uniform_law_is_refused_by_name():
                          outcomes=("peak_impulse",))
     with pytest.raises(ValueError, match="restitution=truncnormal.*interval bounds need a box"):
         study_function(spec, "peak_impulse")
+
+
+def test_four_bar_rest_angle_range_over_a_tolerance_box():
+    # Wall distance and bar length only known within a box: at rest on the wall θ = arccos(−w / l1),
+    # increasing in w / l1, so its range is reached at the corners (w, l1) = (0.04, 0.21) and (0.08, 0.19).
+    from jaxcontact.stepping.moreau_jean import MoreauJean
+    from jaxcontact.studies.montecarlo import default_study
+
+    spec = default_study("four-bar", n=8, params=("wall_distance=uniform(0.04,0.08)", "l1=uniform(0.19,0.21)"),
+                         only=True, outcomes=("final:bar1.theta",), dt=1e-3, t_final=2.0,
+                         scheme=MoreauJean(projection=True, contact_projection=True))
+    f, names, lo, hi = study_function(spec, "final:bar1.theta")
+    assert names == ["wall_distance", "l1"]
+    res = outcome_bounds(f, lo, hi, degree=4, n_dense=2**12, n_check=4)
+    assert res.lower == pytest.approx(np.arccos(-0.04 / 0.21), abs=1e-9)
+    assert res.upper == pytest.approx(np.arccos(-0.08 / 0.19), abs=1e-9)
+    np.testing.assert_allclose(res.argmin, [0.04, 0.21], atol=1e-9)
+    np.testing.assert_allclose(res.argmax, [0.08, 0.19], atol=1e-9)
+    assert res.check_error < 1e-4 and res.n_simulations == 25 + 2 + 4

@@ -2,7 +2,6 @@
 Monte Carlo on the four-bar, the unreliable-fit flag on an impact count, the CLI's --method."""
 
 import json
-import os
 import warnings
 from pathlib import Path
 
@@ -23,7 +22,7 @@ FOUR_BAR = ("restitution=uniform(0.6,0.95)", "wall_distance=uniform(0.04,0.08)",
 def _four_bar(n, sampler="lhs"):
     # Same study as bench/pce_four_bar.py (which stored the Monte Carlo reference).
     return default_study("four-bar", n=n, params=FOUR_BAR, only=True, outcomes=("final:bar1.theta", "impacts"),
-                         sampler=sampler, seed=0, dt=1e-3, t_final=1.0,
+                         sampler=sampler, seed=0, dt=1e-3, t_final=2.0,
                          scheme=MoreauJean(projection=True, contact_projection=True))
 
 
@@ -72,22 +71,49 @@ def _inside_mc(summary, ref, outcome):
         assert m["ST_ci"][0] <= p["ST"] <= m["ST_ci"][1], (k, "ST", p["ST"], m["ST_ci"])
 
 
-@pytest.mark.parametrize("method, n", [("pce", 64)])
-def test_four_bar_pce_within_monte_carlo_intervals(tmp_path, method, n):
+def test_four_bar_pce_of_stored_simulations_within_monte_carlo_intervals():
+    # The 64 simulations of the plain PCE study and the Monte Carlo intervals (5 000 simulations), both
+    # stored by bench/pce_four_bar.py; the slow test below reruns the study itself.
+    from jaxcontact.studies.distributions import ParamSpace
+    from jaxcontact.studies.pce import fit_pce, germs_of
+
     ref = json.loads(DATA.read_text())
-    assert ref["n_mc"] >= 10 * n
+    smp = ref["pce_samples"]
+    assert ref["n_mc"] >= 10 * len(smp["x"])
+    germs = germs_of(ParamSpace.parse(FOUR_BAR))
+    x = np.asarray(smp["x"])
+    xi = np.stack([g.to_standard(x[:, j]) for j, g in enumerate(germs)], axis=1)
+    fit = fit_pce(germs, xi, np.asarray(smp["final:bar1.theta"]), name="final:bar1.theta")
+    assert fit.reliable and fit.q2 > 0.999
+    S1, ST = fit.sobol()
+    summary = {"outcomes": {"final:bar1.theta": {"sobol": {"indices": {
+        k: {"S1": S1[j], "ST": ST[j]} for j, k in enumerate(smp["names"])}}}}}
+    _inside_mc(summary, ref, "final:bar1.theta")
+    for j, k in enumerate(smp["names"]):
+        assert S1[j] == pytest.approx(ref["quadrature"]["indices"][k]["S1"], abs=1e-3)
+        assert ST[j] == pytest.approx(ref["quadrature"]["indices"][k]["ST"], abs=1e-3)
     with pytest.warns(PCEWarning, match="impacts: polynomial chaos cross-validated Q²"):
-        s = run_pce_study(_four_bar(n), str(tmp_path), method=method, progress=False, plot=False)
+        bad = fit_pce(germs, xi, np.asarray(smp["impacts"], float), name="impacts")
+    assert not bad.reliable
+
+
+@pytest.mark.slow
+def test_four_bar_pce_within_monte_carlo_intervals(tmp_path):
+    ref = json.loads(DATA.read_text())
+    with pytest.warns(PCEWarning, match="impacts: polynomial chaos cross-validated Q²"):
+        s = run_pce_study(_four_bar(64), str(tmp_path), method="pce", progress=False, plot=False)
     theta = s["outcomes"]["final:bar1.theta"]
     assert theta["pce"]["reliable"] and theta["pce"]["q2"] > 0.999
     _inside_mc(s, ref, "final:bar1.theta")
-    # And against the geometry's indices by quadrature.
     for k, v in ref["quadrature"]["indices"].items():
         assert theta["sobol"]["indices"][k]["S1"] == pytest.approx(v["S1"], abs=1e-3)
         assert theta["sobol"]["indices"][k]["ST"] == pytest.approx(v["ST"], abs=1e-3)
     assert theta["pce"]["mean"] == pytest.approx(ref["quadrature"]["mean"], abs=1e-4)
     impacts = s["outcomes"]["impacts"]
     assert not impacts["pce"]["reliable"] and not impacts["sobol"]["reliable"] and impacts["pce"]["warning"]
+    # The same simulations as the stored ones.
+    np.testing.assert_allclose(np.load(tmp_path / "samples.npz")["out:final:bar1.theta"],
+                               ref["pce_samples"]["final:bar1.theta"], rtol=1e-12)
 
 
 @pytest.mark.slow
@@ -113,19 +139,15 @@ def test_monte_carlo_reference_is_reproduced(tmp_path):
 
 
 def test_chaospy_agrees_on_the_four_bar_samples():
-    # chaospy's least-squares PCE (stored by bench/pce_four_bar.py from the same 64 LHS simulations) and ours
-    # on the same total-degree Legendre basis give the same indices; our sparse fit agrees within chaospy's
-    # own distance from the quadrature truth.
+    # chaospy's least-squares PCE of the 64 simulated final angles (stored by bench/pce_four_bar.py) and ours
+    # on the same total-degree Legendre basis and samples give the same indices.
     from jaxcontact.studies.distributions import ParamSpace
     from jaxcontact.studies.pce import PCE, design_matrix, germs_of, multi_indices
-    from jaxcontact.studies.sampling import unit_points
-
     ref = json.loads(DATA.read_text())
     cp = ref["chaospy"]
     space = ParamSpace.parse(FOUR_BAR)
-    values = space.ppf(unit_points(cp["n_samples"], 3, cp["sampler"], cp["seed"]))
-    x = np.stack([values[k] for k in space.uncertain], axis=1)
-    theta = np.arccos(-x[:, 1] / x[:, 2])  # the simulated final angle equals this to 1e-12 (test above)
+    x = np.asarray(ref["pce_samples"]["x"])
+    theta = np.asarray(ref["pce_samples"]["final:bar1.theta"])
     germs = germs_of(space)
     xi = np.stack([g.to_standard(x[:, j]) for j, g in enumerate(germs)], axis=1)
     alphas = multi_indices(3, cp["order"])
