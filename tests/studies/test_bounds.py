@@ -58,6 +58,23 @@ def test_a_non_uniform_law_is_refused_by_name():
         study_function(spec, "peak_impulse")
 
 
+def test_ball_peak_impulse_range():
+    # Peak impulse m ((1 + ε) v + g h) with v ≈ √(2 g H) (H = 1 m): increasing in ε and m, so the range is
+    # reached at the corners (0.5, 0.5) and (0.9, 2).
+    from jaxcontact.studies.montecarlo import default_study
+
+    spec = default_study("bouncing-ball", n=8, params=("restitution=uniform(0.5,0.9)", "mass=uniform(0.5,2.0)"),
+                         only=True, outcomes=("peak_impulse",), t_final=0.6)
+    f, names, lo, hi = study_function(spec, "peak_impulse")
+    res = outcome_bounds(f, lo, hi, degree=3, n_dense=2**10, n_check=4)
+    v = np.sqrt(2 * 9.81)
+    np.testing.assert_allclose(res.argmin, [0.5, 0.5], atol=1e-12)
+    np.testing.assert_allclose(res.argmax, [0.9, 2.0], atol=1e-12)
+    assert res.lower == pytest.approx(0.5 * 1.5 * v, rel=5e-3) and res.upper == pytest.approx(2 * 1.9 * v, rel=5e-3)
+    assert res.check_error < 1e-10  # the outcome is a polynomial of degree 2 in (ε, m)
+
+
+@pytest.mark.slow
 def test_four_bar_rest_angle_range_over_a_tolerance_box():
     # Wall distance and bar length only known within a box: at rest on the wall θ = arccos(−w / l1),
     # increasing in w / l1, so its range is reached at the corners (w, l1) = (0.04, 0.21) and (0.08, 0.19).
