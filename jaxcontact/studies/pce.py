@@ -58,6 +58,7 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy import stats
+from scipy.linalg import solve_triangular
 
 from jaxcontact.studies.distributions import Fixed, LogNormal, Normal, ParamSpace, TruncNormal, Uniform
 
@@ -228,8 +229,10 @@ def omp_loo(A: np.ndarray, y: np.ndarray, block: int = 1, max_terms: int | None 
 
     Rows i·block … i·block + block − 1 are sample i; its first row is the value row. After k picks the
     leave-one-out error is mean over samples of the value entry of (I − H_ii)⁻¹ r_i, squared, divided by
-    the variance of the value rows. Column 0 (the constant) is always picked first. Returns the whole path
-    and the least-squares coefficients (P,) of the prefix with the smallest error.
+    the variance of the value rows. Column 0 (the constant) is always picked first. At most
+    min(P, m/2, n − 2) terms are picked (``max_terms`` overrides): nearer to interpolation the
+    leave-one-out error of terms picked with every sample stops saying anything. Returns the whole
+    path and the least-squares coefficients (P,) of the prefix with the smallest error.
     """
     m, P = A.shape
     n = m // block
@@ -271,9 +274,11 @@ def omp_loo(A: np.ndarray, y: np.ndarray, block: int = 1, max_terms: int | None 
         chosen.append(j)
         qb = q.reshape(n, block)
         H += qb[:, :, None] * qb[:, None, :]
-        with np.errstate(divide="ignore", invalid="ignore"):
+        try:
             e = np.linalg.solve(np.eye(block) - H, r.reshape(n, block, 1))[:, 0, 0]
-        err = float(np.mean(e**2) / var) if var > 0 else 0.0
+            err = float(np.mean(e**2) / var) if var > 0 else 0.0
+        except np.linalg.LinAlgError:  # a sample the fit interpolates exactly: it cannot be left out
+            err = np.inf
         loo.append(err if np.isfinite(err) else np.inf)
         # Stop once the error has not improved for a quarter of the path (at least 10 picks): past the
         # optimum the error only grows as the fit starts to interpolate.
@@ -281,8 +286,6 @@ def omp_loo(A: np.ndarray, y: np.ndarray, block: int = 1, max_terms: int | None 
             break
     loo = np.array(loo)
     best = int(np.argmin(loo)) + 1
-    from scipy.linalg import solve_triangular
-
     c_sel = solve_triangular(R[:best, :best], qy[:best])
     coef = np.zeros(P)
     coef[np.array(chosen[:best])] = c_sel / scale[np.array(chosen[:best])]
