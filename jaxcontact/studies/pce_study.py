@@ -39,7 +39,8 @@ import jax
 import numpy as np
 
 from jaxcontact.studies import plots, statistics
-from jaxcontact.studies.montecarlo import StudySpec, prepare_study
+# The output-folder check and the strict-JSON conversion are the Monte Carlo study's own (one copy of each).
+from jaxcontact.studies.montecarlo import StudySpec, _check_out_dir, _jsonable, prepare_study
 from jaxcontact.studies.pce import MIN_Q2, PCEWarning, fit_pce, germs_of
 from jaxcontact.studies.runner import run_samples
 from jaxcontact.studies.sensitivity import SobolIndices
@@ -76,8 +77,6 @@ def with_gradients(evaluate, uncertain, scalar_names):
 def run_pce_study(spec: StudySpec, out_dir: str, *, method: str = "pce", progress: bool = True,
                   plot: bool = True, min_q2: float = MIN_Q2) -> dict:
     """Run (or resume) a polynomial chaos study of ``spec`` in ``out_dir``; return the summary (also summary.json)."""
-    from jaxcontact.studies.montecarlo import _check_out_dir, _jsonable
-
     if method not in METHODS:
         raise ValueError(f"method = {method!r} must be one of {METHODS}")
     t_wall = time.perf_counter()
