@@ -65,10 +65,13 @@ def test_four_bar_final_angle_gradient_matches_fd_and_geometry():
 
 
 def _inside_mc(summary, ref, outcome):
+    # The rest angle does not depend on the restitution at all: its Monte Carlo interval is [4e-31, 6e-31]
+    # and the expansion's index ~1e-14 — both rounding. Intervals are therefore widened by 1e-12.
     for k, m in ref["mc"][outcome]["indices"].items():
         p = summary["outcomes"][outcome]["sobol"]["indices"][k]
-        assert m["S1_ci"][0] <= p["S1"] <= m["S1_ci"][1], (k, "S1", p["S1"], m["S1_ci"])
-        assert m["ST_ci"][0] <= p["ST"] <= m["ST_ci"][1], (k, "ST", p["ST"], m["ST_ci"])
+        for key in ("S1", "ST"):
+            lo, hi = m[f"{key}_ci"]
+            assert lo - 1e-12 <= p[key] <= hi + 1e-12, (k, key, p[key], m[f"{key}_ci"])
 
 
 def test_four_bar_pce_of_stored_simulations_within_monte_carlo_intervals():
