@@ -4,6 +4,10 @@
     jaxcontact mc four-bar --n 4096 --sampler sobol --param restitution=uniform(0.5,0.9)
     jaxcontact mc bouncing-ball --param restitution=uniform(0.5,0.9) --outcome peak_impulse
 
+``--method pce`` (or ``pce-grad``, adding each simulation's ``jax.jacfwd``
+gradient as regression rows) replaces the Monte Carlo statistics by a sparse
+polynomial chaos expansion of each scalar outcome (``jaxcontact.studies.pce_study``).
+
 Writes ``summary.json``, ``samples.npz`` and PNG figures into ``--out`` and a
 ``chunks/`` folder that lets an interrupted run (Ctrl-C, a killed job) resume:
 rerun the same command.
@@ -126,15 +130,22 @@ def run(args) -> int:
             from jaxcontact.studies.pce import PCEWarning
             from jaxcontact.studies.pce_study import run_pce_study
 
-            # Unreliable fits are reported below, one line per outcome, instead of as Python warnings.
-            warnings.simplefilter("ignore", PCEWarning)
-            summary = run_pce_study(spec, out, method=args.method, progress=not args.quiet, plot=not args.no_plots)
+            if args.no_sobol:
+                raise ValueError(f"--no-sobol does not apply to --method {args.method}: its Sobol indices come "
+                                 f"from the expansion's coefficients at no extra simulation")
+            with warnings.catch_warnings():
+                # Unreliable fits are reported below, one line per outcome, instead of as Python warnings.
+                warnings.simplefilter("ignore", PCEWarning)
+                summary = run_pce_study(spec, out, method=args.method, progress=not args.quiet,
+                                        plot=not args.no_plots)
     except ValueError as e:
         print(f"jaxcontact mc: error: {e}", file=sys.stderr)
         return 2
     print(format_summary(summary))
     for name, o in summary["outcomes"].items():
-        if "pce" in o and "q2" in o["pce"]:
+        if "pce" in o and "error" in o["pce"]:
+            print(f"  {name:<18} polynomial chaos: not fitted: {o['pce']['error']}")
+        elif "pce" in o:
             p = o["pce"]
             print(f"  {name:<18} polynomial chaos: Q² = {_q2(p['q2'])} (degree {p['degree']}, {p['n_terms']} terms)"
                   + ("" if p["reliable"] else f" — UNRELIABLE (Q² < {p['min_q2']}): do not trust its Sobol indices"))

@@ -227,3 +227,15 @@ def test_method_refuses_what_it_cannot_expand(tmp_path):
         run_pce_study(spec, str(tmp_path), progress=False, plot=False)
     with pytest.raises(ValueError, match="method = 'lars' must be one of"):
         run_pce_study(spec, str(tmp_path), method="lars", progress=False, plot=False)
+
+
+def test_cli_refuses_no_sobol_with_pce(tmp_path, capsys):
+    import argparse
+
+    from jaxcontact.commands import mc
+
+    p = argparse.ArgumentParser()
+    mc.add_arguments(p)
+    rc = mc.run(p.parse_args(["bouncing-ball", "--method", "pce", "--no-sobol", "--out", str(tmp_path), "--quiet"]))
+    assert rc == 2
+    assert "--no-sobol does not apply to --method pce" in capsys.readouterr().err
