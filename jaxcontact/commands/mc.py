@@ -4,6 +4,10 @@
     jaxcontact mc four-bar --n 4096 --sampler sobol --param restitution=uniform(0.5,0.9)
     jaxcontact mc bouncing-ball --param restitution=uniform(0.5,0.9) --outcome peak_impulse
 
+``--method pce`` (or ``pce-grad``, adding each simulation's ``jax.jacfwd``
+gradient as regression rows) replaces the Monte Carlo statistics by a sparse
+polynomial chaos expansion of each scalar outcome (``jaxcontact.studies.pce_study``).
+
 Writes ``summary.json``, ``samples.npz`` and PNG figures into ``--out`` and a
 ``chunks/`` folder that lets an interrupted run (Ctrl-C, a killed job) resume:
 rerun the same command.
@@ -29,13 +33,15 @@ import sys
 from jaxcontact.commands.simulate import parse_sets
 
 NAME = "mc"
+PCE_DEFAULT_N = 256
 HELP = "Monte Carlo uncertainty study of a built-in model (statistics, Sobol indices, plots)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="built-in model name (e.g. four-bar, bouncing-ball)")
     p.add_argument("--n", type=int, default=None,
-                   help="number of simulations (default: the model's default study, 10000 for four-bar)")
+                   help="number of simulations (default: the model's default study, 10000 for four-bar; "
+                        "256 with --method pce or pce-grad)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=DIST(ARGS)",
                    help="uncertain parameter, e.g. restitution=uniform(0.6,0.95); dists: uniform(a,b), "
                         "normal(mu,sigma), truncnormal(mu,sigma,lo,hi), lognormal(mu,sigma), fixed(v). "
@@ -62,6 +68,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--devices", type=int, default=None,
                    help="XLA host devices to shard over on CPU (default: one per usable core; programs with "
                         "LAPACK calls run on one, see the module doc)")
+    p.add_argument("--method", choices=("mc", "pce", "pce-grad"), default="mc",
+                   help="mc: Monte Carlo statistics and Saltelli Sobol indices; pce: a sparse polynomial chaos "
+                        "expansion of each scalar outcome fitted to N samples (moments and Sobol indices from its "
+                        "coefficients, cross-validated Q² per outcome, pce_diagnostics.png); pce-grad: the same "
+                        "with each sample's jax.jacfwd gradient as extra regression rows")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--out", default=None, help="output folder (default: mc-<model>)")
@@ -104,15 +115,43 @@ def run(args) -> int:
     from jaxcontact.studies.montecarlo import default_study, format_summary, run_study
 
     try:
-        spec = default_study(args.model, n=args.n, params=args.param, only=args.only, outcomes=args.outcome,
+        # A polynomial chaos fit needs far fewer simulations than Monte Carlo statistics.
+        n = args.n if args.n is not None or args.method == "mc" else PCE_DEFAULT_N
+        spec = default_study(args.model, n=n, params=args.param, only=args.only, outcomes=args.outcome,
                              sampler=args.sampler, seed=args.seed, sensitivity=not args.no_sobol, dt=args.dt,
                              t_final=args.t_final, save_every=args.save_every, overrides=parse_sets(args.set),
                              chunk_size=args.chunk, n_bootstrap=args.bootstrap)
         out = args.out or f"mc-{args.model}"
-        summary = run_study(spec, out, progress=not args.quiet, plot=not args.no_plots)
+        if args.method == "mc":
+            summary = run_study(spec, out, progress=not args.quiet, plot=not args.no_plots)
+        else:
+            import warnings
+
+            from jaxcontact.studies.pce import PCEWarning
+            from jaxcontact.studies.pce_study import run_pce_study
+
+            if args.no_sobol:
+                raise ValueError(f"--no-sobol does not apply to --method {args.method}: its Sobol indices come "
+                                 f"from the expansion's coefficients at no extra simulation")
+            with warnings.catch_warnings():
+                # Unreliable fits are reported below, one line per outcome, instead of as Python warnings.
+                warnings.simplefilter("ignore", PCEWarning)
+                summary = run_pce_study(spec, out, method=args.method, progress=not args.quiet,
+                                        plot=not args.no_plots)
     except ValueError as e:
         print(f"jaxcontact mc: error: {e}", file=sys.stderr)
         return 2
     print(format_summary(summary))
+    for name, o in summary["outcomes"].items():
+        if "pce" in o and "error" in o["pce"]:
+            print(f"  {name:<18} polynomial chaos: not fitted: {o['pce']['error']}")
+        elif "pce" in o:
+            p = o["pce"]
+            print(f"  {name:<18} polynomial chaos: Q² = {_q2(p['q2'])} (degree {p['degree']}, {p['n_terms']} terms)"
+                  + ("" if p["reliable"] else f" — UNRELIABLE (Q² < {p['min_q2']}): do not trust its Sobol indices"))
     print(f"wrote {', '.join(os.path.join(out, f) for f in summary['files'])}")
     return 0
+
+
+def _q2(x) -> str:
+    return "n/a" if x is None else f"{x:.4f}"

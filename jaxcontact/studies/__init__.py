@@ -10,7 +10,13 @@ Modules (each usable alone; ``montecarlo`` wires them to the built-in models):
 * ``outcomes`` — reductions of a trajectory to scalars and kept time series.
 * ``statistics`` — failures counted apart; mean, std, quantiles, bands, histograms.
 * ``sensitivity`` — Saltelli design, first-order and total Sobol indices with bootstrap CIs.
-* ``plots`` — PNG figures (quantile bands, histograms, Sobol bars, scatters).
+* ``pce`` — polynomial chaos: orthonormal bases matched to the input laws, hyperbolic truncation,
+  sparse regression (OMP, terms by leave-one-out), gradient-enhanced rows, cross-validated Q²,
+  moments and Sobol indices from the coefficients; ``pce_study`` runs one on a built-in model
+  (``jaxcontact mc --method pce|pce-grad``).
+* ``bounds`` — outcome bounds over a box of parameters (Chebyshev surrogate, dense search,
+  extrema re-simulated).
+* ``plots`` — PNG figures (quantile bands, histograms, Sobol bars, scatters, PCE diagnostics).
 * ``montecarlo`` — :class:`StudySpec` and :func:`run_study` (summary.json, samples.npz,
   PNGs), the engine of ``jaxcontact mc``.
 """

@@ -109,3 +109,32 @@ def scatter(params: dict, outcomes: dict, valid, path, max_points: int = 4000, s
                 ax.set_ylabel(oname, fontsize=8)
             ax.tick_params(labelsize=7)
     _save(fig, path)
+
+
+def pce_diagnostics(fits: dict, path, title: str = "") -> None:
+    """fits: outcome -> pce.PCE. Left: 1 − Q² per outcome (log scale, the reliability threshold dashed;
+    red bars are unreliable fits); right: each expansion's largest |c_α| per total degree (its decay)."""
+    names = list(fits)
+    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(10, 3.6))
+    err = np.array([max(1.0 - f.q2, 1e-16) for f in fits.values()])
+    colors = ["C0" if f.reliable else "C3" for f in fits.values()]
+    ax0.bar(np.arange(len(names)), err, color=colors)
+    thresholds = {1.0 - f.min_q2 for f in fits.values()}
+    for t in thresholds:
+        ax0.axhline(t, color="k", ls="--", lw=0.8, label=f"1 − Q² = {t:g} (unreliable above)")
+    ax0.set_yscale("log")
+    ax0.set_xticks(np.arange(len(names)), names, rotation=25, fontsize=7, ha="right")
+    ax0.set_ylabel("1 − Q² (cross-validated)")
+    ax0.legend(fontsize=7)
+    for name, f in fits.items():
+        deg, cmax = f.degree_decay()
+        keep = (deg > 0) & (cmax > 0)  # the mean (degree 0) is not part of the decay; unpicked degrees have none
+        if f.variance > 0 and keep.any():
+            ax1.semilogy(deg[keep], cmax[keep] / np.sqrt(f.variance), "o-", ms=3,
+                         label=f"{name} (p = {f.degree}, {f.n_terms} terms)")
+    ax1.set_xlabel("total degree")
+    ax1.set_ylabel("largest |c_α| of the degree / std")
+    ax1.legend(fontsize=6)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    _save(fig, path)

@@ -134,6 +134,14 @@ def ishigami(x: np.ndarray, a: float = 7.0, b: float = 0.1) -> np.ndarray:
     return np.sin(x[..., 0]) + a * np.sin(x[..., 1]) ** 2 + b * x[..., 2] ** 4 * np.sin(x[..., 0])
 
 
+def ishigami_gradient(x: np.ndarray, a: float = 7.0, b: float = 0.1) -> np.ndarray:
+    """∂f/∂x of :func:`ishigami` (x of shape (..., 3) -> (..., 3))."""
+    x = np.asarray(x, float)
+    x1, x2, x3 = x[..., 0], x[..., 1], x[..., 2]
+    return np.stack([np.cos(x1) * (1 + b * x3**4), 2 * a * np.sin(x2) * np.cos(x2), 4 * b * x3**3 * np.sin(x1)],
+                    axis=-1)
+
+
 def ishigami_indices(a: float = 7.0, b: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
     """Analytic (S1, ST) of the Ishigami function (Sobol' & Levitan 1999)."""
     pi = np.pi
