@@ -73,6 +73,12 @@ def unit_float(text: str) -> float:
     return v
 
 
+def add_check_option(p: argparse.ArgumentParser) -> None:
+    """``--check``: every command validates, prints what it would run and stops."""
+    p.add_argument("--check", action="store_true",
+                   help="validate the options, data and output folder, print the plan and size estimate, and stop")
+
+
 # ---------------------------------------------------------------- output folder
 
 def output_folder(path: str, option: str = "--out") -> str:
@@ -184,7 +190,7 @@ class Size(NamedTuple):
     env_steps: float
 
     def describe(self) -> str:
-        return (f"{self.env_steps:.3g} steps, about {_bytes(self.memory_bytes)} in memory and "
+        return (f"{self.env_steps:.3g} time steps in all, about {_bytes(self.memory_bytes)} in memory and "
                 f"{_bytes(self.disk_bytes)} on disk")
 
 
@@ -250,7 +256,7 @@ def check_size(size: Size, out: str, allow_large: bool) -> None:
     if over and not allow_large:
         limits = {"memory_bytes": f"{_bytes(LIMITS['memory_bytes'])} of memory",
                   "disk_bytes": f"{_bytes(LIMITS['disk_bytes'])} on disk",
-                  "env_steps": f"{LIMITS['env_steps']:.0e} steps"}
+                  "env_steps": f"{LIMITS['env_steps']:.0e} time steps"}
         raise ValueError(f"this run needs {size.describe()}, above {' and '.join(limits[k] for k in over)}; "
                          "check --dt, --t-final, --n and --save-every, or add --allow-large to run it anyway")
 

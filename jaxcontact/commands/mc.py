@@ -42,11 +42,10 @@ HELP = "Monte Carlo uncertainty study of a built-in model (statistics, Sobol ind
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from jaxcontact.models import REGISTRY
-    from jaxcontact.studies.montecarlo import DEFAULT_STUDIES
 
-    p.add_argument("model", help=f"built-in model: {', '.join(sorted(REGISTRY))} (default studies: "
-                                 f"{', '.join(sorted(DEFAULT_STUDIES))}; others need --param); "
-                                 "`jaxcontact params MODEL` lists its parameters")
+    p.add_argument("model", help=f"built-in model: {', '.join(sorted(REGISTRY))} (`jaxcontact models` says which "
+                                 "have a default study, the others need --param; `jaxcontact params MODEL` lists "
+                                 "its parameters)")
     p.add_argument("--n", type=checks.positive_int, default=None,
                    help="number of simulations (default: the model's default study, 10000 for four-bar); with "
                         "Sobol indices rounded up to whole Saltelli rows, n_base × (d + 2) for d uncertain "
@@ -87,6 +86,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default=None, help="output folder, created if needed (default: mc-<model>)")
     p.add_argument("--allow-large", action="store_true",
                    help="run even when the size estimate is far above what a command line usually asks for")
+    checks.add_check_option(p)
 
 
 def usable_cores() -> int:
@@ -169,6 +169,8 @@ def run(args) -> int:
         print(line)
         for w in warns:
             print(f"warning: {w}", file=sys.stderr)
+        if args.check:
+            return 0
         summary = run_study(spec, out, progress=not args.quiet, plot=not args.no_plots)
     except ValueError as e:
         print(f"jaxcontact mc: error: {e}", file=sys.stderr)

@@ -48,6 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-plots", action="store_true", help="write trajectory.npz only")
     p.add_argument("--allow-large", action="store_true",
                    help="run even when the size estimate is far above what a command line usually asks for")
+    checks.add_check_option(p)
 
 
 def parse_sets(items) -> dict:
@@ -82,9 +83,14 @@ def run(args) -> int:
             raise ValueError(f"--save-every {save_every} must be ≥ 1 and divide the step count {n_steps}")
         scheme = make_scheme(args.scheme, theta=args.theta, solver=args.solver, iterations=args.iterations)
         out = checks.output_folder(args.out or f"simulate-{args.model}")
-        checks.check_size(checks.trajectory_size(model, n_steps, save_every), out, args.allow_large)
+        size = checks.trajectory_size(model, n_steps, save_every)
+        checks.check_size(size, out, args.allow_large)
         for w in checks.step_warnings(model, dt):
             print(f"warning: {w}", file=sys.stderr)
+        if args.check:
+            print(f"{model.name}: {n_steps} steps of dt = {dt:g} s to t = {n_steps * dt:g} s ({args.scheme}); "
+                  f"{size.describe()}; output folder {out}")
+            return 0
         q0, u0 = model.initial_state(model.params)
         start = time.perf_counter()
         traj = simulate(model.system, model.params, q0, u0, dt=dt, n_steps=n_steps, scheme=scheme,

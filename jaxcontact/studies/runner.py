@@ -368,11 +368,14 @@ def _pad(chunk, size: int):
 
 
 def run_chunks(batch_fn: Callable, inputs, *, chunk_size: int, store: ChunkStore | None = None,
-               progress: bool = True, desc: str = "samples") -> tuple[dict, int, int, float]:
+               progress: bool = True, desc: str = "samples", warmup: Callable | None = None
+               ) -> tuple[dict, int, int, float]:
     """The chunk loop: ``batch_fn(padded_chunk) -> dict of (chunk_size, ...) arrays``.
 
     Loads chunks already in ``store``, computes the others in order, writes each
-    as soon as it is done. Returns (outputs, n_computed, n_loaded, run_seconds).
+    as soon as it is done. ``warmup(padded_chunk)`` (e.g. compilation) runs before the
+    progress bar starts, so the bar's rate is the evaluation rate. Returns
+    (outputs, n_computed, n_loaded, run_seconds).
     """
     from tqdm.auto import tqdm
 
@@ -388,8 +391,12 @@ def run_chunks(batch_fn: Callable, inputs, *, chunk_size: int, store: ChunkStore
     n_computed = 0
     t0 = time.perf_counter()
     try:
+        todo = [i for i in range(n_chunks) if parts[i] is None]
+        if warmup is not None and todo:
+            start = todo[0] * chunk_size
+            warmup(_pad(jax.tree.map(lambda a: a[start:start + chunk_size], inputs), chunk_size))
         with tqdm(total=n, initial=n_loaded, unit="sample", unit_scale=True, desc=desc, disable=not progress,
-                  dynamic_ncols=True, smoothing=0.1) as bar:
+                  dynamic_ncols=True, smoothing=0) as bar:
             for i in range(n_chunks):
                 if parts[i] is not None:
                     continue
@@ -443,7 +450,7 @@ def run_samples(fn: Callable, inputs, *, chunk_size: int | None = None, out_dir=
     compiled = None
     compile_seconds = 0.0
 
-    def batch_fn(chunk_inputs):
+    def ensure_compiled(chunk_inputs):
         nonlocal compiled, compile_seconds, sharding, n_dev
         # Pad the chunk to a multiple of the device count (the chunk itself is the study's, whatever the devices).
         padded = _pad(chunk_inputs, int(math.ceil(chunk / n_dev) * n_dev))
@@ -458,9 +465,13 @@ def run_samples(fn: Callable, inputs, *, chunk_size: int | None = None, out_dir=
                 padded = chunk_inputs
                 compiled, more = compile_batched(fn, padded, sharding)
                 compile_seconds += more
+        return padded
+
+    def batch_fn(chunk_inputs):
+        padded = ensure_compiled(chunk_inputs)
         out = _fetch(compiled(_place(padded, sharding)))
         return {k: v[:chunk] for k, v in out.items()}
 
     outputs, n_computed, n_loaded, seconds = run_chunks(batch_fn, inputs, chunk_size=chunk, store=store,
-                                                        progress=progress, desc=desc)
+                                                        progress=progress, desc=desc, warmup=ensure_compiled)
     return RunResult(outputs, n, n_computed, n_loaded, compile_seconds, seconds - compile_seconds, n_dev, chunk)
