@@ -315,7 +315,7 @@ def default_study(model: str, *, n=None, params=(), only: bool = False, outcomes
     d = DEFAULT_STUDIES.get(model, {})
     space = ParamSpace.parse(params) if only else ParamSpace.parse(d.get("params", ())).updated(ParamSpace.parse(params))
     if not space.names:
-        raise ValueError(f"no uncertain parameter for {model!r}: give --param name=dist(args)")
+        raise ValueError(f"no uncertain parameter for {model!r}: give --param 'name=dist(args)' (quoted for the shell)")
     outs = tuple(outcomes) or tuple(d.get("outcomes", ("peak_impulse", "impacts", "rest_time")))
     n = d.get("n", 1024) if n is None else n
     kw = {k: v for k, v in kw.items() if v is not None}
