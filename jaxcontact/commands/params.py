@@ -16,20 +16,6 @@ import importlib
 NAME = "params"
 HELP = "list a model's parameters: default value, unit and rule"
 
-# Units of the built-in models' parameters (SI). "1": dimensionless.
-UNITS = {
-    "mass": "kg", "m1": "kg", "m2": "kg", "m3": "kg", "J1": "kg·m²", "J2": "kg·m²", "J3": "kg·m²",
-    "radius": "m", "height": "m", "width": "m", "l1": "m", "l2": "m", "l3": "m", "ground_length": "m",
-    "wall_distance": "m", "bar_length": "m", "e": "m", "ax": "m", "ay": "m", "pin_radius": "m", "clearance": "m",
-    "restitution": "1", "friction": "1", "static_friction": "1", "exponent": "1",
-    "gravity": "m/s²", "g": "m/s²", "torque": "N·m", "omega": "rad/s", "initial_angle": "rad", "tilt": "rad",
-    "slope_deg": "deg", "speed": "m/s", "push_rate": "N/s", "slip_width": "m/s", "slip_width0": "m/s",
-    "stiffness": "N/m^exponent",
-}
-# Damping laws differ between models: the slider–bar paper's c δ δ̇, Hunt–Crossley's c δ^n δ̇.
-MODEL_UNITS = {("slider-bar", "damping"): "N·s/m²", ("slider-crank-clearance", "damping"): "N·s/m^(exponent+1)"}
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from jaxcontact.models import REGISTRY
 
@@ -41,6 +27,7 @@ def rows(model_name: str) -> list[tuple[str, str, str, str, str]]:
     import numpy as np
 
     from jaxcontact.models import REGISTRY, get_model
+    from jaxcontact.models.units import param_unit
     from jaxcontact.studies.distributions import bounds_for
 
     module = importlib.import_module(f"jaxcontact.models.{REGISTRY[model_name]}")
@@ -50,7 +37,7 @@ def rows(model_name: str) -> list[tuple[str, str, str, str, str]]:
     for name, value in m.params.items():
         v = np.asarray(value)
         default = f"{float(v):.6g}" if v.ndim == 0 else np.array2string(v, precision=6)
-        unit = MODEL_UNITS.get((model_name, name), UNITS.get(name, "?"))
+        unit = param_unit(name, model_name)
         rule = f"{name} {rules[name][1]}" if name in rules else "finite"
         rng = bounds_for(name)
         out.append((name, default, unit, rule, "any" if rng is None else f"[{rng[0]:g}, {rng[1]:g}]"))

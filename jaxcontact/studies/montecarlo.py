@@ -239,18 +239,20 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
     figures = []
     if plot:
         title = f"{spec.model}: {fail['n_valid']} valid of {N} samples"
+        labels = plots.study_labels(outcomes, spec.space.names, spec.model)
         if bands:
-            plots.quantile_bands(t_series, bands, os.path.join(out_dir, "bands.png"), title)
+            plots.quantile_bands(t_series, bands, os.path.join(out_dir, "bands.png"), title, labels=labels)
             figures.append("bands.png")
         if scalars:
-            plots.histograms(scalars, valid, os.path.join(out_dir, "histograms.png"), title=title)
+            plots.histograms(scalars, valid, os.path.join(out_dir, "histograms.png"), title=title, labels=labels)
             figures.append("histograms.png")
             if uncertain:
-                plots.scatter({k: values[k] for k in uncertain}, scalars, valid, os.path.join(out_dir, "scatter.png"))
+                plots.scatter({k: values[k] for k in uncertain}, scalars, valid, os.path.join(out_dir, "scatter.png"),
+                              labels=labels)
                 figures.append("scatter.png")
         if sobol:
             plots.sensitivity_bars(sobol, uncertain, os.path.join(out_dir, "sensitivity.png"),
-                                   f"{spec.model}: Sobol indices")
+                                   f"{spec.model}: Sobol indices", labels=labels)
             figures.append("sensitivity.png")
     summary["files"] = ["summary.json", "samples.npz"] + figures
     wall = time.perf_counter() - t_wall
