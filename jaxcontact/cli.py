@@ -42,7 +42,17 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.argv = argv  # the command line as typed, for the "resume with" hint
     warnings.showwarning = _show_warning
-    return modules[args.command].run(args)
+    try:
+        return modules[args.command].run(args)
+    except KeyboardInterrupt:
+        # Commands that can resume (mc) say how; the others have nothing to keep.
+        print(f"\njaxcontact {args.command}: interrupted; nothing was written after the last message", file=sys.stderr)
+        return 130
+    except OSError as e:
+        # The checks prove the output folder writable up front; a disk that fills up later still gets one line.
+        print(f"jaxcontact {args.command}: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "),
+              file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
