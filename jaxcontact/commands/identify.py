@@ -46,7 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="K-point coordinate grid search over the bounds before the optimiser (0: off)")
     p.add_argument("--scheme", choices=SCHEMES, default="moreau-jean",
                    help="stepping scheme of the model (event-driven: static and dynamic friction)")
-    p.add_argument("--smooth", type=float, nargs=2, default=None, metavar=("TAU_START", "TAU_END"),
+    p.add_argument("--smooth", type=checks.positive_float, nargs=2, default=None, metavar=("TAU_START", "TAU_END"),
                    help="soft contact activation annealed from TAU_START to TAU_END (m)")
     p.add_argument("--windows", type=checks.positive_int, default=1,
                    help="data-anchored windows (needs q and u in the data, i.e. a simulate trajectory.npz)")
@@ -133,7 +133,12 @@ def run(args) -> int:
     try:
         model = get_model(args.model, **parse_sets(args.set))
         guesses = parse_fit(args.fit, model)
-        bounds = {n: default_bounds(n, g) for n, g in guesses.items()} | parse_bounds(args.bounds)
+        given = parse_bounds(args.bounds)
+        stray = sorted(set(given) - set(guesses))
+        if stray:
+            raise ValueError(f"--bounds for {stray}: not fitted (fitted: {sorted(guesses)}); add --fit NAME or drop "
+                             "those bounds")
+        bounds = {n: default_bounds(n, g) for n, g in guesses.items()} | given
         names = model.system.names or tuple(f"q{i}" for i in range(model.system.n_dof))
         cols = observed_columns(args.observe, names, model.system.n_dof)
         t, y, state, data_dt, dt_source = checks.data_file(args.data, model, cols, names)

@@ -38,7 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="time stepping: moreau-jean (rigid contacts, SPEC F1), penalty (compliant contacts, RK4, "
                         "F4) or event-driven (F3)")
     p.add_argument("--theta", type=checks.unit_float, default=0.5,
-                   help="θ of the Moreau–Jean θ-method, in [0, 1] (default 0.5)")
+                   help="θ of the Moreau–Jean θ-method, ½ ≤ θ ≤ 1 (default 0.5, the midpoint rule)")
     p.add_argument("--solver", choices=("auto", "nsgs", "pgs", "lemke"), default="auto",
                    help="contact solver (auto: NSGS with friction, PGS without)")
     p.add_argument("--iterations", type=checks.positive_int, default=50,
