@@ -119,6 +119,7 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.
     from jaxcontact.models import get_model
     from jaxcontact.simulate import n_steps_for
     from jaxcontact.studies.runner import CHUNK_PER_DEVICE, study_chunk_size
+    from jaxcontact.studies.sensitivity import base_rows, design_size
 
     model = get_model(spec.model, **dict(spec.overrides))
     spec.space.validate(model.params)
@@ -126,8 +127,8 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.
     dt = model.dt if spec.dt is None else spec.dt
     n_steps = n_steps_for(dt, model.t_final if spec.t_final is None else spec.t_final)
     if spec.sensitivity and d >= 1:
-        n_base = max(2, -(-spec.n // (d + 2)))
-        n_sim = n_base * (d + 2)
+        n_base = base_rows(spec.n, d)
+        n_sim = design_size(n_base, d)
         design = f"Saltelli design for Sobol indices: {n_base} base rows × (d + 2 = {d + 2})"
         if n_sim != spec.n:
             design += f", asked --n {spec.n}"

@@ -43,7 +43,7 @@ from jaxcontact.studies.distributions import DEFAULT_BOUNDS, ParamSpace
 from jaxcontact.studies.outcomes import outcome as make_outcome, simulate_outcomes
 from jaxcontact.studies.runner import run_samples
 from jaxcontact.studies.sampling import SAMPLERS, unit_points
-from jaxcontact.studies.sensitivity import saltelli_design, sobol_indices
+from jaxcontact.studies.sensitivity import base_rows, saltelli_design, sobol_indices
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,7 +116,7 @@ def design(space: ParamSpace, n: int, sampler: str, seed: int, sensitivity: bool
         raise ValueError(f"sampler = {sampler!r} must be one of {SAMPLERS}")
     d = len(space.uncertain)
     if sensitivity and d >= 1:
-        n_base = max(2, math.ceil(n / (d + 2)))
+        n_base = base_rows(n, d)
         unit = saltelli_design(unit_points(n_base, 2 * d, sampler, seed))
         blocks = np.repeat(np.arange(d + 2), n_base)
     else:
