@@ -118,6 +118,7 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.
     """What will run (simulations, design, steps) in one line, its size estimate and accuracy warnings; no compute."""
     from jaxcontact.models import get_model
     from jaxcontact.simulate import n_steps_for
+    from jaxcontact.studies.outcomes import outcome
     from jaxcontact.studies.runner import CHUNK_PER_DEVICE, study_chunk_size
     from jaxcontact.studies.sensitivity import base_rows, design_size
 
@@ -134,7 +135,8 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.
             design += f", asked --n {spec.n}"
     else:
         n_sim, design = spec.n, f"{spec.sampler} design"
-    n_series = sum(o.startswith("series:") for o in spec.outcomes)
+    outcomes = [outcome(name, model.system, save_every=spec.save_every) for name in spec.outcomes]
+    n_series = sum(o.kind == "series" for o in outcomes)
     chunk = spec.chunk_size or study_chunk_size(chunk_folder) or CHUNK_PER_DEVICE * usable_cores()
     size = checks.study_size(model, n_simulations=n_sim, n_params=len(spec.space), n_steps=n_steps,
                              save_every=spec.save_every, n_series=n_series,
