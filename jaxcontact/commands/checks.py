@@ -25,8 +25,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-# Above these a run needs --allow-large (the user probably mistyped dt, t_final or n).
+# Above these a run needs --allow-large (the user probably mistyped dt, t_final or n). A single
+# trajectory runs one step after another, so it gets a lower step limit than a batched study.
 LIMITS = {"memory_bytes": 4e9, "disk_bytes": 2e9, "env_steps": 2e10}
+SINGLE_RUN_STEPS = 1e8
 
 
 # ---------------------------------------------------------------- argparse types
@@ -241,8 +243,9 @@ def study_size(model, *, n_simulations: int, n_params: int, n_steps: int, save_e
     return Size(memory, 2 * everything, float(n_simulations) * n_steps)
 
 
-def check_size(size: Size, out: str, allow_large: bool) -> None:
-    """Refuse what cannot fit; ask for --allow-large above ``LIMITS``."""
+def check_size(size: Size, out: str, allow_large: bool, max_steps: float = LIMITS["env_steps"]) -> None:
+    """Refuse what cannot fit; ask for --allow-large above ``LIMITS`` (``max_steps`` time steps)."""
+    limits = LIMITS | {"env_steps": max_steps}
     ram, free = _ram_bytes(), _free_disk(out)
     if size.memory_bytes > 0.5 * ram:
         raise ValueError(f"this run needs {size.describe()}: more than half the machine's memory "
@@ -252,13 +255,13 @@ def check_size(size: Size, out: str, allow_large: bool) -> None:
         raise ValueError(f"this run needs {size.describe()}: more than the {_bytes(free)} free in {out!r}; use a "
                          "larger --save-every, fewer series outcomes or a smaller --n")
     over = [k for k, v in (("memory_bytes", size.memory_bytes), ("disk_bytes", size.disk_bytes),
-                           ("env_steps", size.env_steps)) if v > LIMITS[k]]
+                           ("env_steps", size.env_steps)) if v > limits[k]]
     if over and not allow_large:
-        limits = {"memory_bytes": f"{_bytes(LIMITS['memory_bytes'])} of memory",
-                  "disk_bytes": f"{_bytes(LIMITS['disk_bytes'])} on disk",
-                  "env_steps": f"{LIMITS['env_steps']:.0e} time steps"}
-        raise ValueError(f"this run needs {size.describe()}, above {' and '.join(limits[k] for k in over)}; "
-                         "check --dt, --t-final, --n and --save-every, or add --allow-large to run it anyway")
+        what = {"memory_bytes": f"{_bytes(limits['memory_bytes'])} of memory",
+                "disk_bytes": f"{_bytes(limits['disk_bytes'])} on disk",
+                "env_steps": f"{limits['env_steps']:.0e} time steps"}
+        raise ValueError(f"this run needs {size.describe()}, above {' and '.join(what[k] for k in over)}; "
+                         "check --dt, --t-final and --save-every (and --n of a study), or add --allow-large to run it anyway")
 
 
 # ---------------------------------------------------------------- option conflicts
