@@ -25,7 +25,8 @@ from jaxcontact.simulate import simulate
 
 
 def _delassus(system, p, q):
-    """W = H S Hᵀ at q: H the (normal; tangential) contact rows, S = M⁻¹ − M⁻¹Φ_qᵀ(Φ_q M⁻¹Φ_qᵀ)⁻¹Φ_q M⁻¹."""
+    """W = H S Hᵀ at q: H the (normal; tangential) contact rows,
+    S = M⁻¹ − M⁻¹Φ_qᵀ(Φ_q M⁻¹Φ_qᵀ)⁻¹Φ_q M⁻¹ (the inverse mass on the motions the joints allow)."""
     M = system.mass(q, p)
     Mi = jnp.linalg.inv(M)
     Pq = jax.jacfwd(lambda x: system.constraints(x, 0.0, p))(q)

@@ -261,7 +261,8 @@ def check_size(size: Size, out: str, allow_large: bool, max_steps: float = LIMIT
                 "disk_bytes": f"{_bytes(limits['disk_bytes'])} on disk",
                 "env_steps": f"{limits['env_steps']:.0e} time steps"}
         raise ValueError(f"this run needs {size.describe()}, above {' and '.join(what[k] for k in over)}; "
-                         "check --dt, --t-final and --save-every (and --n of a study), or add --allow-large to run it anyway")
+                         "check --dt, --t-final and --save-every (and --n of a study), or add --allow-large to run "
+                         "it anyway")
 
 
 # ---------------------------------------------------------------- option conflicts
