@@ -146,8 +146,12 @@ def test_unreadable_manifest_recomputes_every_chunk(tmp_path):
     inputs = _inputs(16)
     run_samples(evaluate, inputs, chunk_size=8, out_dir=tmp_path, config={}, progress=False)
     (tmp_path / "manifest.json").write_text("{not json")
-    with pytest.warns(DamagedChunkWarning, match=r"manifest\.json: unreadable"):
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
         r = run_samples(evaluate, inputs, chunk_size=8, out_dir=tmp_path, config={}, progress=False)
+    messages = [str(w.message) for w in rec if issubclass(w.category, DamagedChunkWarning)]
+    assert "manifest.json: unreadable" in messages[0] and len(messages) == 3
+    assert all("not recorded in the manifest" in m for m in messages[1:])  # no manifest vouches for them
     assert r.n_computed == 16 and (tmp_path / "manifest.json.damaged").exists()
 
 
