@@ -288,10 +288,12 @@ def step_warnings(model, dt: float, dtype: str = "float64") -> list[str]:
     contact in one step (the bouncing ball at dt = 10 s ends hundreds of metres below the floor).
     Mechanisms with bilateral joints accumulate float32 round-off in their joint error.
     """
+    from jaxcontact.models.units import param_unit
+
     out = []
     p = {k: float(np.max(np.abs(np.asarray(v)))) for k, v in model.params.items()}
     g = next((p[k] for k in ("gravity", "g") if k in p and p[k] > 0), None)
-    lengths = [v for k, v in p.items() if v > 0 and k in LENGTHS]
+    lengths = [v for k, v in p.items() if v > 0 and param_unit(k, model.name) == "m"]
     if g and lengths:
         h = min(lengths)
         tau = math.sqrt(2.0 * h / g)
@@ -304,7 +306,3 @@ def step_warnings(model, dt: float, dtype: str = "float64") -> list[str]:
                    "run, or use float64")
     return out
 
-
-# Parameters that are lengths (m) in the built-in models.
-LENGTHS = frozenset({"radius", "height", "width", "l1", "l2", "l3", "ground_length", "wall_distance",
-                     "bar_length", "pin_radius", "clearance"})
