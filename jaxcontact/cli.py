@@ -42,8 +42,14 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.argv = argv  # the command line as typed, for the "resume with" hint
     warnings.showwarning = _show_warning
+    from jaxcontact.commands import checks
+
+    checks.forget_created()
     try:
-        return modules[args.command].run(args)
+        rc = modules[args.command].run(args)
+        if rc == 2 or getattr(args, "check", False):
+            checks.discard_created()
+        return rc
     except KeyboardInterrupt:
         # Commands that can resume (mc) say how; the others have nothing to keep.
         print(f"\njaxcontact {args.command}: interrupted; nothing was written after the last message", file=sys.stderr)

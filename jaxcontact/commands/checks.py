@@ -83,18 +83,46 @@ def add_check_option(p: argparse.ArgumentParser) -> None:
 
 # ---------------------------------------------------------------- output folder
 
+# Folders created by output_folder in this process: a command refused after creating one removes it
+# again if it is still empty (``discard_created``), so a mistyped command leaves nothing behind.
+_CREATED: list[str] = []
+
+
 def output_folder(path: str, option: str = "--out") -> str:
-    """Create ``path`` if needed and prove it writable; ValueError naming the folder otherwise."""
+    """Create ``path`` if needed and prove it writable (by writing a file: permissions alone do not tell, e.g.
+    for root or a read-only mount); ValueError naming the folder otherwise."""
     if os.path.exists(path) and not os.path.isdir(path):
         raise ValueError(f"{option} {path!r} is a file, not a folder; give a folder name")
     try:
-        os.makedirs(path, exist_ok=True)
+        if not os.path.isdir(path):
+            missing, p = [], os.path.abspath(path)
+            while not os.path.exists(p):
+                missing.append(p)  # deepest first
+                p = os.path.dirname(p)
+            os.makedirs(path)
+            _CREATED.extend(missing)
         fd, probe = tempfile.mkstemp(prefix=".write-test.", dir=path)
         os.close(fd)
         os.unlink(probe)
     except OSError as e:
         raise ValueError(f"{option} {path!r}: the folder cannot be created or written ({e.strerror or e})") from None
     return path
+
+
+def forget_created() -> None:
+    """Start a command: folders created before (by another command in this process) are not its to remove."""
+    _CREATED.clear()
+
+
+def discard_created() -> None:
+    """Remove the folders ``output_folder`` created if they are still empty (the command was refused, or only
+    checked)."""
+    for path in _CREATED:  # deepest first
+        try:
+            os.rmdir(path)  # only succeeds on an empty folder
+        except OSError:
+            pass
+    _CREATED.clear()
 
 
 # ---------------------------------------------------------------- measured data
