@@ -271,17 +271,28 @@ def study_size(model, *, n_simulations: int, n_params: int, n_steps: int, save_e
     return Size(memory, 2 * everything, float(n_simulations) * n_steps)
 
 
-def check_size(size: Size, out: str, allow_large: bool, max_steps: float = LIMITS["env_steps"]) -> None:
-    """Refuse what cannot fit; ask for --allow-large above ``LIMITS`` (``max_steps`` time steps)."""
+def fit_size(model, n_steps: int, starts: int, iterations: int) -> Size:
+    """A fit: reverse mode keeps every step's state of every start; each iteration simulates them all.
+    It writes only fit.json and two figures."""
+    one = trajectory_size(model, n_steps, 1)
+    return Size(starts * one.memory_bytes, 0.0, float(starts) * iterations * n_steps)
+
+
+STUDY_HINT = "a larger --dt, a shorter --t-final, a larger --save-every or a smaller --n"
+
+
+def check_size(size: Size, out: str, allow_large: bool, max_steps: float = LIMITS["env_steps"],
+               hint: str = STUDY_HINT) -> None:
+    """Refuse what cannot fit; ask for --allow-large above ``LIMITS`` (``max_steps`` time steps).
+    ``hint`` names the options that make the run smaller."""
     limits = LIMITS | {"env_steps": max_steps}
     ram, free = _ram_bytes(), _free_disk(out)
     if size.memory_bytes > 0.5 * ram:
         raise ValueError(f"this run needs {size.describe()}: more than half the machine's memory "
-                         f"({_bytes(ram)}); use a larger --dt, a shorter --t-final, a larger --save-every or a "
-                         "smaller --n")
+                         f"({_bytes(ram)}); use {hint}")
     if size.disk_bytes > free:
-        raise ValueError(f"this run needs {size.describe()}: more than the {_bytes(free)} free in {out!r}; use a "
-                         "larger --save-every, fewer series outcomes or a smaller --n")
+        raise ValueError(f"this run needs {size.describe()}: more than the {_bytes(free)} free in {out!r}; use "
+                         f"{hint}")
     over = [k for k, v in (("memory_bytes", size.memory_bytes), ("disk_bytes", size.disk_bytes),
                            ("env_steps", size.env_steps)) if v > limits[k]]
     if over and not allow_large:
@@ -289,8 +300,7 @@ def check_size(size: Size, out: str, allow_large: bool, max_steps: float = LIMIT
                 "disk_bytes": f"{_bytes(limits['disk_bytes'])} on disk",
                 "env_steps": f"{limits['env_steps']:.0e} time steps"}
         raise ValueError(f"this run needs {size.describe()}, above {' and '.join(what[k] for k in over)}; "
-                         "check --dt, --t-final and --save-every (and --n of a study), or add --allow-large to run "
-                         "it anyway")
+                         f"to shrink it use {hint}, or add --allow-large to run it anyway")
 
 
 # ---------------------------------------------------------------- option conflicts

@@ -57,6 +57,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--every", type=checks.positive_int, default=10, help="print progress every k iterations")
     p.add_argument("--no-plots", action="store_true", help="write fit.json only")
     p.add_argument("--out", default=None, help="output folder, created if needed (default: identify-<model>)")
+    p.add_argument("--allow-large", action="store_true",
+                   help="run even when the size estimate is far above what a command line usually asks for")
     checks.add_check_option(p)
 
 
@@ -128,6 +130,7 @@ def run(args) -> int:
     import numpy as np
 
     from jaxcontact.models import get_model
+    from jaxcontact.simulate import n_steps_for
     from jaxcontact.studies.identify import Smoothing, coordinates, fit
 
     try:
@@ -149,11 +152,13 @@ def run(args) -> int:
         smoothing = Smoothing(*args.smooth) if args.smooth else None
         scheme = make_scheme(args.scheme)
         dt = args.dt or data_dt
+        size = checks.fit_size(model, n_steps_for(dt, float(t[-1])), args.starts, args.steps)
+        checks.check_size(size, out, args.allow_large, hint="a larger --dt, fewer --starts or fewer --steps")
         for w in checks.step_warnings(model, dt):
             print(f"warning: {w}", file=sys.stderr)
         print(f"{model.name}: fitting {', '.join(guesses)} to {len(t)} samples of "
               f"{', '.join(names[c] for c in cols)} ({args.optimizer}, {args.steps} iterations, dt = {dt:g} s "
-              f"from {'--dt' if args.dt else dt_source})")
+              f"from {'--dt' if args.dt else dt_source}); {size.describe()}")
         if args.check:
             return 0
         res = fit(model, t, y, tuple(guesses), guesses, bounds, observe=coordinates(*cols),

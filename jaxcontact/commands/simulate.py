@@ -84,7 +84,8 @@ def run(args) -> int:
         scheme = make_scheme(args.scheme, theta=args.theta, solver=args.solver, iterations=args.iterations)
         out = checks.output_folder(args.out or f"simulate-{args.model}")
         size = checks.trajectory_size(model, n_steps, save_every)
-        checks.check_size(size, out, args.allow_large, max_steps=checks.SINGLE_RUN_STEPS)
+        checks.check_size(size, out, args.allow_large, max_steps=checks.SINGLE_RUN_STEPS,
+                          hint="a larger --dt, a shorter --t-final or a larger --save-every")
         for w in checks.step_warnings(model, dt):
             print(f"warning: {w}", file=sys.stderr)
         if args.check:
