@@ -278,6 +278,9 @@ def fit_size(model, n_steps: int, starts: int, iterations: int) -> Size:
     return Size(starts * one.memory_bytes, 0.0, float(starts) * iterations * n_steps)
 
 
+# Below this step float32 round-off, not the step, sets a mechanism's joint error (see step_warnings).
+FLOAT32_MIN_DT = 1e-4
+
 STUDY_HINT = "a larger --dt, a shorter --t-final, a larger --save-every or a smaller --n"
 
 
@@ -324,7 +327,9 @@ def step_warnings(model, dt: float, dtype: str = "float64") -> list[str]:
     The free-fall time scale of a contact model is √(2 h / g) for the smallest length h among its
     parameters (a drop height, a gap, a bar): a step above a tenth of it lets a body cross its
     contact in one step (the bouncing ball at dt = 10 s ends hundreds of metres below the floor).
-    Mechanisms with bilateral joints accumulate float32 round-off in their joint error.
+    Mechanisms with bilateral joints drift off their joints by a discretisation error that shrinks
+    with the step (∝ dt² per step) plus round-off (∝ ε per step): below ``FLOAT32_MIN_DT`` float32's
+    round-off dominates and the joint error grows many times over (bench/RESULTS.md).
     """
     from jaxcontact.models.units import param_unit
 
@@ -338,9 +343,9 @@ def step_warnings(model, dt: float, dtype: str = "float64") -> list[str]:
         if dt > 0.1 * tau:
             out.append(f"dt = {dt:g} s is large for {model.name}: a free fall over its smallest length ({h:g} m) "
                        f"takes {tau:.3g} s, so a body can cross a contact within one step; use dt < {0.1 * tau:.2g} s")
-    if dtype == "float32" and getattr(model.system, "constraints", None) is not None:
-        out.append(f"float32 on {model.name}: its joints are enforced at velocity level, so round-off (1e-7 "
-                   "relative) accumulates in the joint error ‖Φ‖ over the steps; compare max_phi with a float64 "
-                   "run, or use float64")
+    if dtype == "float32" and dt < FLOAT32_MIN_DT and getattr(model.system, "constraints", None) is not None:
+        out.append(f"float32 on {model.name} at dt = {dt:g} s: its joints are enforced at velocity level, and at "
+                   "steps this small float32 round-off (1e-7 relative), not the step, sets the joint error ‖Φ‖; "
+                   "compare max_phi with a float64 run, or use float64")
     return out
 

@@ -114,8 +114,9 @@ def test_plan_says_the_saltelli_count_and_warns_about_a_large_step_and_float32(t
     assert "18 simulations (Saltelli design for Sobol indices: 3 base rows × (d + 2 = 6), asked --n 16)" in ok.stdout
     ok = cli("simulate", "bouncing-ball", "--dt", "10", "--check", "--out", "o", cwd=tmp_path, expect=0)
     assert "warning: dt = 10 s is large for bouncing-ball" in ok.stderr
-    ok = cli("mc", "four-bar", "--dtype", "float32", "--n", "64", "--check", "--out", "o", cwd=tmp_path, expect=0)
-    assert "warning: float32 on four-bar" in ok.stderr
+    ok = cli("mc", "four-bar", "--dtype", "float32", "--dt", "1e-5", "--t-final", "0.1", "--n", "64", "--check",
+             "--out", "o", cwd=tmp_path, expect=0)
+    assert "warning: float32 on four-bar at dt = 1e-05 s" in ok.stderr
 
 
 def test_help_lists_models_and_every_option_has_help(tmp_path):
