@@ -189,6 +189,8 @@ def data_file(path: str, model, cols, names) -> Data:
         if not np.all(np.isfinite(a)):
             bad = int(np.size(a) - np.count_nonzero(np.isfinite(a)))
             raise ValueError(f"{opt}: {key} holds {bad} non-finite value(s) (NaN or inf); remove those rows")
+    if t[0] < 0:
+        raise ValueError(f"{opt}: t starts at {t[0]:g} s, before the model's start at t = 0; shift the times")
     steps = np.diff(t)
     if not np.all(steps > 0):
         raise ValueError(f"{opt}: t must increase strictly (row {int(np.argmin(steps > 0)) + 1} does not)")
