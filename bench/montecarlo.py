@@ -137,7 +137,7 @@ def worker(args) -> dict:
         done = {}
         last_out = None
         for n, c, sweep in points:
-            eff = runner.chunk_size_for(c, n, 1)
+            eff = runner.chunk_size_for(c, n, 1)  # one device: no padding
             key = (n, eff)
             if key in done:
                 rows.append({**done[key], "sweep": sweep})

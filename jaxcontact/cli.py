@@ -9,13 +9,30 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 
-COMMANDS = ("identify", "lcp_demo", "mc", "simulate")
+COMMANDS = ("simulate", "mc", "identify", "models", "params", "lcp_demo")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("jaxcontact")
+    except PackageNotFoundError:  # run from a source tree without installing
+        return "unknown (not installed)"
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Warnings as one line (``warning: …``), not the source line that raised them."""
+    print(f"warning: {message}", file=sys.stderr if file is None else file)
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = argparse.ArgumentParser(prog="jaxcontact", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"jaxcontact {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     modules = {}
     for mod_name in COMMANDS:
         mod = importlib.import_module(f"jaxcontact.commands.{mod_name}")
@@ -23,7 +40,25 @@ def main(argv=None) -> int:
         mod.add_arguments(p)
         modules[mod.NAME] = mod
     args = parser.parse_args(argv)
-    return modules[args.command].run(args)
+    args.argv = argv  # the command line as typed, for the "resume with" hint
+    warnings.showwarning = _show_warning
+    from jaxcontact.commands import checks
+
+    checks.forget_created()
+    try:
+        rc = modules[args.command].run(args)
+        if rc == 2 or getattr(args, "check", False):
+            checks.discard_created()
+        return rc
+    except KeyboardInterrupt:
+        # Commands that can resume (mc) say how; the others have nothing to keep.
+        print(f"\njaxcontact {args.command}: interrupted; nothing was written after the last message", file=sys.stderr)
+        return 130
+    except OSError as e:
+        # The checks prove the output folder writable up front; a disk that fills up later still gets one line.
+        print(f"jaxcontact {args.command}: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "),
+              file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

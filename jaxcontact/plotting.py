@@ -9,6 +9,9 @@ import os
 
 import numpy as np
 
+from jaxcontact.models.units import coordinate_unit
+from jaxcontact.studies.plots import _tidy
+
 
 def _pyplot():
     import matplotlib
@@ -34,21 +37,23 @@ def plot_trajectory(traj, out_dir: str, *, names=(), title: str = "") -> list[st
     names = tuple(names) if names else tuple(f"q{i}" for i in range(n))
     paths = []
 
-    fig, axes = plt.subplots(n, 2, figsize=(10, 2.2 * n + 0.6), sharex=True, squeeze=False)
+    fig, axes = plt.subplots(n, 2, figsize=(10, 1.9 * n + 0.8), sharex=True, squeeze=False, layout="constrained")
     for i in range(n):
+        unit = coordinate_unit(names[i])
         axes[i, 0].plot(t, q[:, i], lw=1)
-        axes[i, 0].set_ylabel(names[i])
+        axes[i, 0].set_ylabel(f"{names[i]} [{unit}]", fontsize=9)
         axes[i, 1].plot(t, u[:, i], lw=1, color="C1")
-        axes[i, 1].set_ylabel(f"d{names[i]}/dt")
+        axes[i, 1].set_ylabel(f"d{names[i]}/dt [{unit}/s]", fontsize=9)
+        for ax in axes[i]:
+            _tidy(ax, 5, 4)
     axes[-1, 0].set_xlabel("t [s]")
     axes[-1, 1].set_xlabel("t [s]")
     fig.suptitle(f"{title} — coordinates and velocities".strip(" —"))
-    fig.tight_layout()
     paths.append(_save(fig, out_dir, "coordinates.png", plt))
 
     PN, PT = np.asarray(traj.impulse_normal), np.asarray(traj.impulse_tangent)
     if PN.shape[1]:
-        fig, axes = plt.subplots(2, 1, figsize=(10, 5.5), sharex=True)
+        fig, axes = plt.subplots(2, 1, figsize=(10, 5.5), sharex=True, layout="constrained")
         for c in range(PN.shape[1]):
             axes[0].plot(t, PN[:, c], lw=1, label=f"contact {c}")
             axes[1].plot(t, PT[:, c], lw=1, label=f"contact {c}")
@@ -58,20 +63,18 @@ def plot_trajectory(traj, out_dir: str, *, names=(), title: str = "") -> list[st
         if PN.shape[1] > 1:
             axes[0].legend(fontsize=8)
         fig.suptitle(f"{title} — contact impulses".strip(" —"))
-        fig.tight_layout()
         paths.append(_save(fig, out_dir, "contacts.png", plt))
 
     d = traj.diagnostics
-    fig, axes = plt.subplots(2, 2, figsize=(10, 6), sharex=True)
+    fig, axes = plt.subplots(2, 2, figsize=(10, 6), sharex=True, layout="constrained")
     axes[0, 0].plot(t, np.asarray(d.energy), lw=1)
     axes[0, 0].set_ylabel("energy [J]")
     _semilogy(axes[0, 1], t, np.asarray(d.residual), "contact solver residual")
-    _semilogy(axes[1, 0], t, np.asarray(d.phi), "‖Φ‖")
-    _semilogy(axes[1, 1], t, np.asarray(d.phi_dot), "‖Φ_q u + Φ_t‖")
+    _semilogy(axes[1, 0], t, np.asarray(d.phi), "joint error ‖Φ‖ [m, rad]")
+    _semilogy(axes[1, 1], t, np.asarray(d.phi_dot), "joint velocity error ‖Φ_q u + Φ_t‖ [m/s, rad/s]")
     for ax in axes[1]:
         ax.set_xlabel("t [s]")
     fig.suptitle(f"{title} — diagnostics".strip(" —"))
-    fig.tight_layout()
     paths.append(_save(fig, out_dir, "diagnostics.png", plt))
     return paths
 
@@ -82,7 +85,7 @@ def _semilogy(ax, t, y, label):
         ax.semilogy(t, np.where(y > 0, y, np.nan), lw=1)
     else:
         ax.plot(t, y, lw=1)
-    ax.set_ylabel(label)
+    ax.set_ylabel(label, fontsize=9)
 
 
 def _save(fig, out_dir, name, plt) -> str:

@@ -30,7 +30,11 @@ def test_identify_reads_simulate_output_and_writes_fit_json_and_plots(tmp_path, 
     lo, hi = res["interval95"]["restitution"]
     assert lo <= res["estimates"]["restitution"] <= hi
     assert (out / "convergence.png").stat().st_size > 10_000 and (out / "fit_vs_data.png").stat().st_size > 10_000
-    assert "iter" in capsys.readouterr().out
+    out_text = capsys.readouterr().out
+    assert "iter" in out_text
+    # noise-free data are fitted exactly (zero residual): no interval is claimed, and fit.json says why
+    assert "restitution = 0.6 (exact fit, noise-free data: no interval)" in out_text
+    assert res["exact_fit"] == {"restitution": True} and res["dt"] == 5e-3
     rc = identify.run(p.parse_args(["bouncing-ball", "--data", str(data / "trajectory.npz"), "--fit", "stiffness"]))
     assert rc == 2 and "stiffness" in capsys.readouterr().err
 

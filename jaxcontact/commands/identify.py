@@ -17,6 +17,7 @@ import json
 import os
 import sys
 
+from jaxcontact.commands import checks
 from jaxcontact.commands.simulate import SCHEMES, make_scheme, parse_sets
 
 NAME = "identify"
@@ -35,23 +36,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="known parameter value (repeatable), as in `simulate`")
     p.add_argument("--observe", default=None, metavar="COORDS",
                    help="observed coordinates, comma-separated names or indices (default: all)")
-    p.add_argument("--optimizer", choices=("lbfgs", "adam"), default="lbfgs")
-    p.add_argument("--steps", type=int, default=50, help="optimiser iterations")
-    p.add_argument("--learning-rate", type=float, default=0.05, help="Adam step size")
-    p.add_argument("--starts", type=int, default=1, help="multi-start count (vmapped; the best is kept)")
-    p.add_argument("--grid-start", type=int, default=0, metavar="K",
+    p.add_argument("--optimizer", choices=("lbfgs", "adam"), default="lbfgs",
+                   help="optax optimiser: lbfgs (default) or adam")
+    p.add_argument("--steps", type=checks.positive_int, default=50, help="optimiser iterations (default 50)")
+    p.add_argument("--learning-rate", type=checks.positive_float, default=0.05, help="Adam step size (default 0.05)")
+    p.add_argument("--starts", type=checks.positive_int, default=1,
+                   help="multi-start count (vmapped; the best is kept)")
+    p.add_argument("--grid-start", type=checks.nonnegative_int, default=0, metavar="K",
                    help="K-point coordinate grid search over the bounds before the optimiser (0: off)")
     p.add_argument("--scheme", choices=SCHEMES, default="moreau-jean",
                    help="stepping scheme of the model (event-driven: static and dynamic friction)")
-    p.add_argument("--smooth", type=float, nargs=2, default=None, metavar=("TAU_START", "TAU_END"),
+    p.add_argument("--smooth", type=checks.positive_float, nargs=2, default=None, metavar=("TAU_START", "TAU_END"),
                    help="soft contact activation annealed from TAU_START to TAU_END (m)")
-    p.add_argument("--windows", type=int, default=1,
+    p.add_argument("--windows", type=checks.positive_int, default=1,
                    help="data-anchored windows (needs q and u in the data, i.e. a simulate trajectory.npz)")
-    p.add_argument("--noise", type=float, default=None, help="measurement sd (default: estimated)")
-    p.add_argument("--dt", type=float, default=None, help="time step (default: the data's dt, else the model's)")
-    p.add_argument("--every", type=int, default=10, help="print progress every k iterations")
-    p.add_argument("--no-plots", action="store_true")
-    p.add_argument("--out", default=None, help="output folder (default: identify-<model>)")
+    p.add_argument("--noise", type=checks.positive_float, default=None,
+                   help="measurement sd, in the observed coordinates' units (default: estimated from the residual)")
+    p.add_argument("--dt", type=checks.positive_float, default=None,
+                   help="simulation time step in s (default: the data's dt, else the spacing of its t)")
+    p.add_argument("--every", type=checks.positive_int, default=10, help="print progress every k iterations")
+    p.add_argument("--no-plots", action="store_true", help="write fit.json only")
+    p.add_argument("--out", default=None, help="output folder, created if needed (default: identify-<model>)")
+    p.add_argument("--allow-large", action="store_true",
+                   help="run even when the size estimate is far above what a command line usually asks for")
+    checks.add_check_option(p)
 
 
 def parse_fit(items, model) -> dict:
@@ -110,24 +118,9 @@ def observed_columns(spec, names, n) -> list:
     return cols
 
 
-def load_data(path, cols):
-    """(t, y, state, dt) from an npz: y the observed columns of q (or the file's y); state (q, u) if present."""
-    import numpy as np
-
-    if not os.path.exists(path):
-        raise ValueError(f"--data {path!r}: no such file")
-    d = np.load(path)
-    if "t" not in d:
-        raise ValueError(f"--data {path!r}: needs an array 't' (found {sorted(d.files)})")
-    state = (d["q"], d["u"]) if "q" in d and "u" in d else None
-    if "y" in d:
-        y = d["y"]
-    elif "q" in d:
-        y = d["q"][:, cols]
-    else:
-        raise ValueError(f"--data {path!r}: needs 'y' or 'q' (found {sorted(d.files)})")
-    dt = float(d["dt"]) if "dt" in d else None
-    return d["t"], y, state, dt
+def exact_fit(res, name) -> bool:
+    """The data are reproduced exactly (zero residual, so a zero Laplace sd): an interval says nothing."""
+    return res.std[name] == 0
 
 
 def run(args) -> int:
@@ -137,31 +130,48 @@ def run(args) -> int:
     import numpy as np
 
     from jaxcontact.models import get_model
+    from jaxcontact.simulate import n_steps_for
     from jaxcontact.studies.identify import Smoothing, coordinates, fit
 
     try:
         model = get_model(args.model, **parse_sets(args.set))
         guesses = parse_fit(args.fit, model)
-        bounds = {n: default_bounds(n, g) for n, g in guesses.items()} | parse_bounds(args.bounds)
+        given = parse_bounds(args.bounds)
+        stray = sorted(set(given) - set(guesses))
+        if stray:
+            raise ValueError(f"--bounds for {stray}: not fitted (fitted: {sorted(guesses)}); add --fit NAME or drop "
+                             "those bounds")
+        bounds = {n: default_bounds(n, g) for n, g in guesses.items()} | given
         names = model.system.names or tuple(f"q{i}" for i in range(model.system.n_dof))
         cols = observed_columns(args.observe, names, model.system.n_dof)
-        t, y, state, data_dt = load_data(args.data, cols)
+        t, y, state, data_dt, dt_source = checks.data_file(args.data, model, cols, names)
+        if args.windows > 1 and state is None:
+            raise ValueError(f"--windows {args.windows} needs q and u in the data (a simulate trajectory.npz); "
+                             f"{args.data!r} has none")
+        out = checks.output_folder(args.out or f"identify-{args.model}")
         smoothing = Smoothing(*args.smooth) if args.smooth else None
         scheme = make_scheme(args.scheme)
+        dt = args.dt or data_dt
+        size = checks.fit_size(model, n_steps_for(dt, float(t[-1])), args.starts, args.steps)
+        checks.check_size(size, out, args.allow_large, hint="a larger --dt, fewer --starts or fewer --steps")
+        for w in checks.step_warnings(model, dt):
+            print(f"warning: {w}", file=sys.stderr)
         print(f"{model.name}: fitting {', '.join(guesses)} to {len(t)} samples of "
-              f"{', '.join(names[c] for c in cols)} ({args.optimizer}, {args.steps} iterations)")
+              f"{', '.join(names[c] for c in cols)} ({args.optimizer}, {args.steps} iterations, dt = {dt:g} s "
+              f"from {'--dt' if args.dt else dt_source}); {size.describe()}")
+        if args.check:
+            return 0
         res = fit(model, t, y, tuple(guesses), guesses, bounds, observe=coordinates(*cols),
                   optimizer=args.optimizer, steps=args.steps, learning_rate=args.learning_rate,
                   smoothing=smoothing, windows=args.windows, data_state=state if args.windows > 1 else None,
-                  dt=args.dt or data_dt, starts=args.starts, noise=args.noise, progress=args.every,
+                  dt=dt, starts=args.starts, noise=args.noise, progress=args.every,
                   scheme=scheme, grid_start=args.grid_start)
     except ValueError as e:
         print(f"jaxcontact identify: error: {e}", file=sys.stderr)
         return 2
-    out = args.out or f"identify-{args.model}"
-    os.makedirs(out, exist_ok=True)
     summary = {"model": model.name, "data": args.data, "observed": [names[c] for c in cols],
-               "optimizer": args.optimizer, "guesses": guesses, "bounds": bounds} | res.to_json()
+               "optimizer": args.optimizer, "guesses": guesses, "bounds": bounds, "dt": dt} | res.to_json()
+    summary["exact_fit"] = {n: exact_fit(res, n) for n in guesses}
     with open(os.path.join(out, "fit.json"), "w") as f:
         json.dump(summary, f, indent=1)
     files = ["fit.json"]
@@ -170,11 +180,14 @@ def run(args) -> int:
 
         convergence_plot(res, os.path.join(out, "convergence.png"))
         fit_vs_data_plot(model, res, t, np.asarray(y), coordinates(*cols), os.path.join(out, "fit_vs_data.png"),
-                         dt=args.dt or data_dt, scheme=scheme, labels=[names[c] for c in cols])
+                         dt=dt, scheme=scheme, labels=[names[c] for c in cols])
         files += ["convergence.png", "fit_vs_data.png"]
     for n in guesses:
         lo, hi = res.interval95[n]
-        print(f"  {n} = {res.estimates[n]:.6g} ± {res.std[n]:.3g} (95 %: [{lo:.6g}, {hi:.6g}])")
+        if exact_fit(res, n):
+            print(f"  {n} = {res.estimates[n]:.6g} (exact fit, noise-free data: no interval)")
+        else:
+            print(f"  {n} = {res.estimates[n]:.6g} ± {res.std[n]:.3g} (95 %: [{lo:.6g}, {hi:.6g}])")
     print(f"  loss {res.loss:.3g} after {res.iterations} iterations, {res.wall_time:.1f} s wall time")
     print(f"  wrote {', '.join(os.path.join(out, f) for f in files)}")
     return 0

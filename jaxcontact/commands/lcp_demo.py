@@ -20,9 +20,12 @@ unpadded problem.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np
+
+from jaxcontact.commands import checks
 
 NAME = "lcp-demo"
 HELP = "solve Siconos' LCP test collection with Lemke, the robust driver, PGS and projected Jacobi"
@@ -34,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--float32", action="store_true", help="solve in float32 (default float64)")
     p.add_argument("--solvers", default=",".join(SOLVERS),
                    help=f"comma-separated subset of {', '.join(SOLVERS)} (default: all)")
-    p.add_argument("--sweeps", type=int, default=2000,
+    p.add_argument("--sweeps", type=checks.positive_int, default=2000,
                    help="sweeps of PGS and projected Jacobi (default 2000)")
 
 
@@ -83,10 +86,13 @@ def run(args) -> int:
     from jaxcontact.lcp.solution import default_tol
 
     names = [s.strip() for s in args.solvers.split(",") if s.strip()]
-    if args.sweeps < 1:
-        raise SystemExit("lcp-demo: --sweeps must be >= 1")
     dtype = np.float32 if args.float32 else np.float64
     tol = default_tol(dtype)
+    unknown = sorted(set(names) - set(SOLVERS))
+    if unknown or not names:
+        print(f"jaxcontact lcp-demo: error: --solvers {args.solvers!r}: unknown {unknown}; choose from {SOLVERS}",
+              file=sys.stderr)
+        return 2
     fns = _solver_functions(names, args.sweeps)
     problems = load_collection()
     sizes = [len(p.q) for p in problems]

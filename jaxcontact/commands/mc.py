@@ -1,8 +1,8 @@
 """``jaxcontact mc <model>``: a Monte Carlo uncertainty study of a built-in model.
 
     jaxcontact mc four-bar                      # SPEC E1 with its default uncertainties
-    jaxcontact mc four-bar --n 4096 --sampler sobol --param restitution=uniform(0.5,0.9)
-    jaxcontact mc bouncing-ball --param restitution=uniform(0.5,0.9) --outcome peak_impulse
+    jaxcontact mc four-bar --n 4096 --sampler sobol --param 'restitution=uniform(0.5,0.9)'
+    jaxcontact mc bouncing-ball --param 'restitution=uniform(0.5,0.9)' --outcome peak_impulse
 
 ``--method pce`` (or ``pce-grad``, adding each simulation's ``jax.jacfwd``
 gradient as regression rows) replaces the Monte Carlo statistics by a sparse
@@ -12,10 +12,16 @@ Writes ``summary.json``, ``samples.npz`` and PNG figures into ``--out`` and a
 ``chunks/`` folder that lets an interrupted run (Ctrl-C, a killed job) resume:
 rerun the same command.
 
+Ctrl-C stops after saying how many samples are saved and the command that
+resumes the study. Chunks carry checksums: a damaged or altered chunk file is
+named, set aside and recomputed. The chunk size belongs to the study (recorded
+when it starts), so it resumes on any device count.
+
 ``--devices K`` splits each chunk over K XLA host devices on a CPU, one per
-core. By default K is the number of cores this process may use (``os.sched_getaffinity``):
-on a 2-core machine the four-bar study runs 2.1× faster than on one device
-(bench/RESULTS.md). ``--devices 1`` keeps one device. With jax 0.10.2 on CPU,
+core. By default K is the number of cores this process may use
+(``os.sched_getaffinity``): samples are independent, so the numbers do not
+depend on K, and several devices keep several cores busy (speed-ups measured in
+bench/RESULTS.md). ``--devices 1`` keeps one device. With jax 0.10.2 on CPU,
 programs that call LAPACK (custom calls such as ``lapack_dpotrf_ffi``: a
 model with a full mass matrix or more than 12 coordinates) can *hang* when
 several host devices run them on large batches (reproduced with a bare
@@ -28,8 +34,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 
+from jaxcontact.commands import checks
 from jaxcontact.commands.simulate import parse_sets
 
 NAME = "mc"
@@ -38,34 +46,45 @@ HELP = "Monte Carlo uncertainty study of a built-in model (statistics, Sobol ind
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", help="built-in model name (e.g. four-bar, bouncing-ball)")
-    p.add_argument("--n", type=int, default=None,
-                   help="number of simulations (default: the model's default study, 10000 for four-bar; "
-                        "256 with --method pce or pce-grad)")
-    p.add_argument("--param", action="append", default=[], metavar="NAME=DIST(ARGS)",
-                   help="uncertain parameter, e.g. restitution=uniform(0.6,0.95); dists: uniform(a,b), "
-                        "normal(mu,sigma), truncnormal(mu,sigma,lo,hi), lognormal(mu,sigma), fixed(v). "
-                        "Repeatable; replaces the default distribution of that name")
+    from jaxcontact.models import REGISTRY
+
+    p.add_argument("model", help=f"built-in model: {', '.join(sorted(REGISTRY))} (`jaxcontact models` says which "
+                                 "have a default study, the others need --param; `jaxcontact params MODEL` lists "
+                                 "its parameters)")
+    p.add_argument("--n", type=checks.positive_int, default=None,
+                   help="number of simulations (default: the model's default study, 10000 for four-bar; 256 with --method pce or "
+                        "pce-grad); with "
+                        "Sobol indices rounded up to whole Saltelli rows, n_base × (d + 2) for d uncertain "
+                        "parameters (the count is printed before the run)")
+    p.add_argument("--param", action="append", default=[], metavar="'NAME=DIST(ARGS)'",
+                   help="uncertain parameter, quoted for the shell, e.g. 'restitution=uniform(0.6,0.95)'; dists: "
+                        "uniform(a,b), normal(mu,sigma), truncnormal(mu,sigma,lo,hi), lognormal(mu,sigma), "
+                        "fixed(v). Repeatable; replaces the default distribution of that name")
     p.add_argument("--only", action="store_true",
                    help="vary only the --param parameters (drop the model's default uncertainties)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="fixed parameter value for the whole study (repeatable)")
+                   help="fixed parameter value for the whole study (repeatable; not also a --param)")
     p.add_argument("--outcome", action="append", default=[], metavar="NAME",
                    help="outcome (repeatable; default: the model's default list): peak_impulse, impacts, "
                         "rest_time, max_penetration, max_phi, max_phi_dot, final:<coord>, max:<coord>, "
                         "min:<coord>, series:<coord>|gap|energy|phi|speed")
-    p.add_argument("--chunk", type=int, default=None,
-                   help="samples per compiled call, split over the devices (default: 256 per device; four-bar "
-                        "on a 2-core CPU, 2 devices: 2124/2493/2641/2611 samples/s at 128/256/512/1024)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--sampler", choices=("random", "lhs", "sobol"), default="random")
+    p.add_argument("--chunk", type=checks.positive_int, default=None,
+                   help="samples per chunk (one compiled call, split over the devices, one file on disk; "
+                        "default: 256 per device when the study starts, then the study's recorded size)")
+    p.add_argument("--seed", type=checks.nonnegative_int, default=0, help="random seed of the design (default 0)")
+    p.add_argument("--sampler", choices=("random", "lhs", "sobol"), default="random",
+                   help="design: random (i.i.d.), lhs (Latin hypercube) or sobol (scrambled Sobol' points)")
     p.add_argument("--no-sobol", action="store_true", help="skip Sobol indices (plain design of N samples)")
-    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for Sobol-index CIs")
-    p.add_argument("--dt", type=float, default=None, help="time step (default: the study's)")
-    p.add_argument("--t-final", type=float, default=None, help="simulated time (default: the study's)")
-    p.add_argument("--save-every", type=int, default=None, help="keep every k-th row of time series")
-    p.add_argument("--dtype", choices=("float64", "float32"), default="float64")
-    p.add_argument("--devices", type=int, default=None,
+    p.add_argument("--bootstrap", type=checks.positive_int, default=1000,
+                   help="bootstrap resamples for the Sobol-index intervals (default 1000)")
+    p.add_argument("--dt", type=checks.positive_float, default=None, help="time step in s (default: the study's)")
+    p.add_argument("--t-final", type=checks.positive_float, default=None,
+                   help="simulated time in s (default: the study's)")
+    p.add_argument("--save-every", type=checks.positive_int, default=None,
+                   help="keep every k-th row of time series (default: the study's)")
+    p.add_argument("--dtype", choices=("float64", "float32"), default="float64",
+                   help="floating-point precision of the simulations (default float64)")
+    p.add_argument("--devices", type=checks.positive_int, default=None,
                    help="XLA host devices to shard over on CPU (default: one per usable core; programs with "
                         "LAPACK calls run on one, see the module doc)")
     p.add_argument("--method", choices=("mc", "pce", "pce-grad"), default="mc",
@@ -73,9 +92,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "expansion of each scalar outcome fitted to N samples (moments and Sobol indices from its "
                         "coefficients, cross-validated Q² per outcome, pce_diagnostics.png); pce-grad: the same "
                         "with each sample's jax.jacfwd gradient as extra regression rows")
-    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--no-plots", action="store_true", help="write summary.json and samples.npz only")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--out", default=None, help="output folder (default: mc-<model>)")
+    p.add_argument("--out", default=None, help="output folder, created if needed (default: mc-<model>)")
+    p.add_argument("--allow-large", action="store_true",
+                   help="run even when the size estimate is far above what a command line usually asks for")
+    checks.add_check_option(p)
 
 
 def usable_cores() -> int:
@@ -103,9 +125,47 @@ def _host_devices(requested: int | None) -> None:
     os.environ["XLA_FLAGS"] = (flags + f" --xla_force_host_platform_device_count={n}").strip()
 
 
+def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.Size", list]:
+    """What will run (simulations, design, steps) in one line, its size estimate and accuracy warnings; no compute."""
+    from jaxcontact.models import get_model
+    from jaxcontact.simulate import n_steps_for
+    from jaxcontact.studies.outcomes import outcome
+    from jaxcontact.studies.runner import CHUNK_PER_DEVICE, study_chunk_size
+    from jaxcontact.studies.sensitivity import base_rows, design_size
+
+    model = get_model(spec.model, **dict(spec.overrides))
+    spec.space.validate(model.params)
+    d = len(spec.space.uncertain)
+    dt = model.dt if spec.dt is None else spec.dt
+    n_steps = n_steps_for(dt, model.t_final if spec.t_final is None else spec.t_final)
+    if spec.sensitivity and d >= 1:
+        n_base = base_rows(spec.n, d)
+        n_sim = design_size(n_base, d)
+        design = f"Saltelli design for Sobol indices: {n_base} base rows × (d + 2 = {d + 2})"
+        if n_sim != spec.n:
+            design += f", asked --n {spec.n}"
+    else:
+        n_sim, design = spec.n, f"{spec.sampler} design"
+    outcomes = [outcome(name, model.system, save_every=spec.save_every) for name in spec.outcomes]
+    n_series = sum(o.kind == "series" for o in outcomes)
+    chunk = spec.chunk_size or study_chunk_size(chunk_folder) or CHUNK_PER_DEVICE * usable_cores()
+    size = checks.study_size(model, n_simulations=n_sim, n_params=len(spec.space), n_steps=n_steps,
+                             save_every=spec.save_every, n_series=n_series,
+                             n_scalars=len(spec.outcomes) - n_series, chunk=chunk)
+    warn = checks.step_warnings(model, dt, dtype)
+    return (f"{spec.model}: {n_sim} simulations ({design}) × {n_steps} steps of {dt:g} s; {size.describe()}",
+            size, warn)
+
+
 def run(args) -> int:
     try:
         _host_devices(args.devices)
+        sets = parse_sets(args.set)
+        checks.set_and_param_conflict(sets, args.param)
+        if args.no_sobol and args.method != "mc":
+            raise ValueError(f"--no-sobol does not apply to --method {args.method}: its Sobol indices come "
+                             f"from the expansion's coefficients at no extra simulation")
+        out = checks.output_folder(args.out or f"mc-{args.model}")
     except ValueError as e:
         print(f"jaxcontact mc: error: {e}", file=sys.stderr)
         return 2
@@ -113,15 +173,24 @@ def run(args) -> int:
 
     jax.config.update("jax_enable_x64", args.dtype == "float64")
     from jaxcontact.studies.montecarlo import default_study, format_summary, run_study
+    from jaxcontact.studies.runner import saved_samples
 
+    chunks = os.path.join(out, "chunks")
     try:
         # A polynomial chaos fit needs far fewer simulations than Monte Carlo statistics.
         n = args.n if args.n is not None or args.method == "mc" else PCE_DEFAULT_N
         spec = default_study(args.model, n=n, params=args.param, only=args.only, outcomes=args.outcome,
-                             sampler=args.sampler, seed=args.seed, sensitivity=not args.no_sobol, dt=args.dt,
-                             t_final=args.t_final, save_every=args.save_every, overrides=parse_sets(args.set),
+                             sampler=args.sampler, seed=args.seed,
+                             sensitivity=not args.no_sobol and args.method == "mc", dt=args.dt,
+                             t_final=args.t_final, save_every=args.save_every, overrides=sets,
                              chunk_size=args.chunk, n_bootstrap=args.bootstrap)
-        out = args.out or f"mc-{args.model}"
+        line, size, warns = plan(spec, chunks, args.dtype)
+        checks.check_size(size, out, args.allow_large)
+        print(line)
+        for w in warns:
+            print(f"warning: {w}", file=sys.stderr)
+        if args.check:
+            return 0
         if args.method == "mc":
             summary = run_study(spec, out, progress=not args.quiet, plot=not args.no_plots)
         else:
@@ -130,9 +199,6 @@ def run(args) -> int:
             from jaxcontact.studies.pce import PCEWarning
             from jaxcontact.studies.pce_study import run_pce_study
 
-            if args.no_sobol:
-                raise ValueError(f"--no-sobol does not apply to --method {args.method}: its Sobol indices come "
-                                 f"from the expansion's coefficients at no extra simulation")
             with warnings.catch_warnings():
                 # Unreliable fits are reported below, one line per outcome, instead of as Python warnings.
                 warnings.simplefilter("ignore", PCEWarning)
@@ -141,6 +207,13 @@ def run(args) -> int:
     except ValueError as e:
         print(f"jaxcontact mc: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        saved, total = saved_samples(chunks)
+        argv = getattr(args, "argv", None)
+        again = shlex.join(["jaxcontact", *argv]) if argv is not None else f"the same command with --out {out}"
+        print(f"\ninterrupted: {saved} of {total or '?'} samples saved in {chunks}; resume with: {again}",
+              file=sys.stderr)
+        return 130
     print(format_summary(summary))
     for name, o in summary["outcomes"].items():
         if "pce" in o and "error" in o["pce"]:

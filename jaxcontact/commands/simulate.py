@@ -10,6 +10,8 @@ import os
 import sys
 import time
 
+from jaxcontact.commands import checks
+
 NAME = "simulate"
 SCHEMES = ("moreau-jean", "moreau-jean-siconos", "penalty", "event-driven")
 HELP = "simulate a built-in model (Moreau–Jean, penalty or event-driven), write trajectory.npz and PNG plots"
@@ -31,20 +33,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help=f"built-in model: {', '.join(sorted(REGISTRY))}")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="parameter override by name (repeatable)")
-    p.add_argument("--dt", type=float, default=None, help="time step (default: the model's)")
-    p.add_argument("--t-final", type=float, default=None, help="simulated time (default: the model's)")
+    p.add_argument("--dt", type=checks.positive_float, default=None, help="time step in s (default: the model's)")
+    p.add_argument("--t-final", type=checks.positive_float, default=None,
+                   help="simulated time in s (default: the model's)")
     p.add_argument("--scheme", choices=SCHEMES, default="moreau-jean",
                    help="time stepping: moreau-jean (rigid contacts, SPEC F1), moreau-jean-siconos (Siconos' "
                         "MoreauJeanOSI step: K and C implicit, Siconos' contact prediction and Newton law), "
                         "penalty (compliant contacts, RK4, "
                         "F4) or event-driven (F3)")
-    p.add_argument("--theta", type=float, default=0.5, help="θ of the Moreau–Jean θ-method (default 0.5)")
+    p.add_argument("--theta", type=checks.unit_float, default=0.5,
+                   help="θ of the Moreau–Jean θ-method, ½ ≤ θ ≤ 1 (default 0.5, the midpoint rule)")
     p.add_argument("--solver", choices=("auto", "nsgs", "pgs", "lemke"), default="auto",
                    help="contact solver (auto: NSGS with friction, PGS without)")
-    p.add_argument("--iterations", type=int, default=50, help="sweeps of the iterative contact solver")
-    p.add_argument("--save-every", type=int, default=1, help="keep every k-th state")
-    p.add_argument("--out", default=None, help="output folder (default: simulate-<model>)")
-    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--iterations", type=checks.positive_int, default=50,
+                   help="sweeps of the iterative contact solver (default 50)")
+    p.add_argument("--save-every", type=checks.positive_int, default=1, help="keep every k-th state (default 1)")
+    p.add_argument("--out", default=None, help="output folder, created if needed (default: simulate-<model>)")
+    p.add_argument("--no-plots", action="store_true", help="write trajectory.npz only")
+    p.add_argument("--allow-large", action="store_true",
+                   help="run even when the size estimate is far above what a command line usually asks for")
+    checks.add_check_option(p)
 
 
 def parse_sets(items) -> dict:
@@ -78,6 +86,16 @@ def run(args) -> int:
         if save_every < 1 or n_steps % save_every:
             raise ValueError(f"--save-every {save_every} must be ≥ 1 and divide the step count {n_steps}")
         scheme = make_scheme(args.scheme, theta=args.theta, solver=args.solver, iterations=args.iterations)
+        out = checks.output_folder(args.out or f"simulate-{args.model}")
+        size = checks.trajectory_size(model, n_steps, save_every)
+        checks.check_size(size, out, args.allow_large, max_steps=checks.SINGLE_RUN_STEPS,
+                          hint="a larger --dt, a shorter --t-final or a larger --save-every")
+        for w in checks.step_warnings(model, dt):
+            print(f"warning: {w}", file=sys.stderr)
+        if args.check:
+            print(f"{model.name}: {n_steps} steps of dt = {dt:g} s to t = {n_steps * dt:g} s ({args.scheme}); "
+                  f"{size.describe()}; output folder {out}")
+            return 0
         q0, u0 = model.initial_state(model.params)
         start = time.perf_counter()
         traj = simulate(model.system, model.params, q0, u0, dt=dt, n_steps=n_steps, scheme=scheme,
@@ -88,8 +106,6 @@ def run(args) -> int:
         print(f"jaxcontact simulate: error: {e}", file=sys.stderr)
         return 2
 
-    out = args.out or f"simulate-{args.model}"
-    os.makedirs(out, exist_ok=True)
     d = traj.diagnostics
     arrays = {
         "t": traj.t, "q": traj.q, "u": traj.u, "impulse_normal": traj.impulse_normal,

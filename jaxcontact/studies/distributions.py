@@ -29,7 +29,7 @@ import re
 from typing import Mapping
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 INF = math.inf
 
@@ -130,6 +130,8 @@ class TruncNormal:
 
     @property
     def _scipy(self):
+        from scipy import stats  # imported here: scipy.stats costs a second of start-up to every command
+
         a, b = (self.lo - self.mu) / self.sigma, (self.hi - self.mu) / self.sigma
         return stats.truncnorm(a, b, loc=self.mu, scale=self.sigma)
 

@@ -4,24 +4,41 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
+from jaxcontact.models.units import coordinate_unit
 from jaxcontact.simulate import n_steps_for, simulate
 from jaxcontact.stepping import MoreauJean
-from jaxcontact.studies.plots import _save, plt
+from jaxcontact.studies.plots import _save, _tidy, pyplot
 
 
 def convergence_plot(res, path, truth: dict | None = None) -> None:
-    """Loss (log scale, with τ of the smoothing when used) and each parameter against the iteration."""
+    """Loss (log scale, with τ of the smoothing when used) and each parameter against the iteration.
+
+    A loss of exactly 0 (noise-free data fitted exactly) has no place on a log axis: the
+    iterations where it is 0 are marked and the axis spans only the positive losses.
+    """
+    plt = pyplot()
     names = list(res.estimates)
-    fig, axes = plt.subplots(1, 1 + len(names), figsize=(4.2 * (1 + len(names)), 3.2), squeeze=False)
+    fig, axes = plt.subplots(1, 1 + len(names), figsize=(4.3 * (1 + len(names)), 3.4), squeeze=False,
+                             layout="constrained")
     it = np.arange(1, len(res.loss_history) + 1)
+    loss = np.asarray(res.loss_history, float)
     ax = axes[0, 0]
-    ax.semilogy(it, np.maximum(res.loss_history, 1e-300), lw=1.2, label="loss")
+    positive = loss > 0
+    if positive.any():
+        ax.semilogy(it, np.where(positive, loss, np.nan), lw=1.2, marker=".", label="loss")
+    zero = np.flatnonzero(loss == 0)
+    if zero.size:
+        ax.axvline(it[zero[0]], color="C2", ls=":", lw=1.2, label=f"loss = 0 (exact) from iteration {it[zero[0]]}")
     if np.all(np.isfinite(res.tau_history)):
-        ax.semilogy(it, res.tau_history, lw=1, ls="--", label="τ (smoothing)")
+        ax.semilogy(it, res.tau_history, lw=1, ls="--", label="τ (smoothing) [m]")
+    ax.set_xlim(it[0] - 0.5, it[-1] + 0.5)
+    ax.xaxis.set_major_locator(MaxNLocator(6, integer=True))
     ax.set_xlabel("iteration")
-    ax.set_title("misfit")
-    ax.legend(fontsize=8)
+    ax.set_ylabel("loss (mean squared residual)")
+    ax.set_title("misfit", fontsize=10)
+    ax.legend(fontsize=7)
     for i, n in enumerate(names):
         ax = axes[0, 1 + i]
         ax.plot(it, res.param_history[:, i], lw=1.2)
@@ -29,7 +46,11 @@ def convergence_plot(res, path, truth: dict | None = None) -> None:
             ax.axhline(truth[n], color="k", ls=":", lw=1, label="truth")
             ax.legend(fontsize=8)
         ax.set_xlabel("iteration")
-        ax.set_title(f"{n} = {res.estimates[n]:.5g} ± {res.std[n]:.2g}")
+        ax.set_ylabel(n)
+        _tidy(ax)
+        ax.xaxis.set_major_locator(MaxNLocator(6, integer=True))
+        sd = res.std[n]
+        ax.set_title(f"{n} = {res.estimates[n]:.5g}" + (" (exact fit)" if sd == 0 else f" ± {sd:.2g}"), fontsize=10)
     _save(fig, path)
 
 
@@ -44,13 +65,15 @@ def fit_vs_data_plot(model, res, data_t, data_y, observe, path, *, dt=None, sche
     pred = np.asarray(observe(traj.q, p)).reshape(len(traj.t), -1)
     data_y = np.asarray(data_y).reshape(len(data_t), -1)
     d = data_y.shape[1]
-    fig, axes = plt.subplots(d, 1, figsize=(8, 2.6 * d + 0.4), squeeze=False, sharex=True)
+    fig, axes = pyplot().subplots(d, 1, figsize=(8, 2.6 * d + 0.4), squeeze=False, sharex=True,
+                                  layout="constrained")
     for j in range(d):
         ax = axes[j, 0]
         ax.plot(data_t, data_y[:, j], ".", ms=3, color="k", label="data")
         ax.plot(np.asarray(traj.t), pred[:, j], lw=1.2, color="C3", label="model at estimates")
-        ax.set_ylabel(labels[j] if j < len(labels) else f"y{j}")
+        name = labels[j] if j < len(labels) else f"y{j}"
+        ax.set_ylabel(f"{name} [{coordinate_unit(name)}]" if j < len(labels) else name)
     axes[0, 0].legend(fontsize=8)
     axes[0, 0].set_title(", ".join(f"{k} = {v:.5g}" for k, v in res.estimates.items()))
-    axes[-1, 0].set_xlabel("t (s)")
+    axes[-1, 0].set_xlabel("t [s]")
     _save(fig, path)

@@ -43,7 +43,7 @@ from jaxcontact.studies.distributions import DEFAULT_BOUNDS, ParamSpace
 from jaxcontact.studies.outcomes import outcome as make_outcome, simulate_outcomes
 from jaxcontact.studies.runner import run_samples
 from jaxcontact.studies.sampling import SAMPLERS, unit_points
-from jaxcontact.studies.sensitivity import saltelli_design, sobol_indices
+from jaxcontact.studies.sensitivity import base_rows, saltelli_design, sobol_indices
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,7 +116,7 @@ def design(space: ParamSpace, n: int, sampler: str, seed: int, sensitivity: bool
         raise ValueError(f"sampler = {sampler!r} must be one of {SAMPLERS}")
     d = len(space.uncertain)
     if sensitivity and d >= 1:
-        n_base = max(2, math.ceil(n / (d + 2)))
+        n_base = base_rows(n, d)
         unit = saltelli_design(unit_points(n_base, 2 * d, sampler, seed))
         blocks = np.repeat(np.arange(d + 2), n_base)
     else:
@@ -239,18 +239,20 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
     figures = []
     if plot:
         title = f"{spec.model}: {fail['n_valid']} valid of {N} samples"
+        labels = plots.study_labels(outcomes, spec.space.names, spec.model)
         if bands:
-            plots.quantile_bands(t_series, bands, os.path.join(out_dir, "bands.png"), title)
+            plots.quantile_bands(t_series, bands, os.path.join(out_dir, "bands.png"), title, labels=labels)
             figures.append("bands.png")
         if scalars:
-            plots.histograms(scalars, valid, os.path.join(out_dir, "histograms.png"), title=title)
+            plots.histograms(scalars, valid, os.path.join(out_dir, "histograms.png"), title=title, labels=labels)
             figures.append("histograms.png")
             if uncertain:
-                plots.scatter({k: values[k] for k in uncertain}, scalars, valid, os.path.join(out_dir, "scatter.png"))
+                plots.scatter({k: values[k] for k in uncertain}, scalars, valid, os.path.join(out_dir, "scatter.png"),
+                              labels=labels)
                 figures.append("scatter.png")
         if sobol:
             plots.sensitivity_bars(sobol, uncertain, os.path.join(out_dir, "sensitivity.png"),
-                                   f"{spec.model}: Sobol indices")
+                                   f"{spec.model}: Sobol indices", labels=labels)
             figures.append("sensitivity.png")
     summary["files"] = ["summary.json", "samples.npz"] + figures
     wall = time.perf_counter() - t_wall
@@ -315,7 +317,7 @@ def default_study(model: str, *, n=None, params=(), only: bool = False, outcomes
     d = DEFAULT_STUDIES.get(model, {})
     space = ParamSpace.parse(params) if only else ParamSpace.parse(d.get("params", ())).updated(ParamSpace.parse(params))
     if not space.names:
-        raise ValueError(f"no uncertain parameter for {model!r}: give --param name=dist(args)")
+        raise ValueError(f"no uncertain parameter for {model!r}: give --param 'name=dist(args)' (quoted for the shell)")
     outs = tuple(outcomes) or tuple(d.get("outcomes", ("peak_impulse", "impacts", "rest_time")))
     n = d.get("n", 1024) if n is None else n
     kw = {k: v for k, v in kw.items() if v is not None}

@@ -2,56 +2,114 @@
 
 Each function draws one figure with one panel per outcome (or per outcome ×
 parameter for scatters) and writes it to ``path``; failed samples are never
-plotted (callers pass the ``valid`` mask).
+plotted (callers pass the ``valid`` mask). ``labels`` maps an outcome or
+parameter name to ``(description, unit)``: panels are titled and axes labelled
+with the description and ``[unit]``, never with internal names such as
+``series:gap``. Figures use matplotlib's constrained layout, which keeps the
+suptitle, titles and axis labels from overlapping or being clipped.
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from jaxcontact.models.units import coordinate_unit
 
 
-def _grid(n: int, max_cols: int = 3):
+def pyplot():
+    """matplotlib.pyplot on the Agg backend, imported on first use (a command that only checks its options
+    does not pay for it)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def describe(name: str, labels: dict | None = None) -> tuple[str, str]:
+    """(readable text, unit) of an outcome or parameter; coordinates get m or rad."""
+    text, unit = (labels or {}).get(name, (None, ""))
+    kind, _, arg = name.partition(":")
+    if text is None:
+        text = f"{arg} ({kind})" if arg else name.replace("_", " ")
+    if not unit and arg and arg not in ("gap", "energy", "phi", "speed"):
+        unit = coordinate_unit(arg)
+    return text, unit
+
+
+def study_labels(outcomes, param_names, model: str = "") -> dict:
+    """Labels of a study's outcomes (their description and unit) and parameters (name and unit)."""
+    from jaxcontact.models.units import param_unit
+
+    out = {o.name: (o.description, o.unit) for o in outcomes}
+    out.update({p: (p, param_unit(p, model).replace("?", "")) for p in param_names})
+    return out
+
+
+def axis_label(name: str, labels: dict | None = None, width: int = 38) -> str:
+    text, unit = describe(name, labels)
+    return textwrap.fill(f"{text} [{unit}]" if unit and unit != "1" else text, width)
+
+
+def _tidy(ax, nx: int = 5, ny: int = 5) -> None:
+    """At most a few ticks, and a common power of ten for tiny or huge values, so tick labels never collide."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(nx))
+    ax.yaxis.set_major_locator(MaxNLocator(ny))
+    for axis in ("x", "y"):
+        try:
+            ax.ticklabel_format(axis=axis, style="sci", scilimits=(-2, 4), useMathText=True)
+        except AttributeError:  # a categorical or log axis has no scalar formatter
+            pass
+    ax.tick_params(labelsize=8)
+
+
+def _grid(n: int, max_cols: int = 3, size=(4.4, 3.4)):
+    plt = pyplot()
     cols = min(max_cols, max(1, n))
     rows = int(math.ceil(n / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(size[0] * cols, size[1] * rows + 0.4), squeeze=False,
+                             layout="constrained")
     for ax in axes.flat[n:]:
         ax.set_visible(False)
     return fig, axes.flat
 
 
 def _save(fig, path):
-    fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
+    pyplot().close(fig)
 
 
-def quantile_bands(t, bands: dict, path, title: str = "") -> None:
+def quantile_bands(t, bands: dict, path, title: str = "", labels: dict | None = None) -> None:
     """bands: name -> statistics.time_bands(...) dict; median, mean, and the outer/inner quantile bands."""
     fig, axes = _grid(len(bands))
-    for ax, (name, b) in zip(axes, bands.items()):
+    for i, (ax, (name, b)) in enumerate(zip(axes, bands.items())):
         q, levels = np.asarray(b["quantiles"]), np.asarray(b["levels"])
         m = len(levels)
         for lo in range(m // 2):
             ax.fill_between(t, q[lo], q[m - 1 - lo], alpha=0.18 + 0.17 * lo, color="C0", lw=0,
-                            label=f"{levels[lo]:g}–{levels[m - 1 - lo]:g} quantiles")
+                            label=f"{100 * levels[lo]:g}–{100 * levels[m - 1 - lo]:g} % of samples")
         if m % 2:
             ax.plot(t, q[m // 2], color="C0", lw=1.2, label="median")
         ax.plot(t, b["mean"], color="C3", lw=1.0, ls="--", label="mean")
-        ax.set_title(f"{name} (n = {b['n']})", fontsize=9)
-        ax.set_xlabel("t [s]")
-        ax.legend(fontsize=7)
+        text, unit = describe(name, labels)
+        ax.set_title(textwrap.fill(f"{text} (n = {b['n']})", 45), fontsize=9)
+        ax.set_ylabel(f"[{unit}]" if unit and unit != "1" else "value", fontsize=9)
+        ax.set_xlabel("t [s]", fontsize=9)
+        _tidy(ax)
+        if i == 0:
+            ax.legend(fontsize=7)
     if title:
         fig.suptitle(title, fontsize=10)
     _save(fig, path)
 
 
-def histograms(values: dict, valid, path, bins: int = 40, title: str = "") -> None:
+def histograms(values: dict, valid, path, bins: int = 40, title: str = "", labels: dict | None = None) -> None:
     """values: name -> (N,) scalar outcome; one histogram per outcome over the valid samples."""
     fig, axes = _grid(len(values))
     valid = np.asarray(valid, bool)
@@ -62,19 +120,21 @@ def histograms(values: dict, valid, path, bins: int = 40, title: str = "") -> No
         if v.size:
             ax.axvline(v.mean(), color="C3", ls="--", lw=1, label=f"mean {v.mean():.4g}")
             ax.legend(fontsize=7)
-        ax.set_title(f"{name} (n = {v.size})", fontsize=9)
-        ax.set_ylabel("samples")
+        ax.set_title(f"n = {v.size}", fontsize=8)
+        ax.set_xlabel(axis_label(name, labels), fontsize=9)
+        ax.set_ylabel("samples", fontsize=9)
+        _tidy(ax)
     if title:
         fig.suptitle(title, fontsize=10)
     _save(fig, path)
 
 
-def sensitivity_bars(indices: dict, param_names, path, title: str = "") -> None:
+def sensitivity_bars(indices: dict, param_names, path, title: str = "", labels: dict | None = None) -> None:
     """indices: outcome -> SobolIndices; bars of S1 and ST per parameter with CI error bars."""
     fig, axes = _grid(len(indices))
     x = np.arange(len(param_names))
     w = 0.38
-    for ax, (name, s) in zip(axes, indices.items()):
+    for i, (ax, (name, s)) in enumerate(zip(axes, indices.items())):
         for off, val, ci, label, color in ((-w / 2, s.S1, s.S1_ci, "first order S1", "C0"),
                                            (w / 2, s.ST, s.ST_ci, "total ST", "C1")):
             val = np.asarray(val, float)
@@ -82,32 +142,41 @@ def sensitivity_bars(indices: dict, param_names, path, title: str = "") -> None:
             err = np.abs(np.stack([val - ci[:, 0], ci[:, 1] - val]))
             ax.bar(x + off, np.nan_to_num(val), w, yerr=np.nan_to_num(err), capsize=3, color=color, label=label)
         ax.axhline(0, color="k", lw=0.6)
-        ax.set_xticks(x, param_names, rotation=20, fontsize=8)
+        ax.set_xticks(x, [textwrap.fill(describe(p, labels)[0], 14) for p in param_names], fontsize=8)
         ax.set_ylim(min(-0.05, ax.get_ylim()[0]), max(1.05, ax.get_ylim()[1]))
-        ax.set_title(f"{name} ({100 * s.confidence:g}% CI)", fontsize=9)
-        ax.legend(fontsize=7)
+        ax.set_ylabel(f"Sobol index ({100 * s.confidence:g} % interval)", fontsize=8)
+        ax.set_title(textwrap.fill(describe(name, labels)[0], 45), fontsize=9)
+        if i == 0:
+            ax.legend(fontsize=7)
     if title:
         fig.suptitle(title, fontsize=10)
     _save(fig, path)
 
 
-def scatter(params: dict, outcomes: dict, valid, path, max_points: int = 4000, seed: int = 0) -> None:
+def scatter(params: dict, outcomes: dict, valid, path, max_points: int = 4000, seed: int = 0,
+            labels: dict | None = None) -> None:
     """A grid: rows = outcomes, columns = parameters; each valid sample one dot."""
+    plt = pyplot()
     valid = np.asarray(valid, bool)
     idx = np.flatnonzero(valid)
     if idx.size > max_points:
         idx = np.sort(np.random.default_rng(seed).choice(idx, max_points, replace=False))
     rows, cols = max(1, len(outcomes)), max(1, len(params))
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols + 0.6, 2.6 * rows), squeeze=False,
+                             layout="constrained")
     for r, (oname, y) in enumerate(outcomes.items()):
         for c, (pname, x) in enumerate(params.items()):
             ax = axes[r, c]
             ax.scatter(np.asarray(x)[idx], np.asarray(y)[idx], s=3, alpha=0.35, color="C0", lw=0)
             if r == rows - 1:
-                ax.set_xlabel(pname, fontsize=8)
+                ax.set_xlabel(axis_label(pname, labels, 24), fontsize=8)
+            else:
+                ax.tick_params(labelbottom=False)
             if c == 0:
-                ax.set_ylabel(oname, fontsize=8)
-            ax.tick_params(labelsize=7)
+                ax.set_ylabel(axis_label(oname, labels, 24), fontsize=8)
+            else:
+                ax.tick_params(labelleft=False)
+            _tidy(ax, 4, 4)
     _save(fig, path)
 
 

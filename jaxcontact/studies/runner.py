@@ -11,17 +11,26 @@ chunk by chunk:
   the last chunk is padded (repeating its last sample) to the chunk size so a
   single compiled program serves every chunk, and the padding is dropped.
 * **sharded**: each chunk is split over all devices along the batch axis with a
-  ``NamedSharding`` on a 1-D mesh ``("batch",)``; the chunk size is rounded up
-  to a multiple of the device count. On one CPU, several XLA host devices
+  ``NamedSharding`` on a 1-D mesh ``("batch",)``, padded to a multiple of the
+  device count. On one CPU, several XLA host devices
   (``XLA_FLAGS=--xla_force_host_platform_device_count=2``, set before jax is
   imported) keep more than one core busy. Samples are independent, so results
   do not depend on the device count (tests check it with 4 host devices).
-* **resumable**: with ``out_dir``, each finished chunk is written to
-  ``out_dir/chunk_00012.npz`` atomically (temporary file, fsync, ``os.replace``);
-  a ``manifest.json`` records a hash of the study config and of the inputs.
-  Rerunning the same study loads the written chunks and computes only the
-  missing ones; a different study in the same folder is refused with a message
-  saying what differs.
+* **chunks belong to the study**: the chunk size (samples) is chosen when a
+  study starts (default ``CHUNK_PER_DEVICE`` per device of that run) and
+  recorded in the manifest; a resume adopts it, so a study started on 2
+  devices resumes on 1 (or 8) with the same chunk files and numbers.
+* **resumable and verified**: with ``out_dir``, each finished chunk is written to
+  ``out_dir/chunk_00012.npz`` atomically (temporary file, fsync, ``os.replace``)
+  and its sha256 recorded in ``manifest.json``, which also holds a hash of the
+  study config and of the inputs. Rerunning the same study loads the chunks
+  whose checksum matches and computes the others; a truncated, corrupted or
+  altered chunk (or one the manifest does not vouch for) is named in a
+  ``DamagedChunkWarning``, renamed ``chunk_00012.npz.damaged`` and recomputed.
+  A different study in the same folder is refused with a message saying what
+  differs and which option to change.
+* **interruptible**: Ctrl-C (KeyboardInterrupt) during the chunk loop becomes
+  ``StudyInterrupted`` (a KeyboardInterrupt) carrying how many samples are saved.
 * **progress**: a tqdm bar counts samples (rate in samples/s, ETA); compile
   time is measured apart from run time (ahead-of-time ``lower().compile()``).
 
@@ -44,6 +53,7 @@ single-host, multi-device path is tested.)
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
 import os
@@ -57,11 +67,23 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 MANIFEST = "manifest.json"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2  # 2: per-chunk sha256 checksums; the chunk size belongs to the study
 
 
 class StudyMismatchError(ValueError):
     """The output folder holds chunks of a different study."""
+
+
+class DamagedChunkWarning(RuntimeWarning):
+    """A chunk file failed its check (unreadable, wrong checksum or unrecorded); it is set aside and recomputed."""
+
+
+class StudyInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run: ``n_saved`` of ``n_samples`` samples are in finished chunks under ``folder``."""
+
+    def __init__(self, n_saved: int, n_samples: int, folder: str | None):
+        super().__init__(f"interrupted with {n_saved} of {n_samples} samples saved")
+        self.n_saved, self.n_samples, self.folder = n_saved, n_samples, folder
 
 
 class RunResult(NamedTuple):
@@ -69,7 +91,7 @@ class RunResult(NamedTuple):
 
     n_computed / n_loaded: samples evaluated in this call / read back from
     finished chunks; compile_seconds apart from run_seconds (evaluation,
-    transfer and writing); n_devices and chunk_size as used.
+    transfer and writing); n_devices and chunk_size (samples per chunk) as used.
     """
 
     outputs: dict
@@ -98,23 +120,22 @@ def batch_sharding(mesh: Mesh) -> NamedSharding:
     return NamedSharding(mesh, PartitionSpec("batch"))
 
 
-# Default samples per device and compiled call: each device then runs kernels over a batch large
-# enough to amortise its per-kernel cost whatever the device count (four-bar, 2 devices:
-# 2124/2493/2641/2611 samples/s at 64/128/256/512 per device).
+# Default samples per device when a study starts: each device then runs kernels over a batch large
+# enough to amortise its per-kernel cost whatever the device count (measurements: bench/RESULTS.md).
 CHUNK_PER_DEVICE = 256
 
 
 def chunk_size_for(requested: int | None, n_samples: int, n_devices: int) -> int:
-    """The chunk size actually used: at most what N needs, rounded up to a multiple of the device count.
+    """The chunk size (samples) of a new study: ``requested``, or ``CHUNK_PER_DEVICE`` per device, at most N.
 
-    ``requested`` None: ``CHUNK_PER_DEVICE`` per device.
+    It is not rounded to the device count: each chunk is padded to a multiple of
+    the device count when it runs, so the same chunks serve any device count.
     """
     if requested is None:
         requested = CHUNK_PER_DEVICE * n_devices
     if isinstance(requested, bool) or not isinstance(requested, (int, np.integer)) or requested < 1:
         raise ValueError(f"chunk size = {requested!r} must be an int ≥ 1")
-    c = min(int(requested), int(n_samples))
-    return int(math.ceil(c / n_devices) * n_devices)
+    return min(int(requested), int(n_samples))
 
 
 def _leading_size(inputs) -> int:
@@ -146,8 +167,36 @@ def config_digest(config: Any) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def read_manifest(folder) -> dict | None:
+    """The manifest of a chunk folder, or None when there is none (or it is unreadable)."""
+    try:
+        with open(os.path.join(os.fspath(folder), MANIFEST)) as f:
+            m = json.load(f)
+        return m if isinstance(m, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def saved_samples(folder) -> tuple[int, int]:
+    """(samples in chunks the manifest vouches for, samples of the study); (0, 0) without a manifest."""
+    m = read_manifest(folder)
+    if m is None:
+        return 0, 0
+    n, c = int(m.get("n_samples", 0)), max(1, int(m.get("chunk_size", 1)))
+    done = [int(i) for i in m.get("checksums", {}) if os.path.exists(os.path.join(os.fspath(folder),
+                                                                                  f"chunk_{int(i):05d}.npz"))]
+    return sum(min(n, (i + 1) * c) - i * c for i in done), n
+
+
+def study_chunk_size(folder) -> int | None:
+    """The chunk size recorded by a study already started in ``folder`` (None: no readable manifest)."""
+    m = read_manifest(folder)
+    c = None if m is None else m.get("chunk_size")
+    return int(c) if isinstance(c, int) and c >= 1 else None
+
+
 class ChunkStore:
-    """Finished chunks of one study in a folder, with a manifest that identifies the study."""
+    """Finished chunks of one study in a folder, with a manifest that identifies the study and checksums chunks."""
 
     def __init__(self, folder, *, config, inputs_sha256: str, n_samples: int, chunk_size: int, write: bool = True):
         self.folder = os.fspath(folder)
@@ -155,15 +204,20 @@ class ChunkStore:
         self.manifest = {"version": MANIFEST_VERSION, "config_sha256": config_digest(config),
                          "inputs_sha256": inputs_sha256, "n_samples": int(n_samples),
                          "chunk_size": int(chunk_size), "n_chunks": int(math.ceil(n_samples / chunk_size)),
-                         "config": config}
+                         "config": config, "checksums": {}}
         path = os.path.join(self.folder, MANIFEST)
         if os.path.exists(path):
-            with open(path) as f:
-                old = json.load(f)
-            self._check_same_study(old, path)
-        elif write:
+            old = read_manifest(self.folder)
+            if old is None:
+                # An unreadable manifest cannot vouch for any chunk: keep it aside, recompute every chunk.
+                self._set_aside(path, "unreadable (not JSON)")
+            else:
+                self._check_same_study(old, path)
+                if old.get("version") == MANIFEST_VERSION and isinstance(old.get("checksums"), dict):
+                    self.manifest["checksums"] = {str(k): str(v) for k, v in old["checksums"].items()}
+        if write:
             _check_writable(self.folder)
-            _atomic_write_bytes(path, json.dumps(self.manifest, indent=1, sort_keys=True, default=str).encode())
+            self._write_manifest()
 
     def _check_same_study(self, old: dict, path: str) -> None:
         new = self.manifest
@@ -179,41 +233,74 @@ class ChunkStore:
             if old.get(k) != new[k]:
                 diffs.append(f"{k}: {old.get(k)} there, {new[k]} now")
         if diffs:
+            hint = (f" (to resume, give --chunk {old.get('chunk_size')} or no --chunk)"
+                    if old.get("chunk_size") != new["chunk_size"] and len(diffs) == 1 else "")
             raise StudyMismatchError(
-                f"{path} belongs to a different study ({'; '.join(diffs)}); refusing to resume it. "
-                f"Use another output folder, rerun with the same settings, or delete {self.folder} to start over.")
+                f"{path} belongs to a different study ({'; '.join(diffs)}){hint}; refusing to resume it. "
+                f"Use another output folder, rerun with the settings recorded there, or delete {self.folder} "
+                "to start over.")
+
+    def _write_manifest(self) -> None:
+        _atomic_write_bytes(os.path.join(self.folder, MANIFEST),
+                            json.dumps(self.manifest, indent=1, sort_keys=True, default=str).encode())
+
+    def _set_aside(self, path: str, why: str) -> None:
+        aside = path + ".damaged"
+        warnings.warn(f"{path}: {why}; moved to {os.path.basename(aside)}"
+                      + (" and recomputed" if path.endswith(".npz") else ", every chunk is recomputed"),
+                      DamagedChunkWarning, stacklevel=3)
+        if self.write:
+            os.replace(path, aside)
 
     def path(self, i: int) -> str:
         return os.path.join(self.folder, f"chunk_{i:05d}.npz")
 
     def load(self, i: int, start: int, stop: int) -> dict | None:
-        """Chunk i's outputs, or None when it is missing (or unreadable, e.g. a disk fault)."""
+        """Chunk i's outputs, or None when it is missing or fails its check (then it is set aside)."""
         p = self.path(i)
         if not os.path.exists(p):
             return None
+        expected = self.manifest["checksums"].get(str(i))
         try:
-            with np.load(p) as z:
-                data = {k: z[k] for k in z.files}
-        except (OSError, ValueError, EOFError):
+            with open(p, "rb") as f:
+                raw = f.read()
+        except OSError as e:
+            self._set_aside(p, f"unreadable ({e.strerror or e})")
             return None
-        if int(data.pop("__start__", -1)) != start or int(data.pop("__stop__", -1)) != stop:
+        if expected is None:
+            why = "not recorded in the manifest (written by an interrupted run or an older version)"
+        elif hashlib.sha256(raw).hexdigest() != expected:
+            why = "checksum differs from the manifest's (truncated, corrupted or altered)"
+        else:
+            why = None
+            try:
+                with np.load(io.BytesIO(raw)) as z:
+                    data = {k: z[k] for k in z.files}
+            except Exception as e:  # noqa: BLE001 - numpy/zipfile raise many types for a damaged archive
+                why = f"not a readable npz ({type(e).__name__})"
+            else:
+                if int(data.pop("__start__", -1)) != start or int(data.pop("__stop__", -1)) != stop:
+                    why = f"does not hold samples {start}..{stop - 1}"
+        if why is not None:
+            self.manifest["checksums"].pop(str(i), None)
+            self._set_aside(p, why)
             return None
         return data
 
     def save(self, i: int, start: int, stop: int, outputs: dict) -> None:
         if not self.write:
             return
-        fd, tmp = tempfile.mkstemp(prefix=f".chunk_{i:05d}.", suffix=".tmp", dir=self.folder)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, __start__=np.int64(start), __stop__=np.int64(stop), **outputs)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path(i))
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        buf = io.BytesIO()
+        np.savez(buf, __start__=np.int64(start), __stop__=np.int64(stop), **outputs)
+        raw = buf.getvalue()
+        _atomic_write_bytes(self.path(i), raw, prefix=f".chunk_{i:05d}.")
+        # Recorded after the file is in place: a chunk the manifest names is always complete.
+        self.manifest["checksums"][str(i)] = hashlib.sha256(raw).hexdigest()
+        self._write_manifest()
+
+    def n_saved(self) -> int:
+        n, c = self.manifest["n_samples"], self.manifest["chunk_size"]
+        return sum(min(n, (int(i) + 1) * c) - int(i) * c for i in self.manifest["checksums"])
 
 
 def _check_writable(folder: str) -> None:
@@ -226,13 +313,18 @@ def _check_writable(folder: str) -> None:
         raise ValueError(f"output folder {folder!r} is not writable: {e.strerror or e}") from None
 
 
-def _atomic_write_bytes(path: str, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".tmp.", dir=os.path.dirname(path) or ".")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+def _atomic_write_bytes(path: str, data: bytes, prefix: str = ".tmp.") -> None:
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=os.path.dirname(path) or ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def compile_batched(fn: Callable, chunk_example, sharding: NamedSharding):
@@ -276,11 +368,14 @@ def _pad(chunk, size: int):
 
 
 def run_chunks(batch_fn: Callable, inputs, *, chunk_size: int, store: ChunkStore | None = None,
-               progress: bool = True, desc: str = "samples") -> tuple[dict, int, int, float]:
+               progress: bool = True, desc: str = "samples", warmup: Callable | None = None
+               ) -> tuple[dict, int, int, float]:
     """The chunk loop: ``batch_fn(padded_chunk) -> dict of (chunk_size, ...) arrays``.
 
     Loads chunks already in ``store``, computes the others in order, writes each
-    as soon as it is done. Returns (outputs, n_computed, n_loaded, run_seconds).
+    as soon as it is done. ``warmup(padded_chunk)`` (e.g. compilation) runs before the
+    progress bar starts, so the bar's rate is the evaluation rate. Returns
+    (outputs, n_computed, n_loaded, run_seconds).
     """
     from tqdm.auto import tqdm
 
@@ -295,20 +390,30 @@ def run_chunks(batch_fn: Callable, inputs, *, chunk_size: int, store: ChunkStore
             n_loaded += (stop - start) if parts[i] is not None else 0
     n_computed = 0
     t0 = time.perf_counter()
-    with tqdm(total=n, initial=n_loaded, unit="sample", unit_scale=True, desc=desc, disable=not progress,
-              dynamic_ncols=True, smoothing=0.1) as bar:
-        for i in range(n_chunks):
-            if parts[i] is not None:
-                continue
-            start, stop = i * chunk_size, min(n, (i + 1) * chunk_size)
-            chunk = _pad(jax.tree.map(lambda a: a[start:stop], inputs), chunk_size)
-            out = batch_fn(chunk)
-            out = {k: np.asarray(v)[: stop - start] for k, v in out.items()}
-            if store is not None and jax.process_index() == 0:
-                store.save(i, start, stop, out)
-            parts[i] = out
-            n_computed += stop - start
-            bar.update(stop - start)
+    try:
+        todo = [i for i in range(n_chunks) if parts[i] is None]
+        if warmup is not None and todo:
+            start = todo[0] * chunk_size
+            warmup(_pad(jax.tree.map(lambda a: a[start:start + chunk_size], inputs), chunk_size))
+        with tqdm(total=n, initial=n_loaded, unit="sample", unit_scale=True, desc=desc, disable=not progress,
+                  dynamic_ncols=True, smoothing=0) as bar:
+            for i in range(n_chunks):
+                if parts[i] is not None:
+                    continue
+                start, stop = i * chunk_size, min(n, (i + 1) * chunk_size)
+                chunk = _pad(jax.tree.map(lambda a: a[start:stop], inputs), chunk_size)
+                out = batch_fn(chunk)
+                out = {k: np.asarray(v)[: stop - start] for k, v in out.items()}
+                if store is not None and jax.process_index() == 0:
+                    store.save(i, start, stop, out)
+                parts[i] = out
+                n_computed += stop - start
+                bar.update(stop - start)
+    except KeyboardInterrupt as e:
+        if isinstance(e, StudyInterrupted):
+            raise
+        saved = store.n_saved() if store is not None else 0
+        raise StudyInterrupted(saved, n, store.folder if store is not None else None) from None
     run_seconds = time.perf_counter() - t0
     keys = list(parts[0])
     for i, p in enumerate(parts):
@@ -325,7 +430,8 @@ def run_samples(fn: Callable, inputs, *, chunk_size: int | None = None, out_dir=
 
     fn: one sample (pytree of per-sample leaves) -> dict name -> array (per sample).
     inputs: pytree of arrays with a common leading axis N.
-    chunk_size: samples per compiled call, split over the devices (None: ``CHUNK_PER_DEVICE`` each).
+    chunk_size: samples per chunk, split over the devices (None: the size recorded by a study already
+      started in ``out_dir``, else ``CHUNK_PER_DEVICE`` per device).
     out_dir: folder for chunk files and the manifest (None: keep nothing on disk).
     config: JSON-serializable description of the study (model, outcomes, time
       grid, …) — part of the identity checked on resume, with the inputs' hash.
@@ -334,7 +440,8 @@ def run_samples(fn: Callable, inputs, *, chunk_size: int | None = None, out_dir=
     n = _leading_size(inputs)
     mesh = batch_mesh(devices)
     n_dev = mesh.devices.size
-    chunk = chunk_size_for(chunk_size, n, n_dev)
+    recorded = study_chunk_size(out_dir) if out_dir is not None and chunk_size is None else None
+    chunk = recorded if recorded is not None else chunk_size_for(chunk_size, n, n_dev)
     store = None
     if out_dir is not None:
         store = ChunkStore(out_dir, config=config, inputs_sha256=inputs_digest(inputs), n_samples=n,
@@ -343,20 +450,28 @@ def run_samples(fn: Callable, inputs, *, chunk_size: int | None = None, out_dir=
     compiled = None
     compile_seconds = 0.0
 
-    def batch_fn(chunk_inputs):
+    def ensure_compiled(chunk_inputs):
         nonlocal compiled, compile_seconds, sharding, n_dev
+        # Pad the chunk to a multiple of the device count (the chunk itself is the study's, whatever the devices).
+        padded = _pad(chunk_inputs, int(math.ceil(chunk / n_dev) * n_dev))
         if compiled is None:
-            compiled, compile_seconds = compile_batched(fn, chunk_inputs, sharding)
+            compiled, compile_seconds = compile_batched(fn, padded, sharding)
             if n_dev > 1 and jax.process_count() == 1 and calls_lapack(compiled):
                 # jax 0.10.2: LAPACK custom calls can hang when several CPU host devices run them
                 # (commands/mc.py); such a program runs on one device — same numbers, one core.
                 warnings.warn(f"{desc}: the compiled study calls LAPACK, which can hang on several CPU host "
                               "devices; running it on one device", RuntimeWarning, stacklevel=2)
                 sharding, n_dev = batch_sharding(batch_mesh(jax.devices()[:1])), 1
-                compiled, more = compile_batched(fn, chunk_inputs, sharding)
+                padded = chunk_inputs
+                compiled, more = compile_batched(fn, padded, sharding)
                 compile_seconds += more
-        return _fetch(compiled(_place(chunk_inputs, sharding)))
+        return padded
+
+    def batch_fn(chunk_inputs):
+        padded = ensure_compiled(chunk_inputs)
+        out = _fetch(compiled(_place(padded, sharding)))
+        return {k: v[:chunk] for k, v in out.items()}
 
     outputs, n_computed, n_loaded, seconds = run_chunks(batch_fn, inputs, chunk_size=chunk, store=store,
-                                                        progress=progress, desc=desc)
+                                                        progress=progress, desc=desc, warmup=ensure_compiled)
     return RunResult(outputs, n, n_computed, n_loaded, compile_seconds, seconds - compile_seconds, n_dev, chunk)

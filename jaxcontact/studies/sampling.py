@@ -18,7 +18,6 @@ import warnings
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy.stats import qmc
 
 SAMPLERS = ("random", "lhs", "sobol")
 
@@ -44,8 +43,12 @@ def unit_points(n: int, d: int, sampler: str = "random", seed: int = 0) -> np.nd
         u = ((bits[..., 0] << np.uint64(21)) ^ (bits[..., 1] >> np.uint64(11))) & np.uint64((1 << 53) - 1)
         pts = (u.astype(np.float64) + 0.5) / float(1 << 53)
     elif sampler == "lhs":
+        from scipy.stats import qmc  # imported here: scipy.stats costs a second of start-up to every command
+
         pts = qmc.LatinHypercube(d, rng=np.random.default_rng(seed)).random(n)
     else:
+        from scipy.stats import qmc
+
         with warnings.catch_warnings():
             # scipy warns when n is not a power of 2 (balance is then only approximate); documented above.
             warnings.simplefilter("ignore", UserWarning)

@@ -39,6 +39,11 @@ def saltelli_design(base: np.ndarray) -> np.ndarray:
     return np.concatenate(blocks, axis=0)
 
 
+def base_rows(n: int, d: int) -> int:
+    """Base rows of the smallest Saltelli design with at least ``n`` evaluations (at least 2, for a variance)."""
+    return max(2, -(-int(n) // (d + 2)))
+
+
 def design_size(n_base: int, d: int) -> int:
     """Number of evaluations of a Saltelli design with n_base base points in d dimensions."""
     return n_base * (d + 2)

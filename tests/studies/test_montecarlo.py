@@ -130,7 +130,6 @@ def test_cli_writes_summary_samples_and_figures(tmp_path, capsys):
     (["--param", "restitution=normal(0.8,0.05)"], r"outside the allowed range.*use truncnormal"),
     (["--param", "mass=uniform(-1,1)"], r"outside the allowed range \[0.0, inf\] of mass"),
     (["--param", "height=uniform(-1,0.5)"], r"height"),
-    (["--n", "0"], r"n = 0 must be an int ≥ 1"),
     (["--param", "restitution=uniform(0.9,0.5)"], r"b > a"),
     (["--outcome", "peak"], r"unknown outcome 'peak'"),
     (["--set", "gravity=oops"], r"value 'oops' is not a number"),
@@ -145,11 +144,17 @@ def test_bad_input_fails_before_any_compute(tmp_path, capsys, argv, match):
     assert time.perf_counter() - t0 < 5.0
 
 
+def test_a_count_below_one_is_refused_by_the_parser(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        _cli(["bouncing-ball", "--out", str(tmp_path / "o"), "--quiet", "--n", "0"])
+    assert e.value.code == 2 and "argument --n: 0 must be an integer ≥ 1" in capsys.readouterr().err
+
+
 def test_unwritable_output_folder(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("")
     rc = _cli(["bouncing-ball", "--out", str(blocker / "sub"), "--quiet"])
-    assert rc == 2 and "is not writable" in capsys.readouterr().err
+    assert rc == 2 and "the folder cannot be created or written" in capsys.readouterr().err
 
 
 def test_friction_below_zero_is_refused_for_the_four_bar(tmp_path, capsys):

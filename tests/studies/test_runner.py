@@ -5,14 +5,16 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxcontact.studies.runner import (ChunkStore, StudyMismatchError, batch_mesh, batch_sharding, chunk_size_for,
-                                       compile_batched, inputs_digest, run_chunks, run_samples)
+from jaxcontact.studies.runner import (ChunkStore, DamagedChunkWarning, StudyInterrupted, StudyMismatchError,
+                                       batch_mesh, batch_sharding, chunk_size_for, compile_batched, inputs_digest,
+                                       run_chunks, run_samples, saved_samples)
 
 
 def evaluate(s):
@@ -103,13 +105,85 @@ def test_refuses_a_different_study(tmp_path):
     assert manifest["config"] == {"seed": 0} and manifest["n_chunks"] == 5
 
 
-def test_unreadable_chunk_is_recomputed(tmp_path):
+def _damage_truncate(path):
+    path.write_bytes(path.read_bytes()[:10])
+
+
+def _damage_flip(path):
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    path.write_bytes(bytes(raw))
+
+
+def _damage_alter(path):
+    """Rewrite the chunk as a perfectly valid npz with other values (same keys and shapes)."""
+    with np.load(path) as z:
+        data = {k: z[k] for k in z.files}
+    data["peak"] = data["peak"] * 10.0
+    np.savez(path, **data)
+
+
+@pytest.mark.parametrize("damage", [_damage_truncate, _damage_flip, _damage_alter], ids=["truncated", "flipped",
+                                                                                       "altered"])
+def test_damaged_chunk_is_named_set_aside_and_recomputed(tmp_path, damage):
     inputs = _inputs(24)
-    run_samples(evaluate, inputs, chunk_size=8, out_dir=tmp_path, config={}, progress=False)
-    (tmp_path / "chunk_00001.npz").write_bytes(b"truncated")
-    r = run_samples(evaluate, inputs, chunk_size=8, out_dir=tmp_path, config={}, progress=False)
+    ref = run_samples(evaluate, inputs, chunk_size=8, out_dir=tmp_path, config={}, progress=False)
+    damage(tmp_path / "chunk_00001.npz")
+    with pytest.warns(DamagedChunkWarning, match=r"chunk_00001\.npz: .*moved to chunk_00001\.npz\.damaged"):
+        r = run_samples(evaluate, inputs, out_dir=tmp_path, config={}, progress=False)
     assert r.n_loaded == 16 and r.n_computed == 8
-    np.testing.assert_array_equal(r.outputs["x"], _reference(inputs)["x"])
+    assert (tmp_path / "chunk_00001.npz.damaged").exists()
+    for k in ref.outputs:
+        np.testing.assert_array_equal(r.outputs[k], ref.outputs[k])
+    # the recomputed chunk is vouched for again: a third run loads everything, warns about nothing
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DamagedChunkWarning)
+        again = run_samples(evaluate, inputs, out_dir=tmp_path, config={}, progress=False)
+    assert again.n_computed == 0
+
+
+def test_unreadable_manifest_recomputes_every_chunk(tmp_path):
+    inputs = _inputs(16)
+    run_samples(evaluate, inputs, chunk_size=8, out_dir=tmp_path, config={}, progress=False)
+    (tmp_path / "manifest.json").write_text("{not json")
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        r = run_samples(evaluate, inputs, chunk_size=8, out_dir=tmp_path, config={}, progress=False)
+    messages = [str(w.message) for w in rec if issubclass(w.category, DamagedChunkWarning)]
+    assert "manifest.json: unreadable" in messages[0] and len(messages) == 3
+    assert all("not recorded in the manifest" in m for m in messages[1:])  # no manifest vouches for them
+    assert r.n_computed == 16 and (tmp_path / "manifest.json.damaged").exists()
+
+
+def test_chunk_size_belongs_to_the_study(tmp_path):
+    """A resume adopts the recorded chunk size (whatever the device count); a different --chunk is refused
+    with the option to give."""
+    inputs = _inputs(40)
+    run_samples(evaluate, inputs, chunk_size=8, out_dir=tmp_path, config={}, progress=False)
+    r = run_samples(evaluate, inputs, out_dir=tmp_path, config={}, progress=False)
+    assert r.chunk_size == 8 and r.n_loaded == 40
+    with pytest.raises(StudyMismatchError, match=r"chunk_size: 8 there, 16 now\) \(to resume, give --chunk 8 or no "
+                                                 r"--chunk\)"):
+        run_samples(evaluate, inputs, chunk_size=16, out_dir=tmp_path, config={}, progress=False)
+
+
+def test_interrupt_reports_saved_samples(tmp_path):
+    inputs = _inputs(40)
+    mesh = batch_mesh()
+    compiled = compile_batched(evaluate, jax.tree.map(lambda a: a[:8], inputs), batch_sharding(mesh))[0]
+    calls = []
+
+    def batch_fn(x):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return {k: np.asarray(v) for k, v in compiled(x).items()}
+
+    store = ChunkStore(tmp_path, config={}, inputs_sha256=inputs_digest(inputs), n_samples=40, chunk_size=8)
+    with pytest.raises(StudyInterrupted) as e:
+        run_chunks(batch_fn, inputs, chunk_size=8, store=store, progress=False)
+    assert (e.value.n_saved, e.value.n_samples) == (16, 40) and isinstance(e.value, KeyboardInterrupt)
+    assert saved_samples(tmp_path) == (16, 40)
 
 
 def test_bad_arguments(tmp_path):
@@ -123,11 +197,11 @@ def test_bad_arguments(tmp_path):
         run_samples(evaluate, _inputs(4), out_dir=blocked / "sub", config={}, progress=False)
 
 
-def test_chunk_rounding():
+def test_chunk_size_is_not_rounded_to_the_device_count():
     assert chunk_size_for(1000, 10_000, 4) == 1000
-    assert chunk_size_for(1001, 10_000, 4) == 1004
-    assert chunk_size_for(1000, 10, 4) == 12
-    assert chunk_size_for(3, 10, 1) == 3
+    assert chunk_size_for(1001, 10_000, 4) == 1001  # padded to 1004 when it runs on 4 devices
+    assert chunk_size_for(1000, 10, 4) == 10
+    assert chunk_size_for(None, 10_000, 2) == 512
 
 
 FOUR_DEVICES = textwrap.dedent("""
@@ -155,7 +229,7 @@ def test_same_numbers_on_four_devices(tmp_path):
         assert proc.returncode == 0, proc.stderr
         info = json.loads(proc.stdout.strip().splitlines()[-1])
         assert info["devices"] == ndev
-        assert info["chunk"] == (30 if ndev == 1 else 32)
+        assert info["chunk"] == 30  # padded to 32 on 4 devices
         with np.load(out) as z:
             results[ndev] = {k: z[k] for k in z.files}
     for k in results[1]:

@@ -1,0 +1,30 @@
+"""Units (SI) of the built-in models' parameters and coordinates, for tables and axis labels.
+
+"1" marks a dimensionless value. A coordinate named ``*theta`` is an angle
+(rad); every other coordinate of the built-in models is a position (m).
+"""
+
+from __future__ import annotations
+
+PARAM_UNITS = {
+    "mass": "kg", "m1": "kg", "m2": "kg", "m3": "kg", "J1": "kg·m²", "J2": "kg·m²", "J3": "kg·m²",
+    "radius": "m", "height": "m", "width": "m", "l1": "m", "l2": "m", "l3": "m", "ground_length": "m",
+    "wall_distance": "m", "bar_length": "m", "e": "m", "ax": "m", "ay": "m", "pin_radius": "m", "clearance": "m",
+    "restitution": "1", "friction": "1", "static_friction": "1", "exponent": "1",
+    "gravity": "m/s²", "g": "m/s²", "torque": "N·m", "omega": "rad/s", "initial_angle": "rad", "tilt": "rad",
+    "slope_deg": "deg", "speed": "m/s", "push_rate": "N/s", "slip_width": "m/s", "slip_width0": "m/s",
+    "stiffness": "N/m^exponent",
+}
+# Damping laws differ between models: the slider–bar paper's c δ δ̇, Hunt–Crossley's c δ^n δ̇.
+MODEL_PARAM_UNITS = {("slider-bar", "damping"): "N·s/m²",
+                     ("slider-crank-clearance", "damping"): "N·s/m^(exponent+1)"}
+
+
+def param_unit(name: str, model: str = "") -> str:
+    """The unit of a parameter ("?" when the table does not know it)."""
+    return MODEL_PARAM_UNITS.get((model, name), PARAM_UNITS.get(name, "?"))
+
+
+def coordinate_unit(name: str) -> str:
+    """rad for an angle coordinate (``…theta``), m for a position."""
+    return "rad" if name.split(".")[-1].startswith("theta") else "m"
