@@ -69,7 +69,9 @@ def test_ctrl_c_says_what_is_saved_and_how_to_resume(tmp_path):
             "--bootstrap", "50", "--no-plots", "--out", "big"]
     proc = subprocess.Popen([sys.executable, "-m", "jaxcontact.cli", *args], cwd=tmp_path, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    first = tmp_path / "big" / "chunks" / "chunk_00000.npz"
+    # chunk 1's file appears only after chunk 0 is written and recorded in the manifest (chunk 0's own file
+    # appears before its manifest entry, so signalling then could find nothing saved yet).
+    first = tmp_path / "big" / "chunks" / "chunk_00001.npz"
     deadline = time.time() + 300
     while not first.exists() and proc.poll() is None and time.time() < deadline:
         time.sleep(0.05)
