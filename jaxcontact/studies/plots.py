@@ -184,7 +184,7 @@ def pce_diagnostics(fits: dict, path, title: str = "") -> None:
     """fits: outcome -> pce.PCE. Left: 1 − Q² per outcome (log scale, the reliability threshold dashed;
     red bars are unreliable fits); right: each expansion's largest |c_α| per total degree (its decay)."""
     names = list(fits)
-    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, (ax0, ax1) = pyplot().subplots(1, 2, figsize=(10, 3.8), layout="constrained")
     err = np.array([max(1.0 - f.q2, 1e-16) for f in fits.values()])
     colors = ["C0" if f.reliable else "C3" for f in fits.values()]
     ax0.bar(np.arange(len(names)), err, color=colors)
