@@ -24,6 +24,7 @@ ImpactProjection(), p, state, dt)`` and ``simulate(..., scheme=ImpactProjection(
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 from jaxcontact.stepping.moreau_jean import MoreauJean
 
@@ -38,6 +39,8 @@ class ImpactProjection(MoreauJean):
     "newton"), projection on with resting contacts lifted onto their surface
     (``position_iterations`` = 3, see :class:`MoreauJean`).
     """
+
+    name: ClassVar[str] = "impact-projection"
 
     theta: float = 1.0
     separating: str = "newton"
