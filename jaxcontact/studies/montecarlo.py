@@ -36,7 +36,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcontact import models as models_pkg
-from jaxcontact.simulate import n_steps_for
+from jaxcontact.simulate import check_scheme, n_steps_for
+from jaxcontact.stepping.base import Scheme
 from jaxcontact.stepping.moreau_jean import MoreauJean
 from jaxcontact.studies import plots, statistics
 from jaxcontact.studies.distributions import DEFAULT_BOUNDS, ParamSpace
@@ -55,7 +56,7 @@ class StudySpec:
     sensitivity: compute Sobol indices (Saltelli design); dt, t_final: time
     grid (None: the model's); save_every: keep every k-th row of time series;
     overrides: fixed parameter values replacing the model defaults;
-    scheme: the Moreau–Jean options; chunk_size: samples per compiled call (None: 256 per device).
+    scheme: the time-stepping scheme and its options (any scheme that treats the model's contacts); chunk_size: samples per compiled call (None: 256 per device).
     """
 
     model: str
@@ -69,7 +70,7 @@ class StudySpec:
     t_final: float | None = None
     save_every: int = 10
     overrides: tuple[tuple[str, float], ...] = ()
-    scheme: MoreauJean = MoreauJean()
+    scheme: Scheme = MoreauJean()
     chunk_size: int | None = None  # None: runner.CHUNK_PER_DEVICE samples per device
     n_bootstrap: int = 1000
 
@@ -78,7 +79,7 @@ class StudySpec:
         return {"model": self.model, "params": self.space.to_json(), "n": self.n, "outcomes": list(self.outcomes),
                 "sampler": self.sampler, "seed": self.seed, "sensitivity": self.sensitivity, "dt": dt,
                 "n_steps": n_steps, "save_every": self.save_every, "overrides": dict(self.overrides),
-                "scheme": dataclasses.asdict(self.scheme), "dtype": str(jnp.zeros(()).dtype)}
+                "scheme": self.scheme.config(), "dtype": str(jnp.zeros(()).dtype)}
 
 
 def check_samples(model_name: str, overrides: dict, values: dict) -> None:
@@ -126,7 +127,7 @@ def design(space: ParamSpace, n: int, sampler: str, seed: int, sensitivity: bool
     return space.ppf(unit), n_base, blocks
 
 
-def make_evaluator(model, outcomes, *, dt: float, n_steps: int, scheme: MoreauJean, save_every: int):
+def make_evaluator(model, outcomes, *, dt: float, n_steps: int, scheme: Scheme, save_every: int):
     """Per-sample function: varied parameter values -> outcomes, convergence and finiteness flags.
 
     The outcomes are reduced inside the simulation's scan (``outcomes.simulate_outcomes``): no
@@ -167,7 +168,7 @@ class PreparedStudy(NamedTuple):
     values: dict
     n_base: int
     blocks: np.ndarray
-    scheme: MoreauJean
+    scheme: Scheme
     evaluate: object
 
 
@@ -186,7 +187,10 @@ def prepare_study(spec: StudySpec) -> PreparedStudy:
     values, n_base, blocks = design(spec.space, spec.n, spec.sampler, spec.seed, spec.sensitivity)
     check_samples(spec.model, dict(spec.overrides), values)
     scheme = spec.scheme
-    scheme.solver_for(model.system)
+    try:
+        check_scheme(scheme, model.system)
+    except ValueError as e:
+        raise ValueError(f"model {spec.model!r}: {e}") from None
     evaluate = make_evaluator(model, outcomes, dt=dt, n_steps=n_steps, scheme=scheme, save_every=spec.save_every)
     return PreparedStudy(model, dt, t_final, n_steps, outcomes, values, n_base, blocks, scheme, evaluate)
 

@@ -34,13 +34,15 @@ of the stepping itself; tests check that both give the same numbers.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from jaxcontact.stepping.moreau_jean import MoreauJean, constraint_residuals, initial_state, step
+from jaxcontact.simulate import Fold, fold_steps
+from jaxcontact.stepping.base import Scheme
+from jaxcontact.stepping.kernels import constraint_residuals
+from jaxcontact.stepping.moreau_jean import MoreauJean
 from jaxcontact.system import energy
 
 # Reductions on arrays of one sample (time on axis 0) ------------------------------------------
@@ -279,56 +281,64 @@ def outcome(name: str, system, *, save_every: int = 1, impact_threshold: float =
                      f"series: series:<coord> or series:{{{','.join(SERIES_FIELDS)}}}")
 
 
-def simulate_outcomes(system, params, q0, u0, *, dt, n_steps: int, outcomes, scheme: MoreauJean = MoreauJean(),
+def outcomes_fold(system, p, outcomes) -> Fold:
+    """The :class:`jaxcontact.simulate.Fold` of a study: scalar outcomes folded step by step (their
+    ``stream``), series kept at every save, plus ``converged`` (every step's solve converged with a
+    finite velocity) and ``state_finite`` (q and u finite at every row)."""
+    scalars = [o for o in outcomes if o.kind != "series"]
+    series = [o for o in outcomes if o.kind == "series"]
+
+    def init(s0, info):
+        row0 = Row(s0.t, s0.q, s0.u, jnp.zeros(info.P_N.shape, s0.q.dtype))
+        ok0 = jnp.all(jnp.isfinite(s0.q)) & jnp.all(jnp.isfinite(s0.u))
+        return tuple(o.stream.init(row0, system, p) for o in scalars), jnp.ones((), bool), ok0
+
+    def update(acc, s, info):
+        streams, conv, finite = acc
+        row = Row(s.t, s.q, s.u, info.P_N)
+        streams = tuple(o.stream.update(c, row, system, p) for o, c in zip(scalars, streams))
+        finite = finite & jnp.all(jnp.isfinite(s.q)) & jnp.all(jnp.isfinite(s.u))
+        return streams, conv & info.converged, finite
+
+    def save(acc, s):
+        return acc, kept(s)
+
+    def kept(s):  # series read the state only (no series outcome reads impulses)
+        row = Row(s.t, s.q, s.u, None)
+        return tuple(o.stream.value(row, system, p) for o in series)
+
+    def finish(s0, acc, rows):
+        streams, conv, finite = acc
+        out = {o.name: o.stream.finish(c) for o, c in zip(scalars, streams)}
+        out.update({o.name: jnp.concatenate([x0[None], x]) for o, x0, x in zip(series, kept(s0), rows)})
+        out["converged"] = conv
+        out["state_finite"] = finite
+        return out
+
+    return Fold(init, update, save), finish
+
+
+def simulate_outcomes(system, params, q0, u0, *, dt, n_steps: int, outcomes, scheme: Scheme = MoreauJean(),
                       save_every: int = 1, t0=0.0) -> dict:
     """Simulate ONE sample and reduce it to ``outcomes`` inside the scan (their ``stream`` forms).
 
-    The same numbers as ``{o.name: o.fn(simulate(...), system, params)}`` with a per-step
-    trajectory, without storing it: scalar outcomes are carried through the scan, series are
-    kept every ``save_every`` rows (row 0 = the initial state, as ``keep_every``). Also returns
-    ``converged`` (every step's contact solve converged with a finite velocity) and
-    ``state_finite`` (q and u finite at every row). The scheme's own per-step diagnostics are
-    switched off: a stream that needs ‖Φ‖ or the energy computes it from the row's state.
-    Pure and unbatched (vmap it); the caller validates the inputs (see ``simulate``).
+    The same steps as :func:`jaxcontact.simulate.simulate` (the one time loop,
+    :func:`jaxcontact.simulate.fold_steps`) and the same numbers as
+    ``{o.name: o.fn(simulate(...), system, params)}`` with a per-step trajectory, without
+    storing it: scalar outcomes are carried through the scan, series are kept every
+    ``save_every`` rows (row 0 = the initial state, as ``keep_every``; steps after the last
+    kept row are still folded into the scalars). Also returns ``converged`` and
+    ``state_finite``. The scheme's own per-step diagnostics are switched off: a stream that
+    needs ‖Φ‖ or the energy computes it from the row's state. Works with every scheme; pure
+    and unbatched (vmap it); the caller checks the scheme and validates the inputs.
     """
-    scheme = dataclasses.replace(scheme, diagnostics=False)
+    scheme = scheme.without_diagnostics()
     q0 = jnp.asarray(q0)
     dtype = q0.dtype
     u0 = jnp.asarray(u0, dtype)
     p = jax.tree.map(lambda x: jnp.asarray(x, dtype) if jnp.issubdtype(jnp.result_type(x), jnp.floating) else x,
                      params)
-    h = jnp.asarray(dt, dtype)
-    scalars = [o for o in outcomes if o.kind != "series"]
-    series = [o for o in outcomes if o.kind == "series"]
-    s0 = initial_state(system, q0, u0, t0, p)
-    row0 = Row(s0.t, q0, u0, jnp.zeros_like(s0.P_N))
-    ok0 = jnp.all(jnp.isfinite(q0)) & jnp.all(jnp.isfinite(u0))
-    carry0 = (s0, tuple(o.stream.init(row0, system, p) for o in scalars), jnp.ones((), bool), ok0)
-
-    def one_step(carry, _):
-        s, acc, conv, finite = carry
-        s1, info = step(system, scheme, p, s, h)
-        row = Row(s1.t, s1.q, s1.u, info.P_N)
-        acc = tuple(o.stream.update(c, row, system, p) for o, c in zip(scalars, acc))
-        finite = finite & jnp.all(jnp.isfinite(s1.q)) & jnp.all(jnp.isfinite(s1.u))
-        return (s1, acc, conv & info.converged, finite), None
-
-    def kept(s):
-        row = Row(s.t, s.q, s.u, s.P_N)
-        return tuple(o.stream.value(row, system, p) for o in series)
-
-    def block(carry, _):
-        carry, _ = jax.lax.scan(one_step, carry, None, length=save_every)
-        return carry, kept(carry[0])
-
-    n_blocks, rest = divmod(int(n_steps), int(save_every))
-    carry, rows = jax.lax.scan(block, carry0, None, length=n_blocks)
-    if rest:  # steps after the last kept row (keep_every drops them too)
-        carry, _ = jax.lax.scan(one_step, carry, None, length=rest)
-    _, acc, conv, finite = carry
-    first = kept(s0)
-    out = {o.name: o.stream.finish(c) for o, c in zip(scalars, acc)}
-    out.update({o.name: jnp.concatenate([x0[None], x]) for o, x0, x in zip(series, first, rows)})
-    out["converged"] = conv
-    out["state_finite"] = finite
-    return out
+    fold, finish = outcomes_fold(system, p, outcomes)
+    s0, acc, rows = fold_steps(system, scheme, p, q0, u0, jnp.asarray(dt, dtype), jnp.asarray(t0, dtype),
+                               n_steps=int(n_steps), save_every=int(save_every), fold=fold)
+    return finish(s0, acc, rows)
