@@ -107,12 +107,18 @@ def simulate(system: LagrangianSystem, params, q0, u0, *, dt, n_steps: int, t0=0
                 scheme=scheme, n_steps=int(n_steps), save_every=int(save_every), batched=batched)
 
 
-def check_scheme(scheme, system) -> None:
-    """``scheme`` must be a :class:`Scheme` that can treat ``system`` (its ``check``); errors name both."""
+def check_scheme(scheme, system, model: str | None = None) -> None:
+    """``scheme`` must be a :class:`Scheme` that can treat ``system`` (its ``check``); the error names the
+    scheme and, when given, the ``model``."""
     if not isinstance(scheme, Scheme):
         raise TypeError(f"scheme must be a jaxcontact.stepping.Scheme (MoreauJean, Penalty, EventDriven, …); "
                         f"got {type(scheme).__name__}")
-    scheme.check(system)
+    try:
+        scheme.check(system)
+    except ValueError as e:
+        if model is None:
+            raise
+        raise ValueError(f"model {model!r}: {e}") from None
 
 
 def simulate_model(model, *, params=None, dt=None, t_final=None, scheme=MoreauJean(),

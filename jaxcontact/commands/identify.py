@@ -17,14 +17,16 @@ import json
 import os
 import sys
 
-from jaxcontact.commands.simulate import SCHEMES, make_scheme, parse_sets
+from jaxcontact.commands.scheme_options import (add_model_argument, add_scheme_arguments, default_out, model_name,
+                                                scheme_from_args)
+from jaxcontact.commands.simulate import parse_sets
 
 NAME = "identify"
 HELP = "identify model parameters from a measured trajectory (gradient-based, optax)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", help="built-in model name (e.g. bouncing-ball, sliding-block, four-bar)")
+    add_model_argument(p)
     p.add_argument("--data", required=True, metavar="FILE.npz",
                    help="measured data: trajectory.npz of `jaxcontact simulate`, or an npz with t and y (or q)")
     p.add_argument("--fit", action="append", required=True, metavar="NAME[=GUESS]",
@@ -41,8 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--starts", type=int, default=1, help="multi-start count (vmapped; the best is kept)")
     p.add_argument("--grid-start", type=int, default=0, metavar="K",
                    help="K-point coordinate grid search over the bounds before the optimiser (0: off)")
-    p.add_argument("--scheme", choices=SCHEMES, default="moreau-jean",
-                   help="stepping scheme of the model (event-driven: static and dynamic friction)")
+    add_scheme_arguments(p)
     p.add_argument("--smooth", type=float, nargs=2, default=None, metavar=("TAU_START", "TAU_END"),
                    help="soft contact activation annealed from TAU_START to TAU_END (m)")
     p.add_argument("--windows", type=int, default=1,
@@ -140,14 +141,15 @@ def run(args) -> int:
     from jaxcontact.studies.identify import Smoothing, coordinates, fit
 
     try:
-        model = get_model(args.model, **parse_sets(args.set))
+        name = model_name(args)
+        model = get_model(name, **parse_sets(args.set))
         guesses = parse_fit(args.fit, model)
         bounds = {n: default_bounds(n, g) for n, g in guesses.items()} | parse_bounds(args.bounds)
         names = model.system.names or tuple(f"q{i}" for i in range(model.system.n_dof))
         cols = observed_columns(args.observe, names, model.system.n_dof)
         t, y, state, data_dt = load_data(args.data, cols)
         smoothing = Smoothing(*args.smooth) if args.smooth else None
-        scheme = make_scheme(args.scheme)
+        scheme = scheme_from_args(args)
         print(f"{model.name}: fitting {', '.join(guesses)} to {len(t)} samples of "
               f"{', '.join(names[c] for c in cols)} ({args.optimizer}, {args.steps} iterations)")
         res = fit(model, t, y, tuple(guesses), guesses, bounds, observe=coordinates(*cols),
@@ -158,7 +160,7 @@ def run(args) -> int:
     except ValueError as e:
         print(f"jaxcontact identify: error: {e}", file=sys.stderr)
         return 2
-    out = args.out or f"identify-{args.model}"
+    out = args.out or default_out("identify", name)
     os.makedirs(out, exist_ok=True)
     summary = {"model": model.name, "data": args.data, "observed": [names[c] for c in cols],
                "optimizer": args.optimizer, "guesses": guesses, "bounds": bounds} | res.to_json()

@@ -26,6 +26,8 @@ import argparse
 import os
 import sys
 
+from jaxcontact.commands.scheme_options import (add_model_argument, add_scheme_arguments, default_out, model_name,
+                                                scheme_from_args)
 from jaxcontact.commands.simulate import parse_sets
 
 NAME = "mc"
@@ -33,7 +35,8 @@ HELP = "Monte Carlo uncertainty study of a built-in model (statistics, Sobol ind
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", help="built-in model name (e.g. four-bar, bouncing-ball)")
+    add_model_argument(p, "the model (e.g. four-bar, bouncing-ball)")
+    add_scheme_arguments(p)
     p.add_argument("--n", type=int, default=None,
                    help="number of simulations (default: the model's default study, 10000 for four-bar)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=DIST(ARGS)",
@@ -104,11 +107,12 @@ def run(args) -> int:
     from jaxcontact.studies.montecarlo import default_study, format_summary, run_study
 
     try:
-        spec = default_study(args.model, n=args.n, params=args.param, only=args.only, outcomes=args.outcome,
+        name = model_name(args)
+        spec = default_study(name, n=args.n, params=args.param, only=args.only, outcomes=args.outcome,
                              sampler=args.sampler, seed=args.seed, sensitivity=not args.no_sobol, dt=args.dt,
                              t_final=args.t_final, save_every=args.save_every, overrides=parse_sets(args.set),
-                             chunk_size=args.chunk, n_bootstrap=args.bootstrap)
-        out = args.out or f"mc-{args.model}"
+                             chunk_size=args.chunk, n_bootstrap=args.bootstrap, scheme=scheme_from_args(args))
+        out = args.out or default_out("mc", name)
         summary = run_study(spec, out, progress=not args.quiet, plot=not args.no_plots)
     except ValueError as e:
         print(f"jaxcontact mc: error: {e}", file=sys.stderr)

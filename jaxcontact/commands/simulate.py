@@ -1,4 +1,4 @@
-"""``jaxcontact simulate <model>``: run one built-in model, write trajectory.npz and plots, print a summary.
+"""``jaxcontact simulate <model>``: run one built-in or user model (FILE.py:FUNCTION), write trajectory.npz and plots, print a summary.
 
     jaxcontact simulate bouncing-ball --set restitution=0.8 --dt 1e-3 --t-final 10 --out ball
 """
@@ -10,34 +10,20 @@ import os
 import sys
 import time
 
+from jaxcontact.commands.scheme_options import (add_model_argument, add_scheme_arguments, default_out, model_name,
+                                                scheme_from_args)
+
 NAME = "simulate"
-SCHEMES = ("moreau-jean", "penalty", "event-driven")
-HELP = "simulate a built-in model (Moreau–Jean, penalty or event-driven), write trajectory.npz and PNG plots"
-
-
-def make_scheme(name: str, **moreau_jean):
-    """The stepping scheme named by ``--scheme`` (one of SCHEMES), with default options;
-    ``moreau_jean`` options (θ, solver, iterations) apply to Moreau–Jean only."""
-    from jaxcontact.stepping import EventDriven, MoreauJean, Penalty
-
-    return {"moreau-jean": lambda: MoreauJean(**moreau_jean), "penalty": Penalty, "event-driven": EventDriven}[name]()
+HELP = "simulate a built-in or user model (Moreau–Jean, penalty or event-driven), write trajectory.npz and PNG plots"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from jaxcontact.models import REGISTRY
-
-    p.add_argument("model", help=f"built-in model: {', '.join(sorted(REGISTRY))}")
+    add_model_argument(p)
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="parameter override by name (repeatable)")
     p.add_argument("--dt", type=float, default=None, help="time step (default: the model's)")
     p.add_argument("--t-final", type=float, default=None, help="simulated time (default: the model's)")
-    p.add_argument("--scheme", choices=SCHEMES, default="moreau-jean",
-                   help="time stepping: moreau-jean (rigid contacts, SPEC F1), penalty (compliant contacts, RK4, "
-                        "F4) or event-driven (F3)")
-    p.add_argument("--theta", type=float, default=0.5, help="θ of the Moreau–Jean θ-method (default 0.5)")
-    p.add_argument("--solver", choices=("auto", "nsgs", "pgs", "lemke"), default="auto",
-                   help="contact solver (auto: NSGS with friction, PGS without)")
-    p.add_argument("--iterations", type=int, default=50, help="sweeps of the iterative contact solver")
+    add_scheme_arguments(p)
     p.add_argument("--save-every", type=int, default=1, help="keep every k-th state")
     p.add_argument("--out", default=None, help="output folder (default: simulate-<model>)")
     p.add_argument("--no-plots", action="store_true")
@@ -64,18 +50,20 @@ def run(args) -> int:
     import numpy as np
 
     from jaxcontact.models import get_model
-    from jaxcontact.simulate import n_steps_for, simulate
+    from jaxcontact.simulate import check_scheme, n_steps_for, simulate
     try:
-        model = get_model(args.model, **parse_sets(args.set))
+        name = model_name(args)
+        model = get_model(name, **parse_sets(args.set))
         dt = model.dt if args.dt is None else args.dt
         t_final = model.t_final if args.t_final is None else args.t_final
         n_steps = n_steps_for(dt, t_final)
         save_every = args.save_every
         if save_every < 1 or n_steps % save_every:
             raise ValueError(f"--save-every {save_every} must be ≥ 1 and divide the step count {n_steps}")
-        scheme = make_scheme(args.scheme, theta=args.theta, solver=args.solver, iterations=args.iterations)
+        scheme = scheme_from_args(args)
         q0, u0 = model.initial_state(model.params)
         start = time.perf_counter()
+        check_scheme(scheme, model.system, model.name)
         traj = simulate(model.system, model.params, q0, u0, dt=dt, n_steps=n_steps, scheme=scheme,
                         save_every=save_every)
         jax.block_until_ready(traj)
@@ -84,7 +72,7 @@ def run(args) -> int:
         print(f"jaxcontact simulate: error: {e}", file=sys.stderr)
         return 2
 
-    out = args.out or f"simulate-{args.model}"
+    out = args.out or default_out("simulate", name)
     os.makedirs(out, exist_ok=True)
     d = traj.diagnostics
     arrays = {

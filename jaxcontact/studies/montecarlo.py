@@ -187,10 +187,7 @@ def prepare_study(spec: StudySpec) -> PreparedStudy:
     values, n_base, blocks = design(spec.space, spec.n, spec.sampler, spec.seed, spec.sensitivity)
     check_samples(spec.model, dict(spec.overrides), values)
     scheme = spec.scheme
-    try:
-        check_scheme(scheme, model.system)
-    except ValueError as e:
-        raise ValueError(f"model {spec.model!r}: {e}") from None
+    check_scheme(scheme, model.system, spec.model)
     evaluate = make_evaluator(model, outcomes, dt=dt, n_steps=n_steps, scheme=scheme, save_every=spec.save_every)
     return PreparedStudy(model, dt, t_final, n_steps, outcomes, values, n_base, blocks, scheme, evaluate)
 
@@ -314,8 +311,8 @@ def default_study(model: str, *, n=None, params=(), only: bool = False, outcomes
     params: ``name=dist(args)`` strings replacing/adding to the defaults (only=True: instead of them);
     outcomes: names replacing the default list; other keywords (None: the default) go to StudySpec.
     """
-    if model not in models_pkg.REGISTRY:
-        raise ValueError(f"unknown model {model!r}; built-in models: {sorted(models_pkg.REGISTRY)}")
+    if model not in models_pkg.REGISTRY and not models_pkg.is_user_model(model):
+        models_pkg.get_model(model)  # raises the unknown-model error
     d = DEFAULT_STUDIES.get(model, {})
     space = ParamSpace.parse(params) if only else ParamSpace.parse(d.get("params", ())).updated(ParamSpace.parse(params))
     if not space.names:
