@@ -36,7 +36,7 @@ HELP = "Monte Carlo uncertainty study of a built-in model (statistics, Sobol ind
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_argument(p, "the model (e.g. four-bar, bouncing-ball)")
-    add_scheme_arguments(p)
+    add_scheme_arguments(p, default="the study's (moreau-jean unless the model's default study says)")
     p.add_argument("--n", type=int, default=None,
                    help="number of simulations (default: the model's default study, 10000 for four-bar)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=DIST(ARGS)",
@@ -104,14 +104,15 @@ def run(args) -> int:
     import jax
 
     jax.config.update("jax_enable_x64", args.dtype == "float64")
-    from jaxcontact.studies.montecarlo import default_study, format_summary, run_study
+    from jaxcontact.studies.montecarlo import DEFAULT_STUDIES, default_study, format_summary, run_study
 
     try:
         name = model_name(args)
+        scheme = scheme_from_args(args, DEFAULT_STUDIES.get(name, {}).get("scheme", "moreau-jean"))
         spec = default_study(name, n=args.n, params=args.param, only=args.only, outcomes=args.outcome,
                              sampler=args.sampler, seed=args.seed, sensitivity=not args.no_sobol, dt=args.dt,
                              t_final=args.t_final, save_every=args.save_every, overrides=parse_sets(args.set),
-                             chunk_size=args.chunk, n_bootstrap=args.bootstrap, scheme=scheme_from_args(args))
+                             chunk_size=args.chunk, n_bootstrap=args.bootstrap, scheme=scheme)
         out = args.out or default_out("mc", name)
         summary = run_study(spec, out, progress=not args.quiet, plot=not args.no_plots)
     except ValueError as e:

@@ -49,9 +49,10 @@ def default_out(command: str, name: str) -> str:
 
 
 def add_scheme_arguments(p: argparse.ArgumentParser, default: str = "moreau-jean") -> None:
-    p.add_argument("--scheme", choices=SCHEMES, default=default,
+    p.add_argument("--scheme", choices=SCHEMES, default=None,
                    help="time stepping: moreau-jean (rigid contacts, impulses), penalty (compliant contacts, an "
-                        "ODE) or event-driven (rigid and compliant contacts, stick–slip inside the step)")
+                        f"ODE) or event-driven (rigid and compliant contacts, stick–slip inside the step); "
+                        f"default {default}")
     p.add_argument("--theta", type=float, default=None, help="moreau-jean: θ of the θ-method (default 0.5)")
     p.add_argument("--solver", choices=("auto", "nsgs", "pgs", "lemke"), default=None,
                    help="moreau-jean: contact solver (default auto: NSGS with friction, PGS without)")
@@ -61,16 +62,18 @@ def add_scheme_arguments(p: argparse.ArgumentParser, default: str = "moreau-jean
                    help="penalty: fixed-step rk4 (default) or an adaptive diffrax solver inside each step")
 
 
-def scheme_from_args(args):
-    """The scheme of ``--scheme`` with the options given for it; another scheme's option is an error."""
+def scheme_from_args(args, default: str = "moreau-jean"):
+    """The scheme of ``--scheme`` (``default`` when not given) with the options given for it; another
+    scheme's option is an error."""
     from jaxcontact.stepping import SCHEMES as REGISTERED
 
+    name = args.scheme or default
     options = {}
     for dest, (owner, field) in _SCHEME_OPTIONS.items():
         value = getattr(args, dest, None)
         if value is None:
             continue
-        if owner != args.scheme:
-            raise ValueError(f"--{dest} is an option of the {owner} scheme, not of --scheme {args.scheme}")
+        if owner != name:
+            raise ValueError(f"--{dest} is an option of the {owner} scheme, not of the {name} scheme")
         options[field] = value
-    return REGISTERED[args.scheme](**options)
+    return REGISTERED[name](**options)

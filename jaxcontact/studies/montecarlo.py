@@ -37,6 +37,7 @@ import numpy as np
 
 from jaxcontact import models as models_pkg
 from jaxcontact.simulate import check_scheme, n_steps_for
+from jaxcontact.stepping import SCHEMES
 from jaxcontact.stepping.base import Scheme
 from jaxcontact.stepping.moreau_jean import MoreauJean
 from jaxcontact.studies import plots, statistics
@@ -297,6 +298,13 @@ DEFAULT_STUDIES: dict[str, dict] = {
                      "series:gap", "series:bar1.theta", "series:energy"),
         "n": 10_000, "dt": 1e-3, "t_final": 2.0, "save_every": 10,
     },
+    # The slider–bar's stick–slip under an uncertain motor speed and floor friction (compliant
+    # corners: penalty by default, event-driven for exact sticking).
+    "slider-bar": {
+        "params": ("omega=uniform(10,14)", "friction=uniform(0.1,0.2)", "static_friction=uniform(0.2,0.3)"),
+        "outcomes": ("final:slider.x", "max:slider.x", "min:slider.x", "peak_impulse", "series:slider.x"),
+        "n": 256, "t_final": 1.0, "save_every": 20, "scheme": "penalty",
+    },
     "bouncing-ball": {
         "params": ("restitution=uniform(0.5,0.95)", "height=uniform(0.5,1.5)"),
         "outcomes": ("peak_impulse", "impacts", "rest_time", "max_penetration", "series:y", "series:energy"),
@@ -309,7 +317,8 @@ def default_study(model: str, *, n=None, params=(), only: bool = False, outcomes
     """A StudySpec from the model's default study, with user choices (CLI strings) on top.
 
     params: ``name=dist(args)`` strings replacing/adding to the defaults (only=True: instead of them);
-    outcomes: names replacing the default list; other keywords (None: the default) go to StudySpec.
+    outcomes: names replacing the default list; other keywords (None: the default) go to StudySpec
+    (the study's default scheme, by name, when no ``scheme`` is given).
     """
     if model not in models_pkg.REGISTRY and not models_pkg.is_user_model(model):
         models_pkg.get_model(model)  # raises the unknown-model error
@@ -323,6 +332,8 @@ def default_study(model: str, *, n=None, params=(), only: bool = False, outcomes
     for key in ("dt", "t_final", "save_every"):
         if key not in kw and key in d:
             kw[key] = d[key]
+    if "scheme" not in kw and "scheme" in d:
+        kw["scheme"] = SCHEMES[d["scheme"]]()
     if "overrides" in kw:
         kw["overrides"] = tuple(sorted(dict(kw["overrides"]).items()))
     return StudySpec(model, space, n, outs, **kw)
