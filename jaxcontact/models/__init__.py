@@ -9,6 +9,7 @@ the initial (q, u) from the parameters (a longer bar moves its joints).
 from __future__ import annotations
 
 import importlib
+import inspect
 from typing import Any, Callable, NamedTuple
 
 import jax.numpy as jnp
@@ -82,6 +83,11 @@ def get_model(name: str, **overrides) -> Model:
         built = getattr(_user_module(path), fn, None)
         if not callable(built):
             raise ValueError(f"model {name!r}: {path} defines no function {fn!r}")
+        try:
+            inspect.signature(built).bind(**overrides)
+        except TypeError as e:
+            raise ValueError(f"model {name!r}: {fn} cannot be called with the parameters "
+                             f"{sorted(overrides)}: {e}") from None
         model = built(**overrides)
         if not isinstance(model, Model):
             raise ValueError(f"model {name!r}: {fn}(...) must return a jaxcontact.models.Model; "
