@@ -45,7 +45,7 @@ import numpy as np
 from jaxcontact.stepping.base import Scheme, StepInfo
 from jaxcontact.stepping.kernels import constraint_residuals
 from jaxcontact.stepping.moreau_jean import MoreauJean
-from jaxcontact.system import LagrangianSystem, energy
+from jaxcontact.system import LAW_RANGES, LagrangianSystem, energy
 
 
 class Diagnostics(NamedTuple):
@@ -53,7 +53,7 @@ class Diagnostics(NamedTuple):
 
     ‖Φ‖ and ‖Φ_q u + Φ_t‖ are evaluated at the saved state (q_E, u_E, t_E).
     Moreau–Jean enforces Φ_q u_E + Φ_t = 0 at the step's θ-point (q_M, t_M), so
-    at q_E both drift by O(h) per unit time without a projection (issue 4).
+    at q_E both drift by O(h) per unit time without a projection (``MoreauJean(projection=True)`` removes it).
     The energy is ½ uᵀ M u + V (kinetic only if the system has no potential).
     """
 
@@ -191,8 +191,7 @@ def _validate(system, params, q0, u0, dt, n_steps, save_every, t0) -> bool:
         _check_mass_and_constraints(system, params, q0, t0, batched)
     if system.laws is not None and all(_is_concrete(leaf) for _, leaf in leaves):
         laws = jax.vmap(system.laws)(params) if batched else system.laws(params)
-        for field, lo, hi in (("restitution", 0.0, 1.0), ("tangential_restitution", 0.0, 1.0),
-                              ("friction", 0.0, np.inf)):
+        for field, (lo, hi) in LAW_RANGES.items():
             a = np.asarray(getattr(laws, field))
             if np.any(a < lo) or np.any(a > hi):
                 raise ValueError(f"contact law {field} = {a} must lie in [{lo}, {hi}]")

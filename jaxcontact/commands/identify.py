@@ -73,7 +73,9 @@ def parse_fit(items, model) -> dict:
 def default_bounds(name, guess) -> tuple:
     """(0, 1) for restitutions; guess/4 .. 4·guess otherwise (a sign-preserving wide box)."""
     if "restitution" in name:
-        return (0.0, 1.0)
+        from jaxcontact.system import LAW_RANGES
+
+        return LAW_RANGES["restitution"]
     lo, hi = sorted((guess / 4.0, guess * 4.0))
     if guess == 0.0:
         raise ValueError(f"--fit {name}: a guess of 0 needs explicit --bounds {name}=LO,HI")

@@ -45,6 +45,7 @@ from jaxcontact.contact_laws import restitution_damping
 from jaxcontact.models import Model, apply_overrides
 from jaxcontact.planar import Mechanism
 from jaxcontact.planar.bodies import Frames
+from jaxcontact.system import law_rule
 
 CONTACTS = ("compliant", "rigid", "ideal")
 
@@ -67,7 +68,7 @@ RULES = {
     **{k: (lambda v: v > 0, "> 0") for k in ("l1", "l2", "m1", "m2", "m3", "J1", "J2", "J3", "pin_radius",
                                              "clearance", "exponent", "slip_width")},
     **{k: (lambda v: v >= 0, ">= 0") for k in ("stiffness", "damping", "friction")},
-    "restitution": (lambda v: (v >= 0) & (v <= 1), "in [0, 1]"),
+    "restitution": law_rule("restitution"),
 }
 REFERENCE_IMPACT_SPEED = 0.5  # m/s, for the restitution-matched damping
 
