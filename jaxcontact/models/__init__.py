@@ -35,6 +35,11 @@ class Model(NamedTuple):
     name: registry name; system: the LagrangianSystem; params: dict name -> float array leaf;
     initial_state: ``params -> (q0, u0)``; dt, t_final: the default time grid;
     description: one paragraph for ``--help`` and summaries.
+    derive: None, or ``params -> params`` (pure jnp) recomputing the parameters that follow
+      from others (a contact stiffness from the clearance): a study applies it to every
+      sample after setting the sampled values, as building the model does.
+    observables: None, or name -> ``fn(q, params)`` scalar quantities beside the
+      coordinates (a journal's eccentricity), usable in outcomes (``series:<name>``, ``max:<name>``…).
     """
 
     name: str
@@ -44,6 +49,8 @@ class Model(NamedTuple):
     dt: float
     t_final: float
     description: str
+    derive: Callable[[dict], dict] | None = None
+    observables: dict | None = None
 
 
 def apply_overrides(defaults: dict, overrides: dict, rules: dict | None = None) -> dict:
