@@ -96,6 +96,8 @@ def simulate(system: LagrangianSystem, params, q0, u0, *, dt, n_steps: int, t0=0
     for shared values). Raises ValueError for bad input (outside jit); inside a
     trace only shape rules are checked.
     """
+    if not isinstance(system, LagrangianSystem):
+        raise TypeError(f"system must be a LagrangianSystem; got {type(system).__name__}")
     check_scheme(scheme, system)
     q0, u0 = jnp.asarray(q0), jnp.asarray(u0)
     if not jnp.issubdtype(q0.dtype, jnp.floating):
@@ -127,6 +129,7 @@ def simulate_model(model, *, params=None, dt=None, t_final=None, scheme=MoreauJe
 
     ``params`` defaults to the model's; with ``batched=True`` every leaf has a leading batch axis.
     """
+    check_scheme(scheme, model.system, model.name)
     params = model.params if params is None else params
     dt = model.dt if dt is None else dt
     t_final = model.t_final if t_final is None else t_final

@@ -31,7 +31,7 @@ from jaxcontact.commands.scheme_options import (add_model_argument, add_scheme_a
 from jaxcontact.commands.simulate import parse_sets
 
 NAME = "mc"
-HELP = "Monte Carlo uncertainty study of a built-in model (statistics, Sobol indices, plots)"
+HELP = "Monte Carlo uncertainty study of a built-in or user model, with any scheme (statistics, Sobol indices, plots)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -49,8 +49,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="fixed parameter value for the whole study (repeatable)")
     p.add_argument("--outcome", action="append", default=[], metavar="NAME",
                    help="outcome (repeatable; default: the model's default list): peak_impulse, impacts, "
-                        "rest_time, max_penetration, max_phi, max_phi_dot, final:<coord>, max:<coord>, "
-                        "min:<coord>, series:<coord>|gap|energy|phi|speed")
+                        "rest_time, max_penetration, max_phi, max_phi_dot, peak_force, free_flight, final:<coord>, max:<coord>, "
+                        "min:<coord>, peak_accel:<coord>, series:<coord>|gap|energy|phi|speed (<coord>: a coordinate "
+                        "or a model observable)")
     p.add_argument("--chunk", type=int, default=None,
                    help="samples per compiled call, split over the devices (default: 256 per device; four-bar "
                         "on a 2-core CPU, 2 devices: 2124/2493/2641/2611 samples/s at 128/256/512/1024)")
