@@ -18,6 +18,7 @@ CASES = {"moreau-jean": ("pendulum", MoreauJean(), 1e-3), "penalty": ("soft_pend
 L_TRUE, L_GUESS, T_FINAL = 0.4, 0.3, 0.25
 
 
+@pytest.mark.slow  # 10 L-BFGS steps through 250–2 500 steps: ~45 s on the loaded 2-core machine
 @pytest.mark.parametrize("name", list(CASES))
 def test_each_scheme_recovers_the_bar_length(name):
     fn, scheme, dt = CASES[name]

@@ -21,7 +21,8 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("name", [n if n != "event-driven" else pytest.param(n, marks=pytest.mark.slow)
+                                  for n in CASES])  # event-driven: ~45 s of compile and Lemke solves
 def test_study_equals_a_loop_of_single_simulate_runs(name, tmp_path):
     model, scheme, params, outcomes, t_final = CASES[name]
     spec = StudySpec(model, ParamSpace.parse(params), n=4, outcomes=outcomes, sensitivity=False, t_final=t_final,
