@@ -17,30 +17,35 @@ Row 0 of a trajectory is the initial state: zero impulses, residual 0 and
 converged, since no step led there; ``active`` marks the contacts closed at
 (q0, t0) (g_N ≤ 0), so a body that starts on a surface is not an "impact".
 
-Schemes. ``scheme`` is a :class:`MoreauJean` (or :class:`ImpactProjection`) or any
-object with the protocol (static, hashable — a frozen dataclass):
+Schemes. ``scheme`` is any :class:`jaxcontact.stepping.base.Scheme` (Moreau–Jean,
+penalty, event-driven, …): ``simulate`` asks it to ``check`` the system first (a scheme
+that cannot treat the system's contacts is refused with an error naming both), then runs
+its ``init``/``step`` in the one time loop, :func:`fold_steps`. ``StepInfo.P_N``/``P_T``
+are impulses over the step: force-based schemes (penalty, event-driven) report the
+contact force integrated over the step (≈ force × dt), so impulse-based and
+force-based trajectories compare on the same footing.
 
-    scheme.init(system, p, q0, u0, t0) -> state      # a pytree with fields t, q, u
-    scheme.step(system, p, state, dt) -> (state, StepInfo)
-
-and optionally ``scheme.active(system, p, state) -> (k,) bool`` for row 0 and a
-``diagnostics`` flag (default True). ``StepInfo.P_N``/``P_T`` are impulses over the
-step: force-based schemes (penalty, event-driven) report the contact force
-integrated over the step (≈ force × dt), so impulse-based and force-based
-trajectories compare on the same footing.
+The loop and what it keeps are separate: a :class:`Fold` says what to carry from step
+to step and what to emit every ``save_every`` steps (as diffrax's ``SaveAt(fn=…)``). A
+trajectory is one fold (every saved state and its summarised step quantities); a Monte
+Carlo study's outcomes are another (:func:`jaxcontact.studies.outcomes.simulate_outcomes`:
+peaks and counts folded inside the scan, no trajectory stored), so every study runs
+exactly the steps ``simulate`` runs.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.stepping.moreau_jean import MoreauJean, StepInfo, constraint_residuals
-from jaxcontact.system import LagrangianSystem, energy
+from jaxcontact.stepping.base import Scheme, StepInfo
+from jaxcontact.stepping.kernels import constraint_residuals
+from jaxcontact.stepping.moreau_jean import MoreauJean
+from jaxcontact.system import LAW_RANGES, LagrangianSystem, energy
 
 
 class Diagnostics(NamedTuple):
@@ -48,7 +53,7 @@ class Diagnostics(NamedTuple):
 
     ‖Φ‖ and ‖Φ_q u + Φ_t‖ are evaluated at the saved state (q_E, u_E, t_E).
     Moreau–Jean enforces Φ_q u_E + Φ_t = 0 at the step's θ-point (q_M, t_M), so
-    at q_E both drift by O(h) per unit time without a projection (issue 4).
+    at q_E both drift by O(h) per unit time without a projection (``MoreauJean(projection=True)`` removes it).
     The energy is ½ uᵀ M u + V (kinetic only if the system has no potential).
     """
 
@@ -91,22 +96,31 @@ def simulate(system: LagrangianSystem, params, q0, u0, *, dt, n_steps: int, t0=0
     for shared values). Raises ValueError for bad input (outside jit); inside a
     trace only shape rules are checked.
     """
-    if not (callable(getattr(scheme, "init", None)) and callable(getattr(scheme, "step", None))):
-        raise TypeError(f"scheme must provide init(system, p, q0, u0, t0) and step(system, p, state, dt) "
-                        f"(MoreauJean, Penalty, EventDriven); got {type(scheme).__name__}")
+    if not isinstance(system, LagrangianSystem):
+        raise TypeError(f"system must be a LagrangianSystem; got {type(system).__name__}")
+    check_scheme(scheme, system)
     q0, u0 = jnp.asarray(q0), jnp.asarray(u0)
     if not jnp.issubdtype(q0.dtype, jnp.floating):
         q0 = q0.astype(jnp.result_type(float))
     u0 = u0.astype(q0.dtype)
     batched = _validate(system, params, q0, u0, dt, n_steps, save_every, t0)
-    if isinstance(scheme, MoreauJean):
-        scheme.solver_for(system)  # friction/solver compatibility, as a clear error
-        if system.compliant_gaps is not None:
-            raise ValueError("Moreau–Jean treats rigid contacts only; this system has compliant contacts "
-                             "(compliant_gaps): use the penalty or event-driven scheme, or make them rigid")
     params = jax.tree.map(lambda x: jnp.asarray(x, q0.dtype) if jnp.issubdtype(jnp.result_type(x), jnp.floating) else x, params)
     return _run(params, q0, u0, jnp.asarray(dt, q0.dtype), jnp.asarray(t0, q0.dtype), system=system,
                 scheme=scheme, n_steps=int(n_steps), save_every=int(save_every), batched=batched)
+
+
+def check_scheme(scheme, system, model: str | None = None) -> None:
+    """``scheme`` must be a :class:`Scheme` that can treat ``system`` (its ``check``); the error names the
+    scheme and, when given, the ``model``."""
+    if not isinstance(scheme, Scheme):
+        raise TypeError(f"scheme must be a jaxcontact.stepping.Scheme (MoreauJean, Penalty, EventDriven, …); "
+                        f"got {type(scheme).__name__}")
+    try:
+        scheme.check(system)
+    except ValueError as e:
+        if model is None:
+            raise
+        raise ValueError(f"model {model!r}: {e}") from None
 
 
 def simulate_model(model, *, params=None, dt=None, t_final=None, scheme=MoreauJean(),
@@ -115,6 +129,7 @@ def simulate_model(model, *, params=None, dt=None, t_final=None, scheme=MoreauJe
 
     ``params`` defaults to the model's; with ``batched=True`` every leaf has a leading batch axis.
     """
+    check_scheme(scheme, model.system, model.name)
     params = model.params if params is None else params
     dt = model.dt if dt is None else dt
     t_final = model.t_final if t_final is None else t_final
@@ -179,8 +194,7 @@ def _validate(system, params, q0, u0, dt, n_steps, save_every, t0) -> bool:
         _check_mass_and_constraints(system, params, q0, t0, batched)
     if system.laws is not None and all(_is_concrete(leaf) for _, leaf in leaves):
         laws = jax.vmap(system.laws)(params) if batched else system.laws(params)
-        for field, lo, hi in (("restitution", 0.0, 1.0), ("tangential_restitution", 0.0, 1.0),
-                              ("friction", 0.0, np.inf)):
+        for field, (lo, hi) in LAW_RANGES.items():
             a = np.asarray(getattr(laws, field))
             if np.any(a < lo) or np.any(a > hi):
                 raise ValueError(f"contact law {field} = {a} must lie in [{lo}, {hi}]")
@@ -244,45 +258,92 @@ def _check_mass_and_constraints(system, params, q0, t0, batched):
                              f"constraints, or a singular configuration); its singular values are {sv[i]}")
 
 
-def _single(p, q0, u0, dt, t0, *, system, scheme, n_steps, save_every) -> Trajectory:
+class Fold(NamedTuple):
+    """What the time loop keeps (as diffrax's ``SaveAt(fn=…)``), three pure functions:
+
+    init(state0, info) -> acc      the carry before the first step (``info``: the step's
+                                   abstract output, for shapes)
+    update(acc, state, info) -> acc    after every step (``state`` is the new state)
+    save(acc, state) -> (acc, row)     every ``save_every`` steps; rows are stacked
+    """
+
+    init: Callable
+    update: Callable
+    save: Callable
+
+
+def fold_steps(system, scheme, p, q0, u0, dt, t0, *, n_steps: int, save_every: int, fold: Fold):
+    """THE time loop: ``n_steps`` steps of ``scheme`` from (q0, u0, t0), folded by ``fold``.
+
+    A scan over blocks of ``save_every`` steps (memory O(n_steps / save_every)), each block a
+    scan of steps, then ``fold.save``; the n_steps mod save_every steps after the last block
+    are run and folded without a save. Returns (initial state, final acc, stacked rows).
+    Pure and unbatched (vmap it); ``simulate`` validates the inputs.
+    """
     s0 = scheme.init(system, p, q0, u0, t0)
-    # Impulse shapes from the step's abstract output (schemes differ in how many contacts they report).
     info_shape = jax.eval_shape(lambda s: scheme.step(system, p, s, dt)[1], s0)
 
-    def one(s, _):
-        return scheme.step(system, p, s, dt)
+    def one(carry, _):
+        s, acc = carry
+        s1, info = scheme.step(system, p, s, dt)
+        return (s1, fold.update(acc, s1, info)), None
 
-    if save_every == 1:
-        def body(s, _):
-            s1, info = one(s, None)
-            return s1, (s1.t, s1.q, s1.u, info)
+    def block(carry, _):
+        if save_every == 1:
+            carry, _ = one(carry, None)
+        else:
+            carry, _ = jax.lax.scan(one, carry, None, length=save_every)
+        s, acc = carry
+        acc, row = fold.save(acc, s)
+        return (s, acc), row
 
-        _, (t, q, u, info) = jax.lax.scan(body, s0, None, length=n_steps)
-    else:
-        def chunk(s, _):
-            def inner(carry, _):
-                s, acc = carry
-                s1, info = one(s, None)
-                acc = StepInfo(acc.P_N + info.P_N, acc.P_T + info.P_T, acc.active | info.active,
-                               jnp.maximum(acc.residual, info.residual), acc.converged & info.converged,
-                               jnp.maximum(acc.iterations, info.iterations), info.phi, info.phi_dot, info.energy)
-                return (s1, acc), None
+    n_blocks, rest = divmod(int(n_steps), int(save_every))
+    carry, rows = jax.lax.scan(block, (s0, fold.init(s0, info_shape)), None, length=n_blocks)
+    if rest:
+        carry, _ = jax.lax.scan(one, carry, None, length=rest)
+    return s0, carry[1], rows
 
-            z = jnp.zeros(info_shape.P_N.shape, q0.dtype)
-            acc0 = StepInfo(z, z, jnp.zeros(z.shape, bool), jnp.zeros((), q0.dtype), jnp.ones((), bool),
-                            jnp.zeros((), jnp.int32), *(jnp.zeros((), q0.dtype),) * 3)
-            (s1, acc), _ = jax.lax.scan(inner, (s, acc0), None, length=save_every)
-            return s1, (s1.t, s1.q, s1.u, acc)
 
-        _, (t, q, u, info) = jax.lax.scan(chunk, s0, None, length=n_steps // save_every)
+def _info_identity(info_shape, dtype) -> StepInfo:
+    """The neutral StepInfo of a block summary: no impulse, nothing active, converged."""
+    z = jnp.zeros(info_shape.P_N.shape, dtype)
+    return StepInfo(z, z, jnp.zeros(z.shape, bool), jnp.zeros((), dtype), jnp.ones((), bool),
+                    jnp.zeros((), jnp.int32), *(jnp.zeros((), dtype),) * 3)
 
-    if getattr(scheme, "diagnostics", True):
+
+def _combine(acc: StepInfo, info: StepInfo) -> StepInfo:
+    """Summary of consecutive steps: impulses summed, active any, residual/iterations max, converged all,
+    ‖Φ‖, ‖Φ̇‖ and energy of the last."""
+    return StepInfo(acc.P_N + info.P_N, acc.P_T + info.P_T, acc.active | info.active,
+                    jnp.maximum(acc.residual, info.residual), acc.converged & info.converged,
+                    jnp.maximum(acc.iterations, info.iterations), info.phi, info.phi_dot, info.energy)
+
+
+def trajectory_fold(dtype, save_every: int) -> Fold:
+    """The fold of :func:`simulate`: every saved state with the summary of the steps that led to it."""
+    def init(s0, info_shape):
+        return _info_identity(info_shape, dtype)
+
+    def update(acc, s, info):
+        info = jax.tree.map(lambda a, x: jnp.asarray(x, a.dtype), acc, info)
+        return info if save_every == 1 else _combine(acc, info)
+
+    def save(acc, s):
+        return jax.tree.map(jnp.zeros_like, acc)._replace(converged=jnp.ones((), bool)), (s.t, s.q, s.u, acc)
+
+    return Fold(init, update, save)
+
+
+def _single(p, q0, u0, dt, t0, *, system, scheme, n_steps, save_every) -> Trajectory:
+    s0, _, (t, q, u, info) = fold_steps(system, scheme, p, q0, u0, dt, t0, n_steps=n_steps, save_every=save_every,
+                                        fold=trajectory_fold(q0.dtype, save_every))
+    if scheme.diagnostics:
         phi0, phid0 = constraint_residuals(system, q0, u0, s0.t, p)
         e0 = energy(system, q0, u0, s0.t, p)
     else:
         phi0 = phid0 = e0 = jnp.zeros((), q0.dtype)
-    z = jnp.zeros(info_shape.P_N.shape, q0.dtype)
-    active0 = scheme.active(system, p, s0) if hasattr(scheme, "active") else jnp.zeros(z.shape, bool)
+    z = jnp.zeros(info.P_N.shape[1:], q0.dtype)
+    active0 = scheme.active(system, p, s0)
 
     def cat(first, rest):
         return jnp.concatenate([jnp.asarray(first, rest.dtype)[None], rest])

@@ -18,14 +18,16 @@ import os
 import sys
 
 from jaxcontact.commands import checks
-from jaxcontact.commands.simulate import SCHEMES, make_scheme, parse_sets
+from jaxcontact.commands.scheme_options import (add_model_argument, add_scheme_arguments, default_out, model_name,
+                                                scheme_from_args)
+from jaxcontact.commands.simulate import parse_sets
 
 NAME = "identify"
 HELP = "identify model parameters from a measured trajectory (gradient-based, optax)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", help="built-in model name (e.g. bouncing-ball, sliding-block, four-bar)")
+    add_model_argument(p)
     p.add_argument("--data", required=True, metavar="FILE.npz",
                    help="measured data: trajectory.npz of `jaxcontact simulate`, or an npz with t and y (or q)")
     p.add_argument("--fit", action="append", required=True, metavar="NAME[=GUESS]",
@@ -44,8 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="multi-start count (vmapped; the best is kept)")
     p.add_argument("--grid-start", type=checks.nonnegative_int, default=0, metavar="K",
                    help="K-point coordinate grid search over the bounds before the optimiser (0: off)")
-    p.add_argument("--scheme", choices=SCHEMES, default="moreau-jean",
-                   help="stepping scheme of the model (event-driven: static and dynamic friction)")
+    add_scheme_arguments(p)
     p.add_argument("--smooth", type=checks.positive_float, nargs=2, default=None, metavar=("TAU_START", "TAU_END"),
                    help="soft contact activation annealed from TAU_START to TAU_END (m)")
     p.add_argument("--windows", type=checks.positive_int, default=1,
@@ -80,7 +81,9 @@ def parse_fit(items, model) -> dict:
 def default_bounds(name, guess) -> tuple:
     """(0, 1) for restitutions; guess/4 .. 4·guess otherwise (a sign-preserving wide box)."""
     if "restitution" in name:
-        return (0.0, 1.0)
+        from jaxcontact.system import LAW_RANGES
+
+        return LAW_RANGES["restitution"]
     lo, hi = sorted((guess / 4.0, guess * 4.0))
     if guess == 0.0:
         raise ValueError(f"--fit {name}: a guess of 0 needs explicit --bounds {name}=LO,HI")
@@ -134,7 +137,8 @@ def run(args) -> int:
     from jaxcontact.studies.identify import Smoothing, coordinates, fit
 
     try:
-        model = get_model(args.model, **parse_sets(args.set))
+        name = model_name(args)
+        model = get_model(name, **parse_sets(args.set))
         guesses = parse_fit(args.fit, model)
         given = parse_bounds(args.bounds)
         stray = sorted(set(given) - set(guesses))
@@ -148,9 +152,9 @@ def run(args) -> int:
         if args.windows > 1 and state is None:
             raise ValueError(f"--windows {args.windows} needs q and u in the data (a simulate trajectory.npz); "
                              f"{args.data!r} has none")
-        out = checks.output_folder(args.out or f"identify-{args.model}")
+        out = checks.output_folder(args.out or default_out("identify", name))
         smoothing = Smoothing(*args.smooth) if args.smooth else None
-        scheme = make_scheme(args.scheme)
+        scheme = scheme_from_args(args)
         dt = args.dt or data_dt
         size = checks.fit_size(model, n_steps_for(dt, float(t[-1])), args.starts, args.steps)
         checks.check_size(size, out, args.allow_large, hint="a larger --dt, fewer --starts or fewer --steps")

@@ -1,8 +1,9 @@
 """``jaxcontact mc <model>``: a Monte Carlo uncertainty study of a built-in model.
 
-    jaxcontact mc four-bar                      # SPEC E1 with its default uncertainties
+    jaxcontact mc four-bar                      # the four-bar against a wall, default uncertainties
     jaxcontact mc four-bar --n 4096 --sampler sobol --param 'restitution=uniform(0.5,0.9)'
     jaxcontact mc bouncing-ball --param 'restitution=uniform(0.5,0.9)' --outcome peak_impulse
+    jaxcontact mc slider-crank-clearance        # compliant journal, uncertain clearance (penalty scheme)
 
 ``--method pce`` (or ``pce-grad``, adding each simulation's ``jax.jacfwd``
 gradient as regression rows) replaces the Monte Carlo statistics by a sparse
@@ -38,24 +39,23 @@ import shlex
 import sys
 
 from jaxcontact.commands import checks
+from jaxcontact.commands.scheme_options import (add_model_argument, add_scheme_arguments, default_out, model_name,
+                                                scheme_from_args)
 from jaxcontact.commands.simulate import parse_sets
 
 NAME = "mc"
 PCE_DEFAULT_N = 256
-HELP = "Monte Carlo uncertainty study of a built-in model (statistics, Sobol indices, plots)"
+HELP = "Monte Carlo uncertainty study of a built-in or user model, with any scheme (statistics, Sobol indices, plots)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from jaxcontact.models import REGISTRY
-
-    p.add_argument("model", help=f"built-in model: {', '.join(sorted(REGISTRY))} (`jaxcontact models` says which "
-                                 "have a default study, the others need --param; `jaxcontact params MODEL` lists "
-                                 "its parameters)")
+    add_model_argument(p, "the model (`jaxcontact models` says which have a default study, the others need --param; "
+                          "`jaxcontact params MODEL` lists its parameters)")
+    add_scheme_arguments(p, default="the study's (moreau-jean unless the model's default study says)")
     p.add_argument("--n", type=checks.positive_int, default=None,
-                   help="number of simulations (default: the model's default study, 10000 for four-bar; 256 with --method pce or "
-                        "pce-grad); with "
-                        "Sobol indices rounded up to whole Saltelli rows, n_base × (d + 2) for d uncertain "
-                        "parameters (the count is printed before the run)")
+                   help="number of simulations (default: the model's default study, 10000 for four-bar; 256 with "
+                        "--method pce or pce-grad); with Sobol indices rounded up to whole Saltelli rows, "
+                        "n_base × (d + 2) for d uncertain parameters (the count is printed before the run)")
     p.add_argument("--param", action="append", default=[], metavar="'NAME=DIST(ARGS)'",
                    help="uncertain parameter, quoted for the shell, e.g. 'restitution=uniform(0.6,0.95)'; dists: "
                         "uniform(a,b), normal(mu,sigma), truncnormal(mu,sigma,lo,hi), lognormal(mu,sigma), "
@@ -66,8 +66,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="fixed parameter value for the whole study (repeatable; not also a --param)")
     p.add_argument("--outcome", action="append", default=[], metavar="NAME",
                    help="outcome (repeatable; default: the model's default list): peak_impulse, impacts, "
-                        "rest_time, max_penetration, max_phi, max_phi_dot, final:<coord>, max:<coord>, "
-                        "min:<coord>, series:<coord>|gap|energy|phi|speed")
+                        "rest_time, max_penetration, max_phi, max_phi_dot, peak_force, free_flight, final:<coord>, "
+                        "max:<coord>, min:<coord>, peak_accel:<coord>, series:<coord>|gap|energy|phi|speed "
+                        "(<coord>: a coordinate or a model observable)")
     p.add_argument("--chunk", type=checks.positive_int, default=None,
                    help="samples per chunk (one compiled call, split over the devices, one file on disk; "
                         "default: 256 per device when the study starts, then the study's recorded size)")
@@ -165,25 +166,27 @@ def run(args) -> int:
         if args.no_sobol and args.method != "mc":
             raise ValueError(f"--no-sobol does not apply to --method {args.method}: its Sobol indices come "
                              f"from the expansion's coefficients at no extra simulation")
-        out = checks.output_folder(args.out or f"mc-{args.model}")
+        name = model_name(args)
+        out = checks.output_folder(args.out or default_out("mc", name))
     except ValueError as e:
         print(f"jaxcontact mc: error: {e}", file=sys.stderr)
         return 2
     import jax
 
     jax.config.update("jax_enable_x64", args.dtype == "float64")
-    from jaxcontact.studies.montecarlo import default_study, format_summary, run_study
+    from jaxcontact.studies.montecarlo import DEFAULT_STUDIES, default_study, format_summary, run_study
     from jaxcontact.studies.runner import saved_samples
 
     chunks = os.path.join(out, "chunks")
     try:
         # A polynomial chaos fit needs far fewer simulations than Monte Carlo statistics.
         n = args.n if args.n is not None or args.method == "mc" else PCE_DEFAULT_N
-        spec = default_study(args.model, n=n, params=args.param, only=args.only, outcomes=args.outcome,
+        scheme = scheme_from_args(args, DEFAULT_STUDIES.get(name, {}).get("scheme", "moreau-jean"))
+        spec = default_study(name, n=n, params=args.param, only=args.only, outcomes=args.outcome,
                              sampler=args.sampler, seed=args.seed,
                              sensitivity=not args.no_sobol and args.method == "mc", dt=args.dt,
                              t_final=args.t_final, save_every=args.save_every, overrides=sets,
-                             chunk_size=args.chunk, n_bootstrap=args.bootstrap)
+                             chunk_size=args.chunk, n_bootstrap=args.bootstrap, scheme=scheme)
         line, size, warns = plan(spec, chunks, args.dtype)
         checks.check_size(size, out, args.allow_large)
         print(line)

@@ -1,4 +1,4 @@
-"""``jaxcontact simulate <model>``: run one built-in model, write trajectory.npz and plots, print a summary.
+"""``jaxcontact simulate <model>``: run one built-in or user model (FILE.py:FUNCTION), write trajectory.npz and plots, print a summary.
 
     jaxcontact simulate bouncing-ball --set restitution=0.8 --dt 1e-3 --t-final 10 --out ball
 """
@@ -11,42 +11,21 @@ import sys
 import time
 
 from jaxcontact.commands import checks
+from jaxcontact.commands.scheme_options import (add_model_argument, add_scheme_arguments, default_out, model_name,
+                                                scheme_from_args)
 
 NAME = "simulate"
-SCHEMES = ("moreau-jean", "moreau-jean-siconos", "penalty", "event-driven")
-HELP = "simulate a built-in model (Moreau–Jean, penalty or event-driven), write trajectory.npz and PNG plots"
-
-
-def make_scheme(name: str, **moreau_jean):
-    """The stepping scheme named by ``--scheme`` (one of SCHEMES), with default options;
-    ``moreau_jean`` options (θ, solver, iterations) apply to Moreau–Jean only."""
-    from jaxcontact.stepping import EventDriven, MoreauJean, Penalty
-
-    return {"moreau-jean": lambda: MoreauJean(**moreau_jean),
-            "moreau-jean-siconos": lambda: MoreauJean(force_rule="siconos", **moreau_jean),
-            "penalty": Penalty, "event-driven": EventDriven}[name]()
+HELP = "simulate a built-in or user model (Moreau–Jean, penalty or event-driven), write trajectory.npz and PNG plots"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from jaxcontact.models import REGISTRY
-
-    p.add_argument("model", help=f"built-in model: {', '.join(sorted(REGISTRY))}")
+    add_model_argument(p)
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="parameter override by name (repeatable)")
     p.add_argument("--dt", type=checks.positive_float, default=None, help="time step in s (default: the model's)")
     p.add_argument("--t-final", type=checks.positive_float, default=None,
                    help="simulated time in s (default: the model's)")
-    p.add_argument("--scheme", choices=SCHEMES, default="moreau-jean",
-                   help="time stepping: moreau-jean (rigid contacts, SPEC F1), moreau-jean-siconos (Siconos' "
-                        "MoreauJeanOSI step: K and C implicit, Siconos' contact prediction and Newton law), "
-                        "penalty (compliant contacts, RK4, "
-                        "F4) or event-driven (F3)")
-    p.add_argument("--theta", type=checks.unit_float, default=0.5,
-                   help="θ of the Moreau–Jean θ-method, ½ ≤ θ ≤ 1 (default 0.5, the midpoint rule)")
-    p.add_argument("--solver", choices=("auto", "nsgs", "pgs", "lemke"), default="auto",
-                   help="contact solver (auto: NSGS with friction, PGS without)")
-    p.add_argument("--iterations", type=checks.positive_int, default=50,
-                   help="sweeps of the iterative contact solver (default 50)")
+    add_scheme_arguments(p)
     p.add_argument("--save-every", type=checks.positive_int, default=1, help="keep every k-th state (default 1)")
     p.add_argument("--out", default=None, help="output folder, created if needed (default: simulate-<model>)")
     p.add_argument("--no-plots", action="store_true", help="write trajectory.npz only")
@@ -76,24 +55,26 @@ def run(args) -> int:
     import numpy as np
 
     from jaxcontact.models import get_model
-    from jaxcontact.simulate import n_steps_for, simulate
+    from jaxcontact.simulate import check_scheme, n_steps_for, simulate
     try:
-        model = get_model(args.model, **parse_sets(args.set))
+        name = model_name(args)
+        model = get_model(name, **parse_sets(args.set))
         dt = model.dt if args.dt is None else args.dt
         t_final = model.t_final if args.t_final is None else args.t_final
         n_steps = n_steps_for(dt, t_final)
         save_every = args.save_every
         if save_every < 1 or n_steps % save_every:
             raise ValueError(f"--save-every {save_every} must be ≥ 1 and divide the step count {n_steps}")
-        scheme = make_scheme(args.scheme, theta=args.theta, solver=args.solver, iterations=args.iterations)
-        out = checks.output_folder(args.out or f"simulate-{args.model}")
+        scheme = scheme_from_args(args)
+        check_scheme(scheme, model.system, model.name)
+        out = checks.output_folder(args.out or default_out("simulate", name))
         size = checks.trajectory_size(model, n_steps, save_every)
         checks.check_size(size, out, args.allow_large, max_steps=checks.SINGLE_RUN_STEPS,
                           hint="a larger --dt, a shorter --t-final or a larger --save-every")
         for w in checks.step_warnings(model, dt):
             print(f"warning: {w}", file=sys.stderr)
         if args.check:
-            print(f"{model.name}: {n_steps} steps of dt = {dt:g} s to t = {n_steps * dt:g} s ({args.scheme}); "
+            print(f"{model.name}: {n_steps} steps of dt = {dt:g} s to t = {n_steps * dt:g} s ({scheme.name}); "
                   f"{size.describe()}; output folder {out}")
             return 0
         q0, u0 = model.initial_state(model.params)

@@ -9,6 +9,7 @@ the initial (q, u) from the parameters (a longer bar moves its joints).
 from __future__ import annotations
 
 import importlib
+import inspect
 from typing import Any, Callable, NamedTuple
 
 import jax.numpy as jnp
@@ -34,6 +35,11 @@ class Model(NamedTuple):
     name: registry name; system: the LagrangianSystem; params: dict name -> float array leaf;
     initial_state: ``params -> (q0, u0)``; dt, t_final: the default time grid;
     description: one paragraph for ``--help`` and summaries.
+    derive: None, or ``params -> params`` (pure jnp) recomputing the parameters that follow
+      from others (a contact stiffness from the clearance): a study applies it to every
+      sample after setting the sampled values, as building the model does.
+    observables: None, or name -> ``fn(q, params)`` scalar quantities beside the
+      coordinates (a journal's eccentricity), usable in outcomes (``series:<name>``, ``max:<name>``…).
     """
 
     name: str
@@ -43,6 +49,8 @@ class Model(NamedTuple):
     dt: float
     t_final: float
     description: str
+    derive: Callable[[dict], dict] | None = None
+    observables: dict | None = None
 
 
 def apply_overrides(defaults: dict, overrides: dict, rules: dict | None = None) -> dict:
@@ -65,8 +73,55 @@ def apply_overrides(defaults: dict, overrides: dict, rules: dict | None = None) 
     return params
 
 
+def is_user_model(name: str) -> bool:
+    """``name`` names a user model file, ``path/to/file.py:function``."""
+    path, colon, fn = name.rpartition(":")
+    return bool(colon and path.endswith(".py") and fn)
+
+
 def get_model(name: str, **overrides) -> Model:
-    """Build the built-in model ``name`` with parameter overrides by name."""
+    """Build the model ``name`` with parameter overrides by name.
+
+    ``name`` is a built-in model (``REGISTRY``) or a user file ``path/to/file.py:function``:
+    ``function(**overrides)`` must return a :class:`Model` (see ``examples/user_model.py``).
+    """
+    if is_user_model(name):
+        path, _, fn = name.rpartition(":")
+        built = getattr(_user_module(path), fn, None)
+        if not callable(built):
+            raise ValueError(f"model {name!r}: {path} defines no function {fn!r}")
+        try:
+            inspect.signature(built).bind(**overrides)
+        except TypeError as e:
+            raise ValueError(f"model {name!r}: {fn} cannot be called with the parameters "
+                             f"{sorted(overrides)}: {e}") from None
+        model = built(**overrides)
+        if not isinstance(model, Model):
+            raise ValueError(f"model {name!r}: {fn}(...) must return a jaxcontact.models.Model; "
+                             f"got {type(model).__name__}")
+        return model
     if name not in REGISTRY:
-        raise ValueError(f"unknown model {name!r}; built-in models: {sorted(REGISTRY)}")
+        raise ValueError(f"unknown model {name!r}; built-in models: {sorted(REGISTRY)}, "
+                         f"or a user model FILE.py:FUNCTION")
     return importlib.import_module(f"jaxcontact.models.{REGISTRY[name]}").model(**overrides)
+
+
+_USER_MODULES: dict = {}
+
+
+def _user_module(path: str):
+    """The module of a user model file, loaded once per (file, modification time): a model built twice
+    from it shares its system object, so compiled programs are reused."""
+    import importlib.util
+    import os
+
+    full = os.path.abspath(path)
+    if not os.path.isfile(full):
+        raise ValueError(f"model file {path!r} does not exist")
+    key = (full, os.stat(full).st_mtime_ns)
+    if key not in _USER_MODULES:
+        spec = importlib.util.spec_from_file_location(f"jaxcontact_user_model_{len(_USER_MODULES)}", full)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _USER_MODULES[key] = module
+    return _USER_MODULES[key]

@@ -12,13 +12,13 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from jaxcontact.models import Model, apply_overrides
-from jaxcontact.system import ContactLaws, LagrangianSystem
+from jaxcontact.system import ContactLaws, LagrangianSystem, law_rule
 
 DEFAULTS = {"mass": 1.0, "radius": 0.0, "height": 1.0, "restitution": 0.9, "gravity": 9.81}
 RULES = {
     "mass": (lambda v: v > 0, "> 0"),
     "radius": (lambda v: v >= 0, ">= 0"),
-    "restitution": (lambda v: (v >= 0) & (v <= 1), "in [0, 1]"),
+    "restitution": law_rule("restitution"),
     "gravity": (lambda v: v >= 0, ">= 0"),
 }
 

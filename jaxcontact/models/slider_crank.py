@@ -38,6 +38,8 @@ in the hole.
 
 from __future__ import annotations
 
+import functools
+
 import jax.numpy as jnp
 import numpy as np
 
@@ -45,6 +47,7 @@ from jaxcontact.contact_laws import restitution_damping
 from jaxcontact.models import Model, apply_overrides
 from jaxcontact.planar import Mechanism
 from jaxcontact.planar.bodies import Frames
+from jaxcontact.system import law_rule
 
 CONTACTS = ("compliant", "rigid", "ideal")
 
@@ -54,7 +57,7 @@ def hertz_cylinder_stiffness(pin_radius, clearance, young=207e9, poisson=0.3):
     sigma = (1.0 - poisson**2) / young
     r_h = pin_radius + clearance
     R = pin_radius * r_h / clearance
-    return 4.0 / 3.0 * np.sqrt(R) / (2.0 * sigma)
+    return 4.0 / 3.0 * R ** 0.5 / (2.0 * sigma)
 
 
 DEFAULTS = {
@@ -67,7 +70,7 @@ RULES = {
     **{k: (lambda v: v > 0, "> 0") for k in ("l1", "l2", "m1", "m2", "m3", "J1", "J2", "J3", "pin_radius",
                                              "clearance", "exponent", "slip_width")},
     **{k: (lambda v: v >= 0, ">= 0") for k in ("stiffness", "damping", "friction")},
-    "restitution": (lambda v: (v >= 0) & (v <= 1), "in [0, 1]"),
+    "restitution": law_rule("restitution"),
 }
 REFERENCE_IMPACT_SPEED = 0.5  # m/s, for the restitution-matched damping
 
@@ -134,11 +137,35 @@ def _used_parameters(contact):
     return joint | {"stiffness", "exponent", "damping", "slip_width"}
 
 
+def derived(params: dict, given=()) -> dict:
+    """The compliant journal's stiffness (Hertz, from the clearance) and damping (matched to the
+    restitution at the reference impact speed), pure jnp; names in ``given`` keep their value."""
+    p = dict(params)
+    if "stiffness" not in given:
+        p["stiffness"] = hertz_cylinder_stiffness(p["pin_radius"], p["clearance"])
+    if "damping" not in given:
+        p["damping"] = restitution_damping(p["stiffness"], p["restitution"], REFERENCE_IMPACT_SPEED)
+    return p
+
+
 def model(contact: str = "rigid", **overrides) -> Model:
-    """The registry model: by default the rigid clearance joint (Moreau–Jean impacts, F1), which the
-    ``jaxcontact simulate`` command runs; ``contact="compliant"`` gives the penalty (F4) variant."""
-    _, system, params = build(contact, **overrides)
+    """The registry model: by default the rigid clearance joint (Moreau–Jean impacts), which the
+    ``jaxcontact simulate`` command runs; ``contact="compliant"`` gives the penalty variant, whose
+    stiffness follows the clearance (Hertz) and damping the restitution unless given."""
+    if contact not in CONTACTS:
+        raise ValueError(f"contact = {contact!r} must be one of {CONTACTS}")
+    given = frozenset(overrides)
+    mech, system, params = build(contact, **overrides)
+    derive, observables = None, None
+    if contact == "compliant":
+        params["restitution"] = jnp.asarray(overrides.get("restitution", DEFAULTS["restitution"]), float)
+        params = derived(params, given)
+        derive = functools.partial(derived, given=given)
+    if contact != "ideal":
+        observables = {"journal_ex": lambda q, p: journal_eccentricity(mech, q, p)[0],
+                       "journal_ey": lambda q, p: journal_eccentricity(mech, q, p)[1]}
     dt = 1e-5 if contact == "rigid" else 1e-6
     return Model("slider-crank-clearance", system, params, initial_state, dt=dt, t_final=4 * np.pi / DEFAULTS["omega"],
                  description="Slider–crank (Flores et al. geometry) whose crank–rod revolute joint has radial "
-                             f"clearance ({contact} contact); crank driven at constant speed.")
+                             f"clearance ({contact} contact); crank driven at constant speed.",
+                 derive=derive, observables=observables)

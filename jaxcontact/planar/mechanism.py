@@ -31,7 +31,7 @@ from jaxcontact.planar.bodies import COORDINATES, Body, Frames, Point, material_
 from jaxcontact.planar.contacts import CircleCircle, CircleLine, ClearanceJoint, Contact, Line, PointLine
 from jaxcontact.planar.forces import GeneralizedForce, Gravity, PointForce, SpringDamper, Torque, Wrenches
 from jaxcontact.planar.joints import Driver, Prismatic, Revolute
-from jaxcontact.planar.values import ANY, NONNEGATIVE, POSITIVE, UNIT_INTERVAL, Rule, Value, is_number
+from jaxcontact.planar.values import ANY, NONNEGATIVE, POSITIVE, Rule, Value, is_number, law_range_rule
 from jaxcontact.system import CompliantLaws, ContactLaws, LagrangianSystem, kinematics
 
 BodyRef = Union[Body, str, None]
@@ -134,9 +134,10 @@ class Mechanism:
         if static_friction is not None and friction is None:
             raise ValueError(f"contact {name!r}: static_friction needs a (dynamic) friction")
         return dict(
-            restitution=None if restitution is None else self._scalar(restitution, name, "restitution", UNIT_INTERVAL),
+            restitution=None if restitution is None else self._scalar(restitution, name, "restitution", law_range_rule("restitution")),
             tangential_restitution=(None if tangential_restitution is None else
-                                    self._scalar(tangential_restitution, name, "tangential_restitution", UNIT_INTERVAL)),
+                                    self._scalar(tangential_restitution, name, "tangential_restitution",
+                                                law_range_rule("tangential_restitution"))),
             friction=None if friction is None else self._scalar(friction, name, "friction", NONNEGATIVE),
             static_friction=(None if static_friction is None else
                              self._scalar(static_friction, name, "static_friction", NONNEGATIVE)),

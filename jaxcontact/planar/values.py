@@ -193,4 +193,12 @@ class Rule:
 POSITIVE = Rule("> 0", lambda v: v > 0)
 NONNEGATIVE = Rule(">= 0", lambda v: v >= 0)
 UNIT_INTERVAL = Rule("in [0, 1]", lambda v: (v >= 0) & (v <= 1))
+
+
+def law_range_rule(field: str) -> Rule:
+    """The :class:`Rule` of a contact-law parameter, from ``jaxcontact.system.LAW_RANGES``."""
+    from jaxcontact.system import law_rule
+
+    pred, text = law_rule(field)
+    return Rule(text, pred)
 ANY = Rule("finite", lambda v: v == v)

@@ -1,14 +1,15 @@
 """ODE integration of smooth Lagrangian systems (no contacts): explicit RK and a stiff reference.
 
-The smoothed models (SPEC F5) are ordinary Lagrangian systems whose mass
-matrix grows by h²K/6 (or its nonlinear analogue for beams), so everything
+The smoothed models (model smoothing: explicit steps far beyond the stiff parts'
+stability limit) are ordinary Lagrangian systems whose mass matrix grows by h²K/6 (or its nonlinear analogue for beams), so everything
 here works on any :class:`jaxcontact.system.LagrangianSystem` without gaps:
 
 * :func:`accelerations` solves M u̇ = h + Φ_qᵀλ with Baumgarte-stabilised
   constraint rows Φ̈ = −2αΦ̇ − β²Φ (the penalty scheme's
-  :func:`jaxcontact.stepping.penalty.constrained_acceleration`);
-* :func:`rk4` is a fixed-step classical Runge–Kutta (``lax.scan``: a fixed
-  cost, differentiable, vmap-able);
+  :func:`jaxcontact.stepping.kernels.constrained_acceleration`);
+* :func:`rk4` is a fixed-step classical Runge–Kutta (the schemes' one RK4 step,
+  :func:`jaxcontact.stepping.kernels.rk4`, in a ``lax.scan``: a fixed cost,
+  differentiable, vmap-able);
 * :func:`solve` wraps diffrax: adaptive explicit ``"tsit5"``/``"dopri5"`` or the
   stiff (L-stable, implicit) ``"kvaerno5"``, with a PID step controller.
 
@@ -24,7 +25,7 @@ import diffrax
 import jax
 import jax.numpy as jnp
 
-from jaxcontact.stepping.penalty import ADAPTIVE_METHODS, constrained_acceleration, diffrax_solver
+from jaxcontact.stepping.kernels import ADAPTIVE_METHODS, constrained_acceleration, diffrax_solver, rk4 as rk4_step
 from jaxcontact.system import LagrangianSystem
 
 
@@ -63,11 +64,8 @@ def rk4(f, y0, p, *, t0, dt, n_steps: int, save_every: int = 1):
 
     def step(carry, _):
         t, y = carry
-        k1 = f(t, y, p)
-        k2 = f(t + dt / 2, y + dt / 2 * k1, p)
-        k3 = f(t + dt / 2, y + dt / 2 * k2, p)
-        k4 = f(t + dt, y + dt * k3, p)
-        return (t + dt, y + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)), None
+        y_E, _, _, _ = rk4_step(lambda yy, tt: (f(tt, yy, p), ()), y, t, dt)
+        return (t + dt, y_E), None
 
     def saved(carry, _):
         carry, _ = jax.lax.scan(step, carry, None, length=save_every)

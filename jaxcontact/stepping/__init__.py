@@ -1,12 +1,18 @@
-"""Time-stepping schemes: one pure ``step(system, scheme, params, state, dt)`` per scheme."""
+"""Time-stepping schemes behind one interface (:class:`jaxcontact.stepping.base.Scheme`).
 
-from jaxcontact.stepping.baumgarte import baumgarte_acceleration_rhs, baumgarte_velocity_target
+Moreau–Jean (rigid contacts, impulses), penalty (compliant contacts, an ODE) and
+event-driven (rigid and compliant contacts, stick–slip located inside the step) are
+siblings built on the shared kernels of :mod:`jaxcontact.stepping.kernels`.
+"""
+
+from jaxcontact.stepping.base import SCHEMES, Scheme, StepInfo, schemes_for
+from jaxcontact.stepping.baumgarte import baumgarte_acceleration_rhs, baumgarte_rates, baumgarte_velocity_target
 from jaxcontact.stepping.event_driven import EventDriven
 from jaxcontact.stepping.impact_projection import ImpactProjection
-from jaxcontact.stepping.moreau_jean import MoreauJean, State, StepInfo, baumgarte_rates, initial_state, step
+from jaxcontact.stepping.moreau_jean import MoreauJean, State, initial_state, step
 from jaxcontact.stepping.penalty import Penalty
 from jaxcontact.stepping.projection import project, project_position, project_velocity, resting_contacts
 
-__all__ = ["MoreauJean", "State", "StepInfo", "initial_state", "step",
+__all__ = ["Scheme", "SCHEMES", "schemes_for", "MoreauJean", "State", "StepInfo", "initial_state", "step",
            "ImpactProjection", "baumgarte_rates", "baumgarte_velocity_target", "baumgarte_acceleration_rhs",
            "project", "project_position", "project_velocity", "resting_contacts", "Penalty", "EventDriven"]

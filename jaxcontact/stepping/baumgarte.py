@@ -1,4 +1,4 @@
-"""Baumgarte stabilisation of bilateral constraints: Φ̈ + 2αΦ̇ + β²Φ = 0 (SPEC F2, F3, F4).
+"""Baumgarte stabilisation of bilateral constraints: Φ̈ + 2αΦ̇ + β²Φ = 0.
 
 Instead of enforcing Φ̈ = 0 (acceleration level) or Φ̇ = 0 (velocity level),
 which lets Φ itself drift, the constraint rows enforce the damped oscillator
@@ -8,7 +8,7 @@ constraint is only kept near zero, not on it, and α, β need tuning (too
 small: slow decay; too large: a stiff term that explicit schemes must resolve,
 β h and α h well below 1).
 
-Acceleration level (event-driven and penalty schemes, issue 5). With
+Acceleration level (event-driven and penalty schemes). With
 Φ̇ = Φ_q u + Φ_t and Φ̈ = Φ_q u̇ + (d/dt Φ_q) u + Φ_qt u + Φ_tt, the rows
 Φ_q u̇ = −[(d/dt Φ_q) u + Φ_qt u + Φ_tt] + rhs use
 :func:`baumgarte_acceleration_rhs` = −2αΦ̇ − β²Φ as ``rhs``.
@@ -64,3 +64,22 @@ def baumgarte_velocity_target(phi, phi_dot, h, alpha, beta):
       implicit-Euler discretisation it comes from).
     """
     return (phi_dot - h * beta**2 * phi) / (1.0 + 2.0 * h * alpha + (h * beta) ** 2)
+
+
+def baumgarte_rates(c: float = 0.5):
+    """A ``baumgarte`` option α = β = c / h (critical damping at a fixed fraction of the step rate).
+
+    c ≈ 0.2–1 removes most of a drift within a few steps (see ``baumgarte.py``).
+    The returned function is cached per c, so equal options compare equal (no recompilation).
+    """
+    return _BAUMGARTE_RATES.setdefault(float(c), _rates(float(c)))
+
+
+_BAUMGARTE_RATES: dict = {}
+
+
+def _rates(c):
+    def rates(p, h):
+        return c / h, c / h
+    rates.__qualname__ = f"baumgarte_rates(c={c})"
+    return rates

@@ -1,4 +1,4 @@
-"""Event-driven, acceleration-level scheme with the stick–slip LCP (SPEC F3).
+"""Event-driven, acceleration-level scheme with the stick–slip LCP (Pfeiffer–Glocker's formulation).
 
 Between events the equations of motion are integrated at the acceleration level,
 
@@ -12,7 +12,7 @@ carries a mode in the scheme's state: rigid contacts are closed (persistent,
 g_N ≤ tolerance) or open; frictional contacts stick (direction d = 0) or slip
 (d = ±1, the sign of γ_T).
 
-The LCP (solved at every stage by Lemke, exact; sizes are tiny) has, as in SPEC F3,
+The LCP (solved at every stage by Lemke, exact; sizes are tiny) has, as in Pfeiffer and Glocker's formulation,
 
     x = [λ_N; λ⁻; g̈⁺],  y = [g̈_N; g̈⁻; λ⁺],   x ≥ 0, y ≥ 0, xᵀy = 0,
 
@@ -64,15 +64,15 @@ then compliant contacts.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, NamedTuple
+from typing import Callable, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from jaxcontact.lcp import lemke
-from jaxcontact.stepping.baumgarte import baumgarte_acceleration_rhs
-from jaxcontact.stepping.moreau_jean import StepInfo, baumgarte_rates, constraint_residuals
-from jaxcontact.stepping.penalty import bilateral_rows, constrained_response, second_rate
+from jaxcontact.stepping.base import Scheme, StepInfo, register
+from jaxcontact.stepping.baumgarte import baumgarte_acceleration_rhs, baumgarte_rates
+from jaxcontact.stepping.kernels import bilateral_rows, constrained_response, constraint_residuals, rk4, second_rate
 from jaxcontact.system import LagrangianSystem, compliant_contact_forces, energy
 
 
@@ -193,9 +193,10 @@ def _sign(x):
     return jnp.where(x > 0, 1.0, jnp.where(x < 0, -1.0, 0.0)).astype(x.dtype)
 
 
+@register
 @dataclasses.dataclass(frozen=True)
-class EventDriven:
-    """SPEC F3 with fixed-step RK4 between events (options static: changing one recompiles).
+class EventDriven(Scheme):
+    """Event-driven stick–slip with fixed-step RK4 between events (options static: changing one recompiles).
 
     baumgarte: ``(params, h) -> (α, β)``: rates of the bilateral constraints, of the
       closed rigid gaps and (2α) of the sticking slip speed. Default α = β = 0.1/h,
@@ -217,6 +218,14 @@ class EventDriven:
     slip_tol: float = 1e-9
     max_pivots: int | None = None
     diagnostics: bool = True
+
+    name: ClassVar[str] = "event-driven"
+    contact_kinds: ClassVar[frozenset] = frozenset({"rigid", "compliant"})
+
+    @property
+    def differentiation_modes(self) -> frozenset:
+        # Lemke's gradients (the stage and impact LCPs) are a custom VJP: reverse mode only.
+        return frozenset({"reverse"})
 
     def __post_init__(self):
         if not callable(self.baumgarte):
@@ -371,16 +380,12 @@ class EventDriven:
         The four stages are a ``lax.scan`` (stage i at y + c_i H k_{i−1}, c = 0, ½, ½, 1) so
         the stage LCP is traced once per substep: it keeps the compile time down.
         """
-        def stage(k_prev, c):
-            dq, du = k_prev
-            qs, us = q + c * H * dq, u + c * H * du
-            d = self.dynamics(system, p, qs, us, t + c * H, closed, direction, h)
-            return (us, d.acceleration), (us, d)
+        def derivative(y, s):
+            d = self.dynamics(system, p, y[0], y[1], s, closed, direction, h)
+            return (y[1], d.acceleration), d
 
-        zero = jnp.zeros_like(q)
-        _, (u_st, ds) = jax.lax.scan(stage, (zero, zero), jnp.asarray([0.0, 0.5, 0.5, 1.0], q.dtype))
-        w = jnp.asarray([1.0, 2.0, 2.0, 1.0], q.dtype) * (H / 6.0)
-        return _Substep(q + w @ u_st, u + w @ ds.acceleration, w @ ds.normal_force, w @ ds.friction_force,
+        (q_E, u_E), _, ds, w = rk4(derivative, (q, u), t, H)
+        return _Substep(q_E, u_E, w @ ds.normal_force, w @ ds.friction_force,
                         ds.slip[0], ds.slip_rate[0], ds.slip_rate[3], ds.friction_margin[0], ds.friction_margin[3],
                         ds.slip_intent[3], jnp.max(ds.residual), jnp.all(ds.converged),
                         jnp.max(ds.iterations))

@@ -1,4 +1,4 @@
-"""The 2015 four-bar paper's scheme (SPEC F2): impact LCP on the bilateral Schur complement, then projection.
+"""The 2015 four-bar paper's scheme: impact LCP on the bilateral Schur complement, then projection.
 
 Per step, from a state (q_A, u_A) that lies on the constraint manifold:
 
@@ -24,13 +24,14 @@ ImpactProjection(), p, state, dt)`` and ``simulate(..., scheme=ImpactProjection(
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 from jaxcontact.stepping.moreau_jean import MoreauJean
 
 
 @dataclasses.dataclass(frozen=True)
 class ImpactProjection(MoreauJean):
-    """SPEC F2's scheme as Moreau–Jean options (all static; see :class:`MoreauJean`).
+    """The four-bar paper's scheme as Moreau–Jean options (all static; see :class:`MoreauJean`).
 
     Defaults: θ = 1 (LCP at the projected start state), ``solver`` = "auto"
     (projected Gauss–Seidel for frictionless contacts, its friction extension
@@ -38,6 +39,8 @@ class ImpactProjection(MoreauJean):
     "newton"), projection on with resting contacts lifted onto their surface
     (``position_iterations`` = 3, see :class:`MoreauJean`).
     """
+
+    name: ClassVar[str] = "impact-projection"
 
     theta: float = 1.0
     separating: str = "newton"

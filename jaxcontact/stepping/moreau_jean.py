@@ -1,6 +1,6 @@
-"""Moreau–Jean time stepping (SPEC F1) with bilateral constraints by Schur complement (SPEC F2).
+"""Moreau–Jean time stepping with bilateral constraints by Schur complement.
 
-One step from t_A to t_E = t_A + h, θ-method (θ = ½ is SPEC F1's midpoint):
+One step from t_A to t_E = t_A + h, θ-method (θ = ½ is the midpoint rule of Moreau–Jean's scheme):
 
     q_M = q_A + (1 − θ) h u_A,            t_M = t_A + (1 − θ) h
     M(q_M) (u_E − u_A) = h f(q_M, u_A, t_M) + Φ_qᵀ S + W_N P_N + W_T P_T
@@ -19,7 +19,7 @@ so the local velocities are ξ = D P + c with the Delassus matrix D = Wᵀ M̂ W
 impulse S is never formed; u_E satisfies Φ_q u_E + Φ_t = 0 by construction.
 
 The positions follow the θ-method, q_E = q_A + h((1 − θ) u_A + θ u_E); the forces
-are evaluated once, at the θ-point (q_M, u_A, t_M) — for θ = ½ this is SPEC F1
+are evaluated once, at the θ-point (q_M, u_A, t_M) — for θ = ½ this is the classical midpoint Moreau–Jean step
 (Störmer–Verlet in free flight). Siconos' MoreauJeanOSI instead blends f_A and
 f_E (implicit in K and C); the two agree when the forces are constant.
 ``force_rule="siconos"`` takes Siconos' step instead — its force blend and
@@ -40,15 +40,16 @@ four-bar study's throughput, the same motion to rounding).
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, NamedTuple
+from typing import Callable, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
-from jax.scipy.linalg import cho_factor, cho_solve
 
 from jaxcontact.stepping import siconos_rule, structured
-from jaxcontact.stepping.baumgarte import baumgarte_velocity_target
+from jaxcontact.stepping.base import Scheme, StepInfo, register
+from jaxcontact.stepping.baumgarte import baumgarte_rates, baumgarte_velocity_target  # noqa: F401 (re-export)
 from jaxcontact.stepping.contact_solve import SOLVERS, soften_normal_rows, solve_contacts
+from jaxcontact.stepping.kernels import UNROLL_MAX, constraint_residuals, spd_solve  # noqa: F401 (re-export)
 from jaxcontact.stepping.projection import project, resting_contacts
 from jaxcontact.system import LagrangianSystem, energy, kinematics
 
@@ -57,13 +58,14 @@ from jaxcontact.system import LagrangianSystem, energy, kinematics
 FORCE_RULES = ("theta-point", "siconos")
 
 
+@register
 @dataclasses.dataclass(frozen=True)
-class MoreauJean:
+class MoreauJean(Scheme):
     """Scheme options (all static: changing one recompiles).
 
-    theta: θ ∈ [½, 1] — ½ the midpoint rule of SPEC F1, 1 the implicit-position Euler.
+    theta: θ ∈ [½, 1] — ½ the midpoint rule, 1 the implicit-position Euler.
     solver: "auto" (NSGS with friction, PGS without), "nsgs", "pgs" (frictionless
-      only) or "lemke" (the exact reference; SPEC F1's LCP with friction).
+      only) or "lemke" (the exact reference; the friction LCP of the planar Moreau–Jean scheme).
     iterations: sweeps of the iterative solvers (fixed count: differentiable, vmap-friendly;
       a system with a single contact uses one sweep when ω = 1, which is already exact).
     omega: relaxation of the iterative solvers.
@@ -72,7 +74,7 @@ class MoreauJean:
       step start (γ_NA > 0; possible once a contact has penetrated, e.g. a ball
       settling on the ground). "conservative" (the default of the θ-point rule):
       ξ_N = γ_NE + γ_NA, so the contact can at most reverse that velocity, which
-      adds no energy. "newton" (the default of the Siconos rule): SPEC F1 and
+      adds no energy. "newton" (the default of the Siconos rule): Newton's law and
       Siconos' NewtonImpactNSL literally, ξ_N = γ_NE + ε_N γ_NA, which can add
       ½ P_N (1 − ε_N) γ_NA of energy in such a step. Closing contacts
       (γ_NA ≤ 0) follow Newton's law in both. None: the force rule's default.
@@ -96,7 +98,7 @@ class MoreauJean:
       uses the iteration matrix (LU), so the ``structured`` path and
       ``diagonal_mass`` do not apply.
     diagonal_mass: promise that M(q) is diagonal (planar bodies in absolute
-      coordinates, SPEC §1): M⁻¹ is then a division instead of a Cholesky
+      coordinates): M⁻¹ is then a division instead of a Cholesky
       factorisation. Off-diagonal entries are ignored, so only set it when true.
       A system that declares ``LagrangianSystem.diagonal_mass`` (every planar
       mechanism does) gets the division whatever this option says: on the
@@ -106,7 +108,7 @@ class MoreauJean:
     diagnostics: compute ‖Φ‖, ‖Φ̇‖ and the energy at every step's end state
       (one more evaluation of Φ, M and V per step; turn off for throughput).
     projection: after the step, project (q_E, u_E) onto Φ = 0 and Φ_q u + Φ_t = 0
-      in the mass metric (SPEC F2, :func:`jaxcontact.stepping.projection.project`),
+      in the mass metric (the four-bar projection paper's correction, :func:`jaxcontact.stepping.projection.project`),
       so the next step's LCP sees a consistent state. Off by default.
     position_iterations: Newton iterations of the position projection (static).
       3, not the paper's 1–2: with 2, a lifted contact is left ~1e-9 m inside
@@ -148,6 +150,10 @@ class MoreauJean:
     differentiation: str = "unroll"
     force_rule: str = "theta-point"
 
+    name: ClassVar[str] = "moreau-jean"
+    contact_kinds: ClassVar[frozenset] = frozenset({"rigid"})
+    soft_activation_available: ClassVar[bool] = True
+
     def __post_init__(self):
         if not 0.5 <= float(self.theta) <= 1.0:
             raise ValueError(f"theta = {self.theta} must lie in [0.5, 1] (θ < ½ is unstable)")
@@ -185,12 +191,25 @@ class MoreauJean:
         if self.solver == "auto":
             return "nsgs" if friction else "pgs"
         if self.solver == "pgs" and friction:
-            raise ValueError("solver = 'pgs' cannot solve Coulomb friction (SPEC F1's LCP has zero "
-                             "diagonal entries); use 'nsgs' or 'lemke'")
+            raise ValueError("the moreau-jean scheme with solver = 'pgs' cannot solve Coulomb friction, and this "
+                             "system has frictional contacts (the friction LCP has zero diagonal entries); "
+                             "use solver 'nsgs' or 'lemke'")
         return self.solver
 
-    # The scheme protocol of :func:`jaxcontact.simulate.simulate` (as Penalty and EventDriven):
-    # the methods call this module's functions, which stay the primary API.
+    # The scheme interface (:class:`jaxcontact.stepping.base.Scheme`); the methods call this
+    # module's functions, which stay the primary API.
+    @property
+    def differentiation_modes(self) -> frozenset:
+        # Implicit LCP gradients are a custom VJP: reverse mode only.
+        return frozenset({"forward", "reverse"} if self.differentiation == "unroll" else {"reverse"})
+
+    def check(self, system: LagrangianSystem) -> None:
+        super().check(system)
+        self.solver_for(system)  # friction/solver compatibility, as a clear error
+
+    def with_soft_activation(self, key: str) -> "MoreauJean":
+        return dataclasses.replace(self, soft_activation=key)
+
     def init(self, system: LagrangianSystem, p, q0, u0, t0) -> "State":
         return initial_state(system, q0, u0, t0, p)
 
@@ -217,23 +236,6 @@ class State(NamedTuple):
     P_T: jax.Array  # (k,)
     t0: jax.Array  # start time
     i: jax.Array  # steps taken (int32)
-
-
-class StepInfo(NamedTuple):
-    """Per-step outputs: impulses, active flags and diagnostics at the step's end.
-
-    ``converged``: the contact solver converged and the new velocity is finite.
-    """
-
-    P_N: jax.Array
-    P_T: jax.Array
-    active: jax.Array
-    residual: jax.Array
-    converged: jax.Array
-    iterations: jax.Array
-    phi: jax.Array  # ‖Φ(q_E, t_E)‖₂
-    phi_dot: jax.Array  # ‖Φ_q(q_E) u_E + Φ_t‖₂
-    energy: jax.Array
 
 
 def n_contacts(system: LagrangianSystem, q, t, p) -> int:
@@ -383,58 +385,6 @@ def _baumgarte_target(system, scheme, p, q_A, u_A, t_A, h):
     return baumgarte_velocity_target(phi_A, dphi_A, h, alpha, beta)
 
 
-def baumgarte_rates(c: float = 0.5):
-    """A ``baumgarte`` option α = β = c / h (critical damping at a fixed fraction of the step rate).
-
-    c ≈ 0.2–1 removes most of a drift within a few steps (see ``baumgarte.py``).
-    The returned function is cached per c, so equal options compare equal (no recompilation).
-    """
-    return _BAUMGARTE_RATES.setdefault(float(c), _rates(float(c)))
-
-
-_BAUMGARTE_RATES: dict = {}
-
-
-def _rates(c):
-    def rates(p, h):
-        return c / h, c / h
-    rates.__qualname__ = f"baumgarte_rates(c={c})"
-    return rates
-
-
-# Up to this size, SPD solves are written out entry by entry (see spd_solve).
-UNROLL_MAX = 12
-
-
-def spd_solve(A, B):
-    """A⁻¹ B for a small symmetric positive definite A (n, n) and B (n, r), by Cholesky.
-
-    For n ≤ ``UNROLL_MAX`` the factorisation and both substitutions are unrolled
-    into scalar expressions, so under ``vmap`` every operation is elementwise
-    over the batch axis and XLA fuses them; LAPACK's potrf/trsm would instead be
-    called once per sample. On the four-bar (G is 8 × 8, diagonal M) this made
-    the step 2.4× faster in float64 and 3× in float32 at batch 4096 on one CPU
-    device (6.9e5 → 1.7e6 env-steps/s in float64; bench/RESULTS.md). A matrix that is not
-    positive definite gives NaN (√ of a non-positive pivot), which the step
-    reports as not converged, as LAPACK's factorisation does.
-    """
-    n = A.shape[0]
-    if n > UNROLL_MAX:
-        return cho_solve(cho_factor(A), B)
-    L = [[None] * n for _ in range(n)]
-    inv_diag = [None] * n
-    for j in range(n):
-        d = A[j, j] - sum((L[j][k] * L[j][k] for k in range(j)), jnp.zeros((), A.dtype))
-        inv_diag[j] = 1.0 / jnp.sqrt(d)
-        for i in range(j + 1, n):
-            L[i][j] = (A[i, j] - sum((L[i][k] * L[j][k] for k in range(j)), jnp.zeros((), A.dtype))) * inv_diag[j]
-    y = [None] * n
-    for i in range(n):  # L y = B
-        y[i] = (B[i] - sum((L[i][k] * y[k] for k in range(i)), jnp.zeros_like(B[i]))) * inv_diag[i]
-    x = [None] * n
-    for i in reversed(range(n)):  # Lᵀ x = y
-        x[i] = (y[i] - sum((L[k][i] * x[k] for k in range(i + 1, n)), jnp.zeros_like(B[i]))) * inv_diag[i]
-    return jnp.stack(x)
 
 
 def is_active(scheme: MoreauJean, gap, q):
@@ -444,20 +394,3 @@ def is_active(scheme: MoreauJean, gap, q):
     else:
         tol = scheme.activation_tol
     return gap <= tol
-
-
-def constraint_residuals(system: LagrangianSystem, q, u, t, p):
-    """‖Φ(q, t)‖₂ and ‖Φ_q u + Φ_t‖₂ by one forward-mode pass (0 without constraints)."""
-    if system.constraints is None:
-        z = jnp.zeros((), q.dtype)
-        return z, z
-    t = jnp.asarray(t, q.dtype)
-    phi, phi_dot = jax.jvp(lambda qq, tt: system.constraints(qq, tt, p), (q, t), (u, jnp.ones_like(t)))
-    return _safe_norm(phi), _safe_norm(phi_dot)
-
-
-def _safe_norm(x):
-    """‖x‖₂ with a finite gradient at x = 0 (the double-where trick)."""
-    sq = jnp.sum(x * x)
-    nz = sq > 0
-    return jnp.where(nz, jnp.sqrt(jnp.where(nz, sq, 1.0)), 0.0)

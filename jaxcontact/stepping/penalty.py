@@ -1,10 +1,10 @@
-"""Penalty / ODE scheme (SPEC F4): compliant contacts, regularized friction, Baumgarte DAE as an ODE.
+"""Penalty / ODE scheme: compliant contacts, regularized friction, Baumgarte DAE as an ODE.
 
 With compliant normal forces and regularized friction every force is a
 function of (q, u, t), so the equations of motion are an index-1 DAE
 
     M(q) u̇ = f(q, u, t) + Q_C(q, u, t) + Φ_qᵀ λ
-    Φ_q u̇ = −(Φ̈ at u̇ = 0) − 2α Φ̇ − β² Φ        (Baumgarte, SPEC F2)
+    Φ_q u̇ = −(Φ̈ at u̇ = 0) − 2α Φ̇ − β² Φ        (Baumgarte)
 
 solved for (u̇, λ) at every stage by the saddle-point system, eliminated by
 blocks (G = Φ_q M⁻¹ Φ_qᵀ): G λ = rhs − Φ_q M⁻¹ (f + Q_C), u̇ = M⁻¹(f + Q_C + Φ_qᵀ λ).
@@ -18,7 +18,7 @@ adaptive diffrax solver inside each simulation step (Tsit5/Dopri5 explicit,
 Kvaerno5 implicit): small steps only around impacts, at the price of a
 data-dependent cost (under vmap every sample waits for the slowest). Contacts are stiff: the
 step must resolve the contact period ~ 2π √(m_eff / K_lin), and for explicit
-RK4 the stability limit with damping too — SPEC F4's papers use 1e-5–1e-6 s.
+RK4 the stability limit with damping too — the compliant-contact papers use 1e-5–1e-6 s.
 
 Baumgarte rates: ``baumgarte(p, h) -> (α, β)`` as for Moreau–Jean; the
 default α = β = 0.1 / h keeps the stabilisation eigenvalue (−α, double) at
@@ -34,27 +34,18 @@ states) — the impulse, comparable to Moreau–Jean's P.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, NamedTuple
+from typing import Callable, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from jaxcontact.stepping.baumgarte import baumgarte_acceleration_rhs
-from jaxcontact.stepping.moreau_jean import StepInfo, baumgarte_rates, constraint_residuals, spd_solve
+from jaxcontact.stepping.base import Scheme, StepInfo, register
+from jaxcontact.stepping.baumgarte import baumgarte_rates
+from jaxcontact.stepping.kernels import ADAPTIVE_METHODS, constrained_acceleration, constraint_residuals, \
+    diffrax_solver, quadrature, rk4
 from jaxcontact.system import LagrangianSystem, compliant_contact_forces, energy
 
-
-ADAPTIVE_METHODS = ("tsit5", "dopri5", "kvaerno5")
 METHODS = ("rk4",) + ADAPTIVE_METHODS
-
-
-def diffrax_solver(method: str):
-    """The diffrax solver named ``method`` (one of ADAPTIVE_METHODS): Tsit5/Dopri5 explicit,
-    Kvaerno5 implicit. diffrax is imported here, on first use, so that importing the
-    stepping schemes does not pay for it."""
-    import diffrax
-
-    return {"tsit5": diffrax.Tsit5, "dopri5": diffrax.Dopri5, "kvaerno5": diffrax.Kvaerno5}[method]()
 
 
 class PenaltyState(NamedTuple):
@@ -76,60 +67,10 @@ class Dynamics(NamedTuple):
     friction_force: jax.Array  # F_T (kc,)
 
 
-def second_rate(fn, q, u, t):
-    """fn(q, t), its rate along (u, 1) and its second rate at u̇ = 0 (two nested forward passes)."""
-    one = jnp.ones_like(t)
-
-    def value_and_rate(qq, tt):
-        return jax.jvp(fn, (qq, tt), (u, one))
-
-    (g, g_dot), (_, g_ddot) = jax.jvp(value_and_rate, (q, t), (u, one))
-    return g, g_dot, g_ddot
-
-
-def bilateral_rows(system: LagrangianSystem, p, q, u, t, alpha, beta):
-    """(Φ_q, rhs) of the Baumgarte-stabilised acceleration rows Φ_q u̇ = rhs (empty without constraints)."""
-    if system.constraints is None:
-        return jnp.zeros((0, q.shape[0]), q.dtype), jnp.zeros((0,), q.dtype)
-    phi, phi_dot, convective = second_rate(lambda qq, tt: system.constraints(qq, tt, p), q, u, t)
-    phi_q = jax.jacfwd(system.constraints)(q, t, p)
-    return phi_q, -convective + baumgarte_acceleration_rhs(phi, phi_dot, alpha, beta)
-
-
-def constrained_response(M, phi_q, force, columns, rhs, diagonal_mass=False):
-    """Accelerations and bilateral multipliers of M u̇ = force + C x + Φ_qᵀ λ, Φ_q u̇ = rhs, affine in x.
-
-    Returns (a₀, λ₀, M̂C, Λ) with u̇ = a₀ + M̂C x and λ = λ₀ + Λ x (Schur complement on
-    G = Φ_q M⁻¹ Φ_qᵀ; one solve with M and one with G for every right-hand side).
-    ``diagonal_mass`` (static): M is diagonal (planar bodies), so M⁻¹ is a division.
-    """
-    m, r = phi_q.shape[0], columns.shape[1]
-    B = jnp.concatenate([force[:, None], columns, phi_q.T], axis=1)
-    X = B / jnp.diagonal(M)[:, None] if diagonal_mass else spd_solve(M, B)
-    a_free, X_C, X_phi = X[:, 0], X[:, 1:1 + r], X[:, 1 + r:]
-    if m == 0:
-        return a_free, jnp.zeros((0,), M.dtype), X_C, jnp.zeros((0, r), M.dtype)
-    Y = spd_solve(phi_q @ X_phi, jnp.concatenate([(rhs - phi_q @ a_free)[:, None], -(phi_q @ X_C)], axis=1))
-    return a_free + X_phi @ Y[:, 0], Y[:, 0], X_C + X_phi @ Y[:, 1:], Y[:, 1:]
-
-
-def constrained_acceleration(system: LagrangianSystem, p, q, u, t, force, alpha, beta, diagonal_mass=False):
-    """(u̇, λ) of M u̇ = force + Φ_qᵀ λ with the Baumgarte-stabilised Φ̈ + 2αΦ̇ + β²Φ = 0.
-
-    ``force`` (n,) is every generalized force but the bilateral one. Without
-    constraints λ is empty and u̇ = M⁻¹ force. ``diagonal_mass`` (static): M is
-    diagonal (planar bodies), so M⁻¹ is a division (see :class:`MoreauJean`).
-    """
-    t = jnp.asarray(t, q.dtype)
-    phi_q, rhs = bilateral_rows(system, p, q, u, t, alpha, beta)
-    a, lam, _, _ = constrained_response(system.mass(q, p), phi_q, force, jnp.zeros((q.shape[0], 0), q.dtype), rhs,
-                                        diagonal_mass)
-    return a, lam
-
-
+@register
 @dataclasses.dataclass(frozen=True)
-class Penalty:
-    """SPEC F4 with fixed-step RK4 (options static: changing one recompiles).
+class Penalty(Scheme):
+    """Compliant contacts as an ODE with fixed-step RK4 (options static: changing one recompiles).
 
     baumgarte: ``(params, h) -> (α, β)`` rates of the constraint stabilisation
       (default α = β = 0.1/h, see the module docstring).
@@ -153,6 +94,9 @@ class Penalty:
     atol: float = 1e-9
     max_steps: int = 4096
 
+    name: ClassVar[str] = "penalty"
+    contact_kinds: ClassVar[frozenset] = frozenset({"compliant"})
+
     def __post_init__(self):
         if not callable(self.baumgarte):
             raise ValueError(f"baumgarte = {self.baumgarte!r} must be a function (params, h) -> (alpha, beta)")
@@ -165,13 +109,12 @@ class Penalty:
         if not isinstance(self.max_steps, int) or self.max_steps < 1:
             raise ValueError(f"max_steps = {self.max_steps!r} must be a positive int")
 
-    def _check(self, system: LagrangianSystem):
-        if system.gaps is not None:
-            raise ValueError("the penalty scheme handles compliant contacts only; this system has rigid "
-                             "contacts (gaps): make them compliant or use MoreauJean")
+    @property
+    def differentiation_modes(self) -> frozenset:
+        # diffrax's checkpointed adjoint is a custom VJP: the adaptive methods are reverse-only.
+        return frozenset({"forward", "reverse"} if self.method == "rk4" else {"reverse"})
 
     def init(self, system: LagrangianSystem, p, q0, u0, t0) -> PenaltyState:
-        self._check(system)
         q0 = jnp.asarray(q0)
         t0 = jnp.asarray(t0, q0.dtype)
         return PenaltyState(t0, q0, jnp.asarray(u0, q0.dtype), t0, jnp.zeros((), jnp.int32))
@@ -192,7 +135,6 @@ class Penalty:
 
     def step(self, system: LagrangianSystem, p, state: PenaltyState, dt):
         """One step of size dt: RK4, or an adaptive solve over [t, t + dt] (pure; jit/vmap/grad-able)."""
-        self._check(system)
         q, u, t = state.q, state.u, state.t
         h = jnp.asarray(dt, q.dtype)
         kc = 0 if system.compliant_gaps is None else jax.eval_shape(system.compliant_gaps, q, t, p).shape[0]
@@ -215,20 +157,12 @@ class Penalty:
         return new, info
 
     def _rk4(self, system, p, q, u, t, h, zero):
-        # Classical RK4 as a scan over its four stages, so the right-hand side is traced (and
-        # compiled) once instead of four times; stage i evaluates at y + a_i h k_{i−1}.
-        a = jnp.asarray([0.0, 0.5, 0.5, 1.0], q.dtype)
-        b = jnp.asarray([1.0, 2.0, 2.0, 1.0], q.dtype) / 6.0
+        def derivative(y, s):
+            d = self.dynamics(system, p, y[0], y[1], s, h)
+            return (y[1], d.acceleration), (d.normal_force, d.friction_force)
 
-        def stage(carry, ab):
-            kq, ku, acc = carry
-            a_i, b_i = ab
-            d = self.dynamics(system, p, q + a_i * h * kq, u + a_i * h * ku, t + a_i * h, h)
-            kq, ku = u + a_i * h * ku, d.acceleration
-            acc = jax.tree.map(lambda s, x: s + b_i * h * x, acc, (kq, ku, d.normal_force, d.friction_force))
-            return (kq, ku, acc), None
-
-        (_, _, inc), _ = jax.lax.scan(stage, (jnp.zeros_like(q), jnp.zeros_like(u), zero), (a, b))
+        _, (k_q, k_u), (F_N, F_T), w = rk4(derivative, (q, u), t, h)
+        inc = tuple(quadrature(w, x) for x in (k_q, k_u, F_N, F_T))
         return inc, jnp.ones((), bool), jnp.ones((), jnp.int32)
 
     def _adaptive(self, system, p, q, u, t, h, zero):

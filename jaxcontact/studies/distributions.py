@@ -31,6 +31,8 @@ from typing import Mapping
 import numpy as np
 from scipy import special
 
+from jaxcontact.system import LAW_RANGES
+
 INF = math.inf
 
 
@@ -265,8 +267,8 @@ def _args_doc(kind: str) -> str:
 # Physical ranges by parameter-name pattern (fnmatch), checked against each distribution's support.
 # A model may pass its own; these cover the contact-law names used by the built-in models.
 DEFAULT_BOUNDS: tuple[tuple[str, float, float], ...] = (
-    ("*restitution*", 0.0, 1.0),
-    ("*friction*", 0.0, INF),
+    ("*restitution*", *LAW_RANGES["restitution"]),
+    ("*friction*", *LAW_RANGES["friction"]),
     ("*mass*", 0.0, INF),
     ("*length*", 0.0, INF),
     ("*radius*", 0.0, INF),

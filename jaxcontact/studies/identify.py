@@ -1,4 +1,4 @@
-"""Gradient-based parameter identification through contact (issue 7).
+"""Gradient-based parameter identification through contact.
 
     res = fit(model, data_t, data_y, ("restitution",), guesses={"restitution": 0.63},
               bounds={"restitution": (0.1, 0.99)}, observe=coordinates(0))
@@ -54,7 +54,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from jaxcontact.simulate import simulate
+from jaxcontact.simulate import check_scheme, simulate
 from jaxcontact.stepping import MoreauJean
 
 TAU_KEY = "contact_softness"  # the params leaf that carries τ during a smoothed fit
@@ -131,11 +131,9 @@ def make_residuals(model, data_t, observe, fit_names, *, scheme=MoreauJean(), so
     """
     data_t = np.asarray(data_t, float)
     dt = float(model.dt if dt is None else dt)
+    check_scheme(scheme, model.system, model.name)
     if soft:
-        if not hasattr(scheme, "soft_activation"):
-            raise ValueError(f"smoothing needs a scheme with soft contact activation (MoreauJean); "
-                             f"got {type(scheme).__name__}")
-        scheme = dataclasses.replace(scheme, soft_activation=TAU_KEY)
+        scheme = scheme.with_soft_activation(TAU_KEY)  # refused by name when the scheme has none
     base = dict(model.params)
     for k, v in (fixed or {}).items():
         base[k] = jnp.asarray(v, float)
@@ -297,10 +295,9 @@ def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimi
     start_losses = np.where(np.isfinite(start_losses), start_losses, np.inf)
     best = np.argmin(start_losses, axis=-1)
 
-    # Forward mode is cheap for few parameters, but implicit LCP gradients (EventDriven's Lemke,
-    # MoreauJean(differentiation="implicit")) are custom_vjp: reverse mode only.
-    forward = isinstance(scheme, MoreauJean) and scheme.differentiation == "unroll"
-    jacobian = jax.jacfwd if forward else jax.jacrev
+    # Forward mode is cheap for few parameters; schemes whose contact solve has a custom VJP
+    # (implicit LCP gradients) declare themselves reverse-only.
+    jacobian = jax.jacfwd if "forward" in scheme.differentiation_modes else jax.jacrev
 
     def laplace(theta, y):
         r = res_fn(theta, y, tau_end)

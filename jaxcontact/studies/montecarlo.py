@@ -36,7 +36,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcontact import models as models_pkg
-from jaxcontact.simulate import n_steps_for
+from jaxcontact.simulate import check_scheme, n_steps_for
+from jaxcontact.stepping import SCHEMES
+from jaxcontact.stepping.base import Scheme
 from jaxcontact.stepping.moreau_jean import MoreauJean
 from jaxcontact.studies import plots, statistics
 from jaxcontact.studies.distributions import DEFAULT_BOUNDS, ParamSpace
@@ -55,7 +57,7 @@ class StudySpec:
     sensitivity: compute Sobol indices (Saltelli design); dt, t_final: time
     grid (None: the model's); save_every: keep every k-th row of time series;
     overrides: fixed parameter values replacing the model defaults;
-    scheme: the Moreau–Jean options; chunk_size: samples per compiled call (None: 256 per device).
+    scheme: the time-stepping scheme and its options (any scheme that treats the model's contacts); chunk_size: samples per compiled call (None: 256 per device).
     """
 
     model: str
@@ -69,7 +71,8 @@ class StudySpec:
     t_final: float | None = None
     save_every: int = 10
     overrides: tuple[tuple[str, float], ...] = ()
-    scheme: MoreauJean = MoreauJean()
+    scheme: Scheme = MoreauJean()
+    model_options: tuple[tuple[str, str], ...] = ()  # keyword options of the model builder (e.g. contact)
     chunk_size: int | None = None  # None: runner.CHUNK_PER_DEVICE samples per device
     n_bootstrap: int = 1000
 
@@ -77,11 +80,11 @@ class StudySpec:
         """JSON identity of the study (what must match for a resume)."""
         return {"model": self.model, "params": self.space.to_json(), "n": self.n, "outcomes": list(self.outcomes),
                 "sampler": self.sampler, "seed": self.seed, "sensitivity": self.sensitivity, "dt": dt,
-                "n_steps": n_steps, "save_every": self.save_every, "overrides": dict(self.overrides),
-                "scheme": dataclasses.asdict(self.scheme), "dtype": str(jnp.zeros(()).dtype)}
+                "n_steps": n_steps, "save_every": self.save_every, "overrides": dict(self.overrides), "model_options": dict(self.model_options),
+                "scheme": self.scheme.config(), "dtype": str(jnp.zeros(()).dtype)}
 
 
-def check_samples(model_name: str, overrides: dict, values: dict) -> None:
+def check_samples(model_name: str, overrides: dict, values: dict, options: dict | None = None) -> None:
     """Every sample must pass the model's own parameter checks; raise before any compute.
 
     The model builder is called once with the sampled arrays (the built-in
@@ -91,7 +94,7 @@ def check_samples(model_name: str, overrides: dict, values: dict) -> None:
     """
     prefix = f"sampled parameters ({', '.join(f'{k} in [{np.min(v):.6g}, {np.max(v):.6g}]' for k, v in values.items())})"
     try:
-        models_pkg.get_model(model_name, **overrides, **values)
+        models_pkg.get_model(model_name, **(options or {}), **overrides, **values)
         return
     except ValueError as e:
         raise ValueError(f"{prefix}: {e}; narrow the distributions") from None
@@ -100,7 +103,7 @@ def check_samples(model_name: str, overrides: dict, values: dict) -> None:
     names = list(values)
     for corner in itertools.product(*[(float(np.min(values[k])), float(np.max(values[k]))) for k in names]):
         try:
-            models_pkg.get_model(model_name, **overrides, **dict(zip(names, corner)))
+            models_pkg.get_model(model_name, **(options or {}), **overrides, **dict(zip(names, corner)))
         except ValueError as e:
             raise ValueError(f"{prefix}: at {dict(zip(names, corner))}: {e}; narrow the distributions") from None
 
@@ -126,7 +129,7 @@ def design(space: ParamSpace, n: int, sampler: str, seed: int, sensitivity: bool
     return space.ppf(unit), n_base, blocks
 
 
-def make_evaluator(model, outcomes, *, dt: float, n_steps: int, scheme: MoreauJean, save_every: int):
+def make_evaluator(model, outcomes, *, dt: float, n_steps: int, scheme: Scheme, save_every: int):
     """Per-sample function: varied parameter values -> outcomes, convergence and finiteness flags.
 
     The outcomes are reduced inside the simulation's scan (``outcomes.simulate_outcomes``): no
@@ -138,6 +141,8 @@ def make_evaluator(model, outcomes, *, dt: float, n_steps: int, scheme: MoreauJe
         p = dict(base)
         for k, v in sample.items():
             p[k] = jnp.broadcast_to(jnp.asarray(v, jnp.asarray(base[k]).dtype), jnp.shape(base[k]))
+        if model.derive is not None:  # parameters that follow the sampled ones (as building the model does)
+            p = model.derive(p)
         q0, u0 = model.initial_state(p)
         return simulate_outcomes(model.system, p, q0, u0, dt=dt, n_steps=n_steps, outcomes=outcomes,
                                  scheme=scheme, save_every=save_every)
@@ -167,7 +172,7 @@ class PreparedStudy(NamedTuple):
     values: dict
     n_base: int
     blocks: np.ndarray
-    scheme: MoreauJean
+    scheme: Scheme
     evaluate: object
 
 
@@ -175,18 +180,19 @@ def prepare_study(spec: StudySpec) -> PreparedStudy:
     """Validate ``spec`` and build its model, outcomes, sample design and per-sample evaluator (no compute)."""
     if spec.save_every < 1:
         raise ValueError(f"save_every = {spec.save_every} must be ≥ 1")
-    model = models_pkg.get_model(spec.model, **dict(spec.overrides))
+    model = models_pkg.get_model(spec.model, **dict(spec.model_options), **dict(spec.overrides))
     spec.space.validate(model.params, DEFAULT_BOUNDS)
     dt = float(model.dt if spec.dt is None else spec.dt)
     t_final = float(model.t_final if spec.t_final is None else spec.t_final)
     n_steps = n_steps_for(dt, t_final)
-    outcomes = [make_outcome(name, model.system, save_every=spec.save_every) for name in spec.outcomes]
+    outcomes = [make_outcome(name, model.system, save_every=spec.save_every, dt=dt, observables=model.observables)
+                for name in spec.outcomes]
     if not outcomes:
         raise ValueError("a study needs at least one outcome")
     values, n_base, blocks = design(spec.space, spec.n, spec.sampler, spec.seed, spec.sensitivity)
-    check_samples(spec.model, dict(spec.overrides), values)
+    check_samples(spec.model, dict(spec.overrides), values, dict(spec.model_options))
     scheme = spec.scheme
-    scheme.solver_for(model.system)
+    check_scheme(scheme, model.system, spec.model)
     evaluate = make_evaluator(model, outcomes, dt=dt, n_steps=n_steps, scheme=scheme, save_every=spec.save_every)
     return PreparedStudy(model, dt, t_final, n_steps, outcomes, values, n_base, blocks, scheme, evaluate)
 
@@ -284,7 +290,7 @@ def _jsonable(x):
 
 # Default studies of the built-in models (what ``jaxcontact mc <model>`` runs with no options).
 DEFAULT_STUDIES: dict[str, dict] = {
-    # SPEC E1 with uncertain restitution, wall distance, wall friction and the length of bar 1
+    # The four-bar-against-a-wall example of the 2015 projection paper, with uncertain restitution, wall distance, wall friction and the length of bar 1
     # (our choice of ranges: restitution 0.6–0.95 around the paper's 0.8, wall at 4–8 cm, μ up
     # to 0.3, l1 ±5 %); 2 s at dt = 1e-3 covers the impacts and the rest against the wall.
     # Measured (10 002 samples): friction's total Sobol index is exactly 0 for every motion
@@ -298,6 +304,27 @@ DEFAULT_STUDIES: dict[str, dict] = {
                      "series:gap", "series:bar1.theta", "series:energy"),
         "n": 10_000, "dt": 1e-3, "t_final": 2.0, "save_every": 10,
     },
+    # The slider–bar's stick–slip under an uncertain motor speed and floor friction (compliant
+    # corners: penalty by default, event-driven for exact sticking).
+    "slider-bar": {
+        "params": ("omega=uniform(10,14)", "friction=uniform(0.1,0.2)", "static_friction=uniform(0.2,0.3)"),
+        "outcomes": ("final:slider.x", "max:slider.x", "min:slider.x", "peak_impulse", "series:slider.x"),
+        "n": 256, "t_final": 1.0, "save_every": 20, "scheme": "penalty",
+    },
+    # Flores et al.'s slider–crank with a clearance in the crank–rod journal: uncertain clearance,
+    # journal restitution (the Hunt–Crossley damping matched to it) and friction, crank speed;
+    # the outcomes the clearance-joint literature reports. Compliant journal by default (penalty;
+    # Hertz stiffness from the clearance), rigid (Newton impacts) with --scheme moreau-jean, on
+    # the same samples. Two crank turns at 200 rad/s.
+    "slider-crank-clearance": {
+        "params": ("clearance=uniform(1e-4,5e-4)", "restitution=uniform(0.7,0.95)", "friction=uniform(0.01,0.1)",
+                   "omega=uniform(150,250)"),
+        "outcomes": ("peak_force", "peak_accel:slider.x", "free_flight", "impacts", "max:journal_ex",
+                     "series:journal_ex", "series:journal_ey", "series:slider.x"),
+        "n": 256, "dt": 5e-6, "t_final": 0.06, "save_every": 40, "scheme": "penalty",
+        "model_options": {"penalty": {"contact": "compliant"}, "event-driven": {"contact": "compliant"},
+                          "moreau-jean": {"contact": "rigid"}},
+    },
     "bouncing-ball": {
         "params": ("restitution=uniform(0.5,0.95)", "height=uniform(0.5,1.5)"),
         "outcomes": ("peak_impulse", "impacts", "rest_time", "max_penetration", "series:y", "series:energy"),
@@ -310,10 +337,11 @@ def default_study(model: str, *, n=None, params=(), only: bool = False, outcomes
     """A StudySpec from the model's default study, with user choices (CLI strings) on top.
 
     params: ``name=dist(args)`` strings replacing/adding to the defaults (only=True: instead of them);
-    outcomes: names replacing the default list; other keywords (None: the default) go to StudySpec.
+    outcomes: names replacing the default list; other keywords (None: the default) go to StudySpec
+    (the study's default scheme, by name, when no ``scheme`` is given).
     """
-    if model not in models_pkg.REGISTRY:
-        raise ValueError(f"unknown model {model!r}; built-in models: {sorted(models_pkg.REGISTRY)}")
+    if model not in models_pkg.REGISTRY and not models_pkg.is_user_model(model):
+        models_pkg.get_model(model)  # raises the unknown-model error
     d = DEFAULT_STUDIES.get(model, {})
     space = ParamSpace.parse(params) if only else ParamSpace.parse(d.get("params", ())).updated(ParamSpace.parse(params))
     if not space.names:
@@ -324,6 +352,12 @@ def default_study(model: str, *, n=None, params=(), only: bool = False, outcomes
     for key in ("dt", "t_final", "save_every"):
         if key not in kw and key in d:
             kw[key] = d[key]
+    if "scheme" not in kw and "scheme" in d:
+        kw["scheme"] = SCHEMES[d["scheme"]]()
+    # A model whose variants suit different schemes (rigid or compliant journal) names one per scheme.
+    options = d.get("model_options", {}).get(kw.get("scheme", MoreauJean()).name, {})
+    if options and "model_options" not in kw:
+        kw["model_options"] = tuple(sorted(options.items()))
     if "overrides" in kw:
         kw["overrides"] = tuple(sorted(dict(kw["overrides"]).items()))
     return StudySpec(model, space, n, outs, **kw)

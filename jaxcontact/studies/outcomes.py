@@ -17,6 +17,14 @@ peaks and impact counts see every step). Scalar outcomes:
     max:<coord>, min:<coord>   extreme of a coordinate over time
     rebound:<coord>  max of a coordinate after the first impact (the bouncing
                      ball's first rebound height; NaN if there is no impact)
+    peak_force       largest contact force: the largest normal impulse of one step / dt [N]
+                     (force-based schemes report the force integrated over the step)
+    peak_accel:<coord>   max |Δu / dt| of a coordinate between consecutive steps
+    free_flight      fraction of the steps in which no contact carries an impulse
+                     above ``threshold`` (a clearance joint's journal in free flight)
+
+<coord> is a coordinate's name or index, or a model observable (``Model.observables``:
+a named scalar fn(q, params), e.g. a journal's eccentricity).
 
 Kept time series (``series:<what>``, every k-th row, first and last included
 when k divides the number of steps): ``series:<coord>``, ``series:gap``
@@ -34,13 +42,15 @@ of the stepping itself; tests check that both give the same numbers.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from jaxcontact.stepping.moreau_jean import MoreauJean, constraint_residuals, initial_state, step
+from jaxcontact.simulate import Fold, fold_steps
+from jaxcontact.stepping.base import Scheme
+from jaxcontact.stepping.kernels import constraint_residuals
+from jaxcontact.stepping.moreau_jean import MoreauJean
 from jaxcontact.system import energy
 
 # Reductions on arrays of one sample (time on axis 0) ------------------------------------------
@@ -135,14 +145,24 @@ class Outcome(NamedTuple):
     diagnostics: bool = False
 
 
-def _coord_index(system, spec: str) -> int:
+def _quantity(system, spec: str, observables=None):
+    """(row value fn(r, s, p), trajectory fn(tr, s, p) -> (T,)) of a coordinate or a model observable."""
+    if observables and spec in observables:
+        fn = observables[spec]
+        return (lambda r, s, p: fn(r.q, p)), (lambda tr, s, p: jax.vmap(lambda q: fn(q, p))(tr.q))
+    i = _coord_index(system, spec, observables)
+    return (lambda r, s, p: r.q[i]), (lambda tr, s, p: tr.q[:, i])
+
+
+def _coord_index(system, spec: str, observables=None) -> int:
     names = tuple(system.names)
     if spec in names:
         return names.index(spec)
     try:
         i = int(spec)
     except ValueError:
-        raise ValueError(f"unknown coordinate {spec!r}; coordinates: {list(names) or list(range(system.n_dof))}") from None
+        raise ValueError(f"unknown coordinate {spec!r}; coordinates: {list(names) or list(range(system.n_dof))}"
+                         + (f", observables: {sorted(observables)}" if observables else "")) from None
     if not 0 <= i < system.n_dof:
         raise ValueError(f"coordinate index {i} outside [0, {system.n_dof})")
     return i
@@ -209,12 +229,30 @@ SCALARS = ("peak_impulse", "impacts", "rest_time", "max_penetration", "max_phi",
 SERIES_FIELDS = ("gap", "energy", "phi", "speed")
 
 
+def _peak_accel_stream(value, dt) -> Stream:
+    """max |Δx/dt| of consecutive rows' values: carry (previous value, max so far)."""
+    return Stream(lambda r, s, p: (value(r, s, p), jnp.zeros((), r.q.dtype)),
+                  lambda c, r, s, p: (value(r, s, p), jnp.maximum(c[1], jnp.abs(value(r, s, p) - c[0]) / dt)),
+                  lambda c: c[1])
+
+
+def _free_flight_stream(threshold) -> Stream:
+    """Steps without a contact impulse above ``threshold`` over the steps: carry (free steps, steps)."""
+    def update(c, r, s, p):
+        free = jnp.all(r.impulse_normal <= threshold).astype(r.q.dtype)
+        return c[0] + free, c[1] + 1.0
+
+    return Stream(lambda r, s, p: (jnp.zeros((), r.q.dtype), jnp.zeros((), r.q.dtype)), update,
+                  lambda c: c[0] / jnp.maximum(c[1], 1.0))
+
+
 def outcome(name: str, system, *, save_every: int = 1, impact_threshold: float = 1e-9,
-            rest_tol: float = 1e-3) -> Outcome:
+            rest_tol: float = 1e-3, dt: float | None = None, observables: dict | None = None) -> Outcome:
     """The outcome called ``name`` (see the module docstring) for ``system``.
 
-    impact_threshold [N·s] and rest_tol [coordinate units/s] set the impact and rest criteria.
-    Raises ValueError with the list of names for an unknown outcome.
+    impact_threshold [N·s] and rest_tol [coordinate units/s] set the impact and rest criteria;
+    ``dt`` (the step) is needed by peak_force and peak_accel; ``observables`` are the model's
+    named quantities. Raises ValueError with the list of names for an unknown outcome.
     """
     k = int(save_every)
     has_contacts = system.gaps is not None
@@ -244,13 +282,31 @@ def outcome(name: str, system, *, save_every: int = 1, impact_threshold: float =
         return Outcome(name, "scalar", f"max ‖{'Φ' if field == 'phi' else 'Φ̇'}‖₂ over time", "",
                        lambda tr, s, p: jnp.max(getattr(tr.diagnostics, field)),
                        _fold(jnp.maximum, lambda r, s, p: _row_phi(r, s, p)[("phi", "phi_dot").index(field)]), True)
+    if name == "free_flight":
+        return Outcome(name, "scalar", f"fraction of steps without contact (impulses ≤ {impact_threshold:g} N·s)", "",
+                       lambda tr, s, p: jnp.mean(jnp.all(tr.impulse_normal[1:] <= impact_threshold,
+                                                         axis=-1).astype(tr.q.dtype)),
+                       _free_flight_stream(impact_threshold))
     kind, _, arg = name.partition(":")
+    if name == "peak_force" or (kind == "peak_accel" and arg):
+        if dt is None:
+            raise ValueError(f"outcome {name} needs the time step dt")
+        h = float(dt)
+    if name == "peak_force":
+        return Outcome(name, "scalar", "largest contact force (largest normal impulse of a step / dt)", "N",
+                       lambda tr, s, p: peak_impulse(tr.impulse_normal) / h,
+                       _fold(jnp.maximum, lambda r, s, p: jnp.max(r.impulse_normal, initial=0.0) / h))
+    if kind == "peak_accel" and arg:
+        i = _coord_index(system, arg)  # a coordinate: its velocity is in the state
+        return Outcome(name, "scalar", f"peak |acceleration| of {arg} (Δu/Δt between steps)", "",
+                       lambda tr, s, p: jnp.max(jnp.abs(jnp.diff(tr.u[:, i]) / h), initial=0.0),
+                       _peak_accel_stream(lambda r, s, p: r.u[i], h))
     if kind in ("final", "max", "min") and arg:
-        i = _coord_index(system, arg)
+        value, series_of = _quantity(system, arg, observables)
         red = {"final": lambda x: x[-1], "max": jnp.max, "min": jnp.min}[kind]
         op = {"final": _last, "max": jnp.maximum, "min": jnp.minimum}[kind]
         return Outcome(name, "scalar", f"{kind} of {arg} over the run", "",
-                       lambda tr, s, p: red(tr.q[:, i]), _fold(op, lambda r, s, p: r.q[i]))
+                       lambda tr, s, p: red(series_of(tr, s, p)), _fold(op, value))
     if kind == "rebound" and arg:
         i = _coord_index(system, arg)
         return Outcome(name, "scalar", f"max of {arg} after the first impact", "",
@@ -272,63 +328,71 @@ def outcome(name: str, system, *, save_every: int = 1, impact_threshold: float =
         if arg == "speed":
             return Outcome(name, "series", "‖u‖∞", "", lambda tr, s, p: keep_every(jnp.max(jnp.abs(tr.u), axis=-1), k),
                            Stream(value=lambda r, s, p: jnp.max(jnp.abs(r.u))))
-        i = _coord_index(system, arg)
-        return Outcome(name, "series", f"{arg} over time", "", lambda tr, s, p: keep_every(tr.q[:, i], k),
-                       Stream(value=lambda r, s, p: r.q[i]))
+        value, series_of = _quantity(system, arg, observables)
+        return Outcome(name, "series", f"{arg} over time", "", lambda tr, s, p: keep_every(series_of(tr, s, p), k),
+                       Stream(value=value))
     raise ValueError(f"unknown outcome {name!r}; scalars: {list(SCALARS)} or final:/max:/min:/rebound:<coord>; "
                      f"series: series:<coord> or series:{{{','.join(SERIES_FIELDS)}}}")
 
 
-def simulate_outcomes(system, params, q0, u0, *, dt, n_steps: int, outcomes, scheme: MoreauJean = MoreauJean(),
+def outcomes_fold(system, p, outcomes) -> Fold:
+    """The :class:`jaxcontact.simulate.Fold` of a study: scalar outcomes folded step by step (their
+    ``stream``), series kept at every save, plus ``converged`` (every step's solve converged with a
+    finite velocity) and ``state_finite`` (q and u finite at every row)."""
+    scalars = [o for o in outcomes if o.kind != "series"]
+    series = [o for o in outcomes if o.kind == "series"]
+
+    def init(s0, info):
+        row0 = Row(s0.t, s0.q, s0.u, jnp.zeros(info.P_N.shape, s0.q.dtype))
+        ok0 = jnp.all(jnp.isfinite(s0.q)) & jnp.all(jnp.isfinite(s0.u))
+        return tuple(o.stream.init(row0, system, p) for o in scalars), jnp.ones((), bool), ok0
+
+    def update(acc, s, info):
+        streams, conv, finite = acc
+        row = Row(s.t, s.q, s.u, info.P_N)
+        streams = tuple(o.stream.update(c, row, system, p) for o, c in zip(scalars, streams))
+        finite = finite & jnp.all(jnp.isfinite(s.q)) & jnp.all(jnp.isfinite(s.u))
+        return streams, conv & info.converged, finite
+
+    def save(acc, s):
+        return acc, kept(s)
+
+    def kept(s):  # series read the state only (no series outcome reads impulses)
+        row = Row(s.t, s.q, s.u, None)
+        return tuple(o.stream.value(row, system, p) for o in series)
+
+    def finish(s0, acc, rows):
+        streams, conv, finite = acc
+        out = {o.name: o.stream.finish(c) for o, c in zip(scalars, streams)}
+        out.update({o.name: jnp.concatenate([x0[None], x]) for o, x0, x in zip(series, kept(s0), rows)})
+        out["converged"] = conv
+        out["state_finite"] = finite
+        return out
+
+    return Fold(init, update, save), finish
+
+
+def simulate_outcomes(system, params, q0, u0, *, dt, n_steps: int, outcomes, scheme: Scheme = MoreauJean(),
                       save_every: int = 1, t0=0.0) -> dict:
     """Simulate ONE sample and reduce it to ``outcomes`` inside the scan (their ``stream`` forms).
 
-    The same numbers as ``{o.name: o.fn(simulate(...), system, params)}`` with a per-step
-    trajectory, without storing it: scalar outcomes are carried through the scan, series are
-    kept every ``save_every`` rows (row 0 = the initial state, as ``keep_every``). Also returns
-    ``converged`` (every step's contact solve converged with a finite velocity) and
-    ``state_finite`` (q and u finite at every row). The scheme's own per-step diagnostics are
-    switched off: a stream that needs ‖Φ‖ or the energy computes it from the row's state.
-    Pure and unbatched (vmap it); the caller validates the inputs (see ``simulate``).
+    The same steps as :func:`jaxcontact.simulate.simulate` (the one time loop,
+    :func:`jaxcontact.simulate.fold_steps`) and the same numbers as
+    ``{o.name: o.fn(simulate(...), system, params)}`` with a per-step trajectory, without
+    storing it: scalar outcomes are carried through the scan, series are kept every
+    ``save_every`` rows (row 0 = the initial state, as ``keep_every``; steps after the last
+    kept row are still folded into the scalars). Also returns ``converged`` and
+    ``state_finite``. The scheme's own per-step diagnostics are switched off: a stream that
+    needs ‖Φ‖ or the energy computes it from the row's state. Works with every scheme; pure
+    and unbatched (vmap it); the caller checks the scheme and validates the inputs.
     """
-    scheme = dataclasses.replace(scheme, diagnostics=False)
+    scheme = scheme.without_diagnostics()
     q0 = jnp.asarray(q0)
     dtype = q0.dtype
     u0 = jnp.asarray(u0, dtype)
     p = jax.tree.map(lambda x: jnp.asarray(x, dtype) if jnp.issubdtype(jnp.result_type(x), jnp.floating) else x,
                      params)
-    h = jnp.asarray(dt, dtype)
-    scalars = [o for o in outcomes if o.kind != "series"]
-    series = [o for o in outcomes if o.kind == "series"]
-    s0 = initial_state(system, q0, u0, t0, p)
-    row0 = Row(s0.t, q0, u0, jnp.zeros_like(s0.P_N))
-    ok0 = jnp.all(jnp.isfinite(q0)) & jnp.all(jnp.isfinite(u0))
-    carry0 = (s0, tuple(o.stream.init(row0, system, p) for o in scalars), jnp.ones((), bool), ok0)
-
-    def one_step(carry, _):
-        s, acc, conv, finite = carry
-        s1, info = step(system, scheme, p, s, h)
-        row = Row(s1.t, s1.q, s1.u, info.P_N)
-        acc = tuple(o.stream.update(c, row, system, p) for o, c in zip(scalars, acc))
-        finite = finite & jnp.all(jnp.isfinite(s1.q)) & jnp.all(jnp.isfinite(s1.u))
-        return (s1, acc, conv & info.converged, finite), None
-
-    def kept(s):
-        row = Row(s.t, s.q, s.u, s.P_N)
-        return tuple(o.stream.value(row, system, p) for o in series)
-
-    def block(carry, _):
-        carry, _ = jax.lax.scan(one_step, carry, None, length=save_every)
-        return carry, kept(carry[0])
-
-    n_blocks, rest = divmod(int(n_steps), int(save_every))
-    carry, rows = jax.lax.scan(block, carry0, None, length=n_blocks)
-    if rest:  # steps after the last kept row (keep_every drops them too)
-        carry, _ = jax.lax.scan(one_step, carry, None, length=rest)
-    _, acc, conv, finite = carry
-    first = kept(s0)
-    out = {o.name: o.stream.finish(c) for o, c in zip(scalars, acc)}
-    out.update({o.name: jnp.concatenate([x0[None], x]) for o, x0, x in zip(series, first, rows)})
-    out["converged"] = conv
-    out["state_finite"] = finite
-    return out
+    fold, finish = outcomes_fold(system, p, outcomes)
+    s0, acc, rows = fold_steps(system, scheme, p, q0, u0, jnp.asarray(dt, dtype), jnp.asarray(t0, dtype),
+                               n_steps=int(n_steps), save_every=int(save_every), fold=fold)
+    return finish(s0, acc, rows)

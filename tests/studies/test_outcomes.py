@@ -85,7 +85,8 @@ def test_unknown_outcome_and_coordinate():
 @pytest.mark.parametrize("model_name, names, n_steps", [
     ("four-bar", ["peak_impulse", "impacts", "rest_time", "max_penetration", "max_phi", "max_phi_dot",
                   "final:bar1.theta", "min:bar1.x", "rebound:bar1.theta", "series:gap", "series:bar1.theta",
-                  "series:energy", "series:phi", "series:speed"], 405),
+                  "series:energy", "series:phi", "series:speed", "peak_force", "peak_accel:bar1.theta",
+                  "free_flight"], 405),
     ("bouncing-ball", ["peak_impulse", "impacts", "rest_time", "max_penetration", "max:y", "rebound:y",
                        "series:y", "series:energy"], 1500),
 ])
@@ -99,7 +100,7 @@ def test_streamed_outcomes_equal_the_trajectory_outcomes(model_name, names, n_st
     m = get_model(model_name, **overrides)
     q0, u0 = m.initial_state(m.params)
     dt = 1e-3
-    outs = [outcome(name, m.system, save_every=10) for name in names]
+    outs = [outcome(name, m.system, save_every=10, dt=dt) for name in names]
     tr = simulate(m.system, m.params, q0, u0, dt=dt, n_steps=n_steps)
     ref = jax.jit(lambda tr, p: {o.name: o.fn(tr, m.system, p) for o in outs})(tr, m.params)
     got = jax.jit(lambda p, q0, u0: simulate_outcomes(m.system, p, q0, u0, dt=dt, n_steps=n_steps, outcomes=outs,

@@ -1,0 +1,116 @@
+"""The scheme interface: what every time-stepping scheme provides and declares.
+
+A scheme is a frozen (hashable) dataclass of static options with three pure methods
+— ``init`` builds the scan carry, ``step`` advances it by one step, ``active`` says
+which contacts are closed — and one host-side method, ``check(system)``, that refuses
+a system the scheme cannot treat with an error naming the scheme and the reason.
+Its capabilities are declared, so the generic layers (``simulate``, Monte Carlo,
+identification, the CLI) ask the scheme instead of testing its type:
+
+* ``contact_kinds``: the contact kinds it treats — "rigid" (``LagrangianSystem.gaps``,
+  set-valued Signorini/Newton laws) and "compliant" (``compliant_gaps``, force laws);
+* ``differentiation_modes``: "forward" and/or "reverse" (a scheme whose contact solve
+  has a custom VJP, e.g. implicit LCP gradients, is reverse-only);
+* ``soft_activation_available`` and :meth:`Scheme.with_soft_activation`: contacts
+  switched on smoothly by their gap, the smoothing knob of parameter identification.
+
+Every scheme's state is a pytree with fields ``t``, ``q``, ``u`` (the generic loop
+reads only those) and its ``step`` returns a :class:`StepInfo` of fixed shapes.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from typing import ClassVar, NamedTuple
+
+import jax
+
+
+class StepInfo(NamedTuple):
+    """Per-step outputs: impulses, active flags and diagnostics at the step's end.
+
+    ``P_N``/``P_T`` are impulses over the step: force-based schemes (penalty,
+    event-driven) report the contact force integrated over the step, so impulse-based
+    and force-based trajectories compare on the same footing. ``converged``: the
+    contact solve converged and the new velocity is finite.
+    """
+
+    P_N: jax.Array
+    P_T: jax.Array
+    active: jax.Array
+    residual: jax.Array
+    converged: jax.Array
+    iterations: jax.Array
+    phi: jax.Array  # ‖Φ(q_E, t_E)‖₂
+    phi_dot: jax.Array  # ‖Φ_q(q_E) u_E + Φ_t‖₂
+    energy: jax.Array
+
+
+CONTACT_KINDS = ("rigid", "compliant")
+
+
+class Scheme(abc.ABC):
+    """Base of every time-stepping scheme (subclasses are frozen dataclasses with a ``diagnostics`` option)."""
+
+    name: ClassVar[str]  # the command-line name, e.g. "moreau-jean"
+    contact_kinds: ClassVar[frozenset] = frozenset()
+    soft_activation_available: ClassVar[bool] = False
+
+    @abc.abstractmethod
+    def init(self, system, p, q0, u0, t0):
+        """The scan carry at (q0, u0, t0): a pytree with fields t, q, u."""
+
+    @abc.abstractmethod
+    def step(self, system, p, state, dt) -> tuple[object, StepInfo]:
+        """One step of size ``dt`` (pure; jit/vmap-able)."""
+
+    @abc.abstractmethod
+    def active(self, system, p, state):
+        """(k,) bool: the contacts closed at ``state``, in StepInfo's contact order."""
+
+    @property
+    def differentiation_modes(self) -> frozenset:
+        """The autodiff modes that pass through a step: {"forward", "reverse"} unless a subclass says less."""
+        return frozenset({"forward", "reverse"})
+
+    def check(self, system) -> None:
+        """Raise ValueError, naming the scheme and the reason, if it cannot treat ``system``."""
+        for kind, present in (("rigid", system.gaps is not None), ("compliant", system.compliant_gaps is not None)):
+            if present and kind not in self.contact_kinds:
+                other = "compliant" if kind == "rigid" else "rigid"
+                raise ValueError(f"the {self.name} scheme treats {' and '.join(sorted(self.contact_kinds))} contacts "
+                                 f"only, and this system has {kind} contacts: choose a scheme that treats them "
+                                 f"({', '.join(schemes_for(kind))}) or make the contacts {other}")
+
+    def with_soft_activation(self, key: str) -> "Scheme":
+        """This scheme with contacts switched on smoothly by their gap over the width ``p[key]``."""
+        raise ValueError(f"the {self.name} scheme has no soft contact activation (smoothing); "
+                         f"use one with it: {', '.join(n for n, s in SCHEMES.items() if s.soft_activation_available)}")
+
+    def without_diagnostics(self) -> "Scheme":
+        """This scheme without per-step ‖Φ‖, ‖Φ̇‖ and energy (a study computes what it reads itself)."""
+        return dataclasses.replace(self, diagnostics=False)
+
+    def config(self) -> dict:
+        """JSON identity of the scheme and its options (functions by their qualified name)."""
+        out = {"scheme": self.name}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            out[f.name] = getattr(v, "__qualname__", repr(v)) if callable(v) else v
+        return out
+
+
+# Command-line name -> scheme class; filled by each scheme's module (see ``register``).
+SCHEMES: dict[str, type] = {}
+
+
+def register(cls):
+    """Class decorator: list a scheme under its ``name`` (for the CLI and error messages)."""
+    SCHEMES[cls.name] = cls
+    return cls
+
+
+def schemes_for(kind: str) -> list[str]:
+    """Names of the registered schemes that treat contacts of ``kind`` ("rigid" or "compliant")."""
+    return [n for n, s in SCHEMES.items() if kind in s.contact_kinds]
