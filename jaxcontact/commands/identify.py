@@ -133,12 +133,14 @@ def run(args) -> int:
     import numpy as np
 
     from jaxcontact.models import get_model
-    from jaxcontact.simulate import n_steps_for
+    from jaxcontact.simulate import check_scheme, n_steps_for
     from jaxcontact.studies.identify import Smoothing, coordinates, fit
 
     try:
         name = model_name(args)
         model = get_model(name, **parse_sets(args.set))
+        scheme = scheme_from_args(args)
+        check_scheme(scheme, model.system, model.name)
         guesses = parse_fit(args.fit, model)
         given = parse_bounds(args.bounds)
         stray = sorted(set(given) - set(guesses))
@@ -154,7 +156,6 @@ def run(args) -> int:
                              f"{args.data!r} has none")
         out = checks.output_folder(args.out or default_out("identify", name))
         smoothing = Smoothing(*args.smooth) if args.smooth else None
-        scheme = scheme_from_args(args)
         dt = args.dt or data_dt
         size = checks.fit_size(model, n_steps_for(dt, float(t[-1])), args.starts, args.steps)
         checks.check_size(size, out, args.allow_large, hint="a larger --dt, fewer --starts or fewer --steps")

@@ -17,7 +17,7 @@ from jaxcontact.commands import checks
 # The schemes of jaxcontact.stepping.SCHEMES (listed here so that --help does not import jax).
 SCHEMES = ("moreau-jean", "moreau-jean-siconos", "penalty", "event-driven")
 # command-line name -> (registered scheme, fixed options)
-_VARIANTS = {"moreau-jean-siconos": ("moreau-jean", {"force_rule": "siconos"})}
+VARIANTS = {"moreau-jean-siconos": ("moreau-jean", {"force_rule": "siconos"})}
 PENALTY_METHODS = ("rk4", "tsit5", "dopri5", "kvaerno5")
 
 # option dest -> (registered scheme it belongs to, the scheme's field)
@@ -75,7 +75,7 @@ def scheme_from_args(args, default: str = "moreau-jean"):
     from jaxcontact.stepping import SCHEMES as REGISTERED
 
     name = args.scheme or default
-    registered, options = _VARIANTS.get(name, (name, {}))
+    registered, options = VARIANTS.get(name, (name, {}))
     options = dict(options)
     for dest, (owner, field) in _SCHEME_OPTIONS.items():
         value = getattr(args, dest, None)
