@@ -192,7 +192,9 @@ def run(args) -> int:
         if exact_fit(res, n):
             print(f"  {n} = {res.estimates[n]:.6g} (exact fit, noise-free data: no interval)")
         else:
-            print(f"  {n} = {res.estimates[n]:.6g} ± {res.std[n]:.3g} (95 %: [{lo:.6g}, {hi:.6g}])")
+            how = ("Laplace, checked against the loss" if res.interval_method.get(n) == "laplace"
+                   else "read from the loss along the parameter: the Laplace model disagreed")
+            print(f"  {n} = {res.estimates[n]:.6g}, Laplace sd {res.std[n]:.3g} (95 %: [{lo:.6g}, {hi:.6g}], {how})")
     print(f"  loss {res.loss:.3g} after {res.iterations} iterations, {res.wall_time:.1f} s wall time")
     print(f"  wrote {', '.join(os.path.join(out, f) for f in files)}")
     return 0
