@@ -58,6 +58,7 @@ import numpy as np
 import optax
 
 from jaxcontact.simulate import check_scheme, simulate
+from jaxcontact.studies.posterior import sample
 from jaxcontact.studies.profile import ParameterInterval, check_intervals
 from jaxcontact.stepping import MoreauJean
 
@@ -104,13 +105,15 @@ class FitResult(NamedTuple):
     start_losses: np.ndarray
     wall_time: float
     interval_method: dict = {}
+    posterior: object = None  # a jaxcontact.studies.posterior.Posterior when asked for, else None
 
     def to_json(self) -> dict:
         return {"estimates": self.estimates, "std": self.std,
                 "interval95": {k: list(v) for k, v in self.interval95.items()},
                 "interval_method": self.interval_method,
                 "loss": self.loss, "iterations": self.iterations, "wall_time_s": self.wall_time,
-                "loss_history": self.loss_history.tolist(), "start_losses": self.start_losses.tolist()}
+                "loss_history": self.loss_history.tolist(), "start_losses": self.start_losses.tolist()} | (
+                   {"posterior": self.posterior.to_json(tuple(self.estimates))} if self.posterior is not None else {})
 
 
 def coordinates(*idx) -> Callable:
@@ -232,7 +235,8 @@ def _grid_sweep(loss, z, y, *, i, k, lo, hi, tau):
 
 
 def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimizer, steps, learning_rate,
-           scheme, smoothing, windows, data_state, dt, fixed, starts, seed, noise, progress, batched, grid_start):
+           scheme, smoothing, windows, data_state, dt, fixed, starts, seed, noise, progress, batched, grid_start,
+           posterior=None):
     """Shared engine of :func:`fit` and :func:`fit_batch` (data_y with a leading batch axis when batched)."""
     fit_names = tuple(fit_names)
     _check(model, fit_names, guesses, bounds)
@@ -337,11 +341,22 @@ def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimi
                                   noise=noise)
     est = {n: c.estimate for n, c in zip(fit_names, checked)}
     lossv = float(jnp.mean(res_fn(jnp.asarray([c.estimate for c in checked]), y_all, tau_end) ** 2))
+    post = None
+    if posterior is not None:
+        if exact:
+            raise ValueError("posterior: the data are reproduced exactly (no noise to build a likelihood on); "
+                             "give the measurement noise sd (noise=...) to sample anyway")
+        m_res = int(res_fn(theta, y_all, tau_end).size)
+        sigma = noise if noise is not None else float(np.sqrt(m_res * lossv / max(m_res - len(fit_names), 1)))
+        scale = [max((c.interval[1] - c.interval[0]) / 3.92, 1e-12 * float(hi[i] - lo[i]))
+                 for i, c in enumerate(checked)]
+        post = sample(lambda th: jnp.mean(res_fn(th, y_all, tau_end) ** 2), [c.estimate for c in checked], scale,
+                      np.asarray(lo), np.asarray(hi), n_residuals=m_res, sigma=sigma, seed=seed, **posterior)
     return FitResult(est, {n: float(sd[i]) for i, n in enumerate(fit_names)},
                      {n: c.interval for n, c in zip(fit_names, checked)},
                      losses[b], np.asarray(_to_theta(jnp.asarray(zs[b]), lo, hi)),
                      np.asarray(taus) if soft else np.full(steps, np.nan), steps, float(lossv),
-                     start_losses, time.perf_counter() - t_start, {n: c.method for n, c in zip(fit_names, checked)})
+                     start_losses, time.perf_counter() - t_start, {n: c.method for n, c in zip(fit_names, checked)}, post)
 
 
 class BatchFitResult(NamedTuple):
@@ -358,7 +373,7 @@ class BatchFitResult(NamedTuple):
 
 def fit(model, data_t, data_y, fit_names, guesses, bounds, *, observe=coordinates(), optimizer="lbfgs",
         steps=100, learning_rate=0.05, scheme=MoreauJean(), smoothing=None, windows=1, data_state=None,
-        dt=None, fixed=None, starts=1, seed=0, noise=None, progress=None, grid_start=0) -> FitResult:
+        dt=None, fixed=None, starts=1, seed=0, noise=None, progress=None, grid_start=0, posterior=None) -> FitResult:
     """Fit ``fit_names`` (bounded) to ``data_y`` observed at ``data_t``; see the module docstring.
 
     data_y: (m,) or (m, d) matching ``observe(q, p)``. optimizer: "lbfgs" or "adam"
@@ -370,11 +385,13 @@ def fit(model, data_t, data_y, fit_names, guesses, bounds, *, observe=coordinate
     covariance (None: estimated from the residual). progress: print every k steps.
     grid_start: K > 0 replaces the guess by two coordinate sweeps of a K-point grid over each
     parameter's bounds (forward runs only; see the module docstring).
+    posterior: None, or a dict of :func:`jaxcontact.studies.posterior.sample` options (``{}`` for its
+    defaults: chains, draws, burn) to sample the posterior after the fit (``FitResult.posterior``).
     """
     return _solve(model, data_t, data_y, fit_names, guesses, bounds, observe=observe, optimizer=optimizer,
                   steps=steps, learning_rate=learning_rate, scheme=scheme, smoothing=smoothing, windows=windows,
                   data_state=data_state, dt=dt, fixed=fixed, starts=starts, seed=seed, noise=noise,
-                  progress=progress, batched=False, grid_start=grid_start)
+                  progress=progress, batched=False, grid_start=grid_start, posterior=posterior)
 
 
 def fit_batch(model, data_t, data_ys, fit_names, guesses, bounds, *, observe=coordinates(), optimizer="lbfgs",
