@@ -55,6 +55,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="measurement sd, in the observed coordinates' units (default: estimated from the residual)")
     p.add_argument("--dt", type=checks.positive_float, default=None,
                    help="simulation time step in s (default: the data's dt, else the spacing of its t)")
+    p.add_argument("--posterior", type=checks.positive_int, nargs="?", const=8, default=None, metavar="CHAINS",
+                   help="after the fit, sample the posterior with CHAINS vmapped random-walk Metropolis chains "
+                        "(default 8; Gaussian noise of sd --noise or the residual's, uniform prior in the bounds)")
+    p.add_argument("--draws", type=checks.positive_int, default=1000, help="posterior draws per chain (default 1000)")
     p.add_argument("--every", type=checks.positive_int, default=10, help="print progress every k iterations")
     p.add_argument("--no-plots", action="store_true", help="write fit.json only")
     p.add_argument("--out", default=None, help="output folder, created if needed (default: identify-<model>)")
@@ -170,7 +174,9 @@ def run(args) -> int:
                   optimizer=args.optimizer, steps=args.steps, learning_rate=args.learning_rate,
                   smoothing=smoothing, windows=args.windows, data_state=state if args.windows > 1 else None,
                   dt=dt, starts=args.starts, noise=args.noise, progress=args.every,
-                  scheme=scheme, grid_start=args.grid_start)
+                  scheme=scheme, grid_start=args.grid_start,
+                  posterior=None if args.posterior is None else {"chains": max(args.posterior, 2), "draws": args.draws,
+                                                                 "burn": args.draws // 2})
     except ValueError as e:
         print(f"jaxcontact identify: error: {e}", file=sys.stderr)
         return 2
@@ -187,6 +193,11 @@ def run(args) -> int:
         fit_vs_data_plot(model, res, t, np.asarray(y), coordinates(*cols), os.path.join(out, "fit_vs_data.png"),
                          dt=dt, scheme=scheme, labels=[names[c] for c in cols])
         files += ["convergence.png", "fit_vs_data.png"]
+        if res.posterior is not None:
+            from jaxcontact.studies.identify_plots import corner_plot
+
+            corner_plot(res, os.path.join(out, "posterior.png"))
+            files.append("posterior.png")
     for n in guesses:
         lo, hi = res.interval95[n]
         if exact_fit(res, n):
@@ -195,6 +206,13 @@ def run(args) -> int:
             how = ("Laplace, checked against the loss" if res.interval_method.get(n) == "laplace"
                    else "read from the loss along the parameter: the Laplace model disagreed")
             print(f"  {n} = {res.estimates[n]:.6g}, Laplace sd {res.std[n]:.3g} (95 %: [{lo:.6g}, {hi:.6g}], {how})")
+    if res.posterior is not None:
+        post = res.posterior
+        for i, n in enumerate(guesses):
+            plo, phi = post.interval95[i]
+            print(f"  posterior {n}: mean {post.mean[i]:.6g}, sd {post.std[i]:.3g}, 95 % credible [{plo:.6g}, "
+                  f"{phi:.6g}], R-hat {post.rhat[i]:.3f}, ESS {post.ess[i]:.0f}")
+        print(f"  posterior acceptance {np.mean(post.acceptance):.2f} ({len(post.acceptance)} chains)")
     print(f"  loss {res.loss:.3g} after {res.iterations} iterations, {res.wall_time:.1f} s wall time")
     print(f"  wrote {', '.join(os.path.join(out, f) for f in files)}")
     return 0

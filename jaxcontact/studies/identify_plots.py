@@ -77,3 +77,34 @@ def fit_vs_data_plot(model, res, data_t, data_y, observe, path, *, dt=None, sche
     axes[0, 0].set_title(", ".join(f"{k} = {v:.5g}" for k, v in res.estimates.items()))
     axes[-1, 0].set_xlabel("t [s]")
     _save(fig, path)
+
+
+def corner_plot(res, path) -> None:
+    """Posterior draws of every fitted parameter: histograms on the diagonal (95 % credible interval
+    dashed, the checked fit interval dotted), pairwise scatter below it."""
+    plt = pyplot()
+    names = list(res.estimates)
+    x = res.posterior.samples.reshape(-1, len(names))
+    p = len(names)
+    fig, axes = plt.subplots(p, p, figsize=(2.8 * p + 1, 2.8 * p + 0.6), squeeze=False, layout="constrained")
+    for i in range(p):
+        for j in range(p):
+            ax = axes[i, j]
+            if j > i:
+                ax.set_axis_off()
+                continue
+            if i == j:
+                ax.hist(x[:, i], bins=40, color="C0", alpha=0.8)
+                for v in res.posterior.interval95[i]:
+                    ax.axvline(v, color="k", ls="--", lw=1)
+                for v in res.interval95[names[i]]:
+                    ax.axvline(v, color="C3", ls=":", lw=1.2)
+                ax.set_yticks([])
+            else:
+                ax.plot(x[:, j], x[:, i], ".", ms=1.5, alpha=0.3)
+                ax.set_ylabel(names[i])
+            ax.set_xlabel(names[j])
+            _tidy(ax, 3, 3)
+    fig.suptitle(f"posterior, {res.posterior.samples.shape[0]}×{res.posterior.samples.shape[1]} draws\n"
+                 "dashed: 95 % credible; dotted: fit interval", fontsize=8)
+    _save(fig, path)
