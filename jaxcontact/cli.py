@@ -14,6 +14,7 @@ COMMANDS = ("identify", "lcp_demo", "mc", "simulate")
 
 
 def main(argv=None) -> int:
+    """Parse the command line and run the chosen sub-command; returns its exit status."""
     parser = argparse.ArgumentParser(prog="jaxcontact", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     modules = {}

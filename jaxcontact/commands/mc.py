@@ -33,6 +33,7 @@ HELP = "Monte Carlo uncertainty study of a built-in model (statistics, Sobol ind
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare the ``mc`` options on ``p``."""
     p.add_argument("model", help="built-in model name (e.g. four-bar, bouncing-ball)")
     p.add_argument("--n", type=int, default=None,
                    help="number of simulations (default: the model's default study, 10000 for four-bar)")
@@ -93,6 +94,7 @@ def _host_devices(requested: int | None) -> None:
 
 
 def run(args) -> int:
+    """Run ``jaxcontact mc`` with parsed ``args``: the study, its summary, files and plots; returns the exit status."""
     try:
         _host_devices(args.devices)
     except ValueError as e:

@@ -24,6 +24,7 @@ def make_scheme(name: str, **moreau_jean):
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare the ``simulate`` options on ``p``."""
     from jaxcontact.models import REGISTRY
 
     p.add_argument("model", help=f"built-in model: {', '.join(sorted(REGISTRY))}")
@@ -58,6 +59,7 @@ def parse_sets(items) -> dict:
 
 
 def run(args) -> int:
+    """Run ``jaxcontact simulate`` with parsed ``args``: write trajectory.npz and plots; returns the exit status."""
     import jax
 
     jax.config.update("jax_enable_x64", True)

@@ -115,6 +115,7 @@ def initial_state(p):
 
 
 def model(**overrides) -> Model:
+    """The four-bar hitting a wall with parameter overrides by name; refuses lengths that cannot close the loop."""
     params = apply_overrides(DEFAULTS, overrides)
     MECHANISM.validate(params)
     for name in ("wall_distance", "ground_length", "gravity"):

@@ -65,6 +65,7 @@ def position(q, p):
 
 
 def model(**overrides) -> Model:
+    """The pushed block with parameter overrides by name; refuses static_friction < friction."""
     params = apply_overrides(DEFAULTS, overrides, RULES)
     if not np.all(np.asarray(params["static_friction"]) >= np.asarray(params["friction"])):
         raise ValueError(f"static_friction = {params['static_friction']} must be >= friction = {params['friction']}")

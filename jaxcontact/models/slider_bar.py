@@ -100,6 +100,7 @@ def initial_state(p):
 
 
 def model(**overrides) -> Model:
+    """The slider–bar with parameter overrides by name; refuses static_friction < friction."""
     params = apply_overrides(DEFAULTS, overrides, RULES)
     MECHANISM.validate(params)
     if np.any(np.asarray(params["static_friction"]) < np.asarray(params["friction"])):

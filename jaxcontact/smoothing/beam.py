@@ -66,6 +66,7 @@ class Beam:
         return 4 * (self.n_elements + 1)
 
     def param(self, p, field):
+        """The parameter leaf ``<beam name>_<field>`` of ``p``."""
         return p[f"{self.name}_{field}"]
 
 

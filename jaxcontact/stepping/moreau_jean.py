@@ -146,6 +146,7 @@ class MoreauJean:
             raise ValueError(f"differentiation = {self.differentiation!r} must be 'unroll' or 'implicit'")
 
     def solver_for(self, system: LagrangianSystem) -> str:
+        """The contact solver this scheme uses on ``system`` ("auto" resolved); ValueError for PGS with friction."""
         friction = system.slip_velocity is not None
         if self.solver == "auto":
             return "nsgs" if friction else "pgs"
@@ -157,9 +158,11 @@ class MoreauJean:
     # The scheme protocol of :func:`jaxcontact.simulate.simulate` (as Penalty and EventDriven):
     # the methods call this module's functions, which stay the primary API.
     def init(self, system: LagrangianSystem, p, q0, u0, t0) -> "State":
+        """The scheme state at (q0, u0, t0) (see :func:`initial_state`)."""
         return initial_state(system, q0, u0, t0, p)
 
     def step(self, system: LagrangianSystem, p, state: "State", dt) -> tuple["State", "StepInfo"]:
+        """One step of size ``dt`` (see the module-level :func:`step`)."""
         return step(system, self, p, state, dt)  # the module-level step function
 
     def active(self, system: LagrangianSystem, p, state: "State"):
@@ -209,6 +212,7 @@ def n_contacts(system: LagrangianSystem, q, t, p) -> int:
 
 
 def initial_state(system: LagrangianSystem, q0, u0, t0, p) -> State:
+    """The Moreau–Jean state at (q0, u0, t0): zero warm-start impulses for every contact."""
     q0 = jnp.asarray(q0)
     k = n_contacts(system, q0, t0, p)
     z = jnp.zeros((k,), q0.dtype)
@@ -345,6 +349,7 @@ _BAUMGARTE_RATES: dict = {}
 
 def _rates(c):
     def rates(p, h):
+        """Baumgarte rates (α, β) = (c/h, c/h) for step h."""
         return c / h, c / h
     rates.__qualname__ = f"baumgarte_rates(c={c})"
     return rates

@@ -171,6 +171,7 @@ class Penalty:
                              "contacts (gaps): make them compliant or use MoreauJean")
 
     def init(self, system: LagrangianSystem, p, q0, u0, t0) -> PenaltyState:
+        """The scheme state at (q0, u0, t0); refuses systems the penalty scheme cannot treat."""
         self._check(system)
         q0 = jnp.asarray(q0)
         t0 = jnp.asarray(t0, q0.dtype)

@@ -17,7 +17,7 @@ by its Schur complement G = Φ_q M⁻¹ Φ_qᵀ:
     q_{k+1} = q̃ − M⁻¹ Φ_qᵀ G⁻¹ (Φ(q_k) − Φ_q (q_k − q̃)),   Φ_q = Φ_q(q_k).
 
 The first iteration (q_0 = q̃) is exactly SPEC F2's step
-[[M, Φ_qᵀ],[Φ_q, 0]] [Δq; η] = [0; −Φ(q̃)]. Later iterations keep the
+``[[M, Φ_qᵀ],[Φ_q, 0]] [Δq; η] = [0; −Φ(q̃)]``. Later iterations keep the
 offset q_k − q̃ in the right-hand side, i.e. each iterate is the M-projection
 of q̃ itself (not of the previous iterate) onto the current linearisation.
 A fixed point therefore satisfies the first-order conditions of the closest
@@ -423,8 +423,8 @@ def project(system: LagrangianSystem, q, u, t, p, *, position_iterations: int = 
         back on their surface (None: every penetrating one).
       velocity_closed: boolean (k,) mask of the contacts whose normal velocity is
         projected too, or None for none.
-      position_contact_mode, velocity_contact_mode, contact_iterations,
-      regularization, damping: as in the two functions.
+      position_contact_mode, velocity_contact_mode, contact_iterations, regularization, damping: as in
+        the two functions.
 
     In a Moreau–Jean stepper use the resting contacts for both masks and an
     equality at the velocity level (see "Contacts in a time stepper" in the

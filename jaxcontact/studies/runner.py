@@ -184,6 +184,7 @@ class ChunkStore:
                 f"Use another output folder, rerun with the same settings, or delete {self.folder} to start over.")
 
     def path(self, i: int) -> str:
+        """File of chunk ``i``."""
         return os.path.join(self.folder, f"chunk_{i:05d}.npz")
 
     def load(self, i: int, start: int, stop: int) -> dict | None:
@@ -201,6 +202,7 @@ class ChunkStore:
         return data
 
     def save(self, i: int, start: int, stop: int, outputs: dict) -> None:
+        """Write chunk ``i`` (samples start:stop) atomically: a temporary file, fsync, rename."""
         if not self.write:
             return
         fd, tmp = tempfile.mkstemp(prefix=f".chunk_{i:05d}.", suffix=".tmp", dir=self.folder)
