@@ -1,4 +1,4 @@
-"""The documentation cannot rot: every tutorial's code runs, every public symbol has a docstring.
+"""The documentation cannot rot: the tutorials run, public symbols have docstrings, code cites pages and papers.
 
 Tutorials (docs/tutorials/*.md). The ```python blocks of a page are one
 program, run top to bottom from the repository root. Two conventions keep the
@@ -119,3 +119,21 @@ def test_every_public_symbol_has_a_docstring():
 if __name__ == "__main__":
     for page in sys.argv[1:] or PAGES:
         run_tutorial(page, short=False)
+
+
+def test_no_references_to_the_internal_specification_or_issue_numbers():
+    """Code and tests say what they mean (a theory page or the paper), not the team's spec tags or issue numbers."""
+    tag = re.compile(r"\bS" r"PEC\b|\b[Ii]ssue ?#?\d+")
+    here = os.path.abspath(__file__)
+    found = []
+    for folder in ("jaxcontact", "tests"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, folder)):
+            for name in files:
+                path = os.path.join(dirpath, name)
+                if not name.endswith((".py", ".md")) or path == here:
+                    continue
+                with open(path, encoding="utf-8") as f:
+                    for i, line in enumerate(f, 1):
+                        if tag.search(line):
+                            found.append(f"{os.path.relpath(path, ROOT)}:{i}: {line.strip()}")
+    assert not found, "\n".join(found)

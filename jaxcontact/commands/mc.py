@@ -1,6 +1,6 @@
 """``jaxcontact mc <model>``: a Monte Carlo uncertainty study of a built-in model.
 
-    jaxcontact mc four-bar                      # SPEC E1 with its default uncertainties
+    jaxcontact mc four-bar                      # the four-bar hitting a wall, default uncertainties
     jaxcontact mc four-bar --n 4096 --sampler sobol --param restitution=uniform(0.5,0.9)
     jaxcontact mc bouncing-ball --param restitution=uniform(0.5,0.9) --outcome peak_impulse
 

@@ -33,8 +33,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dt", type=float, default=None, help="time step (default: the model's)")
     p.add_argument("--t-final", type=float, default=None, help="simulated time (default: the model's)")
     p.add_argument("--scheme", choices=SCHEMES, default="moreau-jean",
-                   help="time stepping: moreau-jean (rigid contacts, SPEC F1), penalty (compliant contacts, RK4, "
-                        "F4) or event-driven (F3)")
+                   help="time stepping: moreau-jean (rigid contacts, impulses), penalty (compliant contacts, RK4) "
+                        "or event-driven (stick–slip with static friction)")
     p.add_argument("--theta", type=float, default=0.5, help="θ of the Moreau–Jean θ-method (default 0.5)")
     p.add_argument("--solver", choices=("auto", "nsgs", "pgs", "lemke"), default="auto",
                    help="contact solver (auto: NSGS with friction, PGS without)")

@@ -1,4 +1,4 @@
-"""Rocking block (SPEC E3): a rigid rectangular block rocking on its two bottom corners.
+"""Rocking block (Housner 1963): a rigid rectangular block rocking on its two bottom corners.
 
 One body q = (x, y, θ) at the centre of mass; the bottom corners
 (∓width/2, −height/2) in the block's frame touch the ground y = 0 (two

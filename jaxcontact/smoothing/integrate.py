@@ -1,6 +1,6 @@
 """ODE integration of smooth Lagrangian systems (no contacts): explicit RK and a stiff reference.
 
-The smoothed models (SPEC F5) are ordinary Lagrangian systems whose mass
+The smoothed models (model smoothing, docs/theory/smoothing.md) are ordinary Lagrangian systems whose mass
 matrix grows by h²K/6 (or its nonlinear analogue for beams), so everything
 here works on any :class:`jaxcontact.system.LagrangianSystem` without gaps:
 

@@ -1,4 +1,4 @@
-"""Event-driven, acceleration-level scheme with the stick–slip LCP (SPEC F3).
+"""Event-driven, acceleration-level scheme with the stick–slip LCP (docs/theory/event-driven.md).
 
 Between events the equations of motion are integrated at the acceleration level,
 
@@ -12,7 +12,7 @@ carries a mode in the scheme's state: rigid contacts are closed (persistent,
 g_N ≤ tolerance) or open; frictional contacts stick (direction d = 0) or slip
 (d = ±1, the sign of γ_T).
 
-The LCP (solved at every stage by Lemke, exact; sizes are tiny) has, as in SPEC F3,
+The LCP (solved at every stage by Lemke, exact; sizes are tiny) has, as in Pfeiffer & Glocker's formulation,
 
     x = [λ_N; λ⁻; g̈⁺],  y = [g̈_N; g̈⁻; λ⁺],   x ≥ 0, y ≥ 0, xᵀy = 0,
 
@@ -195,7 +195,7 @@ def _sign(x):
 
 @dataclasses.dataclass(frozen=True)
 class EventDriven:
-    """SPEC F3 with fixed-step RK4 between events (options static: changing one recompiles).
+    """The event-driven scheme with fixed-step RK4 between events (options static: changing one recompiles).
 
     baumgarte: ``(params, h) -> (α, β)``: rates of the bilateral constraints, of the
       closed rigid gaps and (2α) of the sticking slip speed. Default α = β = 0.1/h,

@@ -1,4 +1,4 @@
-"""The 2015 four-bar paper's scheme (SPEC F2): impact LCP on the bilateral Schur complement, then projection.
+"""The 2015 projection-correction paper's scheme: impact LCP on the bilateral Schur complement, then projection.
 
 Per step, from a state (q_A, u_A) that lies on the constraint manifold:
 
@@ -30,7 +30,7 @@ from jaxcontact.stepping.moreau_jean import MoreauJean
 
 @dataclasses.dataclass(frozen=True)
 class ImpactProjection(MoreauJean):
-    """SPEC F2's scheme as Moreau–Jean options (all static; see :class:`MoreauJean`).
+    """The projection-correction paper's scheme as Moreau–Jean options (all static; see :class:`MoreauJean`).
 
     Defaults: θ = 1 (LCP at the projected start state), ``solver`` = "auto"
     (projected Gauss–Seidel for frictionless contacts, its friction extension

@@ -1,6 +1,6 @@
-"""Moreau–Jean time stepping (SPEC F1) with bilateral constraints by Schur complement (SPEC F2).
+"""Moreau–Jean time stepping with bilateral constraints by Schur complement (docs/theory/moreau-jean.md).
 
-One step from t_A to t_E = t_A + h, θ-method (θ = ½ is SPEC F1's midpoint):
+One step from t_A to t_E = t_A + h, θ-method (θ = ½ is the midpoint rule):
 
     q_M = q_A + (1 − θ) h u_A,            t_M = t_A + (1 − θ) h
     M(q_M) (u_E − u_A) = h f(q_M, u_A, t_M) + Φ_qᵀ S + W_N P_N + W_T P_T
@@ -19,7 +19,7 @@ so the local velocities are ξ = D P + c with the Delassus matrix D = Wᵀ M̂ W
 impulse S is never formed; u_E satisfies Φ_q u_E + Φ_t = 0 by construction.
 
 The positions follow the θ-method, q_E = q_A + h((1 − θ) u_A + θ u_E); the forces
-are evaluated once, at the θ-point (q_M, u_A, t_M) — for θ = ½ this is SPEC F1
+are evaluated once, at the θ-point (q_M, u_A, t_M) — for θ = ½ this is the midpoint scheme
 (Störmer–Verlet in free flight). Siconos' MoreauJeanOSI instead blends f_A and
 f_E (implicit in K and C); the two agree when the forces are constant.
 
@@ -53,9 +53,9 @@ from jaxcontact.system import LagrangianSystem, energy, kinematics
 class MoreauJean:
     """Scheme options (all static: changing one recompiles).
 
-    theta: θ ∈ [½, 1] — ½ the midpoint rule of SPEC F1, 1 the implicit-position Euler.
+    theta: θ ∈ [½, 1] — ½ the midpoint rule, 1 the implicit-position Euler.
     solver: "auto" (NSGS with friction, PGS without), "nsgs", "pgs" (frictionless
-      only) or "lemke" (the exact reference; SPEC F1's LCP with friction).
+      only) or "lemke" (the exact reference; the planar friction LCP with friction).
     iterations: sweeps of the iterative solvers (fixed count: differentiable, vmap-friendly;
       a system with a single contact uses one sweep when ω = 1, which is already exact).
     omega: relaxation of the iterative solvers.
@@ -64,7 +64,7 @@ class MoreauJean:
       step start (γ_NA > 0; possible once a contact has penetrated, e.g. a ball
       settling on the ground). "conservative" (default): ξ_N = γ_NE + γ_NA, so
       the contact can at most reverse that velocity, which adds no energy.
-      "newton": SPEC F1 literally, ξ_N = γ_NE + ε_N γ_NA, which can add
+      "newton": Newton's law read literally, ξ_N = γ_NE + ε_N γ_NA, which can add
       ½ P_N (1 − ε_N) γ_NA of energy in such a step. Closing contacts
       (γ_NA ≤ 0) follow Newton's law in both.
     activation_tol: a contact is active when g_N(q_M) ≤ activation_tol. None: a
@@ -72,7 +72,7 @@ class MoreauJean:
       sliding on a surface (g_N = 0 up to rounding) drops in and out of the
       active set at random and chatters.
     diagonal_mass: promise that M(q) is diagonal (planar bodies in absolute
-      coordinates, SPEC §1): M⁻¹ is then a division instead of a Cholesky
+      coordinates): M⁻¹ is then a division instead of a Cholesky
       factorisation. Off-diagonal entries are ignored, so only set it when true.
       A system that declares ``LagrangianSystem.diagonal_mass`` (every planar
       mechanism does) gets the division whatever this option says: on the
@@ -82,7 +82,7 @@ class MoreauJean:
     diagnostics: compute ‖Φ‖, ‖Φ̇‖ and the energy at every step's end state
       (one more evaluation of Φ, M and V per step; turn off for throughput).
     projection: after the step, project (q_E, u_E) onto Φ = 0 and Φ_q u + Φ_t = 0
-      in the mass metric (SPEC F2, :func:`jaxcontact.stepping.projection.project`),
+      in the mass metric (docs/theory/projection-baumgarte.md, :func:`jaxcontact.stepping.projection.project`),
       so the next step's LCP sees a consistent state. Off by default.
     position_iterations: Newton iterations of the position projection (static).
       3, not the paper's 1–2: with 2, a lifted contact is left ~1e-9 m inside
@@ -151,7 +151,7 @@ class MoreauJean:
         if self.solver == "auto":
             return "nsgs" if friction else "pgs"
         if self.solver == "pgs" and friction:
-            raise ValueError("solver = 'pgs' cannot solve Coulomb friction (SPEC F1's LCP has zero "
+            raise ValueError("solver = 'pgs' cannot solve Coulomb friction (the planar friction LCP has zero "
                              "diagonal entries); use 'nsgs' or 'lemke'")
         return self.solver
 

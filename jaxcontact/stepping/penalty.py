@@ -1,10 +1,10 @@
-"""Penalty / ODE scheme (SPEC F4): compliant contacts, regularized friction, Baumgarte DAE as an ODE.
+"""Penalty / ODE scheme (docs/theory/compliant.md): compliant contacts, regularized friction, Baumgarte DAE as an ODE.
 
 With compliant normal forces and regularized friction every force is a
 function of (q, u, t), so the equations of motion are an index-1 DAE
 
     M(q) u̇ = f(q, u, t) + Q_C(q, u, t) + Φ_qᵀ λ
-    Φ_q u̇ = −(Φ̈ at u̇ = 0) − 2α Φ̇ − β² Φ        (Baumgarte, SPEC F2)
+    Φ_q u̇ = −(Φ̈ at u̇ = 0) − 2α Φ̇ − β² Φ        (Baumgarte)
 
 solved for (u̇, λ) at every stage by the saddle-point system, eliminated by
 blocks (G = Φ_q M⁻¹ Φ_qᵀ): G λ = rhs − Φ_q M⁻¹ (f + Q_C), u̇ = M⁻¹(f + Q_C + Φ_qᵀ λ).
@@ -18,7 +18,7 @@ adaptive diffrax solver inside each simulation step (Tsit5/Dopri5 explicit,
 Kvaerno5 implicit): small steps only around impacts, at the price of a
 data-dependent cost (under vmap every sample waits for the slowest). Contacts are stiff: the
 step must resolve the contact period ~ 2π √(m_eff / K_lin), and for explicit
-RK4 the stability limit with damping too — SPEC F4's papers use 1e-5–1e-6 s.
+RK4 the stability limit with damping too — the clearance-joint papers use 1e-5–1e-6 s.
 
 Baumgarte rates: ``baumgarte(p, h) -> (α, β)`` as for Moreau–Jean; the
 default α = β = 0.1 / h keeps the stabilisation eigenvalue (−α, double) at
@@ -129,7 +129,7 @@ def constrained_acceleration(system: LagrangianSystem, p, q, u, t, force, alpha,
 
 @dataclasses.dataclass(frozen=True)
 class Penalty:
-    """SPEC F4 with fixed-step RK4 (options static: changing one recompiles).
+    """The penalty scheme with fixed-step RK4 (options static: changing one recompiles).
 
     baumgarte: ``(params, h) -> (α, β)`` rates of the constraint stabilisation
       (default α = β = 0.1/h, see the module docstring).

@@ -1,4 +1,4 @@
-"""Gradient-based parameter identification through contact (issue 7).
+"""Gradient-based parameter identification through contact (docs/theory/gradients.md).
 
     res = fit(model, data_t, data_y, ("restitution",), guesses={"restitution": 0.63},
               bounds={"restitution": (0.1, 0.99)}, observe=coordinates(0))

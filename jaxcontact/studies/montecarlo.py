@@ -282,7 +282,7 @@ def _jsonable(x):
 
 # Default studies of the built-in models (what ``jaxcontact mc <model>`` runs with no options).
 DEFAULT_STUDIES: dict[str, dict] = {
-    # SPEC E1 with uncertain restitution, wall distance, wall friction and the length of bar 1
+    # The four-bar study with uncertain restitution, wall distance, wall friction and the length of bar 1
     # (our choice of ranges: restitution 0.6–0.95 around the paper's 0.8, wall at 4–8 cm, μ up
     # to 0.3, l1 ±5 %); 2 s at dt = 1e-3 covers the impacts and the rest against the wall.
     # Measured (10 002 samples): friction's total Sobol index is exactly 0 for every motion
