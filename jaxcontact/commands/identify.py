@@ -91,6 +91,7 @@ def default_bounds(name, guess) -> tuple:
 
 
 def parse_bounds(items) -> dict:
+    """``NAME=LO,HI`` strings → {name: (lo, hi)}; ValueError naming the item when malformed or LO ≥ HI."""
     out = {}
     for s in items:
         name, eq, value = s.partition("=")
@@ -127,6 +128,7 @@ def exact_fit(res, name) -> bool:
 
 
 def run(args) -> int:
+    """Run ``jaxcontact identify`` with parsed ``args``: fit, write fit.json and plots; returns the exit status."""
     import jax
 
     jax.config.update("jax_enable_x64", True)

@@ -159,6 +159,7 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.
 
 
 def run(args) -> int:
+    """Run ``jaxcontact mc`` with parsed ``args``: the study, its summary, files and plots; returns the exit status."""
     try:
         _host_devices(args.devices)
         sets = parse_sets(args.set)

@@ -49,6 +49,7 @@ def parse_sets(items) -> dict:
 
 
 def run(args) -> int:
+    """Run ``jaxcontact simulate`` with parsed ``args``: write trajectory.npz and plots; returns the exit status."""
     import jax
 
     jax.config.update("jax_enable_x64", True)

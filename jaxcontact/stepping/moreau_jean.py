@@ -187,6 +187,7 @@ class MoreauJean(Scheme):
         return "newton" if self.force_rule == "siconos" else "conservative"
 
     def solver_for(self, system: LagrangianSystem) -> str:
+        """The contact solver this scheme uses on ``system`` ("auto" resolved); ValueError for PGS with friction."""
         friction = system.slip_velocity is not None
         if self.solver == "auto":
             return "nsgs" if friction else "pgs"
@@ -211,9 +212,11 @@ class MoreauJean(Scheme):
         return dataclasses.replace(self, soft_activation=key)
 
     def init(self, system: LagrangianSystem, p, q0, u0, t0) -> "State":
+        """The scheme state at (q0, u0, t0) (see :func:`initial_state`)."""
         return initial_state(system, q0, u0, t0, p)
 
     def step(self, system: LagrangianSystem, p, state: "State", dt) -> tuple["State", "StepInfo"]:
+        """One step of size ``dt`` (see the module-level :func:`step`)."""
         return step(system, self, p, state, dt)  # the module-level step function
 
     def active(self, system: LagrangianSystem, p, state: "State"):
@@ -246,6 +249,7 @@ def n_contacts(system: LagrangianSystem, q, t, p) -> int:
 
 
 def initial_state(system: LagrangianSystem, q0, u0, t0, p) -> State:
+    """The Moreau–Jean state at (q0, u0, t0): zero warm-start impulses for every contact."""
     q0 = jnp.asarray(q0)
     k = n_contacts(system, q0, t0, p)
     z = jnp.zeros((k,), q0.dtype)

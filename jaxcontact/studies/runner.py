@@ -253,6 +253,7 @@ class ChunkStore:
             os.replace(path, aside)
 
     def path(self, i: int) -> str:
+        """File of chunk ``i``."""
         return os.path.join(self.folder, f"chunk_{i:05d}.npz")
 
     def load(self, i: int, start: int, stop: int) -> dict | None:
@@ -288,6 +289,7 @@ class ChunkStore:
         return data
 
     def save(self, i: int, start: int, stop: int, outputs: dict) -> None:
+        """Write chunk ``i`` (samples start:stop) atomically: a temporary file, fsync, rename."""
         if not self.write:
             return
         buf = io.BytesIO()
