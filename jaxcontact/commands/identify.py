@@ -27,6 +27,7 @@ HELP = "identify model parameters from a measured trajectory (gradient-based, op
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``identify`` command's arguments."""
     add_model_argument(p)
     p.add_argument("--data", required=True, metavar="FILE.npz",
                    help="measured data: trajectory.npz of `jaxcontact simulate`, or an npz with t and y (or q)")

@@ -49,6 +49,7 @@ HELP = "Monte Carlo uncertainty study of a built-in or user model, with any sche
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``mc`` command's arguments."""
     add_model_argument(p, "the model (`jaxcontact models` says which have a default study, the others need --param; "
                           "`jaxcontact params MODEL` lists its parameters)")
     add_scheme_arguments(p, default="the study's (moreau-jean unless the model's default study says)")

@@ -19,6 +19,7 @@ HELP = "simulate a built-in or user model (Moreau–Jean, penalty or event-drive
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``simulate`` command's arguments."""
     add_model_argument(p)
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="parameter override by name (repeatable)")

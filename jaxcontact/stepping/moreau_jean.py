@@ -205,10 +205,12 @@ class MoreauJean(Scheme):
         return frozenset({"forward", "reverse"} if self.differentiation == "unroll" else {"reverse"})
 
     def check(self, system: LagrangianSystem) -> None:
+        """Refuse, naming the scheme, a system this scheme cannot treat (compliant contacts; friction with PGS)."""
         super().check(system)
         self.solver_for(system)  # friction/solver compatibility, as a clear error
 
     def with_soft_activation(self, key: str) -> "MoreauJean":
+        """A copy of the scheme with soft contact activation of the given kind (for identification)."""
         return dataclasses.replace(self, soft_activation=key)
 
     def init(self, system: LagrangianSystem, p, q0, u0, t0) -> "State":

@@ -301,6 +301,7 @@ class ChunkStore:
         self._write_manifest()
 
     def n_saved(self) -> int:
+        """Samples in the chunks saved and vouched for by the manifest."""
         n, c = self.manifest["n_samples"], self.manifest["chunk_size"]
         return sum(min(n, (int(i) + 1) * c) - int(i) * c for i in self.manifest["checksums"])
 
