@@ -7,8 +7,9 @@ modified velocity û = (u_N + μ‖u_T‖, u_T) turns Coulomb's law with maximal
 dissipation into the complementarity K* ∋ û ⟂ r ∈ K.
 
 * :func:`fc3d_error` — Siconos numerics' ``fc3d_compute_error``: per contact
-  ‖r − P_K(r − û)‖², summed, square root, divided by ‖q‖₂ when ‖q‖₂ exceeds
-  machine epsilon (the normalisation Siconos' NSGS and Newton solvers pass).
+  ‖r − P_K(r − û)‖², summed, square root, divided by the relative scaling
+  max(‖q‖₂, ‖r‖₂, ‖u‖₂) when it exceeds machine epsilon (as Siconos 4.4
+  does; checked against its own function on every bundled problem).
   The measure of the FCLIB benchmark (Acary, Brémond, Huber 2018).
 * :func:`cone_violations` — the three parts apart: r outside K, û outside
   K*, and |rᵀû| (each the worst contact).
@@ -79,8 +80,9 @@ def fc3d_error(r, u, mu, q):
     R, U = per_contact(r, nc), per_contact(u, nc)
     e = R - project_cone(R - modified_velocity(U, mu), mu)
     err = jnp.sqrt(jnp.sum(e * e))
-    nq = jnp.linalg.norm(q)
-    return jnp.where(nq > jnp.finfo(q.dtype).eps, err / jnp.where(nq > 0, nq, 1.0), err)
+    scale = jnp.maximum(jnp.linalg.norm(q), jnp.maximum(jnp.linalg.norm(r), jnp.linalg.norm(u)))
+    big = scale > jnp.finfo(q.dtype).eps
+    return jnp.where(big, err / jnp.where(big, scale, 1.0), err)
 
 
 class ConeViolations(NamedTuple):

@@ -1,31 +1,38 @@
 """Exact solve of one contact's problem u = B r + c (B the d × d diagonal block).
 
 Used by the Gauss–Seidel and Jacobi sweeps (:mod:`jaxcontact.cones.sweeps`).
-The regimes are tried in order, as a closed form where there is one:
+Every regime of Coulomb's law is a candidate, as in Siconos' enumerative
+local solver, and the first exact one is taken:
 
-1. take-off: c_N ≥ 0 ⇒ r = 0 (u = c has u_N ≥ 0: a solution);
-2. stick: r = −B⁻¹c, accepted if it lies in the cone K;
-3. slide: Alart–Curnier local Newton (``newton_steps`` damped steps, Armijo
-   backtracking over 8 halvings evaluated at once), started on the cone's
-   boundary at the normal impulse −c_N / B_NN with the friction opposing the
-   tangential velocity it leaves. On a positive definite block with moderate
-   μ the slide is unique and Newton converges quadratically from there.
+1. take-off: c_N ≥ 0 ⇒ r = 0 (u = c has u_N ≥ 0);
+2. stick: r = −B⁻¹c, if it lies in the cone K;
+3. slide: r = r_N (1, μ e(θ)) on the cone's boundary with e(θ) = (cos θ,
+   sin θ) (in the plane e = ±1), u_N = 0 giving r_N = −c_N / (B_N· t(θ)),
+   t(θ) = (1, μ e(θ)), and the slip u_T = r_N B_T· t + c_T opposite to
+   e(θ). Cleared of the positive denominator, "u_T parallel to e" is the
+   scalar equation G(θ) = (−c_N B_T· t + (B_N· t) c_T) × e(θ) = 0, a
+   trigonometric polynomial of degree 2 (at most four roots). Its sign is
+   tabulated on ``GRID`` angles; the first sign change where the slip
+   opposes e and B_N· t > 0 is refined by ``BISECTIONS`` halvings and one
+   regula-falsi step (θ to round-off). In the plane the two slides
+   θ = 0, π are tried directly.
 
 Robust fallback: the result replaces the previous value r_old only if its
-local natural-map error ‖r − P_K(r − û)‖ is not larger — a sweep never makes a
-contact worse, whatever the block (singular, non-symmetric, huge μ).
+local natural-map error ‖r − P_K(r − û)‖ is not larger, so a sweep never
+makes a contact worse, whatever the block (singular, non-symmetric, huge μ,
+or a slide the grid missed).
 """
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
-from jaxcontact.cones.laws import _norm, alart_curnier, modified_velocity, project_cone
+from jaxcontact.cones.laws import _norm, modified_velocity, project_cone
 
-LINE_SEARCH = 8
-ARMIJO_SIGMA = 1e-4
+GRID = 32
+BISECTIONS = 40
 
 
 def local_error(r, u, mu):
@@ -34,53 +41,59 @@ def local_error(r, u, mu):
     return jnp.sqrt(jnp.sum(e * e))
 
 
-def _newton(B, c, mu, rho, r, steps):
-    d = c.shape[0]
-    ts = jnp.asarray(0.5 ** np.arange(LINE_SEARCH), c.dtype)
-    F = lambda r: alart_curnier(r, B @ r + c, mu, rho)
+def _slide_3d(B, c, mu):
+    def parts(th):
+        e = jnp.stack([jnp.cos(th), jnp.sin(th)], axis=-1)
+        t = jnp.concatenate([jnp.ones_like(th)[..., None], mu * e], axis=-1)
+        den = t @ B[0]
+        v = -c[0] * (t @ B[1:].T) + den[..., None] * c[1:]  # den · u_T
+        G = v[..., 0] * e[..., 1] - v[..., 1] * e[..., 0]
+        ok = (den > 0) & (jnp.sum(v * e, axis=-1) <= 0)
+        return G, ok, den, t
 
-    def step(r, _):
-        f = F(r)
-        J = jax.jacfwd(F)(r)
-        dr = jnp.linalg.solve(J + 1e-14 * jnp.eye(d, dtype=c.dtype), -f)
-        dr = jnp.where(jnp.all(jnp.isfinite(dr)), dr, -J.T @ f)
-        psi = f @ f
-        cand = r[None, :] + ts[:, None] * dr[None, :]
-        fc = jax.vmap(F)(cand)
-        psis = jnp.sum(fc * fc, axis=1)
-        ok = jnp.isfinite(psis) & (psis <= (1.0 - 2.0 * ARMIJO_SIGMA * ts) * psi)
-        best = jnp.argmin(jnp.where(jnp.isfinite(psis), psis, jnp.inf))
-        k = jnp.where(jnp.any(ok), jnp.argmax(ok), best)
-        better = psis[k] < psi
-        return jnp.where(better, cand[k], r), None
+    th = jnp.linspace(0.0, 2 * np.pi, GRID + 1, dtype=c.dtype)
+    G, ok, _, _ = parts(th)
+    bracket = (G[:-1] * G[1:] <= 0) & ok[:-1] & ok[1:]
+    k = jnp.argmax(bracket)
+    lo, hi, glo = th[k], th[k + 1], G[k]
 
-    r, _ = jax.lax.scan(step, r, None, length=steps)
-    return r
+    def halve(_, state):
+        lo, hi, glo = state
+        mid = 0.5 * (lo + hi)
+        gm = parts(mid)[0]
+        same = gm * glo > 0
+        return jnp.where(same, mid, lo), jnp.where(same, hi, mid), jnp.where(same, gm, glo)
+
+    lo, hi, glo = lax.fori_loop(0, BISECTIONS, halve, (lo, hi, glo))
+    ghi = parts(hi)[0]
+    denom = ghi - glo
+    th_root = jnp.where(denom != 0, lo - glo * (hi - lo) / jnp.where(denom != 0, denom, 1.0), lo)
+    th_root = jnp.clip(th_root, lo, hi)
+    _, _, den, t = parts(th_root)
+    rn = -c[0] / jnp.where(den > 0, den, 1.0)
+    return rn * t
 
 
-def local_solve(B, c, mu, r_old, *, newton_steps: int = 10):
+def _slide_2d(B, c, mu):
+    best, best_err = jnp.zeros_like(c), jnp.inf
+    for s in (1.0, -1.0):
+        t = jnp.array([1.0, s], c.dtype) * jnp.array([1.0, mu])
+        den = B[0] @ t
+        r = (-c[0] / jnp.where(den > 0, den, 1.0)) * t
+        err = jnp.where(den > 0, local_error(r, B @ r + c, mu), jnp.inf)
+        best, best_err = jnp.where(err < best_err, r, best), jnp.minimum(err, best_err)
+    return best
+
+
+def local_solve(B, c, mu, r_old):
     """Solution r of one contact's problem (see the module docstring)."""
-    d = c.shape[0]
-    dtype = c.dtype
-    eye = jnp.eye(d, dtype=dtype)
-    diag = jnp.diagonal(B)
-    rho = 1.0 / jnp.maximum(jnp.max(diag), jnp.finfo(dtype).tiny)
-    # stick
     rs = -jnp.linalg.solve(B, c)
     rs_ok = jnp.all(jnp.isfinite(rs))
     rs = jnp.where(rs_ok, rs, 0.0)
     stick = rs_ok & (rs[0] >= 0) & (_norm(rs[1:]) <= mu * rs[0])
-    # slide start: normal impulse of a frictionless contact, friction opposing the slip it leaves
-    rn0 = jnp.maximum(-c[0] / jnp.where(B[0, 0] > 0, B[0, 0], 1.0), 0.0)
-    ut0 = B[1:, 0] * rn0 + c[1:]
-    nut = _norm(ut0)
-    e1 = eye[0, 1:]
-    direction = jnp.where(nut > 0, -ut0 / jnp.where(nut > 0, nut, 1.0), e1)
-    x0 = jnp.concatenate([rn0[None], mu * rn0 * direction])
-    slide = _newton(B, c, mu, rho, x0, newton_steps)
+    slide = (_slide_3d if c.shape[0] == 3 else _slide_2d)(B, c, mu)
     take_off = c[0] >= 0
     r = jnp.where(take_off, 0.0, jnp.where(stick, rs, slide))
     err_new = local_error(r, B @ r + c, mu)
     err_old = local_error(r_old, B @ r_old + c, mu)
-    keep_old = ~(err_new <= err_old)
-    return jnp.where(keep_old, r_old, r)
+    return jnp.where(err_new <= err_old, r, r_old)

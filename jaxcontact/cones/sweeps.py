@@ -38,21 +38,21 @@ from jaxcontact.cones.solution import ContactSolution, make_solution, prepare
 DIFFERENTIATION_MODES = ("implicit", "unroll")
 
 
-def _gs_sweep(W, q, mu, diag, r, omega, newton_steps, nc, d):
+def _gs_sweep(W, q, mu, diag, r, omega, nc, d):
     def contact(i, r):
         ri = lax.dynamic_slice_in_dim(r, i * d, d)
         c = delassus.row_product(W, i, r, nc, d) - diag[i] @ ri + lax.dynamic_slice_in_dim(q, i * d, d)
-        new = local_solve(diag[i], c, mu[i], ri, newton_steps=newton_steps)
+        new = local_solve(diag[i], c, mu[i], ri)
         new = project_cone(ri + omega * (new - ri), mu[i])
         return lax.dynamic_update_slice_in_dim(r, new, i * d, axis=0)
 
     return lax.fori_loop(0, nc, contact, r)
 
 
-def _jacobi_sweep(W, q, mu, diag, r, omega, newton_steps, nc, d):
+def _jacobi_sweep(W, q, mu, diag, r, omega, nc, d):
     R = r.reshape(nc, d)
     C = (delassus.matvec(W, r) + q).reshape(nc, d) - jnp.einsum("iab,ib->ia", diag, R)
-    new = jax.vmap(lambda B, c, m, ro: local_solve(B, c, m, ro, newton_steps=newton_steps))(diag, C, mu, R)
+    new = jax.vmap(local_solve)(diag, C, mu, R)
     return project_cone(R + omega * (new - R), mu).reshape(-1)
 
 
@@ -79,7 +79,7 @@ def _iterate(sweep, W, q, mu, r0, tol, iterations, check_every, differentiation)
     return r, k
 
 
-def _run(name, sweep_fn, W, q, mu, *, iterations, omega, r0, tol, newton_steps, check_every,
+def _run(name, sweep_fn, W, q, mu, *, iterations, omega, r0, tol, check_every,
          differentiation, default_omega):
     if differentiation not in DIFFERENTIATION_MODES:
         raise ValueError(f"{name}: differentiation must be one of {DIFFERENTIATION_MODES}; got {differentiation!r}")
@@ -95,7 +95,7 @@ def _run(name, sweep_fn, W, q, mu, *, iterations, omega, r0, tol, newton_steps, 
     def solve(W, q, mu, r0):
         diag = delassus.diagonal_blocks(W, nc)
         om = default_omega(W, diag, nc, d) if omega is None else jnp.asarray(omega, q.dtype)
-        sweep = lambda r: sweep_fn(W, q, mu, diag, r, om, newton_steps, nc, d)
+        sweep = lambda r: sweep_fn(W, q, mu, diag, r, om, nc, d)
         return _iterate(sweep, W, q, mu, r0, tol, iterations, check_every, differentiation)
 
     if differentiation == "unroll":
@@ -104,7 +104,7 @@ def _run(name, sweep_fn, W, q, mu, *, iterations, omega, r0, tol, newton_steps, 
     return implicit_solution(solve, W, q, mu, r0, tol=tol)
 
 
-def nsgs(W, q, mu, *, iterations: int = 1000, omega=None, r0=None, tol=None, newton_steps: int = 10,
+def nsgs(W, q, mu, *, iterations: int = 1000, omega=None, r0=None, tol=None,
          check_every: int = 10, differentiation: str = "implicit") -> ContactSolution:
     """Nonsmooth block Gauss–Seidel for the frictional contact problem on cones.
 
@@ -118,12 +118,11 @@ def nsgs(W, q, mu, *, iterations: int = 1000, omega=None, r0=None, tol=None, new
       r0: warm start (projected on the cones); zeros by default.
       tol: Siconos-error threshold for stopping and ``converged``
         (default 1e-8 in float64, 1e-4 in float32).
-      newton_steps: damped Newton steps of each local slide solve (static).
       check_every: sweeps between error checks (static).
       differentiation: ``"implicit"`` or ``"unroll"`` (module docstring).
     """
     return _run("nsgs", _gs_sweep, W, q, mu, iterations=iterations, omega=omega, r0=r0, tol=tol,
-                newton_steps=newton_steps, check_every=check_every, differentiation=differentiation,
+                check_every=check_every, differentiation=differentiation,
                 default_omega=lambda W, diag, nc, d: jnp.asarray(1.0, diag.dtype))
 
 
@@ -142,7 +141,7 @@ def block_gershgorin_omega(W, diag, nc, d):
     return jnp.where(jnp.isfinite(G) & (G >= 1.0), 1.0 / G, 1.0)
 
 
-def jacobi(W, q, mu, *, iterations: int = 5000, omega=None, r0=None, tol=None, newton_steps: int = 10,
+def jacobi(W, q, mu, *, iterations: int = 5000, omega=None, r0=None, tol=None,
            check_every: int = 20, differentiation: str = "implicit") -> ContactSolution:
     """Relaxed block Jacobi: every contact solved at once from the previous iterate.
 
@@ -150,5 +149,5 @@ def jacobi(W, q, mu, *, iterations: int = 5000, omega=None, r0=None, tol=None, n
     relaxation (module docstring).
     """
     return _run("jacobi", _jacobi_sweep, W, q, mu, iterations=iterations, omega=omega, r0=r0, tol=tol,
-                newton_steps=newton_steps, check_every=check_every, differentiation=differentiation,
+                check_every=check_every, differentiation=differentiation,
                 default_omega=block_gershgorin_omega)
