@@ -60,7 +60,7 @@ def project_disk(x, radius):
     # radius 0 (a separated or frictionless contact) counts as outside even at x = 0, so the
     # derivative is the one of P = 0 (r_T = 0), not of the identity (u_T = 0).
     out = (nx > radius) | (radius <= 0)
-    scale = jnp.where(out, radius / jnp.where(out, nx, 1.0), 1.0)
+    scale = jnp.where(out, radius / jnp.where(nx > 0, nx, 1.0), 1.0)
     return scale[..., None] * x
 
 

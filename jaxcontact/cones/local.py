@@ -12,9 +12,10 @@ local solver, and the first exact one is taken:
    e(θ). Cleared of the positive denominator, "u_T parallel to e" is the
    scalar equation G(θ) = (−c_N B_T· t + (B_N· t) c_T) × e(θ) = 0, a
    trigonometric polynomial of degree 2 (at most four roots). Its sign is
-   tabulated on ``GRID`` angles; the first sign change where the slip
-   opposes e and B_N· t > 0 is refined by ``BISECTIONS`` halvings and one
-   regula-falsi step (θ to round-off). In the plane the two slides
+   tabulated on ``GRID`` angles; every sign change is refined by
+   ``BISECTIONS`` halvings and one regula-falsi step (θ to round-off), and
+   of the roots where the slip opposes e and B_N· t > 0 the one with the
+   smallest local error is taken. In the plane the two slides
    θ = 0, π are tried directly.
 
 Robust fallback: the result replaces the previous value r_old only if its
@@ -25,6 +26,7 @@ or a slide the grid missed).
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -52,12 +54,11 @@ def _slide_3d(B, c, mu):
         return G, ok, den, t
 
     th = jnp.linspace(0.0, 2 * np.pi, GRID + 1, dtype=c.dtype)
-    G, ok, _, _ = parts(th)
-    bracket = (G[:-1] * G[1:] <= 0) & ok[:-1] & ok[1:]
-    k = jnp.argmax(bracket)
-    lo, hi, glo = th[k], th[k + 1], G[k]
+    G = parts(th)[0]
+    lo, hi, glo = th[:-1], th[1:], G[:-1]
+    bracket = G[:-1] * G[1:] <= 0
 
-    def halve(_, state):
+    def halve(_, state):  # every bracket at once (fixed shapes)
         lo, hi, glo = state
         mid = 0.5 * (lo + hi)
         gm = parts(mid)[0]
@@ -67,11 +68,13 @@ def _slide_3d(B, c, mu):
     lo, hi, glo = lax.fori_loop(0, BISECTIONS, halve, (lo, hi, glo))
     ghi = parts(hi)[0]
     denom = ghi - glo
-    th_root = jnp.where(denom != 0, lo - glo * (hi - lo) / jnp.where(denom != 0, denom, 1.0), lo)
-    th_root = jnp.clip(th_root, lo, hi)
-    _, _, den, t = parts(th_root)
-    rn = -c[0] / jnp.where(den > 0, den, 1.0)
-    return rn * t
+    root = jnp.where(denom != 0, lo - glo * (hi - lo) / jnp.where(denom != 0, denom, 1.0), lo)
+    root = jnp.clip(root, lo, hi)
+    _, ok, den, t = parts(root)
+    R = (-c[0] / jnp.where(den > 0, den, 1.0))[:, None] * t
+    err = jax.vmap(lambda r: local_error(r, B @ r + c, mu))(R)
+    err = jnp.where(bracket & ok & jnp.isfinite(err), err, jnp.inf)
+    return R[jnp.argmin(err)]
 
 
 def _slide_2d(B, c, mu):

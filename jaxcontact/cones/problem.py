@@ -247,3 +247,27 @@ def bundled_files() -> list[Path]:
     """Every bundled problem file (``*.dat`` and ``*.hdf5``), sorted by name."""
     d = bundled_dir()
     return sorted(p for p in d.iterdir() if p.suffix in (".dat", ".hdf5"))
+
+
+def pad_problem(W, q, mu, nc_total: int):
+    """Embed a problem in one of ``nc_total`` contacts (to compile a solver once for many sizes).
+
+    The added contacts are decoupled and separated (W block = I, q = (1, 0…),
+    μ = 0): every solver gives them r = 0, u = (1, 0…) without touching the
+    others. Slice ``[:d nc]`` of r and u to get the original problem's; its
+    error must be recomputed on the original q (Siconos' normalisation uses
+    ‖q‖).
+    """
+    W, q, mu = (np.asarray(x, float) for x in (W, q, mu))
+    nc = mu.shape[0]
+    d = q.shape[0] // nc
+    if nc_total < nc:
+        raise ValueError(f"pad_problem: nc_total = {nc_total} is smaller than the problem's nc = {nc}")
+    n = d * nc_total
+    Wp = np.eye(n)
+    Wp[:d * nc, :d * nc] = W
+    qp = np.tile(np.eye(d)[0], nc_total)
+    qp[:d * nc] = q
+    mup = np.zeros(nc_total)
+    mup[:nc] = mu
+    return Wp, qp, mup
