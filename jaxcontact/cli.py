@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 
-COMMANDS = ("identify", "lcp_demo", "mc", "simulate")
+COMMANDS = ("contact_problem", "identify", "lcp_demo", "mc", "simulate")
 
 
 def main(argv=None) -> int:
