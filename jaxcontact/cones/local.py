@@ -34,9 +34,9 @@ from jax import lax
 
 from jaxcontact.cones.laws import _norm, modified_velocity, project_cone
 
-GRID = 32
-BISECTIONS = 24
-NEWTON_STEPS = 2
+GRID = 16
+BISECTIONS = 12
+NEWTON_STEPS = 3
 
 
 def local_error(r, u, mu):
@@ -60,14 +60,11 @@ def _slide_3d(B, c, mu):
     lo, hi, glo = th[:-1], th[1:], G[:-1]
     bracket = G[:-1] * G[1:] <= 0
 
-    def halve(_, state):  # every bracket at once (fixed shapes)
-        lo, hi, glo = state
+    for _ in range(BISECTIONS):  # every bracket at once; straight-line code XLA fuses
         mid = 0.5 * (lo + hi)
         gm = parts(mid)[0]
         same = gm * glo > 0
-        return jnp.where(same, mid, lo), jnp.where(same, hi, mid), jnp.where(same, gm, glo)
-
-    lo, hi, glo = lax.fori_loop(0, BISECTIONS, halve, (lo, hi, glo))
+        lo, hi, glo = jnp.where(same, mid, lo), jnp.where(same, hi, mid), jnp.where(same, gm, glo)
     # Newton steps in θ from the bracket's midpoint: θ to round-off, and a derivative of the
     # root in (B, c, μ) that is the implicit one, -∂G/∂G', when unrolled (a secant across a
     # 1e-13-wide bracket would cancel to 1e-4).
@@ -94,14 +91,28 @@ def _slide_2d(B, c, mu):
     return best
 
 
+def _solve_small(B, c):
+    """B⁻¹ c for a 2 × 2 or 3 × 3 block by cofactors (no LAPACK call inside the sweep loops)."""
+    if c.shape[0] == 2:
+        det = B[0, 0] * B[1, 1] - B[0, 1] * B[1, 0]
+        x = jnp.stack([B[1, 1] * c[0] - B[0, 1] * c[1], B[0, 0] * c[1] - B[1, 0] * c[0]])
+        return x / det
+    cof = jnp.stack([jnp.cross(B[1], B[2]), jnp.cross(B[2], B[0]), jnp.cross(B[0], B[1])])  # rows of adj(B)ᵀ
+    det = B[0] @ cof[0]
+    return (cof.T @ c) / det
+
+
 def local_solve(B, c, mu, r_old):
     """Solution r of one contact's problem (see the module docstring)."""
-    rs = -jnp.linalg.solve(B, c)
+    rs = -_solve_small(B, c)
     rs_ok = jnp.all(jnp.isfinite(rs))
     rs = jnp.where(rs_ok, rs, 0.0)
     stick = rs_ok & (rs[0] >= 0) & (_norm(rs[1:]) <= mu * rs[0])
-    slide = (_slide_3d if c.shape[0] == 3 else _slide_2d)(B, c, mu)
     take_off = c[0] >= 0
+    # The slide search only where needed (a real branch in the Gauss–Seidel loop; under vmap
+    # both sides run and are selected).
+    slide_fn = _slide_3d if c.shape[0] == 3 else _slide_2d
+    slide = lax.cond(take_off | stick, lambda: jnp.zeros_like(c), lambda: slide_fn(B, c, mu))
     r = jnp.where(take_off, 0.0, jnp.where(stick, rs, slide))
     err_new = local_error(r, B @ r + c, mu)
     err_old = local_error(r_old, B @ r_old + c, mu)

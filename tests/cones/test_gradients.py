@@ -40,7 +40,7 @@ def problem(states, seed=0, mu=0.6, grazing=False, at_cone_edge=False):
 
 SOLVE_N = jax.jit(lambda W, q, mu: newton(W, q, mu, tol=1e-15, iterations=60).r)
 SOLVE_G = jax.jit(lambda W, q, mu: nsgs(W, q, mu, tol=1e-15, iterations=3000).r)
-SOLVE_U = jax.jit(lambda W, q, mu: nsgs(W, q, mu, iterations=300, differentiation="unroll").r)
+SOLVE_U = jax.jit(lambda W, q, mu: nsgs(W, q, mu, iterations=80, differentiation="unroll").r)
 
 
 def fd_check(solve, W, q, mu, seed=1):
