@@ -72,10 +72,13 @@ def test_newton_implicit_gradient_matches_finite_differences(states):
 
 
 @pytest.mark.parametrize("states", [("stick", "slide"), ("slide", "separate")])
-def test_nsgs_implicit_and_unrolled_gradients_match_finite_differences(states):
-    W, q, mu = problem(states, seed=3)
-    fd_check(SOLVE_G, W, q, mu)
-    fd_check(SOLVE_U, W, q, mu)
+def test_nsgs_implicit_gradient_matches_finite_differences(states):
+    fd_check(SOLVE_G, *problem(states, seed=3))
+
+
+@pytest.mark.slow  # reverse mode through 80 unrolled sweeps compiles for about a minute on 2 cores
+def test_nsgs_unrolled_gradient_matches_finite_differences():
+    fd_check(SOLVE_U, *problem(("stick", "slide"), seed=3))
 
 
 @pytest.mark.parametrize("kind", ["grazing", "stick_slip"])
