@@ -11,7 +11,7 @@ import importlib
 import sys
 import warnings
 
-COMMANDS = ("simulate", "mc", "identify", "models", "params", "lcp_demo")
+COMMANDS = ("simulate", "mc", "identify", "models", "params", "contact_problem", "lcp_demo")
 
 
 def _version() -> str:
