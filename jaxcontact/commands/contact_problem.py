@@ -26,6 +26,7 @@ SOLVERS = ("newton", "proximal-newton", "nsgs", "jacobi")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``contact-problem`` command's arguments."""
     p.add_argument("files", nargs="*", help="problem files (.dat Siconos text, .hdf5 FCLIB)")
     p.add_argument("--bundled", action="store_true", help="also every bundled Siconos test problem")
     p.add_argument("--solver", default="newton", choices=SOLVERS, help="solver (default newton)")
@@ -53,6 +54,7 @@ def _solver(name: str, tol: float, iterations):
 
 
 def run(args) -> int:
+    """Solve each file's problem and print contacts, solver, iterations, residual, time and convergence."""
     import jax
 
     if not args.float32:

@@ -41,6 +41,7 @@ def block_rows(blocks, nc: int) -> BlockRows:
 
 
 def is_blocks(W) -> bool:
+    """Whether W is stored by block rows (:class:`BlockRows`) rather than dense."""
     return isinstance(W, BlockRows)
 
 
@@ -52,6 +53,7 @@ def size(W) -> int:
 
 
 def dtype_of(W):
+    """The floating dtype of W, dense or by block rows."""
     return W.values.dtype if is_blocks(W) else W.dtype
 
 

@@ -94,6 +94,7 @@ class ConeViolations(NamedTuple):
 
 
 def cone_violations(r, u, mu) -> ConeViolations:
+    """The three violations of the cone law apart: r outside K, û outside K*, and |rᵀû| (complementarity)."""
     nc = mu.shape[-1]
     R, U = per_contact(r, nc), per_contact(u, nc)
     Uh = modified_velocity(U, mu)

@@ -53,6 +53,7 @@ class BlockMatrix(NamedTuple):
     values: np.ndarray  # (nnzb, d, d)
 
     def dense(self, nb: int) -> np.ndarray:
+        """The dense (nb·d × nb·d) matrix of these blocks."""
         d = self.values.shape[-1]
         W = np.zeros((nb * d, nb * d), self.values.dtype)
         for r, c, v in zip(self.rows, self.cols, self.values):

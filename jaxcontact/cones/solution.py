@@ -36,6 +36,7 @@ def default_tol(dtype) -> float:
 
 
 def make_solution(W, q, mu, r, iterations, tol) -> ContactSolution:
+    """A :class:`ContactSolution` for r: u = W r + q, Siconos' error and the convergence flag (finite and ≤ tol)."""
     u = delassus.matvec(W, r) + q
     err = fc3d_error(r, u, mu, q)
     finite = jnp.all(jnp.isfinite(r)) & jnp.all(jnp.isfinite(u)) & jnp.isfinite(err)
