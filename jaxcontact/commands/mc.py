@@ -129,17 +129,12 @@ def _host_devices(requested: int | None) -> None:
 
 def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.Size", list]:
     """What will run (simulations, design, steps) in one line, its size estimate and accuracy warnings; no compute."""
-    from jaxcontact.models import get_model
-    from jaxcontact.simulate import n_steps_for
-    from jaxcontact.studies.outcomes import outcome
+    from jaxcontact.studies.montecarlo import study_model
     from jaxcontact.studies.runner import CHUNK_PER_DEVICE, study_chunk_size
     from jaxcontact.studies.sensitivity import base_rows, design_size
 
-    model = get_model(spec.model, **dict(spec.overrides))
-    spec.space.validate(model.params)
+    model, dt, _, n_steps, outcomes = study_model(spec)
     d = len(spec.space.uncertain)
-    dt = model.dt if spec.dt is None else spec.dt
-    n_steps = n_steps_for(dt, model.t_final if spec.t_final is None else spec.t_final)
     if spec.sensitivity and d >= 1:
         n_base = base_rows(spec.n, d)
         n_sim = design_size(n_base, d)
@@ -148,7 +143,6 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.
             design += f", asked --n {spec.n}"
     else:
         n_sim, design = spec.n, f"{spec.sampler} design"
-    outcomes = [outcome(name, model.system, save_every=spec.save_every) for name in spec.outcomes]
     n_series = sum(o.kind == "series" for o in outcomes)
     chunk = spec.chunk_size or study_chunk_size(chunk_folder) or CHUNK_PER_DEVICE * usable_cores()
     size = checks.study_size(model, n_simulations=n_sim, n_params=len(spec.space), n_steps=n_steps,

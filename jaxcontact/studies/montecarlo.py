@@ -176,8 +176,9 @@ class PreparedStudy(NamedTuple):
     evaluate: object
 
 
-def prepare_study(spec: StudySpec) -> PreparedStudy:
-    """Validate ``spec`` and build its model, outcomes, sample design and per-sample evaluator (no compute)."""
+def study_model(spec: StudySpec):
+    """The study's model (with the scheme's model options), step, final time, step count and outcomes —
+    validated, without building the sample design: (model, dt, t_final, n_steps, outcomes)."""
     if spec.save_every < 1:
         raise ValueError(f"save_every = {spec.save_every} must be ≥ 1")
     model = models_pkg.get_model(spec.model, **dict(spec.model_options), **dict(spec.overrides))
@@ -189,10 +190,16 @@ def prepare_study(spec: StudySpec) -> PreparedStudy:
                 for name in spec.outcomes]
     if not outcomes:
         raise ValueError("a study needs at least one outcome")
+    check_scheme(spec.scheme, model.system, spec.model)
+    return model, dt, t_final, n_steps, outcomes
+
+
+def prepare_study(spec: StudySpec) -> PreparedStudy:
+    """Validate ``spec`` and build its model, outcomes, sample design and per-sample evaluator (no compute)."""
+    model, dt, t_final, n_steps, outcomes = study_model(spec)
     values, n_base, blocks = design(spec.space, spec.n, spec.sampler, spec.seed, spec.sensitivity)
     check_samples(spec.model, dict(spec.overrides), values, dict(spec.model_options))
     scheme = spec.scheme
-    check_scheme(scheme, model.system, spec.model)
     evaluate = make_evaluator(model, outcomes, dt=dt, n_steps=n_steps, scheme=scheme, save_every=spec.save_every)
     return PreparedStudy(model, dt, t_final, n_steps, outcomes, values, n_base, blocks, scheme, evaluate)
 
