@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-STUDY = ("mc", "four-bar", "--n", "40", "--t-final", "0.5", "--chunk", "8", "--devices", "1", "--bootstrap", "50",
+STUDY = ("mc", "four-bar", "--n", "40", "--t-final", "0.2", "--chunk", "8", "--devices", "1", "--bootstrap", "50",
          "--no-plots", "--quiet")
 TIMEOUT = 240
 
