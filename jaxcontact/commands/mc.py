@@ -18,6 +18,19 @@ resumes the study. Chunks carry checksums: a damaged or altered chunk file is
 named, set aside and recomputed. The chunk size belongs to the study (recorded
 when it starts), so it resumes on any device count.
 
+Several processes: ``--processes N`` runs the study as N processes on this
+host (``jax.distributed``, coordinator on 127.0.0.1 on a free port), each with
+its own devices; process i computes chunks i, i + N, … and process 0 writes the
+summary and figures once all chunks are in. The numbers are those of one
+process (every sample's inputs derive from its global index), and a killed
+run resumes with any process count. On a cluster every process runs the same
+command with ``--coordinator HOST:PORT --num-processes N --process-id K``
+(``--out`` on a shared file system), e.g. with SLURM::
+
+    srun --ntasks=4 bash -c 'jaxcontact mc four-bar --out $SCRATCH/fb \\
+        --coordinator $(scontrol show hostnames $SLURM_JOB_NODELIST | head -1):12345 \\
+        --num-processes $SLURM_NTASKS --process-id $SLURM_PROCID'
+
 ``--devices K`` splits each chunk over K XLA host devices on a CPU, one per
 core. By default K is the number of cores this process may use
 (``os.sched_getaffinity``): samples are independent, so the numbers do not
@@ -240,6 +253,9 @@ def _spawn_local(args, n: int) -> int:
 def run(args) -> int:
     try:
         distributed = _distributed_arguments(args)
+        if (distributed is not None or (args.processes or 1) > 1) and args.method != "mc":
+            raise ValueError(f"several processes (--processes, --coordinator) run --method mc studies only, "
+                             f"not --method {args.method}")
         if args.processes is not None and args.processes > 1 and not args.check:
             return _spawn_local(args, args.processes)
         _host_devices(args.devices)

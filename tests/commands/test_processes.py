@@ -81,3 +81,18 @@ def test_two_processes_give_one_process_numbers_and_a_killed_study_resumes(tmp_p
     assert "samples resumed from disk" in done.stdout
     resumed = int(done.stdout.split(" samples resumed from disk")[0].split()[-1])
     assert resumed >= 8  # process 0's chunk 0 at least
+
+
+def test_process_options_are_refused_by_name(capsys):
+    from jaxcontact.cli import main
+
+    cases = [(["--coordinator", "127.0.0.1:1"], "--coordinator, --num-processes and --process-id go together"),
+             (["--coordinator", "127.0.0.1:1", "--num-processes", "2", "--process-id", "2"],
+              "--process-id 2 must be < --num-processes 2"),
+             (["--coordinator", "nohost", "--num-processes", "2", "--process-id", "0"], "must be HOST:PORT"),
+             (["--processes", "2", "--coordinator", "127.0.0.1:1", "--num-processes", "2", "--process-id", "0"],
+              "do not combine it with --coordinator"),
+             (["--processes", "2", "--method", "pce"], "run --method mc studies only")]
+    for extra, message in cases:
+        assert main(["mc", "four-bar", "--out", "unused", *extra]) == 2
+        assert message in capsys.readouterr().err
