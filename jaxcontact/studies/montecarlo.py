@@ -32,6 +32,7 @@ import os
 import time
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -153,7 +154,7 @@ def make_evaluator(model, outcomes, *, dt: float, n_steps: int, scheme: Scheme, 
 def _check_out_dir(out_dir: str) -> None:
     try:
         os.makedirs(out_dir, exist_ok=True)
-        probe = os.path.join(out_dir, ".write-test")
+        probe = os.path.join(out_dir, f".write-test.{os.getpid()}")  # one per process: several may share out_dir
         with open(probe, "w") as f:
             f.write("ok")
         os.unlink(probe)
@@ -247,6 +248,9 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
                                 "rows": int(x.shape[1]), "save_every": spec.save_every}
                          for name, x in series.items()}
 
+    if jax.process_index() != 0:
+        # Several processes: process 0 alone writes the files (every process holds the same outputs).
+        return _jsonable(summary)
     np.savez(os.path.join(out_dir, "samples.npz"), t=t_series, valid=valid, block=blocks,
              **{f"param:{k}": v for k, v in varied.items()}, **{f"out:{k}": v for k, v in out.items()})
     figures = []
