@@ -42,8 +42,6 @@ within a few steps.
 
 from __future__ import annotations
 
-import jax.numpy as jnp
-
 
 def baumgarte_acceleration_rhs(phi, phi_dot, alpha, beta):
     """−2αΦ̇ − β²Φ: the stabilisation term added to the acceleration-level constraint rows."""

@@ -271,9 +271,13 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
             plots.sensitivity_bars(sobol, uncertain, os.path.join(out_dir, "sensitivity.png"),
                                    f"{spec.model}: Sobol indices", labels=labels)
             figures.append("sensitivity.png")
+    return write_summary(summary, out_dir, figures, result, n_steps, t_wall)
+
+
+def write_summary(summary: dict, out_dir: str, figures: list, result, n_steps: int, t_wall: float) -> dict:
+    """Add the files written and the run's timing to ``summary``, write it as strict JSON, return it."""
     summary["files"] = ["summary.json", "samples.npz"] + figures
-    wall = time.perf_counter() - t_wall
-    summary["timing"] = {"wall_seconds": wall, "compile_seconds": result.compile_seconds,
+    summary["timing"] = {"wall_seconds": time.perf_counter() - t_wall, "compile_seconds": result.compile_seconds,
                          "run_seconds": result.run_seconds, "n_computed": result.n_computed,
                          "n_loaded": result.n_loaded, "samples_per_second": result.samples_per_second,
                          "env_steps_per_second": result.samples_per_second * n_steps, "n_devices": result.n_devices,
