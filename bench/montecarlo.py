@@ -4,7 +4,7 @@
     nice -n 10 /work/venv/bin/python bench/montecarlo.py --grid full     # bigger grids (tens of minutes)
     /work/venv/bin/python bench/montecarlo.py --models ball --dtypes float64 --no-siconos --no-append
 
-What is measured (issue 6, "Bench"):
+What is measured (the Monte Carlo speed targets):
 
 * **The studies** are those ``jaxcontact mc <model>`` runs, built with the
   study engine's own pieces (``default_study``, ``design``, ``check_samples``,
@@ -17,7 +17,7 @@ What is measured (issue 6, "Bench"):
   - bouncing ball: uncertain restitution U(0.5, 0.95) and drop height
     U(0.5, 1.5) m, 3 s at dt = 1e-3 (3000 steps), outcomes of the default
     study plus ``rebound:y`` (the first rebound height);
-  - four-bar: the default SPEC E1 study (restitution, wall distance, wall
+  - four-bar: the default four-bar study (restitution, wall distance, wall
     friction, length of bar 1; 9 outcomes of which 3 time series), 2 s at
     dt = 1e-3 (2000 steps) unless ``--four-bar-t-final`` says otherwise.
 

@@ -2,7 +2,7 @@
 
     nice -n 10 /work/venv/bin/python bench/montecarlo_four_bar_siconos.py [--n 40] [--cli-n 2000] [--no-append]
 
-The four-bar peer of the ball comparison in ``bench/montecarlo.py`` (issue 6,
+The four-bar peer of the ball comparison in ``bench/montecarlo.py`` (the speed targets,
 "Bench"). Steps:
 
 1. The first ``--n`` samples of ``jaxcontact mc four-bar``'s default design

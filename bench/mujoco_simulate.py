@@ -3,13 +3,13 @@
     /work/venv/bin/python bench/mujoco_simulate.py [--threads 2] [--batches 1,16,256,4096]
     /work/venv/bin/python bench/mujoco_simulate.py --models four-bar --four-bar-dt 1e-3 --four-bar-steps 500
 
-* four-bar: the SPEC E1 linkage as a MuJoCo kinematic tree — bar 1 hinged to
+* four-bar: the four-bar linkage as a MuJoCo kinematic tree — bar 1 hinged to
   the ground, bar 2 hinged to bar 1 at point a, bar 3 hinged to bar 2 — with
   the loop closed by a ``connect`` equality constraint (bar 3's lower end to
   the ground point (0.4, 0)); the same lengths, masses and slender-rod
   inertias, gravity 9.81, a motor torque of 10 N·m on bar 1 turning point a
   into the wall plane x = −0.06 (a 5 mm sphere at a, contact with the plane
-  only); h = 0.01 s as in E1. 3 joint coordinates + 3 equality rows (our
+  only); h = 0.01 s as published. 3 joint coordinates + 3 equality rows (our
   stepper uses 9 absolute coordinates + 8 constraint rows).
 * ball: a 5 cm sphere on a vertical slide joint dropped from 1 m onto a
   plane, h = 1e-3 s (MuJoCo needs a radius; ours is a point).
@@ -82,7 +82,7 @@ TORQUE = -10.0
 def setup(name, four_bar_dt=0.01, four_bar_steps=100):
     if name == "four-bar":
         m = mujoco.MjModel.from_xml_string(FOUR_BAR)
-        m.opt.timestep = four_bar_dt  # issue 6 compares at the study's dt = 1e-3
+        m.opt.timestep = four_bar_dt  # the Monte Carlo comparison runs at the study's dt = 1e-3
         d = mujoco.MjData(m)
         d.ctrl[:] = TORQUE
         return m, d, four_bar_steps
@@ -106,7 +106,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batches", default="1,16,256,4096")
     ap.add_argument("--models", default="four-bar,ball")
-    ap.add_argument("--four-bar-dt", type=float, default=0.01, help="four-bar time step (E1: 0.01; study: 1e-3)")
+    ap.add_argument("--four-bar-dt", type=float, default=0.01, help="four-bar time step (published: 0.01; study: 1e-3)")
     ap.add_argument("--four-bar-steps", type=int, default=100, help="four-bar steps per simulation")
     a = ap.parse_args()
     models = a.models.split(",")

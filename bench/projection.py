@@ -1,16 +1,16 @@
-"""Cost and drift of the constraint treatments on the four-bar (SPEC F2, E1; issue 4).
+"""Cost and drift of the constraint treatments on the four-bar (docs/theory/projection-baumgarte.md).
 
 Options: none (plain Moreau–Jean), Baumgarte (α = β = 0.5/h), projection of
 the joints only, projection with the resting-contact lift (Moreau–Jean
 ``projection=True``), and the paper's scheme (``ImpactProjection``).
 
-1. Cost per step: the E1 run (h = 0.01 s, 200 steps, frictionless wall, PGS)
+1. Cost per step: the published four-bar run (h = 0.01 s, 200 steps, frictionless wall, PGS)
    at batch 1 and batch ``--batch`` (vmap over identical samples), float64,
    diagnostics off (the throughput configuration); steady-state time of one
    jitted call divided by steps × batch, compile time apart.
 2. Drift after 10⁵ steps (h = 0.01 s, 1000 s), diagnostics on, ‖Φ‖ and
    ‖Φ_q u + Φ_t‖ at the end and their max over every 1000th step, for two runs:
-   E1 as published (the linkage ends resting on the wall), and a free swing
+   the four-bar as published (the linkage ends resting on the wall), and a free swing
    (torque 0, wall out of reach at 1 m, ground 0.45 m, released at θ1 = π/4 under gravity:
    the parallelogram swings for 10⁵ steps without contact).
 
@@ -121,7 +121,7 @@ def main(argv=None) -> int:
                                        f"{load_after[0]:.1f} {load_after[1]:.1f} {load_after[2]:.1f} "
                                        "(2 cores shared with other jobs: absolute times are inflated)"}),
         "",
-        f"Cost per step: SPEC E1 at h = {h} s, {args.steps} steps, float64, frictionless wall (PGS), "
+        f"Cost per step: the published four-bar at h = {h} s, {args.steps} steps, float64, frictionless wall (PGS), "
         "diagnostics off, one device; steady-state median of a jitted call / (steps × batch); "
         "compile = first call − steady state.",
         "",

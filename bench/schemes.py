@@ -1,13 +1,13 @@
-"""Cost and accuracy of the time-stepping schemes on the SPEC E2 slider–bar (issue 5).
+"""Cost and accuracy of the time-stepping schemes on the slider–bar of the 2015 LCP paper.
 
     nice -n 10 /work/venv/bin/python bench/schemes.py            # ~4 min on 2 busy cores
     /work/venv/bin/python bench/schemes.py --no-append --t-final 0.5
 
-Schemes: the event-driven acceleration-level scheme (SPEC F3, compliant corners,
-stick–slip LCP), the penalty/ODE scheme (F4, compliant corners, regularized
+Schemes: the event-driven acceleration-level scheme (compliant corners,
+stick–slip LCP), the penalty/ODE scheme (compliant corners, regularized
 exponential friction of width v_r = 1e-3 and 1e-4 m/s) with fixed-step RK4 and with
 adaptive Tsit5 (diffrax; output step 0.01 s, the error set by rtol, its step the mean
-accepted one), and Moreau–Jean (F1, θ = 0.5, rigid corners, ε = 0: it refuses
+accepted one), and Moreau–Jean (θ = 0.5, rigid corners, ε = 0: it refuses
 compliant contacts). Moreau–Jean's LCP and the regularized laws have no static friction,
 so the case is μ0 = μ = 0.2 for every scheme (e = 0.1 m, the model's other values).
 
@@ -121,9 +121,9 @@ def main(argv=None):
 
     load = os.getloadavg() if hasattr(os, "getloadavg") else ("?",)
     section = "\n\n".join([
-        f"## Schemes on the slider–bar (`bench/schemes.py`, issue 5)",
+        f"## Schemes on the slider–bar (`bench/schemes.py`)",
         machine_markdown(info, {"Load average at end": ", ".join(f"{x:.2f}" for x in load),
-                                "Case": f"SPEC E2 slider–bar, e = 0.1 m, μ0 = μ = 0.2, t_final = {args.t_final} s, "
+                                "Case": f"slider–bar, e = 0.1 m, μ0 = μ = 0.2, t_final = {args.t_final} s, "
                                         f"batch 1, float64; reference: event-driven at h = 1e-4 s"}),
         markdown_table(["scheme", "h (Tsit5: mean accepted) [s]", "error vs own finest [m]",
                         "ms per simulated s", "compile s"], rows),

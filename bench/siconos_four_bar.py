@@ -4,7 +4,7 @@
     /usr/bin/python3 bench/siconos_four_bar.py --trajectory OUT.json [--restitution 0.8 ...]
 
 Run by Debian's ``/usr/bin/python3`` (python3-siconos 4.4 does not import in
-the venv). SPEC E1 as ``jaxcontact.models.four_bar`` writes it (same
+the venv). The four-bar as ``jaxcontact.models.four_bar`` writes it (same
 conventions: absolute coordinates q = (x1, y1, θ1, x2, y2, θ2, x3, y3, θ3),
 bars 1 and 2 along their body x-axis, bar 3 along its body y-axis, pivots
 at (0, 0) and (ground_length, 0), torque T counter-clockwise on bar 1,

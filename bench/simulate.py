@@ -3,7 +3,7 @@
     nice -n 10 /work/venv/bin/python bench/simulate.py               # default grid (~10 min on 2 cores)
     /work/venv/bin/python bench/simulate.py --models four-bar --batches-four-bar 1,4096 --dtypes float64 --no-append
 
-What is measured (issue 3, "Bench" and "Throughput targets"):
+What is measured (the throughput targets):
 
 * **env-steps/s** = batch × steps / steady-state wall time of one jitted
   ``simulate`` call (``diagnostics=False``, ``save_every = n_steps`` so only the
@@ -12,7 +12,7 @@ What is measured (issue 3, "Bench" and "Throughput targets"):
   (``bench/common.time_call``); **compile s** is the first call minus the
   steady state, reported apart.
 * Models: the bouncing ball (1 coordinate, 1 contact, PGS = one exact sweep)
-  and the SPEC E1 four-bar (9 absolute coordinates, 8 revolute constraint rows
+  and the four-bar hitting a wall (9 absolute coordinates, 8 revolute constraint rows
   by Schur complement, 1 frictionless wall contact: ``four_bar.mechanism(False)``).
   Every sample of a batch has its own parameters (restitution, drop height or
   torque spread over a range), so the batch is a real parameter study.
@@ -53,7 +53,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
-TARGETS = {  # issue 3, 2-core CPU
+TARGETS = {  # the throughput targets, 2-core CPU
     ("four-bar", "float64", 4096): 2.5e6,
     ("ball", "float64", 65536): 2e7,
 }
@@ -96,7 +96,7 @@ def problem(name, batch, dtype):
 def scheme():
     from jaxcontact.stepping.moreau_jean import MoreauJean
 
-    # Planar bodies in absolute coordinates: M is diagonal (SPEC §1).
+    # Planar bodies in absolute coordinates: M is diagonal.
     return MoreauJean(diagnostics=False, diagonal_mass=True)
 
 
@@ -219,7 +219,7 @@ def worker_physics(args) -> dict:
         }
         print(f"ball physics {d}: {out[f'ball {d}']}", file=sys.stderr)
 
-        # Four-bar: 2 s at h = 1e-2 (SPEC E1) with diagnostics; wall at x = −wall_distance.
+        # Four-bar: 2 s at h = 1e-2 (as published) with diagnostics; wall at x = −wall_distance.
         system, p, q0, u0 = problem("four-bar", B, d)
         h, N = 1e-2, 200
         run = jax.jit(lambda p, q0, u0: simulate(system, p, q0, u0, dt=h, n_steps=N, scheme=sch))
@@ -401,7 +401,7 @@ def report(args, info, jx, siconos, mujoco, command) -> str:
                                          f"{s['reason']}" for s in skipped), ""]
 
     # Targets
-    lines += ["### Targets (issue 3)", ""]
+    lines += ["### Targets", ""]
     trows = []
     for (name, d, b), target in TARGETS.items():
         r = best.get((name, d, b))

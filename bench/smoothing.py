@@ -1,4 +1,4 @@
-"""Model smoothing (SPEC F5): E4 spring–mass chain and E5 flexible double pendulum, paper's tables beside ours.
+"""Model smoothing: E4 spring–mass chain and E5 flexible double pendulum, paper's tables beside ours.
 
     nice -n 10 /work/venv/bin/python bench/smoothing.py              # E4, E5, ball (≈ 10 min on 2 busy cores)
     /work/venv/bin/python bench/smoothing.py --only e4 --no-append   # or e5, ball
@@ -88,7 +88,7 @@ def e4_rows(case_k1, tolerances, reps=3):
 
 PAPER_TOL = (1e-4, 1e-6)
 TOLERANCES = (PAPER_TOL, (1e-6, 1e-8), (1e-8, 1e-10))
-PAPER_E4 = {  # SPEC E4 (the 2018 paper's tables, tolerances 1e-4/1e-6); others not given in SPEC
+PAPER_E4 = {  # the 2018 paper's tables for its chain (E4), tolerances 1e-4/1e-6; others not published
     (1e7, "Tsit5 (explicit adaptive)"): "ODE45: 1.5e-5 in 376.9 s",
     (1e7, "Kvaerno5 (stiff, implicit)"): "ODE15s: 2.3e-5 in 884.4 s",
     (1e7, "smoothed h = 0.1 + Tsit5"): "ODE45: 1.6e-5 in 0.27 s",
@@ -217,7 +217,7 @@ def main(argv=None):
     jax.config.update("jax_enable_x64", True)
     common.OUT_DIR.mkdir(exist_ok=True)
     info = common.machine_info()
-    parts = [f"## Model smoothing (`bench/smoothing.py`, SPEC F5, E4/E5)\n\n{common.machine_markdown(info)}"]
+    parts = [f"## Model smoothing (`bench/smoothing.py`, E4/E5)\n\n{common.machine_markdown(info)}"]
     if args.only in (None, "e4"):
         parts.append(e4_section(args.reps))
     if args.only in (None, "e5"):

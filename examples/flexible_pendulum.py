@@ -1,4 +1,4 @@
-"""E5 flexible double pendulum (two steel ANCF beams released from horizontal): smoothing + explicit Tsit5.
+"""Flexible double pendulum (two steel ANCF beams released from horizontal): smoothing + explicit Tsit5.
 
     python examples/flexible_pendulum.py --out pendulum-out [--time 1.0] [--elements 2] [--no-reference]
 

@@ -1,4 +1,4 @@
-"""SPEC E1: the four-bar linkage driven into a wall (the 2015 projection-correction paper).
+"""The four-bar linkage driven into a wall (the 2015 projection-correction paper).
 
 The paper's step h = 0.01 s with four drift treatments: none (plain
 Moreau–Jean), Baumgarte (α = β = 0.5/h), projection (Moreau–Jean with
@@ -93,7 +93,7 @@ def plot(coarse: dict, fine: dict, out: str, dt: float, h_ref: float) -> list[st
     ax[1].plot(coarse["t"], coarse["va"], ".-", lw=0.8, ms=3)
     ax[1].set_ylabel("velocity of point a, x [m/s]")
     ax[1].set_xlabel("t [s]")
-    fig.suptitle("Four-bar linkage hitting a wall (SPEC E1, no projection)")
+    fig.suptitle("Four-bar linkage hitting a wall (no projection)")
     fig.tight_layout()
     paths.append(os.path.join(out, "point_a.png"))
     fig.savefig(paths[-1], dpi=130)

@@ -1,4 +1,4 @@
-"""Parameter identification through contact (issue 7): five cases on synthetic data.
+"""Parameter identification through contact (docs/theory/gradients.md): five cases on synthetic data.
 
 Each case simulates the model at its true parameters (the "measurement"), starts
 the fit 30 % off the truth and fits with L-BFGS through the simulation
@@ -13,14 +13,14 @@ the fit 30 % off the truth and fits with L-BFGS through the simulation
             (located inside its step, so continuous in μ0) gives μ0, the sliding gives μ.
             4 starts: from the guess alone L-BFGS overshoots into μ0 < μ, where the block
             creeps as with one coefficient (a local minimum); the jittered starts do not.
-  slider-crank  radial clearance of the crank–rod joint (SPEC E3) from the slider's
+  slider-crank  radial clearance of the crank–rod joint (Flores et al.) from the slider's
             position over the first 5 ms (1 rad of crank at 200 rad/s; h = 20 µs, 250 steps),
-            compliant journal contact with the penalty scheme (F4). Our choices: h = 20 µs and
+            compliant journal contact with the penalty scheme. Our choices: h = 20 µs and
             K = 1e10 N/m^1.5 (the journal penetrates up to 99 µm, 20 % of the 0.5 mm clearance).
             With the model's steel Hertz K = 6.9e10 (44 µm) L-BFGS stayed at the 0.35 mm guess
             (a flat local piece of the misfit); with K = 1e10 the misfit is unimodal over
             0.25–0.7 mm for this 5 ms record (over 10 ms the journal's impacts add local minima).
-  four-bar  restitution and wall distance of SPEC E1 (h = 0.01 s, with projection) from
+  four-bar  restitution and wall distance of the four-bar (h = 0.01 s, with projection) from
             the (x, y) trajectory of point a over 1 s: repeated impacts, then rest
             against the wall (the rest position, projected onto the wall, fixes the distance).
 

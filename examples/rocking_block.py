@@ -1,4 +1,4 @@
-"""Rocking block (SPEC E3): a rigid block released tilted rocks on its corners and comes to rest.
+"""Rocking block (Housner 1963): a rigid block released tilted rocks on its corners and comes to rest.
 
 Moreau–Jean with two frictional corner contacts (ε_N = 0, μ = 0.7: see
 ``jaxcontact.models.rocking_block`` for the values, which are our choice).

@@ -1,8 +1,8 @@
-"""SPEC E2: the slider–bar ("flat beater") with stick–slip friction, e = 0.1 m and 0.15 m (the 2015 LCP paper's Figs. 2–10).
+"""The slider–bar ("flat beater") with stick–slip friction, e = 0.1 m and 0.15 m (the 2015 LCP paper's Figs. 2–10).
 
     python examples/slider_bar.py            # writes out/slider_bar/ (git-ignored)
 
-Event-driven acceleration-level scheme (SPEC F3): compliant floor contacts
+Event-driven acceleration-level scheme (docs/theory/event-driven.md): compliant floor contacts
 F_N = K δ^n + c δ δ̇ and the stick–slip LCP with μ0 = 0.3, μ = 0.2; the unpublished
 values are our choices, listed in :mod:`jaxcontact.models.slider_bar`. Writes
 
@@ -91,7 +91,7 @@ def main(argv=None):
             _panel(ax, results, key, label)
         axes[0].legend(fontsize=8)
         axes[-1].set_xlabel("t [s]")
-        fig.suptitle(f"slider–bar (SPEC E2), event-driven scheme, h = {args.dt:g} s")
+        fig.suptitle(f"slider–bar (2015 LCP paper), event-driven scheme, h = {args.dt:g} s")
         fig.tight_layout()
         fig.savefig(os.path.join(args.out, name), dpi=110)
         plt.close(fig)

@@ -1,4 +1,4 @@
-"""Slider–crank with a crank–rod clearance joint: compliant contact (SPEC F4) vs Moreau–Jean impacts (F1).
+"""Slider–crank with a crank–rod clearance joint: compliant contact (penalty scheme) vs Moreau–Jean impacts.
 
 The mechanism and its values are ``jaxcontact.models.slider_crank`` (Flores et
 al.'s geometry, masses and steel pin-in-hole; crank speed ω = 200 rad/s and the
@@ -106,7 +106,7 @@ def main(argv=None) -> int:
     ax.plot(c * np.cos(th) * 1e3, c * np.sin(th) * 1e3, "k-", lw=1, label="clearance circle")
     for name, style in (("compliant", "C0-"), ("rigid", "C3-")):
         e = res[name]["ecc"] * 1e3
-        ax.plot(e[:, 0], e[:, 1], style, lw=0.6, label=f"{name} ({'penalty F4' if name == 'compliant' else 'Moreau–Jean F1'})")
+        ax.plot(e[:, 0], e[:, 1], style, lw=0.6, label=f"{name} ({'penalty' if name == 'compliant' else 'Moreau–Jean'})")
     ax.set_aspect("equal")
     ax.set_xlabel("e_x (mm)")
     ax.set_ylabel("e_y (mm)")

@@ -11,7 +11,7 @@ import importlib
 import sys
 import warnings
 
-COMMANDS = ("simulate", "mc", "identify", "models", "params", "lcp_demo")
+COMMANDS = ("simulate", "mc", "identify", "models", "params", "contact_problem", "lcp_demo")
 
 
 def _version() -> str:
@@ -29,6 +29,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 
 def main(argv=None) -> int:
+    """Parse the command line and run the chosen sub-command; returns its exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = argparse.ArgumentParser(prog="jaxcontact", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"jaxcontact {_version()}")

@@ -1,4 +1,4 @@
-"""Continuous contact laws (SPEC §1): compliant normal force and regularized Coulomb friction.
+"""Continuous contact laws (docs/theory/compliant.md): compliant normal force and regularized Coulomb friction.
 
 Pure elementwise functions of arrays (any broadcastable shapes), finite with
 finite gradients at the kinks (δ = 0, v = 0) by the double-``where`` trick, so
@@ -26,7 +26,7 @@ def compliant_normal_force(delta, delta_dot, stiffness, exponent, damping, model
     model (static): "hunt_crossley" — D = c δ^n (Hunt & Crossley 1975: the
     damping vanishes with the penetration, so the force is continuous at first
     touch); "paper" — D = c δ, the form K δ^n + c δ δ̇ of the 2015 slider–bar
-    paper (SPEC E2). For n = 1 the two coincide.
+    paper. For n = 1 the two coincide.
 
     Clipping: during restitution (δ̇ < 0) the damping term can exceed the
     elastic one just before separation; a contact cannot pull, so F_N is
@@ -98,11 +98,11 @@ def restitution_damping(stiffness, restitution, impact_speed, relation: str = "e
 
 def regularized_friction(slip_velocity, normal_force, friction, model: str = "exponential", width1=1e-3,
                          width0=None):
-    """Regularized Coulomb friction force −μ F_N s(v) opposing the slip velocity v (SPEC §1).
+    """Regularized Coulomb friction force −μ F_N s(v) opposing the slip velocity v.
 
     model (static):
     * "exponential": s(v) = (1 − exp(−|v| / v_r)) sgn v with v_r = ``width1``
-      (SPEC's α / v_r1 folded into one width v_r = v_r1 / α);
+      (the literature's α / v_r1 folded into one width v_r = v_r1 / α);
     * "linear": s(v) = c_d(|v|) sgn v, c_d = 0 below v0 = ``width0`` (default
       0), (|v| − v0)/(v1 − v0) between, 1 above v1 = ``width1``; needs v0 < v1.
 

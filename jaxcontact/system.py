@@ -1,6 +1,6 @@
 """Nonsmooth Lagrangian systems: the interface every time-stepping scheme consumes.
 
-Equations of motion (SPEC §1), with generalized coordinates q (n,), velocities u (n,):
+Equations of motion (docs/theory/equations.md), with generalized coordinates q (n,), velocities u (n,):
 
     M(q, p) u̇ = h(q, u, t, p) + Φ_q(q, t, p)ᵀ λ + W_N λ_N + W_T λ_T
 
@@ -10,7 +10,7 @@ Equations of motion (SPEC §1), with generalized coordinates q (n,), velocities 
 * γ_T(q, u, t, p) — tangential (slip) velocity of each contact (k,), affine in
   u: W_Tᵀ = ∂γ_T/∂u and w̃_T = γ_T(q, 0, t, p).
 * Contact laws per contact as parameter leaves (:class:`ContactLaws`).
-* Compliant contacts (SPEC §1, F3/F4), kept apart from the rigid ones: gaps
+* Compliant contacts (docs/theory/compliant.md), kept apart from the rigid ones: gaps
   g_C(q, t, p) (kc,), optional slip velocities, :class:`CompliantLaws`; their
   forces come from :func:`compliant_contact_forces`, added by the schemes that
   use them (penalty, event-driven).
@@ -57,7 +57,7 @@ class ContactLaws(NamedTuple):
     tangential_restitution: ε_T ∈ [0, 1] (0: no tangential rebound).
     friction: Coulomb coefficient μ ≥ 0 (0: frictionless); the dynamic (slip) coefficient.
     static_friction: μ0 ≥ μ bounding a sticking contact (schemes that tell stick from
-      slip, SPEC F3), or None: μ0 = μ (Moreau–Jean's LCP uses μ only).
+      slip: the event-driven scheme), or None: μ0 = μ (Moreau–Jean's LCP uses μ only).
     """
 
     restitution: jax.Array
@@ -72,7 +72,7 @@ class CompliantLaws(NamedTuple):
     Normal force F_N = K δ^n + D(δ) δ̇ (:func:`jaxcontact.contact_laws.compliant_normal_force`):
     stiffness K ≥ 0, exponent n > 0 (1.5: Hertz), damping c ≥ 0.
     Friction: dynamic μ = ``friction`` ≥ 0 and static μ0 = ``static_friction`` ≥ μ (used by
-    schemes that resolve sticking, SPEC F3; the regularized laws have no static friction and
+    schemes that resolve sticking: the event-driven scheme; the regularized laws have no static friction and
     use μ), ``slip_width`` v_r (exponential) or v1 (linear) > 0, ``slip_width0`` v0 ∈ [0, v1)
     (linear model only; give zeros otherwise).
     """
@@ -106,7 +106,7 @@ class LagrangianSystem:
       compliant_slip_velocity: ``γ_T(q, u, t, p) -> (kc,)`` affine in u, or None (frictionless).
       compliant_laws: ``p -> CompliantLaws`` with (kc,) leaves; required with ``compliant_gaps``.
       compliant_damping: static "hunt_crossley" (D = c δ^n) or "paper" (D = c δ).
-      friction_regularization: static "exponential" or "linear" (SPEC §1's regularized laws).
+      friction_regularization: static "exponential" or "linear" (regularized Coulomb, docs/theory/compliant.md).
       diagonal_mass: M(q, p) is diagonal for every q and p (planar bodies in absolute
         coordinates): schemes then divide by its diagonal instead of factorising it.
       constraint_columns: for each row of Φ, the coordinates it may depend on (a superset of

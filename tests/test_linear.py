@@ -116,7 +116,7 @@ def test_linear_system_input_errors():
 @pytest.mark.parametrize("solver", ["nsgs", "lemke"])
 def test_tangential_restitution_reverses_the_slip_velocity(solver):
     """NewtonImpactFrictionNSL(en, et, mu): an oblique impact that sticks leaves the contact point
-    with slip −ε_T × its incoming slip and normal velocity −ε_N × incoming (per SPEC F1's ξ)."""
+    with slip −ε_T × its incoming slip and normal velocity −ε_N × incoming (Moreau–Jean's ξ)."""
     from jaxcontact.stepping import MoreauJean
 
     e_n, e_t, w, v = 0.5, 0.4, 0.3, 2.0

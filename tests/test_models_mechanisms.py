@@ -1,4 +1,4 @@
-"""Built-in planar mechanisms: the four-bar hitting a wall (SPEC E1) and the rocking block.
+"""Built-in planar mechanisms: the four-bar hitting a wall (the 2015 projection-correction paper) and the rocking block.
 
 Independent truths: for a one-DOF linkage driven by a (nearly) constant generalized force,
 the excursion after an impact scales with the kinetic energy, so successive apex
@@ -56,7 +56,7 @@ def test_four_bar_model_parameters_and_state():
 
 
 def test_four_bar_hits_the_wall_bounces_and_rests_at_the_paper_step():
-    """SPEC E1 at h = 0.01 s (no projection): impacts, shrinking bounces, rest at the wall,
+    """The four-bar as published, h = 0.01 s (no projection): impacts, shrinking bounces, rest at the wall,
     penetration bounded by one step of travel, ‖Φ‖ drifting (the paper's motivation)."""
     m = get_model("four-bar")
     tr = simulate_model(m)  # dt = 0.01, t_final = 1 s
@@ -73,7 +73,7 @@ def test_four_bar_hits_the_wall_bounces_and_rests_at_the_paper_step():
     assert np.max(pen) <= reach and np.max(np.diff(pen)) <= reach
     assert -reach <= gap[-1] <= 0.0
     phi = np.asarray(tr.diagnostics.phi)
-    assert phi[0] < 1e-15 and phi[-1] > 1e-3  # uncorrected drift (issue 4 projects it away)
+    assert phi[0] < 1e-15 and phi[-1] > 1e-3  # uncorrected drift (the projection removes it)
     assert bool(np.all(np.asarray(tr.diagnostics.converged)))
 
 

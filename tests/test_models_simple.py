@@ -97,7 +97,7 @@ def test_ball_energy_never_increases(ball):
 
 
 def test_newton_literal_law_adds_energy_at_separating_contacts():
-    """With separating="newton" (SPEC F1 literally) a settling ball gains energy; measured and shown."""
+    """With separating="newton" (Newton's law read literally) a settling ball gains energy; measured and shown."""
     from jaxcontact.stepping import MoreauJean
 
     m = get_model("bouncing-ball")
@@ -142,7 +142,7 @@ def test_block_sliding_acceleration():
 
 
 def test_block_friction_solvers_agree():
-    """NSGS (default) and Lemke on SPEC F1's LCP give the same trajectory (stick and slip)."""
+    """NSGS (default) and Lemke on the planar friction LCP give the same trajectory (stick and slip)."""
     pytest.importorskip("jaxcontact.lcp.lemke")
     from jaxcontact.stepping import MoreauJean
 

@@ -1,4 +1,4 @@
-"""SPEC E2 slider–bar under the event-driven scheme: stick–slip with the friction laws obeyed, constraints kept."""
+"""The slider–bar under the event-driven scheme: stick–slip with the friction laws obeyed, constraints kept."""
 
 import jax
 import jax.numpy as jnp

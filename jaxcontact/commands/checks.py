@@ -222,6 +222,7 @@ class Size(NamedTuple):
     env_steps: float
 
     def describe(self) -> str:
+        """One line for the plan: steps, memory and disk of the run."""
         return (f"{self.env_steps:.3g} time steps in all, about {_bytes(self.memory_bytes)} in memory and "
                 f"{_bytes(self.disk_bytes)} on disk")
 

@@ -27,6 +27,7 @@ HELP = "identify model parameters from a measured trajectory (gradient-based, op
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``identify`` command's arguments."""
     add_model_argument(p)
     p.add_argument("--data", required=True, metavar="FILE.npz",
                    help="measured data: trajectory.npz of `jaxcontact simulate`, or an npz with t and y (or q)")
@@ -95,6 +96,7 @@ def default_bounds(name, guess) -> tuple:
 
 
 def parse_bounds(items) -> dict:
+    """``NAME=LO,HI`` strings → {name: (lo, hi)}; ValueError naming the item when malformed or LO ≥ HI."""
     out = {}
     for s in items:
         name, eq, value = s.partition("=")
@@ -131,6 +133,7 @@ def exact_fit(res, name) -> bool:
 
 
 def run(args) -> int:
+    """Run ``jaxcontact identify`` with parsed ``args``: fit, write fit.json and plots; returns the exit status."""
     import jax
 
     jax.config.update("jax_enable_x64", True)

@@ -34,6 +34,7 @@ SOLVERS = ("lemke", "robust", "pgs", "jacobi")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare the ``lcp-demo`` options on ``p``."""
     p.add_argument("--float32", action="store_true", help="solve in float32 (default float64)")
     p.add_argument("--solvers", default=",".join(SOLVERS),
                    help=f"comma-separated subset of {', '.join(SOLVERS)} (default: all)")
@@ -77,6 +78,7 @@ def _solver_functions(names, sweeps):
 
 
 def run(args) -> int:
+    """Run ``jaxcontact lcp-demo``: solve Siconos' LCP collection with every chosen solver and print a table."""
     import jax
 
     if not args.float32:

@@ -18,6 +18,19 @@ resumes the study. Chunks carry checksums: a damaged or altered chunk file is
 named, set aside and recomputed. The chunk size belongs to the study (recorded
 when it starts), so it resumes on any device count.
 
+Several processes: ``--processes N`` runs the study as N processes on this
+host (``jax.distributed``, coordinator on 127.0.0.1 on a free port), each with
+its own devices; process i computes chunks i, i + N, … and process 0 writes the
+summary and figures once all chunks are in. The numbers are those of one
+process (every sample's inputs derive from its global index), and a killed
+run resumes with any process count. On a cluster every process runs the same
+command with ``--coordinator HOST:PORT --num-processes N --process-id K``
+(``--out`` on a shared file system), e.g. with SLURM::
+
+    srun --ntasks=4 bash -c 'jaxcontact mc four-bar --out $SCRATCH/fb \\
+        --coordinator $(scontrol show hostnames $SLURM_JOB_NODELIST | head -1):12345 \\
+        --num-processes $SLURM_NTASKS --process-id $SLURM_PROCID'
+
 ``--devices K`` splits each chunk over K XLA host devices on a CPU, one per
 core. By default K is the number of cores this process may use
 (``os.sched_getaffinity``): samples are independent, so the numbers do not
@@ -49,6 +62,7 @@ HELP = "Monte Carlo uncertainty study of a built-in or user model, with any sche
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``mc`` command's arguments."""
     add_model_argument(p, "the model (`jaxcontact models` says which have a default study, the others need --param; "
                           "`jaxcontact params MODEL` lists its parameters)")
     add_scheme_arguments(p, default="the study's (moreau-jean unless the model's default study says)")
@@ -93,6 +107,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "expansion of each scalar outcome fitted to N samples (moments and Sobol indices from its "
                         "coefficients, cross-validated Q² per outcome, pce_diagnostics.png); pce-grad: the same "
                         "with each sample's jax.jacfwd gradient as extra regression rows")
+    p.add_argument("--processes", type=checks.positive_int, default=None, metavar="N",
+                   help="run the study as N processes on this host (jax.distributed, coordinator on 127.0.0.1 "
+                        "on a free port); each takes every N-th chunk, same numbers as one process")
+    p.add_argument("--coordinator", default=None, metavar="HOST:PORT",
+                   help="several hosts: the coordinator address of jax.distributed (process 0's host), with "
+                        "--num-processes and --process-id; every process runs the same command")
+    p.add_argument("--num-processes", type=checks.positive_int, default=None,
+                   help="several hosts: number of processes in the study (with --coordinator)")
+    p.add_argument("--process-id", type=checks.nonnegative_int, default=None,
+                   help="several hosts: this process's index, 0 … num-processes − 1 (with --coordinator)")
     p.add_argument("--no-plots", action="store_true", help="write summary.json and samples.npz only")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--out", default=None, help="output folder, created if needed (default: mc-<model>)")
@@ -128,17 +152,12 @@ def _host_devices(requested: int | None) -> None:
 
 def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.Size", list]:
     """What will run (simulations, design, steps) in one line, its size estimate and accuracy warnings; no compute."""
-    from jaxcontact.models import get_model
-    from jaxcontact.simulate import n_steps_for
-    from jaxcontact.studies.outcomes import outcome
+    from jaxcontact.studies.montecarlo import study_model
     from jaxcontact.studies.runner import CHUNK_PER_DEVICE, study_chunk_size
     from jaxcontact.studies.sensitivity import base_rows, design_size
 
-    model = get_model(spec.model, **dict(spec.overrides))
-    spec.space.validate(model.params)
+    model, dt, _, n_steps, outcomes = study_model(spec)
     d = len(spec.space.uncertain)
-    dt = model.dt if spec.dt is None else spec.dt
-    n_steps = n_steps_for(dt, model.t_final if spec.t_final is None else spec.t_final)
     if spec.sensitivity and d >= 1:
         n_base = base_rows(spec.n, d)
         n_sim = design_size(n_base, d)
@@ -147,7 +166,6 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.
             design += f", asked --n {spec.n}"
     else:
         n_sim, design = spec.n, f"{spec.sampler} design"
-    outcomes = [outcome(name, model.system, save_every=spec.save_every) for name in spec.outcomes]
     n_series = sum(o.kind == "series" for o in outcomes)
     chunk = spec.chunk_size or study_chunk_size(chunk_folder) or CHUNK_PER_DEVICE * usable_cores()
     size = checks.study_size(model, n_simulations=n_sim, n_params=len(spec.space), n_steps=n_steps,
@@ -158,8 +176,84 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.
             size, warn)
 
 
-def run(args) -> int:
+PROCESS_TIMEOUT = 300  # seconds a process waits for the others to join jax.distributed
+
+
+def _distributed_arguments(args) -> tuple[str, int, int] | None:
+    """(coordinator, processes, process id) from --coordinator/--num-processes/--process-id, or None."""
+    given = [args.coordinator is not None, args.num_processes is not None, args.process_id is not None]
+    if not any(given):
+        return None
+    if not all(given):
+        raise ValueError("--coordinator, --num-processes and --process-id go together (every process of the "
+                         "study gets all three, with its own --process-id)")
+    if args.processes is not None:
+        raise ValueError("--processes N starts its own processes; do not combine it with --coordinator")
+    if args.process_id >= args.num_processes:
+        raise ValueError(f"--process-id {args.process_id} must be < --num-processes {args.num_processes}")
+    host, _, port = args.coordinator.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"--coordinator {args.coordinator!r} must be HOST:PORT, e.g. 127.0.0.1:12345")
+    return args.coordinator, args.num_processes, args.process_id
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _spawn_local(args, n: int) -> int:
+    """Run this command as ``n`` processes on this host (coordinator 127.0.0.1) and wait for all of them."""
+    import signal
+    import subprocess
+
+    argv = list(getattr(args, "argv", None) or sys.argv[1:])
+    i = argv.index("--processes") if "--processes" in argv else None
+    if i is not None:
+        del argv[i:i + 2]
+    else:
+        argv = [a for a in argv if not a.startswith("--processes=")]
+    coordinator = f"127.0.0.1:{_free_port()}"
+    children = []
     try:
+        for k in range(n):
+            extra = ["--coordinator", coordinator, "--num-processes", str(n), "--process-id", str(k)]
+            if k > 0:
+                extra += ["--quiet"]  # one progress bar and one summary: process 0's
+            children.append(subprocess.Popen([sys.executable, "-m", "jaxcontact.cli", *argv, *extra],
+                                             stdout=None if k == 0 else subprocess.DEVNULL))
+        codes = [c.wait() for c in children]
+    except KeyboardInterrupt:
+        for c in children:
+            c.send_signal(signal.SIGINT)
+        for c in children:
+            try:
+                c.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                c.kill()
+        return 130
+    finally:
+        for c in children:
+            if c.poll() is None:
+                c.kill()
+    bad = [(k, c) for k, c in enumerate(codes) if c != 0]
+    for k, c in bad:
+        print(f"jaxcontact mc: process {k} of {n} exited with code {c}", file=sys.stderr)
+    return bad[0][1] if bad else 0
+
+
+def run(args) -> int:
+    """Run ``jaxcontact mc`` with parsed ``args``: the study, its summary, files and plots; returns the exit status."""
+    try:
+        distributed = _distributed_arguments(args)
+        if (distributed is not None or (args.processes or 1) > 1) and args.method != "mc":
+            raise ValueError(f"several processes (--processes, --coordinator) run --method mc studies only, "
+                             f"not --method {args.method}")
+        if args.processes is not None and args.processes > 1 and not args.check:
+            return _spawn_local(args, args.processes)
         _host_devices(args.devices)
         sets = parse_sets(args.set)
         checks.set_and_param_conflict(sets, args.param)
@@ -174,6 +268,15 @@ def run(args) -> int:
     import jax
 
     jax.config.update("jax_enable_x64", args.dtype == "float64")
+    if distributed is not None:
+        coordinator, n_proc, pid = distributed
+        try:
+            jax.distributed.initialize(coordinator_address=coordinator, num_processes=n_proc, process_id=pid,
+                                       initialization_timeout=PROCESS_TIMEOUT)
+        except Exception as e:  # noqa: BLE001 - the runtime raises XlaRuntimeError/RuntimeError/ValueError
+            print(f"jaxcontact mc: error: process {pid} of {n_proc} could not join the coordinator "
+                  f"{coordinator} within {PROCESS_TIMEOUT} s: {e}", file=sys.stderr)
+            return 2
     from jaxcontact.studies.montecarlo import DEFAULT_STUDIES, default_study, format_summary, run_study
     from jaxcontact.studies.runner import saved_samples
 
@@ -217,6 +320,8 @@ def run(args) -> int:
         print(f"\ninterrupted: {saved} of {total or '?'} samples saved in {chunks}; resume with: {again}",
               file=sys.stderr)
         return 130
+    if jax.process_index() != 0:
+        return 0  # process 0 prints the summary and writes the files
     print(format_summary(summary))
     for name, o in summary["outcomes"].items():
         if "pce" in o and "error" in o["pce"]:

@@ -14,6 +14,7 @@ HELP = "list the built-in models (coordinates, default time step and duration, d
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``models`` command takes no arguments."""
     pass
 
 
@@ -24,6 +25,7 @@ def first_line(module_name: str) -> str:
 
 
 def run(args) -> int:
+    """Print the built-in models, each with whether it has a default study."""
     from jaxcontact.models import REGISTRY, get_model
     from jaxcontact.studies.montecarlo import DEFAULT_STUDIES
 

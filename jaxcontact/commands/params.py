@@ -17,6 +17,7 @@ NAME = "params"
 HELP = "list a model's parameters: default value, unit and rule"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``params`` command's arguments: the model."""
     from jaxcontact.models import REGISTRY
 
     p.add_argument("model", help=f"built-in model: {', '.join(sorted(REGISTRY))}")
@@ -45,6 +46,7 @@ def rows(model_name: str) -> list[tuple[str, str, str, str, str]]:
 
 
 def run(args) -> int:
+    """Print the model's parameters: default, unit, rule and study range."""
     import sys
 
     from jaxcontact.models import REGISTRY, get_model

@@ -30,6 +30,7 @@ _SCHEME_OPTIONS = {
 
 
 def add_model_argument(p: argparse.ArgumentParser, what: str = "model") -> None:
+    """The model, positional or ``--model``: a built-in name or FILE.py:FUNCTION."""
     from jaxcontact.models import REGISTRY
 
     p.add_argument("model", nargs="?", default=None,
@@ -55,6 +56,7 @@ def default_out(command: str, name: str) -> str:
 
 
 def add_scheme_arguments(p: argparse.ArgumentParser, default: str = "moreau-jean") -> None:
+    """``--scheme`` and each scheme's options (an option of another scheme is refused later, by name)."""
     p.add_argument("--scheme", choices=SCHEMES, default=None,
                    help="time stepping: moreau-jean (rigid contacts, impulses), moreau-jean-siconos (Siconos' "
                         "MoreauJeanOSI step: K and C implicit, Siconos' contact prediction and Newton law), penalty "

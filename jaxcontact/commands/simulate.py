@@ -19,6 +19,7 @@ HELP = "simulate a built-in or user model (Moreau–Jean, penalty or event-drive
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``simulate`` command's arguments."""
     add_model_argument(p)
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="parameter override by name (repeatable)")
@@ -49,6 +50,7 @@ def parse_sets(items) -> dict:
 
 
 def run(args) -> int:
+    """Run ``jaxcontact simulate`` with parsed ``args``: write trajectory.npz and plots; returns the exit status."""
     import jax
 
     jax.config.update("jax_enable_x64", True)

@@ -10,7 +10,7 @@ All solvers take one problem (M (n, n), q (n,)), work under ``jax.jit`` and
 * :func:`pgs`, :func:`projected_jacobi` — fixed-sweep iterative solvers,
   differentiable by unrolling or implicitly (:mod:`.implicit`).
 * :func:`nsgs`, :func:`friction_lcp` — the planar Coulomb frictional contact
-  problem (block Gauss–Seidel, and SPEC F1's LCP for Lemke).
+  problem (block Gauss–Seidel, and Moreau–Jean's planar friction LCP for Lemke).
 
 Note: the solver functions shadow their module names here
 (``jaxcontact.lcp.lemke`` is the function); import module internals with

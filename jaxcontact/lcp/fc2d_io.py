@@ -21,7 +21,7 @@ way, our solution matches Siconos' enumerative solver to 1e-13.
 
 Siconos orders unknowns per contact, (N₁, T₁, N₂, T₂, …). jaxcontact's planar
 friction solvers (:mod:`jaxcontact.lcp.friction2d`) use the block order of
-SPEC F1, [N₁ … N_nc, T₁ … T_nc]; :func:`read_fc2d` permutes to it, so a
+the planar friction LCP, [N₁ … N_nc, T₁ … T_nc]; :func:`read_fc2d` permutes to it, so a
 problem read here goes straight into ``nsgs`` / ``friction_lcp``.
 """
 

@@ -1,4 +1,4 @@
-"""Planar frictional contact: block nonsmooth Gauss–Seidel, and SPEC F1's LCP for Lemke.
+"""Planar frictional contact: block nonsmooth Gauss–Seidel, and Moreau–Jean's planar friction LCP for Lemke.
 
 The problem (one per Moreau–Jean step). With nc contacts, impulses
 r = [r_N; r_T] and local velocities u = W r + q, both of length 2 nc in
@@ -132,7 +132,7 @@ def fc2d_error(r, u, mu, q, active=None):
 
 
 def friction_lcp(W, q, mu):
-    """SPEC F1's LCP ``y = A x + b`` (size 3 nc) for the planar frictional problem.
+    """Moreau–Jean's planar friction LCP ``y = A x + b`` (size 3 nc) for the planar frictional problem.
 
     x = [P_N; P_R; ξ_L], y = [ξ_N; ξ_R; P_L] with P_R = μ P_N + P_T,
     P_L = μ P_N − P_T and ξ_T = ξ_R − ξ_L. From ξ = W P + q (blocks N, T):

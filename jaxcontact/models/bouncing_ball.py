@@ -55,6 +55,7 @@ def initial_state(p):
 
 
 def model(**overrides) -> Model:
+    """The bouncing ball with parameter overrides by name (ValueError for unknown names or broken rules)."""
     params = apply_overrides(DEFAULTS, overrides, RULES)
     if float(params["height"]) < float(params["radius"]):
         raise ValueError(f"parameter height = {float(params['height'])} must be >= radius = "

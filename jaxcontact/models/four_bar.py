@@ -1,4 +1,4 @@
-"""Four-bar linkage hitting a wall (SPEC E1, the 2015 projection-correction paper).
+"""Four-bar linkage hitting a wall (the 2015 projection-correction paper's example).
 
 Three bars in absolute coordinates q = (x1, y1, θ1, x2, y2, θ2, x3, y3, θ3),
 centres of mass as origins, 9 coordinates and 8 revolute constraint rows
@@ -115,6 +115,7 @@ def initial_state(p):
 
 
 def model(**overrides) -> Model:
+    """The four-bar hitting a wall with parameter overrides by name; refuses lengths that cannot close the loop."""
     params = apply_overrides(DEFAULTS, overrides)
     MECHANISM.validate(params)
     for name in ("wall_distance", "ground_length", "gravity"):
@@ -126,5 +127,5 @@ def model(**overrides) -> Model:
                          f"l3 = {np.asarray(params['l3'])}, ground_length = {np.asarray(params['ground_length'])} "
                          f"cannot close the loop at initial_angle = {np.asarray(params['initial_angle'])}")
     return Model("four-bar", SYSTEM, params, initial_state, dt=0.01, t_final=1.0,
-                 description="SPEC E1: a four-bar linkage driven by a torque on bar 1 until point a "
+                 description="A four-bar linkage (2015 projection paper) driven by a torque on bar 1 until point a "
                              "hits a wall and comes to rest against it (Newton restitution).")

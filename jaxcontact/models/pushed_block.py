@@ -9,7 +9,7 @@ the block sticks until F reaches μ0 m g, at t_s = μ0 m g / r, then slides with
 
 Its position history thus carries both coefficients: the onset time gives μ0, the
 curvature of the sliding phase gives μ. Static μ0 ≠ μ needs a scheme that tells
-stick from slip — :class:`jaxcontact.stepping.EventDriven` (SPEC F3); Moreau–Jean
+stick from slip — :class:`jaxcontact.stepping.EventDriven` (docs/theory/event-driven.md); Moreau–Jean
 uses μ alone.
 """
 
@@ -65,6 +65,7 @@ def position(q, p):
 
 
 def model(**overrides) -> Model:
+    """The pushed block with parameter overrides by name; refuses static_friction < friction."""
     params = apply_overrides(DEFAULTS, overrides, RULES)
     if not np.all(np.asarray(params["static_friction"]) >= np.asarray(params["friction"])):
         raise ValueError(f"static_friction = {params['static_friction']} must be >= friction = {params['friction']}")

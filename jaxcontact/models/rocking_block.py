@@ -1,4 +1,4 @@
-"""Rocking block (SPEC E3): a rigid rectangular block rocking on its two bottom corners.
+"""Rocking block (Housner 1963): a rigid rectangular block rocking on its two bottom corners.
 
 One body q = (x, y, θ) at the centre of mass; the bottom corners
 (∓width/2, −height/2) in the block's frame touch the ground y = 0 (two
@@ -34,6 +34,7 @@ RIGHT_CORNER = ("width/2", "-height/2")
 
 
 def mechanism() -> Mechanism:
+    """The rocking block's structure: one body, gravity, two corner contacts on the ground."""
     mech = Mechanism("rocking-block")
     block = mech.body("block", mass="mass", inertia="mass*(width**2 + height**2)/12")
     mech.gravity("gravity")
@@ -65,6 +66,7 @@ def initial_state(p):
 
 
 def model(**overrides) -> Model:
+    """The rocking block with parameter overrides by name; refuses a tilt beyond the overturning angle."""
     params = apply_overrides(DEFAULTS, overrides)
     MECHANISM.validate(params)
     alpha = np.arctan2(np.asarray(params["width"]), np.asarray(params["height"]))

@@ -1,10 +1,10 @@
-"""Slider–bar mechanism ("flat beater") with friction — SPEC E2, the 2015 LCP paper.
+"""Slider–bar mechanism ("flat beater") with friction — the 2015 slider–bar LCP paper's example.
 
 A slider (body 1) rests on a rough floor through two compliant contacts at its
 bottom corners; a bar (body 2) is pinned to the slider at point A and driven by
 a motor on the slider at constant speed ω. Coordinates
 q = (x_C1, y_C1, θ1, x_C2, y_C2, θ2) at the centres of mass. The constraints are
-exactly SPEC E2's:
+exactly the paper's:
 
     φ1 = x_C2 − x_C1 − e cos θ2 − d1 = 0,   φ2 = y_C2 − y_C1 − e sin θ2 − d2 = 0,
     φ̃ = θ2 − θ1 − ω t = 0,
@@ -35,8 +35,8 @@ Values the paper does not publish — our choices, all named parameter leaves:
 Initial state: both corners at the static penetration of the total weight, the
 bar horizontal (θ2 = θ1 = 0), the constraint velocities satisfied (θ̇2 = ω, the
 bar's centre moving at e ω upwards). Simulate with
-:class:`jaxcontact.stepping.event_driven.EventDriven` (SPEC F3) or
-:class:`jaxcontact.stepping.penalty.Penalty` (F4); Moreau–Jean refuses compliant contacts
+:class:`jaxcontact.stepping.event_driven.EventDriven` (docs/theory/event-driven.md) or
+:class:`jaxcontact.stepping.penalty.Penalty` (docs/theory/compliant.md); Moreau–Jean refuses compliant contacts
 (``mechanism(compliant=False)`` builds rigid corners for it).
 """
 
@@ -100,11 +100,12 @@ def initial_state(p):
 
 
 def model(**overrides) -> Model:
+    """The slider–bar with parameter overrides by name; refuses static_friction < friction."""
     params = apply_overrides(DEFAULTS, overrides, RULES)
     MECHANISM.validate(params)
     if np.any(np.asarray(params["static_friction"]) < np.asarray(params["friction"])):
         raise ValueError(f"static_friction = {np.asarray(params['static_friction'])} must be ≥ friction = "
                          f"{np.asarray(params['friction'])} (μ0 ≥ μ)")
     return Model("slider-bar", SYSTEM, params, initial_state, dt=5e-4, t_final=2.0,
-                 description="SPEC E2: a slider on a rough floor (compliant corners, μ0 ≥ μ) shaken by a "
+                 description="Flat beater: a slider on a rough floor (compliant corners, μ0 ≥ μ) shaken by a "
                              "motor-driven eccentric bar: stick–slip. Use the event-driven or penalty scheme.")

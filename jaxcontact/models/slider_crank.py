@@ -1,4 +1,4 @@
-"""Slider–crank with a revolute clearance joint between crank and connecting rod (SPEC E3, Flores et al.).
+"""Slider–crank with a revolute clearance joint between crank and connecting rod (Flores et al.).
 
 Bodies: crank (1), connecting rod (2), slider (3); q = (x, y, θ) of each centre
 of mass. The crank turns about the origin at a constant speed (driver
@@ -8,9 +8,9 @@ x-axis (prismatic joint). The crank–rod joint is either
 * "ideal": a perfect revolute joint (the reference mechanism);
 * "compliant": a pin (radius r_p, at the rod's end) in a hole of radius
   r_p + c (at the crank's tip) with Hertz contact K δ^1.5 and Hunt–Crossley
-  damping, regularized Coulomb friction — for the penalty scheme (SPEC F4);
+  damping, regularized Coulomb friction — for the penalty scheme (docs/theory/compliant.md);
 * "rigid": the same pin and hole with Newton restitution and Coulomb friction
-  — for Moreau–Jean impacts (SPEC F1).
+  — for Moreau–Jean impacts (docs/theory/moreau-jean.md).
 
 Values. Geometry, masses and inertias are those of the slider–crank studied
 by Flores and Ambrósio (Computers & Structures 82, 2004) and in Flores et al.,

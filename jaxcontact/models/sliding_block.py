@@ -75,6 +75,7 @@ def distance_along_slope(q, p):
 
 
 def model(**overrides) -> Model:
+    """The block on a rough incline with parameter overrides by name."""
     params = apply_overrides(DEFAULTS, overrides, RULES)
     return Model("sliding-block", SYSTEM, params, initial_state, dt=1e-3, t_final=2.0,
                  description="A block launched down a rough incline (Coulomb friction): it stops "

@@ -39,6 +39,7 @@ class Body:
         return self.index is None
 
     def slice(self) -> slice:
+        """The slice of q holding this body's (x, y, θ)."""
         return slice(3 * self.index, 3 * self.index + 3)
 
     def __repr__(self):
@@ -64,6 +65,7 @@ class Point:
         self.y = Value(sy, f"{where} y")
 
     def local(self, p):
+        """The point's body-frame coordinates (x, y) resolved from the parameters ``p``."""
         return self.x(p), self.y(p)
 
     def world(self, q, p):
@@ -71,6 +73,7 @@ class Point:
         return world_point(q, self.body, self.local(p))
 
     def values(self):
+        """The Values this element reads (for parameter checks)."""
         return (self.x, self.y)
 
     def __repr__(self):
@@ -89,6 +92,7 @@ class Frames:
         self._pose, self._cs = {}, {}
 
     def pose(self, body: Body):
+        """(x, y, θ) of ``body`` (zeros for the ground), taken from q once."""
         if body.index not in self._pose:
             if body.is_ground:
                 self._pose[None] = (0.0, 0.0, 0.0)
@@ -98,6 +102,7 @@ class Frames:
         return self._pose[body.index]
 
     def cs(self, body: Body):
+        """(cos θ, sin θ) of ``body``, evaluated once per call and reused."""
         if body.index not in self._cs:
             th = self.pose(body)[2]
             self._cs[body.index] = cos_sin(th)
@@ -127,20 +132,24 @@ def _cos_sin_jvp(primals, tangents):
 
 
 def frames(q) -> Frames:
+    """``q`` wrapped as :class:`Frames` (returned as is if it already is one)."""
     return q if isinstance(q, Frames) else Frames(q)
 
 
 # Arithmetic that folds structural constants (Python 0.0 and 1.0 from literal coordinates) at
 # trace time: XLA keeps x * 0.0 (it is NaN for x = inf), so a literal zero offset would cost flops.
 def is_zero(x) -> bool:
+    """True for a Python number equal to 0 (a structural zero that can be skipped at trace time)."""
     return isinstance(x, (int, float)) and x == 0.0
 
 
 def is_one(x) -> bool:
+    """True for a Python number equal to 1."""
     return isinstance(x, (int, float)) and x == 1.0
 
 
 def mul(a, b):
+    """a · b, skipping structural zeros and ones (fewer traced operations)."""
     if is_zero(a) or is_zero(b):
         return 0.0
     if is_one(a):
@@ -151,6 +160,7 @@ def mul(a, b):
 
 
 def add(a, b):
+    """a + b, skipping structural zeros."""
     if is_zero(a):
         return b
     if is_zero(b):
@@ -159,6 +169,7 @@ def add(a, b):
 
 
 def sub(a, b):
+    """a − b, skipping structural zeros."""
     if is_zero(b):
         return a
     if is_zero(a):
@@ -167,6 +178,7 @@ def sub(a, b):
 
 
 def dot(ax, ay, bx, by):
+    """The 2D dot product (ax, ay) · (bx, by), skipping structural zeros."""
     return add(mul(ax, bx), mul(ay, by))
 
 

@@ -49,6 +49,7 @@ class Line:
         return ox, oy, nx, ny
 
     def values(self):
+        """The Values this element reads (for parameter checks)."""
         return self.point.values() + tuple(self.normal)
 
     def __repr__(self):
@@ -108,13 +109,16 @@ class PointLine(Contact):
         return px, py, nx, ny, dot(nx, ny, sub(px, ox), sub(py, oy))
 
     def gap(self, q, t, p):
+        """The signed gap g_N(q, t): positive when open, negative when the bodies overlap."""
         return self._geometry(q, p)[4]
 
     def slip(self, q, u, t, p):
+        """The slip velocity γ_T of the material contact points along the tangent."""
         px, py, nx, ny, _ = self._geometry(q, p)
         return _slip(q, u, self.point.body, (px, py), self.line.body, (px, py), nx, ny)
 
     def values(self):
+        """The Values this element reads (for parameter checks)."""
         return self.point.values() + self.line.values()
 
     def __repr__(self):
@@ -135,13 +139,16 @@ class CircleLine(Contact):
         return sub(cx, mul(r, nx)), sub(cy, mul(r, ny)), nx, ny, sub(dot(nx, ny, sub(cx, ox), sub(cy, oy)), r)
 
     def gap(self, q, t, p):
+        """The signed gap g_N(q, t): positive when open, negative when the bodies overlap."""
         return self._geometry(q, p)[4]
 
     def slip(self, q, u, t, p):
+        """The slip velocity γ_T of the material contact points along the tangent."""
         px, py, nx, ny, _ = self._geometry(q, p)
         return _slip(q, u, self.centre.body, (px, py), self.line.body, (px, py), nx, ny)
 
     def values(self):
+        """The Values this element reads (for parameter checks)."""
         return self.centre.values() + (self.radius,) + self.line.values()
 
     def __repr__(self):
@@ -164,13 +171,16 @@ class CircleCircle(Contact):
         return (ax - ra * nx, ay - ra * ny), (bx + rb * nx, by + rb * ny), nx, ny, d - ra - rb
 
     def gap(self, q, t, p):
+        """The signed gap g_N(q, t): positive when open, negative when the bodies overlap."""
         return self._geometry(q, p)[4]
 
     def slip(self, q, u, t, p):
+        """The slip velocity γ_T of the material contact points along the tangent."""
         pa, pb, nx, ny, _ = self._geometry(q, p)
         return _slip(q, u, self.centre_a.body, pa, self.centre_b.body, pb, nx, ny)
 
     def values(self):
+        """The Values this element reads (for parameter checks)."""
         return self.centre_a.values() + (self.radius_a,) + self.centre_b.values() + (self.radius_b,)
 
     def __repr__(self):
@@ -201,6 +211,7 @@ class ClearanceJoint(Contact):
         return (px + rp * ex, py + rp * ey), (hx + rh * ex, hy + rh * ey), -ex, -ey, c - ecc
 
     def gap(self, q, t, p):
+        """The signed gap c − |p_hole − p_pin|: negative when the pin penetrates the bearing."""
         return self._geometry(q, p)[4]
 
     def eccentricity(self, q, p):
@@ -210,10 +221,12 @@ class ClearanceJoint(Contact):
         return px - hx, py - hy
 
     def slip(self, q, u, t, p):
+        """The slip velocity γ_T of the material contact points along the tangent."""
         pa, pb, nx, ny, _ = self._geometry(q, p)
         return _slip(q, u, self.pin.body, pa, self.hole.body, pb, nx, ny)
 
     def values(self):
+        """The Values this element reads (for parameter checks)."""
         return self.pin.values() + self.hole.values() + (self.pin_radius, self.clearance)
 
     def __repr__(self):

@@ -29,6 +29,7 @@ class Wrenches:
         self.extra = []
 
     def add(self, body: Body, fx, fy, tau):
+        """Add the force (fx, fy) and torque τ acting on ``body`` at its centre (ignored for the ground)."""
         if body.is_ground:
             return
         for lst, v in zip(self.parts[body.index], (fx, fy, tau)):
@@ -42,6 +43,7 @@ class Wrenches:
         self.add(body, fx, fy, sub(mul(sub(px, x), fy), mul(sub(py, y), fx)))
 
     def vector(self):
+        """The generalized force vector (3 per body), user generalized forces added."""
         z = jnp.zeros((), self.dtype)
         comps = [_sum(lst, z) for parts in self.parts for lst in parts]
         v = jnp.stack([jnp.asarray(c, self.dtype) for c in comps])
@@ -70,6 +72,7 @@ class Gravity:
         return unit(self.direction[0](p), self.direction[1](p), (0.0, -1.0))
 
     def apply(self, acc: Wrenches, bodies, q, u, t, p):
+        """Add this load's generalized force at (q, u, t) to ``acc``."""
         g = self.g(p)
         dx, dy = self._dir(p)
         for b in bodies:
@@ -77,6 +80,7 @@ class Gravity:
             acc.add(b, mul(mg, dx), mul(mg, dy), 0.0)
 
     def potential(self, bodies, q, t, p):
+        """This load's potential energy (0 when it is not conservative or varies in time)."""
         g = self.g(p)
         dx, dy = self._dir(p)
         v = 0.0
@@ -86,6 +90,7 @@ class Gravity:
         return v
 
     def values(self):
+        """The Values this element reads (for parameter checks)."""
         return (self.g,) + tuple(self.direction)
 
     def __repr__(self):
@@ -99,16 +104,19 @@ class PointForce:
         self.name, self.at, self.fx, self.fy = name, at, fx, fy
 
     def apply(self, acc, bodies, q, u, t, p):
+        """Add this load's generalized force at (q, u, t) to ``acc``."""
         px, py = self.at.world(q, p)
         acc.add_at(q, self.at.body, px, py, self.fx(p, t), self.fy(p, t))
 
     def potential(self, bodies, q, t, p):
+        """This load's potential energy (0 when it is not conservative or varies in time)."""
         if not (self.fx.is_constant_in_time and self.fy.is_constant_in_time):
             return 0.0
         px, py = self.at.world(q, p)
         return -(self.fx(p, t) * px + self.fy(p, t) * py)
 
     def values(self):
+        """The Values this element reads (for parameter checks)."""
         return self.at.values() + (self.fx, self.fy)
 
     def __repr__(self):
@@ -122,16 +130,19 @@ class Torque:
         self.name, self.body, self.value, self.reaction = name, body, value, reaction
 
     def apply(self, acc, bodies, q, u, t, p):
+        """Add this load's generalized force at (q, u, t) to ``acc``."""
         T = self.value(p, t)
         acc.add(self.body, 0.0, 0.0, T)
         acc.add(self.reaction, 0.0, 0.0, -T)
 
     def potential(self, bodies, q, t, p):
+        """This load's potential energy (0 when it is not conservative or varies in time)."""
         if not self.value.is_constant_in_time:
             return 0.0
         return -self.value(p, t) * (pose(q, self.body)[2] - pose(q, self.reaction)[2])
 
     def values(self):
+        """The Values this element reads (for parameter checks)."""
         return (self.value,)
 
     def __repr__(self):
@@ -156,6 +167,7 @@ class SpringDamper:
         return ax, ay, bx, by, safe_norm(bx - ax, by - ay), safe_unit(bx - ax, by - ay)
 
     def apply(self, acc, bodies, q, u, t, p):
+        """Add this load's generalized force at (q, u, t) to ``acc``."""
         ax, ay, bx, by, L, (ex, ey) = self._geometry(q, p)
         vax, vay = material_velocity(q, u, self.a.body, ax, ay)
         vbx, vby = material_velocity(q, u, self.b.body, bx, by)
@@ -165,10 +177,12 @@ class SpringDamper:
         acc.add_at(q, self.b.body, bx, by, -f * ex, -f * ey)
 
     def potential(self, bodies, q, t, p):
+        """This load's potential energy (0 when it is not conservative or varies in time)."""
         L = self._geometry(q, p)[4]
         return 0.5 * self.stiffness(p) * (L - self.rest_length(p)) ** 2
 
     def values(self):
+        """The Values this element reads (for parameter checks)."""
         return self.a.values() + self.b.values() + (self.stiffness, self.damping, self.rest_length)
 
     def __repr__(self):
@@ -183,12 +197,15 @@ class GeneralizedForce:
         self.name, self.fn = name, fn
 
     def apply(self, acc, bodies, q, u, t, p):
+        """Add this load's generalized force at (q, u, t) to ``acc``."""
         acc.extra.append(self.fn(q, u, t, p))
 
     def potential(self, bodies, q, t, p):
+        """This load's potential energy (0 when it is not conservative or varies in time)."""
         return 0.0
 
     def values(self):
+        """The Values this element reads (for parameter checks)."""
         return ()
 
     def __repr__(self):

@@ -25,6 +25,7 @@ class Revolute:
         self.name, self.a, self.b = name, a, b
 
     def residual(self, q, t, p):
+        """This joint's constraint rows Φ(q, t) (a list of scalars, zero when the joint holds)."""
         ax, ay = self.a.world(q, p)
         bx, by = self.b.world(q, p)
         return [sub(ax, bx), sub(ay, by)]
@@ -34,6 +35,7 @@ class Revolute:
         return (f"{self.name}.x", f"{self.name}.y")
 
     def values(self):
+        """The Values this element reads (for parameter checks)."""
         return self.a.values() + self.b.values()
 
     def __repr__(self):
@@ -55,6 +57,7 @@ class Prismatic:
         self.axis_angle, self.angle = axis_angle, angle
 
     def residual(self, q, t, p):
+        """This joint's constraint rows Φ(q, t) (a list of scalars, zero when the joint holds)."""
         _, _, tha = pose(q, self.a.body)
         _, _, thb = pose(q, self.b.body)
         ax, ay = self.a.world(q, p)
@@ -72,6 +75,7 @@ class Prismatic:
         return (f"{self.name}.angle", f"{self.name}.offset")
 
     def values(self):
+        """The Values this element reads (for parameter checks)."""
         return self.a.values() + self.b.values() + (self.axis_angle, self.angle)
 
     def __repr__(self):
@@ -94,6 +98,7 @@ class Driver:
         self.value, self.relative_to = value, relative_to
 
     def residual(self, q, t, p):
+        """This joint's constraint rows Φ(q, t) (a list of scalars, zero when the joint holds)."""
         c = COORDINATES.index(self.coordinate)
         return [sub(sub(pose(q, self.body)[c], pose(q, self.relative_to)[c]), self.value(p, t))]
 
@@ -102,6 +107,7 @@ class Driver:
         return (self.name,)
 
     def values(self):
+        """The Values this element reads (for parameter checks)."""
         return (self.value,)
 
     def __repr__(self):
@@ -110,4 +116,5 @@ class Driver:
 
 
 def stack_rows(rows, dtype):
+    """The constraint rows as one array of ``dtype``."""
     return jnp.stack([jnp.asarray(r, dtype) for r in rows])

@@ -40,6 +40,7 @@ _UNOPS = {ast.USub: operator.neg, ast.UAdd: operator.pos}
 
 
 def is_number(x) -> bool:
+    """True for a real Python/numpy number (bool excluded)."""
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 

@@ -1,11 +1,11 @@
-"""Model smoothing for stiff and flexible components (SPEC F5, examples E4 and E5).
+"""Model smoothing for stiff and flexible components (the 2018 model-smoothing paper; docs/theory/smoothing.md).
 
 * :mod:`.linear` — smoothed linear elastic systems (M + h²K/6) ü + (C + hK/2) u̇ + K u = F,
-  the E4 spring chain, exact modal solutions and the smoothed modes' frequency/amplitude ratios;
+  the paper's three-mass spring chain, exact modal solutions and the smoothed modes' frequency/amplitude ratios;
 * :mod:`.integrate` — explicit RK4, diffrax's adaptive Tsit5/Dopri5 and stiff Kvaerno5 for
   smooth Lagrangian systems (Baumgarte-stabilised joints);
 * :mod:`.beam` — planar ANCF beams with smoothed strain and curvature, pinned to the ground,
-  to each other or to rigid bodies of a planar Mechanism (E5 double pendulum);
+  to each other or to rigid bodies of a planar Mechanism (the paper's flexible double pendulum);
 * :mod:`.stiff_ball` — a ball on a K = 1e8 N/m ground with a smoothed contact spring.
 """
 

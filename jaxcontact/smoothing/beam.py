@@ -1,4 +1,4 @@
-"""Planar large-deformation beams (ANCF) with model smoothing of strain and curvature (SPEC F5, E5).
+"""Planar large-deformation beams (ANCF) with model smoothing of strain and curvature (docs/theory/smoothing.md).
 
 Element: the planar gradient-deficient Euler–Bernoulli beam of the absolute
 nodal coordinate formulation (Berzeri & Shabana, "Development of simple models
@@ -66,6 +66,7 @@ class Beam:
         return 4 * (self.n_elements + 1)
 
     def param(self, p, field):
+        """The parameter leaf ``<beam name>_<field>`` of ``p``."""
         return p[f"{self.name}_{field}"]
 
 
@@ -233,7 +234,7 @@ def flexible_system(beams, pins=(), *, rigid: Optional[LagrangianSystem] = None,
 
 
 def flexible_double_pendulum(n_elements: int = 2, h: float = 0.0):
-    """E5 (SPEC): two steel beams pinned to the ground and to each other, released from horizontal.
+    """Double pendulum: two steel beams pinned to the ground and to each other, released from horizontal.
 
     ρ = 7801 kg/m³, E = 2.1e11 Pa, L = 1.8 m, A = 2.5e-3 m² as published; the second moment of
     area is not published: we take a square section, I = A²/12 = 5.2e-7 m⁴. g = 9.81 m/s².

@@ -1,4 +1,4 @@
-"""Model smoothing of linear elastic parts (SPEC F5) and its exact modal solution.
+"""Model smoothing of linear elastic parts (docs/theory/smoothing.md) and its exact modal solution.
 
 Replacing the elastic stress by its mean over (t, t + h), with the Taylor
 expansion u(t + s) ≈ u + s u̇ + s² ü / 2 averaged over s ∈ (0, h), turns
@@ -18,7 +18,7 @@ Its characteristic roots are s = −σ ± i ω̄ with σ = hω² / (4(1 + a)) an
 
     ω̄ / ω = (1 + h²ω²/48 · 5)^(1/2) / (1 + h²ω²/6)      (exact, :func:`frequency_ratio`),
 
-since ω̄² = ω²/(1 + a) − σ² = ω² (1 + a − h²ω²/16) / (1 + a)². SPEC's form
+since ω̄² = ω²/(1 + a) − σ² = ω² (1 + a − h²ω²/16) / (1 + a)². The paper's form
 (1 + h²ω²/6)^(-1/2) (1 + 5h²ω²/48)^(1/2) has the first exponent −1/2 instead
 of −1; they differ already at order h²ω² (1 − 3h²ω²/96 against the exact
 1 − 11h²ω²/96), so we implement and test the exact ratio.
@@ -119,7 +119,7 @@ def chain_stiffness(stiffnesses):
 
 
 def spring_chain(masses, stiffnesses, force, h=0.0):
-    """The E4 chain: masses in a row, spring k_i between masses i and i+1, ``force`` on the last.
+    """The smoothing paper's chain: masses in a row, spring k_i between masses i and i+1, ``force`` on the last.
 
     Returns ``(system, params)`` of :func:`smoothed_linear_system` (coordinates x_1..x_n);
     replace ``params["K"]`` by :func:`chain_stiffness` of new values to batch over stiffness.

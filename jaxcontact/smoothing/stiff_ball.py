@@ -1,4 +1,4 @@
-"""A ball dropped on a stiff compliant ground (K = 1e8 N/m): smoothing of a contact spring (SPEC F5).
+"""A ball dropped on a stiff compliant ground (K = 1e8 N/m): smoothing of a contact spring (docs/theory/smoothing.md).
 
 Self-contained, one coordinate (height y of the ball's centre, radius R): while the
 ball penetrates, δ = R − y > 0, the ground pushes with the linear spring K δ; there is

@@ -42,8 +42,6 @@ within a few steps.
 
 from __future__ import annotations
 
-import jax.numpy as jnp
-
 
 def baumgarte_acceleration_rhs(phi, phi_dot, alpha, beta):
     """−2αΦ̇ − β²Φ: the stabilisation term added to the acceleration-level constraint rows."""
@@ -80,6 +78,7 @@ _BAUMGARTE_RATES: dict = {}
 
 def _rates(c):
     def rates(p, h):
+        """Baumgarte rates (α, β) = (c/h, c/h) at step h."""
         return c / h, c / h
     rates.__qualname__ = f"baumgarte_rates(c={c})"
     return rates

@@ -10,7 +10,7 @@ Solvers (a static choice):
 * ``"pgs"`` — projected Gauss–Seidel on the normal LCP (frictionless systems).
 * ``"nsgs"`` — block nonsmooth Gauss–Seidel on the planar Coulomb problem
   (``jaxcontact.lcp.friction2d.nsgs``); on a frictionless system it is PGS.
-* ``"lemke"`` — Lemke on the normal LCP, or on SPEC F1's 3k LCP built by
+* ``"lemke"`` — Lemke on the normal LCP, or on the planar friction LCP (size 3k) built by
   ``friction2d.friction_lcp`` with friction: the exact (pivoting) reference.
 """
 
@@ -102,6 +102,6 @@ def solve_contacts(D, c, mu, active, warm, *, solver, iterations, omega, tol, fr
 
         A, b = friction2d.friction_lcp(D, c, mu)
         sol = lemke(A, b, tol=tol_)
-        r = friction2d.from_lcp_solution(sol.z, mu)  # z = [P_N; P_R; ξ_L]  (SPEC F1)
+        r = friction2d.from_lcp_solution(sol.z, mu)  # z = [P_N; P_R; ξ_L]  (the planar friction LCP)
         return ContactSolution(r[:k], r[k:], sol.residual, sol.iterations, sol.converged)
     raise ValueError(f"solver {solver!r} cannot solve a frictional problem; use 'nsgs' or 'lemke'")

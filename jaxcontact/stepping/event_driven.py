@@ -251,6 +251,7 @@ class EventDriven(Scheme):
         return jnp.concatenate(parts)
 
     def init(self, system: LagrangianSystem, p, q0, u0, t0) -> EventState:
+        """The scheme state at (q0, u0, t0): contacts with g_N ≤ tol closed, slip directions from the sign of γ_T."""
         q0 = jnp.asarray(q0)
         u0 = jnp.asarray(u0, q0.dtype)
         t0 = jnp.asarray(t0, q0.dtype)

@@ -187,6 +187,7 @@ class MoreauJean(Scheme):
         return "newton" if self.force_rule == "siconos" else "conservative"
 
     def solver_for(self, system: LagrangianSystem) -> str:
+        """The contact solver this scheme uses on ``system`` ("auto" resolved); ValueError for PGS with friction."""
         friction = system.slip_velocity is not None
         if self.solver == "auto":
             return "nsgs" if friction else "pgs"
@@ -204,16 +205,20 @@ class MoreauJean(Scheme):
         return frozenset({"forward", "reverse"} if self.differentiation == "unroll" else {"reverse"})
 
     def check(self, system: LagrangianSystem) -> None:
+        """Refuse, naming the scheme, a system this scheme cannot treat (compliant contacts; friction with PGS)."""
         super().check(system)
         self.solver_for(system)  # friction/solver compatibility, as a clear error
 
     def with_soft_activation(self, key: str) -> "MoreauJean":
+        """A copy of the scheme with soft contact activation of the given kind (for identification)."""
         return dataclasses.replace(self, soft_activation=key)
 
     def init(self, system: LagrangianSystem, p, q0, u0, t0) -> "State":
+        """The scheme state at (q0, u0, t0) (see :func:`initial_state`)."""
         return initial_state(system, q0, u0, t0, p)
 
     def step(self, system: LagrangianSystem, p, state: "State", dt) -> tuple["State", "StepInfo"]:
+        """One step of size ``dt`` (see the module-level :func:`step`)."""
         return step(system, self, p, state, dt)  # the module-level step function
 
     def active(self, system: LagrangianSystem, p, state: "State"):
@@ -246,6 +251,7 @@ def n_contacts(system: LagrangianSystem, q, t, p) -> int:
 
 
 def initial_state(system: LagrangianSystem, q0, u0, t0, p) -> State:
+    """The Moreau–Jean state at (q0, u0, t0): zero warm-start impulses for every contact."""
     q0 = jnp.asarray(q0)
     k = n_contacts(system, q0, t0, p)
     z = jnp.zeros((k,), q0.dtype)

@@ -115,6 +115,7 @@ class Penalty(Scheme):
         return frozenset({"forward", "reverse"} if self.method == "rk4" else {"reverse"})
 
     def init(self, system: LagrangianSystem, p, q0, u0, t0) -> PenaltyState:
+        """The scheme's state at (q0, u0, t0)."""
         q0 = jnp.asarray(q0)
         t0 = jnp.asarray(t0, q0.dtype)
         return PenaltyState(t0, q0, jnp.asarray(u0, q0.dtype), t0, jnp.zeros((), jnp.int32))

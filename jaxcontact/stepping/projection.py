@@ -1,4 +1,4 @@
-"""Projection of a drifted state back onto the constraint manifold (SPEC F2, issue 4).
+"""Projection of a drifted state back onto the constraint manifold (docs/theory/projection-baumgarte.md).
 
 A time stepper that enforces the bilateral constraints at the velocity level
 (Moreau–Jean) lets the positions drift off Φ(q, t) = 0 and lets closed
@@ -16,8 +16,8 @@ by its Schur complement G = Φ_q M⁻¹ Φ_qᵀ:
 
     q_{k+1} = q̃ − M⁻¹ Φ_qᵀ G⁻¹ (Φ(q_k) − Φ_q (q_k − q̃)),   Φ_q = Φ_q(q_k).
 
-The first iteration (q_0 = q̃) is exactly SPEC F2's step
-[[M, Φ_qᵀ],[Φ_q, 0]] [Δq; η] = [0; −Φ(q̃)]. Later iterations keep the
+The first iteration (q_0 = q̃) is exactly the 2015 projection-correction paper's step
+``[[M, Φ_qᵀ],[Φ_q, 0]] [Δq; η] = [0; −Φ(q̃)]``. Later iterations keep the
 offset q_k − q̃ in the right-hand side, i.e. each iterate is the M-projection
 of q̃ itself (not of the previous iterate) onto the current linearisation.
 A fixed point therefore satisfies the first-order conditions of the closest
@@ -65,7 +65,7 @@ Unilateral contacts (``contacts=True``; ignored by systems without gaps):
   without a mask, when g_N(q) ≤ ``gap_tol``.
 
 Contacts in a time stepper. Which contacts to put back, and when, decides
-whether the corrected scheme is stable; measured on the four-bar of SPEC E1
+whether the corrected scheme is stable; measured on the four-bar hitting a wall
 with Moreau–Jean at h = 0.01 s (ε = 0.8, T = 10 N·m, 3 s simulated):
 
 * Bilateral projection only: ‖Φ‖ ≤ 4e-15 at every step, but the linkage comes
@@ -271,7 +271,7 @@ def project_position(system: LagrangianSystem, q, t, p, *, iterations: int = 2,
       contact_iterations: PGS sweeps of the "inequality" mode (static).
       regularization: relative Tikhonov shift of the Schur complements
         (default 100·eps of the dtype); see "Rank loss" in the module docstring.
-      damping: None (plain Newton, SPEC F2) or a Levenberg–Marquardt factor κ
+      damping: None (plain Newton, the paper's) or a Levenberg–Marquardt factor κ
         ≥ 0 (float or array leaf) in units of 1 / (M-norm length), i.e.
         1/(m·√kg) in SI: the bilateral Schur complement is shifted by
         κ · √(max diag G) · ‖Φ(q_k)‖ as well (a shift that vanishes on the
@@ -423,8 +423,8 @@ def project(system: LagrangianSystem, q, u, t, p, *, position_iterations: int = 
         back on their surface (None: every penetrating one).
       velocity_closed: boolean (k,) mask of the contacts whose normal velocity is
         projected too, or None for none.
-      position_contact_mode, velocity_contact_mode, contact_iterations,
-      regularization, damping: as in the two functions.
+      position_contact_mode, velocity_contact_mode, contact_iterations, regularization, damping: as in
+        the two functions.
 
     In a Moreau–Jean stepper use the resting contacts for both masks and an
     equality at the velocity level (see "Contacts in a time stepper" in the

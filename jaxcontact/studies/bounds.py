@@ -26,7 +26,6 @@ The function to bound is any batched ``f(x) -> y`` with x (N, d) in physical uni
 
 from __future__ import annotations
 
-import math
 from typing import Callable, NamedTuple
 
 import numpy as np

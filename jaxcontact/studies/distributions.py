@@ -59,9 +59,11 @@ class Uniform:
             raise ValueError(f"uniform(a, b) needs b > a; got a = {self.a}, b = {self.b}")
 
     def ppf(self, u):
+        """Inverse CDF: unit-cube values u ∈ (0, 1) → parameter values."""
         return self.a + (self.b - self.a) * np.asarray(u, float)
 
     def cdf(self, x):
+        """Cumulative distribution function at x."""
         return np.clip((np.asarray(x, float) - self.a) / (self.b - self.a), 0.0, 1.0)
 
     @property
@@ -93,9 +95,11 @@ class Normal:
             raise ValueError(f"normal(mu, sigma) needs sigma > 0; got sigma = {self.sigma}")
 
     def ppf(self, u):
+        """Inverse CDF: unit-cube values u ∈ (0, 1) → parameter values."""
         return self.mu + self.sigma * special.ndtri(np.asarray(u, float))
 
     def cdf(self, x):
+        """Cumulative distribution function at x."""
         return special.ndtr((np.asarray(x, float) - self.mu) / self.sigma)
 
     @property
@@ -138,10 +142,12 @@ class TruncNormal:
         return stats.truncnorm(a, b, loc=self.mu, scale=self.sigma)
 
     def ppf(self, u):
+        """Inverse CDF: unit-cube values u ∈ (0, 1) → parameter values."""
         # scipy's truncnorm.ppf is accurate in both tails (it works on the far side's log CDF).
         return np.clip(self._scipy.ppf(np.asarray(u, float)), self.lo, self.hi)
 
     def cdf(self, x):
+        """Cumulative distribution function at x."""
         return self._scipy.cdf(np.asarray(x, float))
 
     @property
@@ -173,9 +179,11 @@ class LogNormal:
             raise ValueError(f"lognormal(mu, sigma) needs sigma > 0; got sigma = {self.sigma}")
 
     def ppf(self, u):
+        """Inverse CDF: unit-cube values u ∈ (0, 1) → parameter values."""
         return np.exp(self.mu + self.sigma * special.ndtri(np.asarray(u, float)))
 
     def cdf(self, x):
+        """Cumulative distribution function at x."""
         x = np.asarray(x, float)
         with np.errstate(divide="ignore"):
             return np.where(x > 0, special.ndtr((np.log(np.where(x > 0, x, 1.0)) - self.mu) / self.sigma), 0.0)
@@ -206,9 +214,11 @@ class Fixed:
         _finite("fixed(v)", v=self.v)
 
     def ppf(self, u):
+        """Inverse CDF: unit-cube values u ∈ (0, 1) → parameter values."""
         return np.full(np.shape(u), float(self.v))
 
     def cdf(self, x):
+        """Cumulative distribution function at x."""
         return (np.asarray(x, float) >= self.v).astype(float)
 
     @property
@@ -335,6 +345,7 @@ class ParamSpace:
         return ", ".join(f"{n}={d}" for n, d in zip(self.names, self.dists))
 
     def to_json(self) -> dict:
+        """{name: distribution text} (the study's identity and summary.json)."""
         return {n: str(d) for n, d in zip(self.names, self.dists)}
 
     def validate(self, valid_names, bounds=DEFAULT_BOUNDS) -> None:

@@ -82,6 +82,7 @@ class Smoothing:
             raise ValueError(f"Smoothing anneal = {self.anneal} must lie in (0, 1]")
 
     def schedule(self, steps: int) -> np.ndarray:
+        """τ for each of ``steps`` optimiser steps: geometric from tau_start to tau_end, then held."""
         n = max(1, int(round(self.anneal * steps)))
         k = np.minimum(np.arange(steps), n - 1) / max(n - 1, 1)
         return self.tau_start * (self.tau_end / self.tau_start) ** k
@@ -108,6 +109,7 @@ class FitResult(NamedTuple):
     posterior: object = None  # a jaxcontact.studies.posterior.Posterior when asked for, else None
 
     def to_json(self) -> dict:
+        """The result as a JSON-serialisable dict (fit.json)."""
         return {"estimates": self.estimates, "std": self.std,
                 "interval95": {k: list(v) for k, v in self.interval95.items()},
                 "interval_method": self.interval_method,

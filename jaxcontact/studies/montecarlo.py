@@ -32,6 +32,7 @@ import os
 import time
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -153,7 +154,7 @@ def make_evaluator(model, outcomes, *, dt: float, n_steps: int, scheme: Scheme, 
 def _check_out_dir(out_dir: str) -> None:
     try:
         os.makedirs(out_dir, exist_ok=True)
-        probe = os.path.join(out_dir, ".write-test")
+        probe = os.path.join(out_dir, f".write-test.{os.getpid()}")  # one per process: several may share out_dir
         with open(probe, "w") as f:
             f.write("ok")
         os.unlink(probe)
@@ -176,8 +177,9 @@ class PreparedStudy(NamedTuple):
     evaluate: object
 
 
-def prepare_study(spec: StudySpec) -> PreparedStudy:
-    """Validate ``spec`` and build its model, outcomes, sample design and per-sample evaluator (no compute)."""
+def study_model(spec: StudySpec):
+    """The study's model (with the scheme's model options), step, final time, step count and outcomes —
+    validated, without building the sample design: (model, dt, t_final, n_steps, outcomes)."""
     if spec.save_every < 1:
         raise ValueError(f"save_every = {spec.save_every} must be ≥ 1")
     model = models_pkg.get_model(spec.model, **dict(spec.model_options), **dict(spec.overrides))
@@ -189,10 +191,16 @@ def prepare_study(spec: StudySpec) -> PreparedStudy:
                 for name in spec.outcomes]
     if not outcomes:
         raise ValueError("a study needs at least one outcome")
+    check_scheme(spec.scheme, model.system, spec.model)
+    return model, dt, t_final, n_steps, outcomes
+
+
+def prepare_study(spec: StudySpec) -> PreparedStudy:
+    """Validate ``spec`` and build its model, outcomes, sample design and per-sample evaluator (no compute)."""
+    model, dt, t_final, n_steps, outcomes = study_model(spec)
     values, n_base, blocks = design(spec.space, spec.n, spec.sampler, spec.seed, spec.sensitivity)
     check_samples(spec.model, dict(spec.overrides), values, dict(spec.model_options))
     scheme = spec.scheme
-    check_scheme(scheme, model.system, spec.model)
     evaluate = make_evaluator(model, outcomes, dt=dt, n_steps=n_steps, scheme=scheme, save_every=spec.save_every)
     return PreparedStudy(model, dt, t_final, n_steps, outcomes, values, n_base, blocks, scheme, evaluate)
 
@@ -240,6 +248,9 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
                                 "rows": int(x.shape[1]), "save_every": spec.save_every}
                          for name, x in series.items()}
 
+    if jax.process_index() != 0:
+        # Several processes: process 0 alone writes the files (every process holds the same outputs).
+        return _jsonable(summary)
     np.savez(os.path.join(out_dir, "samples.npz"), t=t_series, valid=valid, block=blocks,
              **{f"param:{k}": v for k, v in varied.items()}, **{f"out:{k}": v for k, v in out.items()})
     figures = []
@@ -260,9 +271,13 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
             plots.sensitivity_bars(sobol, uncertain, os.path.join(out_dir, "sensitivity.png"),
                                    f"{spec.model}: Sobol indices", labels=labels)
             figures.append("sensitivity.png")
+    return write_summary(summary, out_dir, figures, result, n_steps, t_wall)
+
+
+def write_summary(summary: dict, out_dir: str, figures: list, result, n_steps: int, t_wall: float) -> dict:
+    """Add the files written and the run's timing to ``summary``, write it as strict JSON, return it."""
     summary["files"] = ["summary.json", "samples.npz"] + figures
-    wall = time.perf_counter() - t_wall
-    summary["timing"] = {"wall_seconds": wall, "compile_seconds": result.compile_seconds,
+    summary["timing"] = {"wall_seconds": time.perf_counter() - t_wall, "compile_seconds": result.compile_seconds,
                          "run_seconds": result.run_seconds, "n_computed": result.n_computed,
                          "n_loaded": result.n_loaded, "samples_per_second": result.samples_per_second,
                          "env_steps_per_second": result.samples_per_second * n_steps, "n_devices": result.n_devices,

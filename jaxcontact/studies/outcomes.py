@@ -298,7 +298,10 @@ def outcome(name: str, system, *, save_every: int = 1, impact_threshold: float =
                        _fold(jnp.maximum, lambda r, s, p: jnp.max(r.impulse_normal, initial=0.0) / h))
     if kind == "peak_accel" and arg:
         i = _coord_index(system, arg)  # a coordinate: its velocity is in the state
-        return Outcome(name, "scalar", f"peak |acceleration| of {arg} (Δu/Δt between steps)", "",
+        from jaxcontact.models.units import coordinate_unit
+
+        return Outcome(name, "scalar", f"peak |acceleration| of {arg} (Δu/Δt between steps)",
+                       f"{coordinate_unit(arg)}/s²",
                        lambda tr, s, p: jnp.max(jnp.abs(jnp.diff(tr.u[:, i]) / h), initial=0.0),
                        _peak_accel_stream(lambda r, s, p: r.u[i], h))
     if kind in ("final", "max", "min") and arg:

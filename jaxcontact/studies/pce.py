@@ -88,6 +88,7 @@ class Germ:
     transform: str
 
     def to_physical(self, xi):
+        """Map standard variables of this germ to the physical parameter."""
         xi = np.asarray(xi, float)
         d = self.dist
         if self.transform == "affine":
@@ -99,6 +100,7 @@ class Germ:
         return d.ppf(0.5 * (1.0 + xi))
 
     def to_standard(self, x):
+        """Map the physical parameter to this germ's standard variable."""
         x = np.asarray(x, float)
         d = self.dist
         if self.transform == "affine":
@@ -352,6 +354,7 @@ class PCE:
         return (only * c2[:, None]).sum(axis=0) / V, (nz * c2[:, None]).sum(axis=0) / V
 
     def predict_standard(self, xi) -> np.ndarray:
+        """Evaluate the expansion at points given in the standard variables."""
         return design_matrix(self.germs, self.alphas, xi) @ self.coef
 
     def predict(self, x) -> np.ndarray:

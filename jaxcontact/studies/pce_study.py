@@ -29,7 +29,6 @@ decay (the largest |c_α| of each total degree).
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
 import time
@@ -40,7 +39,7 @@ import numpy as np
 
 from jaxcontact.studies import plots, statistics
 # The output-folder check and the strict-JSON conversion are the Monte Carlo study's own (one copy of each).
-from jaxcontact.studies.montecarlo import StudySpec, _check_out_dir, _jsonable, prepare_study
+from jaxcontact.studies.montecarlo import StudySpec, _check_out_dir, prepare_study, write_summary
 from jaxcontact.studies.pce import MIN_Q2, PCEWarning, fit_pce, germs_of
 from jaxcontact.studies.runner import run_samples
 from jaxcontact.studies.sensitivity import SobolIndices
@@ -166,13 +165,4 @@ def run_pce_study(spec: StudySpec, out_dir: str, *, method: str = "pce", progres
         if fits:
             plots.pce_diagnostics(fits, os.path.join(out_dir, "pce_diagnostics.png"), f"{spec.model} ({method})")
             figures.append("pce_diagnostics.png")
-    summary["files"] = ["summary.json", "samples.npz"] + figures
-    summary["timing"] = {"wall_seconds": time.perf_counter() - t_wall, "compile_seconds": result.compile_seconds,
-                         "run_seconds": result.run_seconds, "n_computed": result.n_computed,
-                         "n_loaded": result.n_loaded, "samples_per_second": result.samples_per_second,
-                         "env_steps_per_second": result.samples_per_second * n_steps, "n_devices": result.n_devices,
-                         "chunk_size": result.chunk_size}
-    summary = _jsonable(summary)
-    with open(os.path.join(out_dir, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=1)
-    return summary
+    return write_summary(summary, out_dir, figures, result, n_steps, t_wall)

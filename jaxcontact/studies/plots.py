@@ -51,6 +51,7 @@ def study_labels(outcomes, param_names, model: str = "") -> dict:
 
 
 def axis_label(name: str, labels: dict | None = None, width: int = 38) -> str:
+    """An axis label with the quantity's readable name and unit, wrapped to ``width``."""
     text, unit = describe(name, labels)
     return textwrap.fill(f"{text} [{unit}]" if unit and unit != "1" else text, width)
 

@@ -34,20 +34,27 @@ chunk by chunk:
 * **progress**: a tqdm bar counts samples (rate in samples/s, ETA); compile
   time is measured apart from run time (ahead-of-time ``lower().compile()``).
 
-Several hosts: start every process with
+Several processes (one host or several): start every process with
 
     jax.distributed.initialize(coordinator_address="host0:1234",
                                num_processes=P, process_id=i)
 
-before calling the runner (on SLURM/TPU pods the arguments are found
-automatically: ``jax.distributed.initialize()``). ``jax.devices()`` then lists
-the devices of all hosts, the mesh spans them, and every process must call
-``run_samples`` with the same inputs (generate them from the same seed). Each
-process places its own shards (``jax.make_array_from_callback``), outputs are
-gathered to every process (``multihost_utils.process_allgather``), and only
-process 0 writes chunk files; ``out_dir`` must be on a shared file system for
-a multi-host resume. (Multi-host runs are documented here but only the
-single-host, multi-device path is tested.)
+before calling the runner (``jaxcontact mc --coordinator host0:1234
+--num-processes P --process-id i`` does it; on SLURM the arguments are found
+automatically: ``jax.distributed.initialize()``). Every process calls
+``run_samples`` with the same inputs (generated from the same seed, so each
+sample's inputs depend only on its global index). Chunks are assigned
+statically: process i computes chunks i, i + P, i + 2P, … on its own devices,
+so the samples need no collective at all (no gloo traffic, no collective
+timeout), and the numbers do not depend on P. Each process writes only its own
+chunk files and its own manifest (``manifest.json`` for process 0,
+``manifest.p<i>.json`` for the others): no two processes ever write one file,
+and a process killed with ``kill -9`` leaves every recorded chunk complete.
+When its chunks are done a process waits at a barrier of the distributed
+runtime (bounded by ``BARRIER_SECONDS``), then reads the other processes'
+chunks, verified against their manifests; every process returns all outputs.
+Rerunning the study (with any process count) resumes from every manifest.
+``out_dir`` must be on a file system all processes share.
 """
 
 from __future__ import annotations
@@ -67,6 +74,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 MANIFEST = "manifest.json"
+BARRIER_SECONDS = 3600  # how long a process waits for the others' chunks before giving up with an error
 MANIFEST_VERSION = 2  # 2: per-chunk sha256 checksums; the chunk size belongs to the study
 
 
@@ -90,7 +98,7 @@ class RunResult(NamedTuple):
     """Outputs of every sample (name -> (N, ...) numpy) and how the run went.
 
     n_computed / n_loaded: samples evaluated in this call / read back from
-    finished chunks; compile_seconds apart from run_seconds (evaluation,
+    finished chunks, by this process (several processes: not the others' chunks); compile_seconds apart from run_seconds (evaluation,
     transfer and writing); n_devices and chunk_size (samples per chunk) as used.
     """
 
@@ -167,10 +175,20 @@ def config_digest(config: Any) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def read_manifest(folder) -> dict | None:
-    """The manifest of a chunk folder, or None when there is none (or it is unreadable)."""
+def manifest_name(process: int) -> str:
+    """The manifest a process writes: ``manifest.json`` for process 0, ``manifest.p<i>.json`` for process i."""
+    return MANIFEST if process == 0 else f"manifest.p{process}.json"
+
+
+def _is_manifest_name(name: str) -> bool:
+    return name == MANIFEST or (name.startswith("manifest.p") and name.endswith(".json")
+                                and name[len("manifest.p"):-len(".json")].isdigit())
+
+
+def read_manifest(folder, name: str = MANIFEST) -> dict | None:
+    """A manifest of a chunk folder (default process 0's), or None when there is none (or it is unreadable)."""
     try:
-        with open(os.path.join(os.fspath(folder), MANIFEST)) as f:
+        with open(os.path.join(os.fspath(folder), name)) as f:
             m = json.load(f)
         return m if isinstance(m, dict) else None
     except (OSError, ValueError):
@@ -183,8 +201,12 @@ def saved_samples(folder) -> tuple[int, int]:
     if m is None:
         return 0, 0
     n, c = int(m.get("n_samples", 0)), max(1, int(m.get("chunk_size", 1)))
-    done = [int(i) for i in m.get("checksums", {}) if os.path.exists(os.path.join(os.fspath(folder),
-                                                                                  f"chunk_{int(i):05d}.npz"))]
+    recorded = set(m.get("checksums", {}))
+    for name in os.listdir(os.fspath(folder)):
+        other = read_manifest(folder, name) if name != MANIFEST and _is_manifest_name(name) else None
+        if other is not None and other.get("inputs_sha256") == m.get("inputs_sha256"):
+            recorded |= set(other.get("checksums", {}))
+    done = [int(i) for i in recorded if os.path.exists(os.path.join(os.fspath(folder), f"chunk_{int(i):05d}.npz"))]
     return sum(min(n, (i + 1) * c) - i * c for i in done), n
 
 
@@ -198,14 +220,16 @@ def study_chunk_size(folder) -> int | None:
 class ChunkStore:
     """Finished chunks of one study in a folder, with a manifest that identifies the study and checksums chunks."""
 
-    def __init__(self, folder, *, config, inputs_sha256: str, n_samples: int, chunk_size: int, write: bool = True):
+    def __init__(self, folder, *, config, inputs_sha256: str, n_samples: int, chunk_size: int, write: bool = True,
+                 process: int = 0):
         self.folder = os.fspath(folder)
         self.write = write
+        self.manifest_name = manifest_name(process)
         self.manifest = {"version": MANIFEST_VERSION, "config_sha256": config_digest(config),
                          "inputs_sha256": inputs_sha256, "n_samples": int(n_samples),
                          "chunk_size": int(chunk_size), "n_chunks": int(math.ceil(n_samples / chunk_size)),
                          "config": config, "checksums": {}}
-        path = os.path.join(self.folder, MANIFEST)
+        path = os.path.join(self.folder, self.manifest_name)
         if os.path.exists(path):
             old = read_manifest(self.folder)
             if old is None:
@@ -215,9 +239,22 @@ class ChunkStore:
                 self._check_same_study(old, path)
                 if old.get("version") == MANIFEST_VERSION and isinstance(old.get("checksums"), dict):
                     self.manifest["checksums"] = {str(k): str(v) for k, v in old["checksums"].items()}
+        self.merge_other_manifests()
         if write:
             _check_writable(self.folder)
             self._write_manifest()
+
+    def merge_other_manifests(self) -> None:
+        """Adopt the checksums recorded by the other processes' manifests of this study (see the module doc)."""
+        for name in sorted(os.listdir(self.folder)) if os.path.isdir(self.folder) else []:
+            if name == self.manifest_name or not _is_manifest_name(name):
+                continue
+            other = read_manifest(self.folder, name)
+            if other is None or other.get("version") != MANIFEST_VERSION:
+                continue
+            self._check_same_study(other, os.path.join(self.folder, name))
+            for k, v in (other.get("checksums") or {}).items():
+                self.manifest["checksums"].setdefault(str(k), str(v))
 
     def _check_same_study(self, old: dict, path: str) -> None:
         new = self.manifest
@@ -241,7 +278,7 @@ class ChunkStore:
                 "to start over.")
 
     def _write_manifest(self) -> None:
-        _atomic_write_bytes(os.path.join(self.folder, MANIFEST),
+        _atomic_write_bytes(os.path.join(self.folder, self.manifest_name),
                             json.dumps(self.manifest, indent=1, sort_keys=True, default=str).encode())
 
     def _set_aside(self, path: str, why: str) -> None:
@@ -253,6 +290,7 @@ class ChunkStore:
             os.replace(path, aside)
 
     def path(self, i: int) -> str:
+        """File of chunk ``i``."""
         return os.path.join(self.folder, f"chunk_{i:05d}.npz")
 
     def load(self, i: int, start: int, stop: int) -> dict | None:
@@ -288,6 +326,7 @@ class ChunkStore:
         return data
 
     def save(self, i: int, start: int, stop: int, outputs: dict) -> None:
+        """Write chunk ``i`` (samples start:stop) atomically: a temporary file, fsync, rename."""
         if not self.write:
             return
         buf = io.BytesIO()
@@ -299,6 +338,7 @@ class ChunkStore:
         self._write_manifest()
 
     def n_saved(self) -> int:
+        """Samples in the chunks saved and vouched for by the manifest."""
         n, c = self.manifest["n_samples"], self.manifest["chunk_size"]
         return sum(min(n, (int(i) + 1) * c) - int(i) * c for i in self.manifest["checksums"])
 
@@ -347,7 +387,7 @@ def _place(chunk, sharding: NamedSharding):
 
 
 def _fetch(outputs) -> dict:
-    if jax.process_count() > 1:
+    if not all(v.is_fully_addressable for v in outputs.values()):
         from jax.experimental import multihost_utils
 
         outputs = multihost_utils.process_allgather(outputs, tiled=True)
@@ -368,12 +408,14 @@ def _pad(chunk, size: int):
 
 
 def run_chunks(batch_fn: Callable, inputs, *, chunk_size: int, store: ChunkStore | None = None,
-               progress: bool = True, desc: str = "samples", warmup: Callable | None = None
-               ) -> tuple[dict, int, int, float]:
+               progress: bool = True, desc: str = "samples", warmup: Callable | None = None,
+               process: int = 0, n_processes: int = 1) -> tuple[dict, int, int, float]:
     """The chunk loop: ``batch_fn(padded_chunk) -> dict of (chunk_size, ...) arrays``.
 
     Loads chunks already in ``store``, computes the others in order, writes each
-    as soon as it is done. ``warmup(padded_chunk)`` (e.g. compilation) runs before the
+    as soon as it is done. With ``n_processes`` > 1 this process computes only
+    chunks i ≡ ``process`` (mod ``n_processes``), then waits for the others at a
+    barrier and reads their chunks from ``store``. ``warmup(padded_chunk)`` (e.g. compilation) runs before the
     progress bar starts, so the bar's rate is the evaluation rate. Returns
     (outputs, n_computed, n_loaded, run_seconds).
     """
@@ -384,27 +426,26 @@ def run_chunks(batch_fn: Callable, inputs, *, chunk_size: int, store: ChunkStore
     parts: list[dict | None] = [None] * n_chunks
     n_loaded = 0
     if store is not None:
-        for i in range(n_chunks):
+        # Only this process's chunks: another's may be set aside and rewritten by its owner meanwhile.
+        for i in range(process, n_chunks, n_processes):
             start, stop = i * chunk_size, min(n, (i + 1) * chunk_size)
             parts[i] = store.load(i, start, stop)
             n_loaded += (stop - start) if parts[i] is not None else 0
     n_computed = 0
     t0 = time.perf_counter()
     try:
-        todo = [i for i in range(n_chunks) if parts[i] is None]
+        todo = [i for i in range(n_chunks) if parts[i] is None and i % n_processes == process]
         if warmup is not None and todo:
             start = todo[0] * chunk_size
             warmup(_pad(jax.tree.map(lambda a: a[start:start + chunk_size], inputs), chunk_size))
         with tqdm(total=n, initial=n_loaded, unit="sample", unit_scale=True, desc=desc, disable=not progress,
                   dynamic_ncols=True, smoothing=0) as bar:
-            for i in range(n_chunks):
-                if parts[i] is not None:
-                    continue
+            for i in todo:
                 start, stop = i * chunk_size, min(n, (i + 1) * chunk_size)
                 chunk = _pad(jax.tree.map(lambda a: a[start:stop], inputs), chunk_size)
                 out = batch_fn(chunk)
                 out = {k: np.asarray(v)[: stop - start] for k, v in out.items()}
-                if store is not None and jax.process_index() == 0:
+                if store is not None:
                     store.save(i, start, stop, out)
                 parts[i] = out
                 n_computed += stop - start
@@ -415,6 +456,17 @@ def run_chunks(batch_fn: Callable, inputs, *, chunk_size: int, store: ChunkStore
         saved = store.n_saved() if store is not None else 0
         raise StudyInterrupted(saved, n, store.folder if store is not None else None) from None
     run_seconds = time.perf_counter() - t0
+    if n_processes > 1:
+        _barrier(f"chunks of study {store.manifest['inputs_sha256'][:16]}")
+        store.merge_other_manifests()
+        for i in range(n_chunks):
+            if parts[i] is None:
+                start, stop = i * chunk_size, min(n, (i + 1) * chunk_size)
+                parts[i] = store.load(i, start, stop)
+                if parts[i] is None:
+                    raise RuntimeError(f"chunk {i} (samples {start}..{stop - 1}) of process "
+                                       f"{i % n_processes} is missing or damaged in {store.folder} after every "
+                                       "process finished; rerun the study to recompute it")
     keys = list(parts[0])
     for i, p in enumerate(parts):
         if list(p) != keys:
@@ -422,6 +474,17 @@ def run_chunks(batch_fn: Callable, inputs, *, chunk_size: int, store: ChunkStore
                                      "the folder mixes results of different evaluation functions")
     outputs = {k: np.concatenate([p[k] for p in parts], axis=0) for k in keys}
     return outputs, n_computed, n_loaded, run_seconds
+
+
+def _barrier(name: str) -> None:
+    """Wait until every process of ``jax.distributed`` arrives here (bounded by ``BARRIER_SECONDS``)."""
+    from jax._src import distributed
+
+    client = distributed.global_state.client
+    if client is None:
+        raise RuntimeError("several processes but jax.distributed is not initialised; call "
+                           "jax.distributed.initialize(...) before the study")
+    client.wait_at_barrier(name.replace(" ", "_"), timeout_in_ms=BARRIER_SECONDS * 1000)
 
 
 def run_samples(fn: Callable, inputs, *, chunk_size: int | None = None, out_dir=None, config: Any = None,
@@ -438,14 +501,18 @@ def run_samples(fn: Callable, inputs, *, chunk_size: int | None = None, out_dir=
     """
     inputs = _canonical(inputs)
     n = _leading_size(inputs)
-    mesh = batch_mesh(devices)
+    process, n_processes = jax.process_index(), jax.process_count()
+    if n_processes > 1 and out_dir is None:
+        raise ValueError("a study over several processes needs out_dir (the processes exchange chunks through it)")
+    # Several processes: each runs its own chunks on its own devices (see the module doc).
+    mesh = batch_mesh(jax.local_devices() if devices is None and n_processes > 1 else devices)
     n_dev = mesh.devices.size
     recorded = study_chunk_size(out_dir) if out_dir is not None and chunk_size is None else None
     chunk = recorded if recorded is not None else chunk_size_for(chunk_size, n, n_dev)
     store = None
     if out_dir is not None:
         store = ChunkStore(out_dir, config=config, inputs_sha256=inputs_digest(inputs), n_samples=n,
-                           chunk_size=chunk, write=jax.process_index() == 0)
+                           chunk_size=chunk, process=process)
     sharding = batch_sharding(mesh)
     compiled = None
     compile_seconds = 0.0
@@ -456,12 +523,12 @@ def run_samples(fn: Callable, inputs, *, chunk_size: int | None = None, out_dir=
         padded = _pad(chunk_inputs, int(math.ceil(chunk / n_dev) * n_dev))
         if compiled is None:
             compiled, compile_seconds = compile_batched(fn, padded, sharding)
-            if n_dev > 1 and jax.process_count() == 1 and calls_lapack(compiled):
+            if n_dev > 1 and calls_lapack(compiled):
                 # jax 0.10.2: LAPACK custom calls can hang when several CPU host devices run them
                 # (commands/mc.py); such a program runs on one device — same numbers, one core.
                 warnings.warn(f"{desc}: the compiled study calls LAPACK, which can hang on several CPU host "
                               "devices; running it on one device", RuntimeWarning, stacklevel=2)
-                sharding, n_dev = batch_sharding(batch_mesh(jax.devices()[:1])), 1
+                sharding, n_dev = batch_sharding(batch_mesh(mesh.devices.flat[:1])), 1
                 padded = chunk_inputs
                 compiled, more = compile_batched(fn, padded, sharding)
                 compile_seconds += more
@@ -473,5 +540,6 @@ def run_samples(fn: Callable, inputs, *, chunk_size: int | None = None, out_dir=
         return {k: v[:chunk] for k, v in out.items()}
 
     outputs, n_computed, n_loaded, seconds = run_chunks(batch_fn, inputs, chunk_size=chunk, store=store,
-                                                        progress=progress, desc=desc, warmup=ensure_compiled)
+                                                        progress=progress, desc=desc, warmup=ensure_compiled,
+                                                        process=process, n_processes=n_processes)
     return RunResult(outputs, n, n_computed, n_loaded, compile_seconds, seconds - compile_seconds, n_dev, chunk)

@@ -65,6 +65,7 @@ class SobolIndices(NamedTuple):
     variance: float
 
     def to_json(self, names) -> dict:
+        """The indices and intervals per parameter name, as a JSON-serialisable dict."""
         out = {}
         for j, name in enumerate(names):
             out[name] = {"S1": float(self.S1[j]), "S1_ci": [float(v) for v in self.S1_ci[j]],

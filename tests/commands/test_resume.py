@@ -12,7 +12,6 @@ uninterrupted one).
 """
 
 import json
-import os
 import signal
 import subprocess
 import sys

@@ -63,3 +63,15 @@ def test_a_broken_user_model_is_named(spec, message, tmp_path, capsys):
     assert message in capsys.readouterr().err
     assert main(["simulate", f"{EXAMPLE}:pendulum", "--set", "mass=2", "--out", str(tmp_path)]) == 2
     assert "unknown parameter(s) ['mass']" in capsys.readouterr().err
+
+
+def test_every_default_study_plans_with_check(tmp_path, capsys):
+    """`mc MODEL --check` builds each default study's model, outcomes and scheme (the plan) without running it —
+    outcomes that need the step (peak_force) or the model's observables included."""
+    from jaxcontact.studies.montecarlo import DEFAULT_STUDIES
+
+    for name in DEFAULT_STUDIES:
+        rc = main(["mc", name, "--check", "--out", str(tmp_path / name)])
+        out, err = capsys.readouterr()
+        assert rc == 0, (name, err)
+        assert out.startswith(f"{name}: ") and "simulations" in out, out

@@ -1,4 +1,4 @@
-"""Planar frictional contact: NSGS, SPEC F1's LCP, and the Siconos fc2d reader.
+"""Planar frictional contact: NSGS, the planar friction LCP, and the Siconos fc2d reader.
 
 Independent references (numpy, nothing shared with the solver):
 * ``coulomb_enumeration`` — every solution of the frictional problem, by
@@ -193,7 +193,7 @@ def test_granular_csparse_file_parses():
     assert np.all(np.diag(p.W) > 0)
 
 
-# ---------------------------------------------------------------- F1 LCP
+# ---------------------------------------------------------------- planar friction LCP
 
 @pytest.mark.parametrize("nc,seed", [(1, 0), (1, 1), (2, 2), (2, 3), (3, 4), (3, 5)])
 def test_friction_lcp_solutions_are_exactly_the_coulomb_solutions(nc, seed):
@@ -525,7 +525,7 @@ def test_input_errors_name_the_value_and_rule():
 
 @pytest.mark.parametrize("nc", [2, pytest.param(3, marks=pytest.mark.slow)])
 def test_lemke_on_friction_lcp_agrees_with_nsgs(nc):
-    """Lemke (one compilation per LCP size, ~10 s) on SPEC F1's LCP vs NSGS, slider–crank included."""
+    """Lemke (one compilation per LCP size, ~10 s) on the planar friction LCP vs NSGS, slider–crank included."""
     lemke = pytest.importorskip("jaxcontact.lcp.lemke").lemke
     lemke_batch = jax.jit(jax.vmap(lambda W, q, mu: lemke(*friction_lcp(W, q, mu))))
     group = RANDOM[nc] + ([(p.W, p.q, p.mu) for p in SLIDER.values()] if nc == 2 else [])

@@ -1,4 +1,4 @@
-"""Bilateral constraints: the four-bar loop (E1), a prismatic slider, a rheonomic driver."""
+"""Bilateral constraints: the four-bar loop, a prismatic slider, a rheonomic driver."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Smoothed ANCF beams: strain measures, linearised smoothing = (M + h²K/6, hK/2), pins, E5 pendulum."""
+"""Smoothed ANCF beams: strain measures, linearised smoothing = (M + h²K/6, hK/2), pins, the double pendulum."""
 
 import jax
 import jax.numpy as jnp
@@ -35,7 +35,7 @@ def test_curvature_of_a_circular_arc():
 
 def test_linearised_smoothing_is_the_linear_form():
     # About the straight state, M̄ − M = h²K/6 and the elastic force is −K (q + h/2 u) to first order,
-    # K the Hessian of the elastic energy ½∫(EA ε² + EI κ²) — the linear smoothing of SPEC F5.
+    # K the Hessian of the elastic energy ½∫(EA ε² + EI κ²) — the linear model smoothing.
     beam = Beam("b", 2)
     h = 0.01
     system = flexible_system([beam], gravity="g", smoothing="h")
@@ -53,7 +53,7 @@ def test_linearised_smoothing_is_the_linear_form():
 
 
 def _tip_runs(n_elements, t_final, reference):
-    """Tip (free end of beam 2) of the smoothed E5 pendulum (h = 0.01, Tsit5) and of the unsmoothed reference."""
+    """Tip (free end of beam 2) of the smoothed double pendulum (h = 0.01, Tsit5) and of the unsmoothed reference."""
     from jaxcontact.smoothing import solve, vector_field
     from jaxcontact.smoothing.beam import flexible_double_pendulum
 

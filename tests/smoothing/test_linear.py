@@ -1,4 +1,4 @@
-"""Smoothed linear systems: E4 chain against exact modal solutions, modal ratios, batching."""
+"""Smoothed linear systems: the smoothing paper's chain against exact modal solutions, modal ratios, batching."""
 
 import jax
 import jax.numpy as jnp
@@ -20,8 +20,8 @@ def _run(system, params, ts, **kw):
 
 def test_modal_solution_is_the_case2_closed_form():
     # Case 2 (k1 = 2e3): mass 1 swings against the nearly rigid pair 2–3 at ω² = 3 k1 / (2m) = 300.
-    # (SPEC prints cos(1e3 t); with m = 10 kg the frequency is √300 rad/s — the amplitudes 2/900
-    # and 1/900 match SPEC, so this is the same solution with the frequency computed from m, k1.)
+    # (The paper prints cos(1e3 t); with m = 10 kg the frequency is √300 rad/s — the amplitudes 2/900
+    # and 1/900 match the paper's, so this is the same solution with the frequency computed from m, k1.)
     _, p = spring_chain(M10, [2e3, 1e8], 20.0)
     t = np.linspace(0.0, 5.0, 2001)
     q, _ = modal_solution(p["M"], p["K"], p["F"], np.zeros(3), np.zeros(3), t)
@@ -43,7 +43,7 @@ def test_modal_solution_satisfies_the_smoothed_equation():
 
 
 def test_case1_smoothing_leaves_rigid_motion_untouched():
-    # E4 case 1 with h = 0.1: the centre of mass follows t²/3 to the integrator's tolerance,
+    # The chain's first case (k1 = 1e7) with h = 0.1: the centre of mass follows t²/3 to the integrator's tolerance,
     # every mass within 2e-5 of it (the paper's number), and within 1e-6 of the exact modal solution.
     system, p = spring_chain(M10, [1e7, 1e8], 20.0, h=0.1)
     ts = jnp.linspace(0.0, 5.0, 251)
@@ -102,7 +102,7 @@ def test_measured_modal_frequency_amplitude_and_decay(omega, h):
 
 
 def test_spec_frequency_form_differs_from_exact():
-    # SPEC F5 writes (1 + b/6)^(-1/2) (1 + 5b/48)^(1/2), b = h²ω²; the exact damped frequency has exponent −1.
+    # The paper writes (1 + b/6)^(-1/2) (1 + 5b/48)^(1/2), b = h²ω²; the exact damped frequency has exponent −1.
     b = 1.0
     spec = (1 + b / 6) ** -0.5 * (1 + 5 * b / 48) ** 0.5
     assert abs(float(frequency_ratio(1.0, 1.0)) - spec) > 0.05

@@ -1,4 +1,4 @@
-"""Event-driven acceleration-level scheme (SPEC F3): stick–slip with μ0 ≠ μ, events, detachment, batches."""
+"""Event-driven acceleration-level scheme: stick–slip with μ0 ≠ μ, events, detachment, batches."""
 
 import jax
 import jax.numpy as jnp

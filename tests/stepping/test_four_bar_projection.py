@@ -1,4 +1,4 @@
-"""Projection correction and Baumgarte in the steppers on the four-bar hitting a wall (SPEC F2, E1; issue 4).
+"""Projection correction and Baumgarte in the steppers on the four-bar hitting a wall (the 2015 projection paper).
 
 One compiled scan per scheme (module-level runs, shared by the tests): the
 paper's h = 0.01 s over 2 s (200 steps), frictionless wall (PGS).

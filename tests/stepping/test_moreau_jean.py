@@ -60,7 +60,7 @@ def test_revolute_velocity_constraint_holds_after_every_step(pendulum_run):
     jac = jax.vmap(jax.jacfwd(lambda qq: _pin(qq, 0.0, P_PEND)))(jnp.asarray(q_M))
     viol = np.einsum("bij,bj->bi", np.asarray(jac), u[1:])
     assert np.max(np.abs(viol)) < 1e-13
-    # Velocity-level enforcement lets Φ itself drift slowly (issue 4 adds the projection).
+    # Velocity-level enforcement lets Φ itself drift slowly (the projection removes it).
     assert np.max(np.asarray(tr.diagnostics.phi)) < 1e-2
 
 

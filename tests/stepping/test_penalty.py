@@ -1,4 +1,4 @@
-"""Penalty / ODE scheme (SPEC F4): compliant → rigid, regularized-friction creep, driven joints, batches, gradients."""
+"""Penalty / ODE scheme: compliant → rigid, regularized-friction creep, driven joints, batches, gradients."""
 
 import jax
 import jax.numpy as jnp

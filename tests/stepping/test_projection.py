@@ -391,7 +391,7 @@ def test_gradient_through_the_velocity_contact_lcp():
 
 
 # ----------------------------------------------------------------------------- a Moreau–Jean step + projection
-# The call site a stepper uses (issue 4): after each step, project the end state before the next
+# The call site a stepper uses: after each step, project the end state before the next
 # contact problem; contacts only once they rest (module docstring, "Contacts in a time stepper").
 
 def driven(q, u, t, p):
@@ -509,7 +509,7 @@ def test_singular_configuration_gives_finite_output_and_gradient(q_tilde):
 
 
 def test_near_singular_configuration_newton_overshoots_and_damping_fixes_it():
-    # 1e-6 off the tangency, 1e-3 off the root (1, 0): plain Newton (SPEC F2) reads the residual
+    # 1e-6 off the tangency, 1e-3 off the root (1, 0): plain Newton (the paper's) reads the residual
     # of the double root as a nearly-null direction and jumps; Levenberg–Marquardt damping does not.
     q_tilde = jnp.array([0.999, -1e-6])
     phi0 = np.max(np.abs(TWO_CIRCLES.constraints(q_tilde, 0.0, PM)))

@@ -166,7 +166,7 @@ def test_friction_below_zero_is_refused_for_the_four_bar(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_four_bar_default_study_small(tmp_path):
-    """The default SPEC E1 study at small N: no failures, physical outcomes, friction-free outcome ⟂ friction."""
+    """The default four-bar study at small N: no failures, physical outcomes, friction-free outcome ⟂ friction."""
     spec = default_study("four-bar", n=600, outcomes=["impacts", "peak_impulse", "rest_time", "max:bar1.theta",
                                                       "series:gap"], chunk_size=300)
     s = run_study(spec, str(tmp_path), progress=False, plot=True)

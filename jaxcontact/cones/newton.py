@@ -1,0 +1,158 @@
+"""Global semismooth Newton on the Alart–Curnier function (Siconos' NSN_AC family).
+
+Solves F(r) = 0 with F the Alart–Curnier function of every contact
+(:func:`~jaxcontact.cones.laws.alart_curnier`), u = W r + q. Per step:
+
+* J = A + B W, an element of F's generalized Jacobian (A, B block diagonal:
+  derivatives of each contact's F in its own r and u, by ``jax.jacfwd`` on
+  the d-vector law);
+* direction of the proximally regularised Newton system
+  (J + σ I) d = −F, σ = min(‖F‖, σ_max): σ → 0 at the solution keeps the
+  local superlinear rate, and σ > 0 away from it keeps the step finite where
+  J is singular (redundant contacts: four corners of a box on a plane give a
+  rank-deficient W). If that d is not a descent direction of
+  ψ = ½‖F‖² (or not finite), the Levenberg–Marquardt step
+  (JᵀJ + ‖F‖ I) d = −JᵀF is taken, which always is;
+* Armijo backtracking on ψ over ``line_search`` halvings, all evaluated at
+  once (u(t) = u + t W d costs one product); if none passes, the best
+  candidate that lowers ψ, else no move.
+
+Stopping: Siconos' error ≤ tol or ``iterations`` steps (``lax.while_loop``;
+under vmap, the batch runs until its last problem stops, finished problems
+frozen). W is used dense here (a dense LU per step, O(n³)); block-row W is
+densified. Gradients: implicit at the result (:mod:`jaxcontact.cones.implicit`).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from jaxcontact.cones import delassus
+from jaxcontact.cones.implicit import implicit_solution, residual_and_jacobian
+from jaxcontact.cones.laws import alart_curnier_map, alart_curnier_rho, fc3d_error
+from jaxcontact.cones.solution import ContactSolution, prepare
+
+ARMIJO_SIGMA = 1e-4
+SIGMA_MAX = 1e-2
+
+
+def _newton_r(W, q, mu, r0, *, tol, iterations, line_search):
+    n = q.shape[0]
+    nc = mu.shape[0]
+    dtype = q.dtype
+    rho = alart_curnier_rho(delassus.diagonal_blocks(W, nc))
+    ts = jnp.asarray(0.5 ** np.arange(line_search), dtype)
+    eye = jnp.eye(n, dtype=dtype)
+
+    def err(r):
+        e = fc3d_error(r, W @ r + q, mu, q)
+        return jnp.where(jnp.isfinite(e), e, jnp.inf)
+
+    def step(state):
+        r, k, _ = state
+        F, J = residual_and_jacobian(W, q, mu, r, rho)
+        psi = 0.5 * F @ F
+        nF = jnp.sqrt(2.0 * psi)
+        grad = J.T @ F
+        d = jnp.linalg.solve(J + jnp.minimum(nF, SIGMA_MAX) * eye, -F)
+        descent = jnp.all(jnp.isfinite(d)) & (grad @ d < 0)
+        # lax.cond: the O(n³) fallback is only paid when needed (under vmap both run).
+        d = lax.cond(descent, lambda: d, lambda: jnp.linalg.solve(J.T @ J + nF * eye, -grad))
+        d = jnp.where(jnp.all(jnp.isfinite(d)), d, -grad)
+        u = W @ r + q
+        Wd = W @ d
+        R = r[None, :] + ts[:, None] * d[None, :]
+        U = u[None, :] + ts[:, None] * Wd[None, :]
+        Fs = jax.vmap(lambda r, u: alart_curnier_map(r, u, mu, rho))(R, U)
+        psis = 0.5 * jnp.sum(Fs * Fs, axis=1)
+        psis = jnp.where(jnp.isfinite(psis), psis, jnp.inf)
+        ok = psis <= psi + ARMIJO_SIGMA * ts * (grad @ d)
+        best = jnp.argmin(psis)
+        kk = jnp.where(jnp.any(ok), jnp.argmax(ok), best)
+        move = jnp.any(ok) | (psis[best] < psi)
+        r = jnp.where(move, R[kk], r)
+        return r, k + 1, err(r)
+
+    def cond(state):
+        _, k, e = state
+        return (k < iterations) & (e > tol)
+
+    r, k, _ = lax.while_loop(cond, step, (r0, jnp.int32(0), err(r0)))
+    return r, k
+
+
+def newton(W, q, mu, *, iterations: int = 200, line_search: int = 20, r0=None, tol=None) -> ContactSolution:
+    """Semismooth Newton with line search and proximal regularisation (module docstring).
+
+    Args:
+      W: (d nc, d nc) Delassus matrix (or block rows, densified), unknowns
+        interleaved per contact; q: (d nc,); mu: (nc,) ≥ 0; d = 3 or 2.
+      iterations: maximum Newton steps (static int).
+      line_search: backtracking candidates t = 2⁻ᵏ, k < line_search (static int ≥ 1).
+      r0: warm start (default zeros).
+      tol: Siconos-error threshold for stopping and ``converged``
+        (default 1e-8 in float64, 1e-4 in float32).
+
+    Returns :class:`~jaxcontact.cones.solution.ContactSolution`; ``r`` has
+    implicit-function gradients.
+    """
+    W, q, mu, r0, tol, nc, d = prepare(W, q, mu, r0, name="newton", tol=tol, iterations=iterations)
+    if isinstance(line_search, bool) or not isinstance(line_search, int) or line_search < 1:
+        raise ValueError(f"newton: line_search must be a static int >= 1; got {line_search!r}")
+    W = delassus.to_dense(W)
+
+    def solve(W, q, mu, r0):
+        return _newton_r(W, q, mu, r0, tol=tol, iterations=iterations, line_search=line_search)
+
+    return implicit_solution(solve, W, q, mu, r0, tol=tol)
+
+
+def _proximal_r(W, q, mu, r0, *, tol, sigma, outer, inner, line_search):
+    n = q.shape[0]
+    s = sigma * jnp.max(jnp.diagonal(lax.stop_gradient(W)))
+    Ws = W + s * jnp.eye(n, dtype=q.dtype)
+
+    def err(r):
+        e = fc3d_error(r, W @ r + q, mu, q)
+        return jnp.where(jnp.isfinite(e), e, jnp.inf)
+
+    def cond(state):
+        _, k, _, e = state
+        return (k < outer) & (e > tol)
+
+    def body(state):
+        r, k, steps, _ = state
+        r, m = _newton_r(Ws, q - s * r, mu, r, tol=0.1 * tol, iterations=inner, line_search=line_search)
+        return r, k + 1, steps + m, err(r)
+
+    r, _, steps, _ = lax.while_loop(cond, body, (r0, jnp.int32(0), jnp.int32(0), err(r0)))
+    return r, steps
+
+
+def proximal_newton(W, q, mu, *, sigma: float = 1e-6, outer: int = 100, inner: int = 100,
+                    line_search: int = 20, r0=None, tol=None) -> ContactSolution:
+    """Proximal point iterations, each solved by :func:`newton` (Siconos' PPA family).
+
+    r_{k+1} solves the problem with W + s I and q − s r_k (s = ``sigma`` ·
+    max diag W): its fixed points are the original problem's solutions, and
+    the shifted matrix is positive definite where W is only semidefinite
+    (redundant contacts), which is where plain Newton stalls (a box stack:
+    Siconos' NSN_AC stops at 3e-3 there). ``iterations`` reports the total
+    Newton steps. Arguments otherwise as :func:`newton`.
+    """
+    W, q, mu, r0, tol, nc, d = prepare(W, q, mu, r0, name="proximal_newton", tol=tol, iterations=outer)
+    for label, v in (("inner", inner), ("line_search", line_search)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"proximal_newton: {label} must be a static int >= 1; got {v!r}")
+    if not (isinstance(sigma, (int, float)) and sigma > 0):
+        raise ValueError(f"proximal_newton: sigma must be a positive number; got {sigma!r}")
+    W = delassus.to_dense(W)
+
+    def solve(W, q, mu, r0):
+        return _proximal_r(W, q, mu, r0, tol=tol, sigma=float(sigma), outer=outer, inner=inner,
+                           line_search=line_search)
+
+    return implicit_solution(solve, W, q, mu, r0, tol=tol)
