@@ -34,6 +34,7 @@ class Posterior(NamedTuple):
     acceptance: np.ndarray
 
     def to_json(self, names) -> dict:
+        """The posterior summary as plain JSON values (per parameter: mean, sd, 95 % interval, R-hat, ESS)."""
         return {n: {"mean": float(self.mean[i]), "std": float(self.std[i]),
                     "interval95": [float(x) for x in self.interval95[i]],
                     "rhat": float(self.rhat[i]), "ess": float(self.ess[i])} for i, n in enumerate(names)} | {
