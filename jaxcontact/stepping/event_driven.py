@@ -391,15 +391,14 @@ class EventDriven(Scheme):
                         ds.slip_intent[3], jnp.max(ds.residual), jnp.all(ds.converged),
                         jnp.max(ds.iterations))
 
-    def _event_fraction(self, direction, slip0, slip1, rate0, rate1, H):
-        """Step fraction τ ∈ [0, 1] of the first slip → stick event (1: none) and its contact mask.
+    def _crossing_fraction(self, p0, p1, m0, m1, event):
+        """Step fraction τ ∈ [0, 1] per contact where the cubic Hermite interpolant of a signed
+        quantity (values p0, p1, scaled rates m0, m1 at the substep's ends) first crosses zero
+        downwards; 1 where ``event`` is False, 0 where p0 ≤ 0 already.
 
-        p(τ) = d γ_T on the cubic Hermite interpolant of the step; a contact has an event
-        when p(1) < 0. Bisection (fixed count) on [0, 1], then one Newton step.
+        Bisection (fixed count) on [0, 1], then one Newton step — exact for the cubic, and it
+        carries the implicit derivative dτ/dθ into gradients (bisection alone has none).
         """
-        p0, p1, m0, m1 = direction * slip0, direction * slip1, direction * rate0 * H, direction * rate1 * H
-        event = (direction != 0) & (p1 < 0)
-
         def cubic(s):
             s2, s3 = s * s, s * s * s
             return ((2 * s3 - 3 * s2 + 1) * p0 + (s3 - 2 * s2 + s) * m0 + (-2 * s3 + 3 * s2) * p1
@@ -417,8 +416,41 @@ class EventDriven(Scheme):
         slope = jax.grad(lambda s: jnp.sum(cubic(s)))(tau)
         ok = slope < 0
         tau = jnp.clip(tau - jnp.where(ok, cubic(tau) / jnp.where(ok, slope, 1.0), 0.0), 0.0, 1.0)
-        tau = jnp.where(p0 <= 0, 0.0, tau)  # already reversed at the start
-        tau = jnp.where(event, tau, 1.0)
+        tau = jnp.where(p0 <= 0, 0.0, tau)  # already crossed at the start
+        return jnp.where(event, tau, 1.0)
+
+    def _event_fraction(self, direction, slip0, slip1, rate0, rate1, H):
+        """Step fraction τ ∈ [0, 1] of the first slip → stick event (1: none) and its contact mask.
+
+        p(τ) = d γ_T on the cubic Hermite interpolant of the step; a contact has an event
+        when p(1) < 0.
+        """
+        p1 = direction * slip1
+        event = (direction != 0) & (p1 < 0)
+        tau = self._crossing_fraction(direction * slip0, p1, direction * rate0 * H, direction * rate1 * H, event)
+        first = jnp.min(tau, initial=1.0)
+        return first, event & (tau <= first)
+
+    def _impact_fraction(self, system, p, q0, u0, t0, q1, u1, t1, closed, H):
+        """Step fraction τ ∈ [0, 1] where the first open rigid contact closes (1: none) and its mask.
+
+        An open contact whose gap is negative at the trial's end closes inside the step; its
+        time is the root of the cubic Hermite interpolant of g_N (values and rates ġ_N at both
+        ends). Locating it, rather than treating the impact at the next step start, makes the
+        impact time — and everything after it — continuous and differentiable in the parameters
+        (a wall distance, a length): at the step start it is quantised to the step and the
+        misfit of an identification jumps where the impact moves to the next step.
+        """
+        if system.gaps is None:
+            return jnp.ones((), q0.dtype), jnp.zeros((0,), bool)
+
+        def gap_and_rate(q, u, t):
+            return jax.jvp(lambda qq, tt: system.gaps(qq, tt, p), (q, t), (u, jnp.ones_like(t)))
+
+        g0, r0 = gap_and_rate(q0, u0, t0)
+        g1, r1 = gap_and_rate(q1, u1, t1)
+        event = ~closed & (g1 < 0)
+        tau = self._crossing_fraction(g0, g1, r0 * H, r1 * H, event)
         first = jnp.min(tau, initial=1.0)
         return first, event & (tau <= first)
 
@@ -446,31 +478,37 @@ class EventDriven(Scheme):
 
         # Three substeps — the trial over h, then τh and (1 − τ)h — as one scan, so the mode
         # LCP and the stage LCP are traced once (compile time); each substep first sets its
-        # modes (for substeps 0 and 1 the same, from the step start).
+        # modes (for substeps 0 and 1 the same, from the step start). A contact that closes
+        # inside the step gets its impact at τh, before the last substep's modes.
         def substep(carry, j):
-            tau, event, onset, onset_dir, q_s, u_s, d_in = carry
+            tau, event, onset, onset_dir, impact, q_s, u_s, d_in = carry
             t_s = jnp.where(j == 2, t + tau * h, t)
             H = jnp.where(j == 0, h, jnp.where(j == 1, tau * h, (1.0 - tau) * h))
+            u_s, P_hit = self._impact(system, p, q_s, u_s, t_s, impact & (j == 2))
             closed, d, _ = self.modes(system, p, q_s, u_s, t_s, d_in, h, candidate=event & (j == 2))
             d = jnp.where(onset & (j == 2), onset_dir, d)  # stick → slip at τh: slip the way μ0 gave
             sub = self._rk4(system, p, q_s, u_s, t_s, H, closed, d, h)
             slip_end = _contacts(system, p, sub.q, sub.u, t + h).slip
             tau_stick, event_new = self._event_fraction(d, sub.slip0, slip_end, sub.rate0, sub.rate1, h)
             tau_slip, onset_new = self._onset_fraction(d, sub.margin0, sub.margin1, sub.intent1)
-            tau_new = jnp.minimum(tau_stick, tau_slip)
+            tau_hit, impact_new = self._impact_fraction(system, p, q_s, u_s, t_s, sub.q, sub.u, t + h, closed, h)
+            tau_new = jnp.minimum(jnp.minimum(tau_stick, tau_slip), tau_hit)
             tau = jnp.where(j == 0, tau_new, tau)
             event = jnp.where(j == 0, event_new & (tau_stick <= tau_new), event)
             onset = jnp.where(j == 0, onset_new & (tau_slip <= tau_new), onset)
+            impact = jnp.where(j == 0, impact_new & (tau_hit <= tau_new), impact)
             onset_dir = jnp.where(j == 0, _sign(sub.intent1), onset_dir)
             nxt = j == 1  # after the τh substep the last one starts from its end, with its modes
-            carry = (tau, event, onset, onset_dir, jnp.where(nxt, sub.q, q_s), jnp.where(nxt, sub.u, u_s),
+            carry = (tau, event, onset, onset_dir, impact, jnp.where(nxt, sub.q, q_s), jnp.where(nxt, sub.u, u_s),
                      jnp.where(nxt, d, d_in))
-            return carry, (sub, closed, d)
+            return carry, (sub, closed, d, P_hit)
 
         kf = _contacts(system, p, q, u, t).slip.shape[0]
         no_event = jnp.zeros((kf,), bool)
-        carry0 = (jnp.ones((), q.dtype), no_event, no_event, jnp.zeros((kf,), q.dtype), q, u, state.direction)
-        _, (subs, closed, direction) = jax.lax.scan(substep, carry0, jnp.arange(3))
+        carry0 = (jnp.ones((), q.dtype), no_event, no_event, jnp.zeros((kf,), q.dtype),
+                  jnp.zeros(P_impact.shape, bool), q, u, state.direction)
+        _, (subs, closed, direction, P_hits) = jax.lax.scan(substep, carry0, jnp.arange(3))
+        P_impact = P_impact + P_hits[2]
         first, second = (jax.tree.map(lambda x, i=i: x[i], subs) for i in (1, 2))
         closed2, direction2 = closed[2], direction[2]
         t_E = state.t0 + (state.i + 1) * h
