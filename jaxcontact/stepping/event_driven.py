@@ -28,8 +28,9 @@ a known force. Static μ0 (``static_friction``) bounds sticking; dynamic μ acts
 One step of size h from t_A:
 
 1. Modes at t_A: contacts with g_N ≤ tol are closed; an approaching closed contact
-   (γ_N < 0) first gets a frictionless Newton impact impulse (an impulse LCP with ε_N,
-   located at the step start: impacts are first-order in time). Slipping contacts whose
+   (γ_N < 0) first gets a frictionless Newton impact impulse (an impulse LCP with ε_N;
+   a contact closed at the step start is one that the previous step did not locate, e.g.
+   an initial penetration). Slipping contacts whose
    slip reversed (d γ_T ≤ 0) and sticking contacts are candidates to stick; the LCP at
    (q_A, u_A) decides: those with g̈⁺ > 0 or g̈⁻ > 0 slip with d = sgn(g̈_T)
    (stick → slip; detachment is λ_N = 0 in the LCP).
@@ -46,15 +47,22 @@ One step of size h from t_A:
    last stages — exact for a push linear in t, and the onset time (hence the whole
    later motion) is then continuous and differentiable in μ0 (deciding stick → slip
    only at step starts would quantise it to the step and leave ∂/∂μ0 ≈ 0).
+   Impact: an open rigid contact whose gap is negative at the trial's end closes inside
+   the step, where the cubic Hermite interpolant of g_N (values and rates ġ_N at both
+   ends) crosses zero, located as the slip → stick event. Treated at the next step start
+   instead, the impact would be late by up to a step (first order in h) and its time —
+   hence the whole later motion — quantised to the step: the misfit of a fitted length
+   or wall distance would jump where the impact moves to the next step.
 4. RK4 over τh with the old modes, modes updated there (a slip → stick contact is a
    stick candidate, the LCP decides whether μ0 holds it; an onset contact slips the way
-   it saturated, with μ), RK4 over (1 − τ)h. τ is the earlier of the two kinds. Without event
+   it saturated, with μ; a closing contact gets its Newton impact impulse first), RK4 over
+   (1 − τ)h. τ is the earliest of the three kinds. Without event
    τ = 1. One event per step: a second contact reversing within the same step is caught
    at the next step start (its γ_T has reversed: step 1 makes it a candidate).
 
 Cost: three RK4 substeps (trial, τh, (1 − τ)h; all three run, also without an event, so
-the cost is fixed and ``vmap`` has no branches) with a mode LCP before each: 15 Lemke
-solves per step, plus the impact LCP.
+the cost is fixed and ``vmap`` has no branches) with an impact LCP and a mode LCP before
+each: 15 stage and mode Lemke solves per step, plus four impact LCPs of the rigid contacts.
 RK4 between events is 4th order while the modes (and the LCP's active set) stay fixed;
 the scheme is fixed-step, so jit/vmap/grad-able. StepInfo's P_N/P_T are the contact
 forces integrated over the step with RK4's weights (plus any impact impulse), k = rigid

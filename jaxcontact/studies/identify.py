@@ -380,7 +380,8 @@ def fit(model, data_t, data_y, fit_names, guesses, bounds, *, observe=coordinate
 
     data_y: (m,) or (m, d) matching ``observe(q, p)``. optimizer: "lbfgs" or "adam"
     (``learning_rate``). scheme: the stepping scheme and its options (the data's): MoreauJean,
-    or EventDriven / Penalty (those without ``smoothing``).
+    or EventDriven / Penalty (those without ``smoothing``; the event-driven scheme locates impacts
+    inside the step, so its misfit is smooth in a length or gap without it).
     smoothing: a :class:`Smoothing` or None. windows/data_state: data-anchored
     windows. dt: step (default the model's). fixed: known parameter values by name.
     starts: multi-start count (vmapped). noise: measurement sd for the Laplace
