@@ -31,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcontact.lcp.implicit import implicit_solution
+from jaxcontact.lcp.rows import decouple_rows
 from jaxcontact.lcp.solution import (LCPSolution, check_problem, default_tol,
                                      natural_residual)
 
@@ -52,9 +53,7 @@ def basis_solve(M, q, basic, rcond=None, *, pseudo_inverse: bool = True):
     rcond = 100.0 * max(n, 1) * float(jnp.finfo(q.dtype).eps) if rcond is None else rcond
     scale = jnp.max(jnp.abs(M), initial=0.0)
     scale = jnp.where(jnp.isfinite(scale) & (scale > 0), scale, 1.0)
-    both = basic[:, None] & basic[None, :]
-    K = jnp.where(both, M, 0.0) + jnp.diag(jnp.where(basic, 0.0, scale))
-    rhs = jnp.where(basic, -q, 0.0)
+    K, rhs = decouple_rows(M, -q, basic, diagonal=scale, outside=0.0)
     if not pseudo_inverse:
         return jnp.where(basic, jnp.linalg.solve(K, rhs), 0.0)
     U, s, Vt = jnp.linalg.svd(K)

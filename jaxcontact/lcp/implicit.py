@@ -57,6 +57,7 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 
+from jaxcontact.lcp.rows import decouple_rows
 from jaxcontact.lcp.solution import LCPSolution, make_solution
 
 DIFFERENTIATION_MODES = ("unroll", "implicit")
@@ -88,8 +89,7 @@ def active_set_adjoint(M, q, z, g, rcond=None):
     a = z > w
     scale = jnp.max(jnp.abs(M), initial=0.0)
     scale = jnp.where(jnp.isfinite(scale) & (scale > 0), scale, 1.0)
-    K = jnp.where(a[:, None] & a[None, :], M, 0.0) + jnp.diag(jnp.where(a, 0.0, scale))
-    rhs = jnp.where(a, g, 0.0)
+    K, rhs = decouple_rows(M, g, a, diagonal=scale, outside=0.0)
     U, s, Vt = jnp.linalg.svd(K.T)
     keep = s > rcond * s[0]
     s_inv = jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)

@@ -11,8 +11,8 @@ from jaxcontact.stepping.event_driven import EventDriven
 from jaxcontact.stepping.impact_projection import ImpactProjection
 from jaxcontact.stepping.moreau_jean import MoreauJean, State, initial_state, step
 from jaxcontact.stepping.penalty import Penalty
-from jaxcontact.stepping.projection import project, project_position, project_velocity, resting_contacts
+from jaxcontact.stepping.projection import Projection, project, project_position, project_velocity, resting_contacts
 
 __all__ = ["Scheme", "SCHEMES", "schemes_for", "MoreauJean", "State", "StepInfo", "initial_state", "step",
            "ImpactProjection", "baumgarte_rates", "baumgarte_velocity_target", "baumgarte_acceleration_rhs",
-           "project", "project_position", "project_velocity", "resting_contacts", "Penalty", "EventDriven"]
+           "Projection", "project", "project_position", "project_velocity", "resting_contacts", "Penalty", "EventDriven"]

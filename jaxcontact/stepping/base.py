@@ -97,6 +97,8 @@ class Scheme(abc.ABC):
         out = {"scheme": self.name}
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
+            if dataclasses.is_dataclass(v):  # a part (e.g. a Projection): its own options
+                v = {"part": type(v).__name__} | dataclasses.asdict(v)
             out[f.name] = getattr(v, "__qualname__", repr(v)) if callable(v) else v
         return out
 

@@ -21,6 +21,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxcontact.lcp.rows import decouple_rows
 from jaxcontact.lcp.solution import default_tol
 
 SOLVERS = ("nsgs", "pgs", "lemke")
@@ -63,9 +64,8 @@ class ContactSolution(NamedTuple):
 def mask_problem(D, c, active, k, friction):
     """Decouple inactive contacts: identity rows/columns, c_N = 1 and c_T = 0 there."""
     act = jnp.concatenate([active, active]) if friction else active
-    D = jnp.where(act[:, None] & act[None, :], D, 0.0) + jnp.diag(jnp.where(act, 0.0, 1.0).astype(D.dtype))
     inactive_c = jnp.concatenate([jnp.ones((k,), c.dtype), jnp.zeros((k,), c.dtype)]) if friction else jnp.ones((k,), c.dtype)
-    return D, jnp.where(act, c, inactive_c)
+    return decouple_rows(D, c, act, outside=inactive_c)
 
 
 def solve_contacts(D, c, mu, active, warm, *, solver, iterations, omega, tol, friction,

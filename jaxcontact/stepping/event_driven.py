@@ -78,9 +78,12 @@ import jax
 import jax.numpy as jnp
 
 from jaxcontact.lcp import lemke
+from jaxcontact.lcp.rows import decouple_rows
 from jaxcontact.stepping.base import Scheme, StepInfo, register
 from jaxcontact.stepping.baumgarte import baumgarte_acceleration_rhs, baumgarte_rates
-from jaxcontact.stepping.kernels import bilateral_rows, constrained_response, constraint_residuals, rk4, second_rate
+from jaxcontact.stepping.kernels import (bilateral_rows, constrained_response, constraint_residuals, gap_closed, rk4,
+                                         second_rate)
+from jaxcontact.stepping.projection import Projection
 from jaxcontact.system import LagrangianSystem, compliant_contact_forces, energy
 
 
@@ -192,9 +195,7 @@ def _friction_laws(system: LagrangianSystem, p, dtype):
 
 def _masked_lcp(A, b, rows, max_pivots):
     """Solve the LCP on the rows in ``rows``; the others are decoupled with x = 0 (fixed shape)."""
-    A = jnp.where(rows[:, None] & rows[None, :], A, 0.0) + jnp.diag(jnp.where(rows, 0.0, 1.0))
-    b = jnp.where(rows, b, 1.0)
-    return lemke(A, b, max_pivots=max_pivots)
+    return lemke(*decouple_rows(A, b, rows), max_pivots=max_pivots)
 
 
 def _sign(x):
@@ -218,6 +219,10 @@ class EventDriven(Scheme):
       round-off turning a stuck contact into a slipping one.
     max_pivots: Lemke's pivot bound (None: its default).
     diagnostics: ‖Φ‖, ‖Φ̇‖ and the energy (kinetic + V; contact springs excluded) per step.
+    projection: None, or a :class:`jaxcontact.stepping.projection.Projection` applied after
+      each step (the resting rigid contacts are those whose integrated force or impact
+      impulse is positive): Φ = 0, Φ̇ = 0 and resting gaps 0 exactly, where Baumgarte only
+      keeps them near zero.
     """
 
     baumgarte: Callable = baumgarte_rates(0.1)
@@ -226,6 +231,7 @@ class EventDriven(Scheme):
     slip_tol: float = 1e-9
     max_pivots: int | None = None
     diagnostics: bool = True
+    projection: Projection | None = None
 
     name: ClassVar[str] = "event-driven"
     contact_kinds: ClassVar[frozenset] = frozenset({"rigid", "compliant"})
@@ -242,12 +248,12 @@ class EventDriven(Scheme):
             raise ValueError(f"root_iterations = {self.root_iterations!r} must be a positive int")
         if not float(self.slip_tol) > 0.0:
             raise ValueError(f"slip_tol = {self.slip_tol} must be > 0")
+        if self.projection is not None and not isinstance(self.projection, Projection):
+            raise ValueError(f"projection = {self.projection!r} must be None or a Projection")
 
     # ------------------------------------------------------------------ modes
     def _closed(self, gap, q):
-        tol = (64 * jnp.finfo(q.dtype).eps * jnp.maximum(1.0, jnp.max(jnp.abs(q)))
-               if self.gap_tol is None else self.gap_tol)
-        return gap <= tol
+        return gap_closed(gap, q, self.gap_tol)
 
     def _loaded(self, system, p, q, u, t, closed):
         """Frictional contacts that carry a normal force: closed rigid ones, compressed compliant ones."""
@@ -520,20 +526,23 @@ class EventDriven(Scheme):
         first, second = (jax.tree.map(lambda x, i=i: x[i], subs) for i in (1, 2))
         closed2, direction2 = closed[2], direction[2]
         t_E = state.t0 + (state.i + 1) * h
-        new = EventState(t_E, second.q, second.u, closed2, direction2, state.t0, state.i + 1)
         P_N = first.normal_impulse + second.normal_impulse
         kr, kc = P_impact.shape[0], P_N.shape[0] - P_impact.shape[0]
         P_N = P_N + jnp.concatenate([P_impact, jnp.zeros((kc,), q.dtype)])
+        converged = first.converged & second.converged & jnp.all(jnp.isfinite(second.u))
+        q_E, u_E = second.q, second.u
+        if self.projection is not None:
+            q_E, u_E = self.projection.apply(system, p, q_E, u_E, t_E, P_N[:kr])
+        new = EventState(t_E, q_E, u_E, closed2, direction2, state.t0, state.i + 1)
         # Friction impulses (kf,) spread over the k contacts: frictionless ones get 0.
         P_f, P_T = first.friction_impulse + second.friction_impulse, []
         for fn, kind in ((system.slip_velocity, kr), (system.compliant_slip_velocity, kc)):
             P_T.append(P_f[:kind] if fn is not None else jnp.zeros((kind,), q.dtype))
             P_f = P_f[kind:] if fn is not None else P_f
         P_T = jnp.concatenate(P_T)
-        converged = first.converged & second.converged & jnp.all(jnp.isfinite(second.u))
         if self.diagnostics:
-            phi, phi_dot = constraint_residuals(system, second.q, second.u, t_E, p)
-            e = energy(system, second.q, second.u, t_E, p)
+            phi, phi_dot = constraint_residuals(system, q_E, u_E, t_E, p)
+            e = energy(system, q_E, u_E, t_E, p)
         else:
             phi = phi_dot = e = jnp.zeros((), q.dtype)
         info = StepInfo(P_N, P_T, self.active(system, p, new), jnp.maximum(first.residual, second.residual),

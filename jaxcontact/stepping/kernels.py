@@ -11,6 +11,9 @@
 * :func:`rk4`: one classical Runge–Kutta step as a ``lax.scan`` over its four stages
   (the right-hand side is traced once), with per-stage outputs for the caller to weight;
 * :func:`constraint_residuals`: ‖Φ‖ and ‖Φ̇‖, the diagnostics every scheme reports;
+* :func:`gap_closed`: which rigid contacts are closed (g_N ≤ a tolerance, by default a
+  rounding guard); the rows of the closed or active contacts are then kept, and the others
+  decoupled at a fixed shape, by :func:`jaxcontact.lcp.rows.decouple_rows`;
 * :func:`diffrax_solver`: the adaptive diffrax solvers by name.
 """
 
@@ -119,6 +122,17 @@ def constraint_residuals(system: LagrangianSystem, q, u, t, p):
     t = jnp.asarray(t, q.dtype)
     phi, phi_dot = jax.jvp(lambda qq, tt: system.constraints(qq, tt, p), (q, t), (u, jnp.ones_like(t)))
     return _safe_norm(phi), _safe_norm(phi_dot)
+
+
+def gap_closed(gap, q, tol=None):
+    """(k,) bool: g_N ≤ ``tol``; None: the rounding guard 64 ε_mach max(1, ‖q‖∞).
+
+    Without the guard a body resting or sliding on a surface (g_N = 0 up to the rounding
+    of q's coordinates) drops in and out of the closed set at random and chatters.
+    """
+    if tol is None:
+        tol = 64 * jnp.finfo(q.dtype).eps * jnp.maximum(1.0, jnp.max(jnp.abs(q)))
+    return gap <= tol
 
 
 def _safe_norm(x):

@@ -49,8 +49,8 @@ from jaxcontact.stepping import siconos_rule, structured
 from jaxcontact.stepping.base import Scheme, StepInfo, register
 from jaxcontact.stepping.baumgarte import baumgarte_rates, baumgarte_velocity_target  # noqa: F401 (re-export)
 from jaxcontact.stepping.contact_solve import SOLVERS, soften_normal_rows, solve_contacts
-from jaxcontact.stepping.kernels import UNROLL_MAX, constraint_residuals, spd_solve  # noqa: F401 (re-export)
-from jaxcontact.stepping.projection import project, resting_contacts
+from jaxcontact.stepping.kernels import UNROLL_MAX, constraint_residuals, gap_closed, spd_solve  # noqa: F401 (re-export)
+from jaxcontact.stepping.projection import Projection
 from jaxcontact.system import LagrangianSystem, energy, kinematics
 
 
@@ -109,7 +109,9 @@ class MoreauJean(Scheme):
       (one more evaluation of Φ, M and V per step; turn off for throughput).
     projection: after the step, project (q_E, u_E) onto Φ = 0 and Φ_q u + Φ_t = 0
       in the mass metric (the four-bar projection paper's correction, :func:`jaxcontact.stepping.projection.project`),
-      so the next step's LCP sees a consistent state. Off by default.
+      so the next step's LCP sees a consistent state. Off by default. True takes the
+      three options below; a :class:`jaxcontact.stepping.projection.Projection` (the part the
+      other schemes hold too) gives them itself, and the three are then ignored.
     position_iterations: Newton iterations of the position projection (static).
       3, not the paper's 1–2: with 2, a lifted contact is left ~1e-9 m inside
       the wall, beyond the activation tolerance, and chatters.
@@ -141,7 +143,7 @@ class MoreauJean(Scheme):
     activation_tol: float | None = None
     diagonal_mass: bool = False
     diagnostics: bool = True
-    projection: bool = False
+    projection: bool | Projection = False
     position_iterations: int = 3
     contact_projection: bool = True
     rest_speed: float = 1e-2
@@ -168,6 +170,8 @@ class MoreauJean(Scheme):
                              f"(the force rule's default)")
         if self.force_rule not in FORCE_RULES:
             raise ValueError(f"force_rule = {self.force_rule!r} must be one of {FORCE_RULES}")
+        if not isinstance(self.projection, (bool, Projection)):
+            raise ValueError(f"projection = {self.projection!r} must be True, False or a Projection")
         if not isinstance(self.position_iterations, int) or self.position_iterations < 1:
             raise ValueError(f"position_iterations = {self.position_iterations!r} must be a positive int")
         if not float(self.rest_speed) > 0.0:
@@ -178,6 +182,15 @@ class MoreauJean(Scheme):
             raise ValueError(f"soft_activation = {self.soft_activation!r} must be None or a parameter name")
         if self.differentiation not in ("unroll", "implicit"):
             raise ValueError(f"differentiation = {self.differentiation!r} must be 'unroll' or 'implicit'")
+
+    @property
+    def end_projection(self) -> Projection | None:
+        """The projection after each step: ``projection`` itself, or (True) the one its three options give."""
+        if isinstance(self.projection, Projection):
+            return self.projection
+        if self.projection:
+            return Projection(self.position_iterations, self.contact_projection, self.rest_speed)
+        return None
 
     @property
     def separating_law(self) -> str:
@@ -361,7 +374,7 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> t
     converged = converged & jnp.all(jnp.isfinite(u_E))
     if scheme.projection:
         # After the check above: the projection's own regularised solves stay finite.
-        q_E, u_E = _project_end(system, scheme, p, q_E, u_E, t_E, P_N)
+        q_E, u_E = scheme.end_projection.apply(system, p, q_E, u_E, t_E, P_N)
     if scheme.diagnostics:
         phi, phi_dot = constraint_residuals(system, q_E, u_E, t_E, p)
         e = energy(system, q_E, u_E, t_E, p)
@@ -369,18 +382,6 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> t
         phi = phi_dot = e = jnp.zeros((), dtype)
     info = StepInfo(P_N, P_T, active, residual, converged, iters, phi, phi_dot, e)
     return State(t_E, q_E, u_E, P_N, P_T, state.t0, state.i + 1), info
-
-
-def _project_end(system, scheme, p, q_E, u_E, t_E, P_N):
-    """The ``projection`` option: end state onto the constraints (and resting contacts onto their surface)."""
-    if system.constraints is None and (system.gaps is None or not scheme.contact_projection):
-        return q_E, u_E
-    rest = None
-    if scheme.contact_projection and system.gaps is not None and P_N.shape[0]:
-        rest = resting_contacts(system, q_E, u_E, t_E, p, P_N, scheme.rest_speed)
-    return project(system, q_E, u_E, t_E, p, position_iterations=scheme.position_iterations,
-                   contacts=rest is not None, position_candidates=rest, velocity_closed=rest,
-                   velocity_contact_mode="equality")
 
 
 def _baumgarte_target(system, scheme, p, q_A, u_A, t_A, h):
@@ -391,12 +392,6 @@ def _baumgarte_target(system, scheme, p, q_A, u_A, t_A, h):
     return baumgarte_velocity_target(phi_A, dphi_A, h, alpha, beta)
 
 
-
-
 def is_active(scheme: MoreauJean, gap, q):
     """Contacts with g_N ≤ the activation tolerance at configuration q."""
-    if scheme.activation_tol is None:
-        tol = 64 * jnp.finfo(q.dtype).eps * jnp.maximum(1.0, jnp.max(jnp.abs(q)))
-    else:
-        tol = scheme.activation_tol
-    return gap <= tol
+    return gap_closed(gap, q, scheme.activation_tol)

@@ -43,6 +43,7 @@ from jaxcontact.stepping.base import Scheme, StepInfo, register
 from jaxcontact.stepping.baumgarte import baumgarte_rates
 from jaxcontact.stepping.kernels import ADAPTIVE_METHODS, constrained_acceleration, constraint_residuals, \
     diffrax_solver, quadrature, rk4
+from jaxcontact.stepping.projection import Projection
 from jaxcontact.system import LagrangianSystem, compliant_contact_forces, energy
 
 METHODS = ("rk4",) + ADAPTIVE_METHODS
@@ -83,6 +84,9 @@ class Penalty(Scheme):
       each simulation step: "tsit5", "dopri5" (explicit, 5th order) or "kvaerno5"
       (implicit, for stiff contacts), with ``rtol``/``atol`` and at most ``max_steps``
       inner steps per simulation step. StepInfo.iterations = inner steps taken.
+    projection: None, or a :class:`jaxcontact.stepping.projection.Projection` applied after
+      each step: the end state onto Φ = 0 and Φ̇ = 0 exactly, where Baumgarte only keeps the
+      drift small.
     """
 
     baumgarte: Callable = baumgarte_rates(0.1)
@@ -93,6 +97,7 @@ class Penalty(Scheme):
     rtol: float = 1e-6
     atol: float = 1e-9
     max_steps: int = 4096
+    projection: Projection | None = None
 
     name: ClassVar[str] = "penalty"
     contact_kinds: ClassVar[frozenset] = frozenset({"compliant"})
@@ -108,6 +113,8 @@ class Penalty(Scheme):
             raise ValueError(f"rtol = {self.rtol} and atol = {self.atol} must be > 0")
         if not isinstance(self.max_steps, int) or self.max_steps < 1:
             raise ValueError(f"max_steps = {self.max_steps!r} must be a positive int")
+        if self.projection is not None and not isinstance(self.projection, Projection):
+            raise ValueError(f"projection = {self.projection!r} must be None or a Projection")
 
     @property
     def differentiation_modes(self) -> frozenset:
@@ -147,14 +154,17 @@ class Penalty(Scheme):
             (dq, du, P_N, P_T), ok, steps = self._adaptive(system, p, q, u, t, h, zero)
         q_E, u_E = q + dq, u + du
         t_E = state.t0 + (state.i + 1) * h
+        converged = ok & jnp.all(jnp.isfinite(u_E))
+        if self.projection is not None:
+            q_E, u_E = self.projection.apply(system, p, q_E, u_E, t_E, P_N)
         new = PenaltyState(t_E, q_E, u_E, state.t0, state.i + 1)
         if self.diagnostics:
             phi, phi_dot = constraint_residuals(system, q_E, u_E, t_E, p)
             e = energy(system, q_E, u_E, t_E, p)
         else:
             phi = phi_dot = e = jnp.zeros((), q.dtype)
-        info = StepInfo(P_N, P_T, self.active(system, p, new), jnp.zeros((), q.dtype),
-                        ok & jnp.all(jnp.isfinite(u_E)), steps, phi, phi_dot, e)
+        info = StepInfo(P_N, P_T, self.active(system, p, new), jnp.zeros((), q.dtype), converged, steps, phi,
+                        phi_dot, e)
         return new, info
 
     def _rk4(self, system, p, q, u, t, h, zero):
