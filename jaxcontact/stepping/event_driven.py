@@ -58,7 +58,10 @@ One step of size h from t_A:
    it saturated, with μ; a closing contact gets its Newton impact impulse first), RK4 over
    (1 − τ)h. τ is the earliest of the three kinds. Without event
    τ = 1. One event per step: a second contact reversing within the same step is caught
-   at the next step start (its γ_T has reversed: step 1 makes it a candidate).
+   at the next step start (its γ_T has reversed: step 1 makes it a candidate); a second
+   contact closing within the same step, or one that closes and reopens inside the trial
+   (a graze, g_N > 0 at both ends), is found there too (g_N ≤ tol: closed, impact at the
+   step start) or missed — its impact time is then quantised to the step again.
 
 Cost: three RK4 substeps (trial, τh, (1 − τ)h; all three run, also without an event, so
 the cost is fixed and ``vmap`` has no branches) with an impact LCP and a mode LCP before
