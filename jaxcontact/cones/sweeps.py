@@ -32,7 +32,7 @@ from jax import lax
 from jaxcontact.cones import delassus
 from jaxcontact.cones.implicit import implicit_solution
 from jaxcontact.cones.laws import fc3d_error, project_cone
-from jaxcontact.cones.local import local_solve
+from jaxcontact.cones.local import local_solve, local_solve_all
 from jaxcontact.cones.solution import ContactSolution, make_solution, prepare
 
 DIFFERENTIATION_MODES = ("implicit", "unroll")
@@ -52,7 +52,7 @@ def _gs_sweep(W, q, mu, diag, r, omega, nc, d):
 def _jacobi_sweep(W, q, mu, diag, r, omega, nc, d):
     R = r.reshape(nc, d)
     C = (delassus.matvec(W, r) + q).reshape(nc, d) - jnp.einsum("iab,ib->ia", diag, R)
-    new = jax.vmap(local_solve)(diag, C, mu, R)
+    new = local_solve_all(diag, C, mu, R)
     return project_cone(R + omega * (new - R), mu).reshape(-1)
 
 
