@@ -1,7 +1,13 @@
-"""Global semismooth Newton on the Alart–Curnier function (Siconos' NSN_AC family).
+"""Global semismooth Newton on the Alart–Curnier or Fischer–Burmeister function (Siconos' NSN_AC and NSN_FB).
 
 Solves F(r) = 0 with F the Alart–Curnier function of every contact
-(:func:`~jaxcontact.cones.laws.alart_curnier`), u = W r + q. Per step:
+(:func:`~jaxcontact.cones.laws.alart_curnier`, the default) or the
+Fischer–Burmeister function of the cone
+(:func:`~jaxcontact.cones.laws.fischer_burmeister`, ``function=
+"fischer_burmeister"``), u = W r + q. Both vanish exactly at the solutions,
+so the two Newtons solve the same problems; the first is piecewise linear
+per regime, the second smooth away from non-strict complementarity. Per
+step:
 
 * J = A + B W, an element of F's generalized Jacobian (A, B block diagonal:
   derivatives of each contact's F in its own r and u, by ``jax.jacfwd`` on
@@ -32,14 +38,21 @@ from jax import lax
 
 from jaxcontact.cones import delassus
 from jaxcontact.cones.implicit import implicit_solution, residual_and_jacobian
-from jaxcontact.cones.laws import alart_curnier_map, alart_curnier_rho, fc3d_error
+from jaxcontact.cones.laws import alart_curnier, alart_curnier_rho, fc3d_error, fischer_burmeister, per_contact
 from jaxcontact.cones.solution import ContactSolution, prepare
 
 ARMIJO_SIGMA = 1e-4
 SIGMA_MAX = 1e-2
+FUNCTIONS = {"alart_curnier": alart_curnier, "fischer_burmeister": fischer_burmeister}
 
 
-def _newton_r(W, q, mu, r0, *, tol, iterations, line_search):
+def _law(name: str, function):
+    if function not in FUNCTIONS:
+        raise ValueError(f"{name}: function must be one of {tuple(FUNCTIONS)}; got {function!r}")
+    return FUNCTIONS[function]
+
+
+def _newton_r(W, q, mu, r0, *, tol, iterations, line_search, law=alart_curnier):
     n = q.shape[0]
     nc = mu.shape[0]
     dtype = q.dtype
@@ -53,7 +66,7 @@ def _newton_r(W, q, mu, r0, *, tol, iterations, line_search):
 
     def step(state):
         r, k, _ = state
-        F, J = residual_and_jacobian(W, q, mu, r, rho)
+        F, J = residual_and_jacobian(W, q, mu, r, rho, law)
         psi = 0.5 * F @ F
         nF = jnp.sqrt(2.0 * psi)
         grad = J.T @ F
@@ -66,7 +79,7 @@ def _newton_r(W, q, mu, r0, *, tol, iterations, line_search):
         Wd = W @ d
         R = r[None, :] + ts[:, None] * d[None, :]
         U = u[None, :] + ts[:, None] * Wd[None, :]
-        Fs = jax.vmap(lambda r, u: alart_curnier_map(r, u, mu, rho))(R, U)
+        Fs = jax.vmap(lambda r, u: law(per_contact(r, nc), per_contact(u, nc), mu, rho).reshape(-1))(R, U)
         psis = 0.5 * jnp.sum(Fs * Fs, axis=1)
         psis = jnp.where(jnp.isfinite(psis), psis, jnp.inf)
         ok = psis <= psi + ARMIJO_SIGMA * ts * (grad @ d)
@@ -84,7 +97,8 @@ def _newton_r(W, q, mu, r0, *, tol, iterations, line_search):
     return r, k
 
 
-def newton(W, q, mu, *, iterations: int = 200, line_search: int = 20, r0=None, tol=None) -> ContactSolution:
+def newton(W, q, mu, *, iterations: int = 200, line_search: int = 20, r0=None, tol=None,
+           function: str = "alart_curnier") -> ContactSolution:
     """Semismooth Newton with line search and proximal regularisation (module docstring).
 
     Args:
@@ -95,22 +109,25 @@ def newton(W, q, mu, *, iterations: int = 200, line_search: int = 20, r0=None, t
       r0: warm start (default zeros).
       tol: Siconos-error threshold for stopping and ``converged``
         (default 1e-8 in float64, 1e-4 in float32).
+      function: ``"alart_curnier"`` (Siconos' NSN_AC) or
+        ``"fischer_burmeister"`` (NSN_FB), the function whose zero is sought.
 
     Returns :class:`~jaxcontact.cones.solution.ContactSolution`; ``r`` has
     implicit-function gradients.
     """
+    law = _law("newton", function)
     W, q, mu, r0, tol, nc, d = prepare(W, q, mu, r0, name="newton", tol=tol, iterations=iterations)
     if isinstance(line_search, bool) or not isinstance(line_search, int) or line_search < 1:
         raise ValueError(f"newton: line_search must be a static int >= 1; got {line_search!r}")
     W = delassus.to_dense(W)
 
     def solve(W, q, mu, r0):
-        return _newton_r(W, q, mu, r0, tol=tol, iterations=iterations, line_search=line_search)
+        return _newton_r(W, q, mu, r0, tol=tol, iterations=iterations, line_search=line_search, law=law)
 
     return implicit_solution(solve, W, q, mu, r0, tol=tol)
 
 
-def _proximal_r(W, q, mu, r0, *, tol, sigma, outer, inner, line_search):
+def _proximal_r(W, q, mu, r0, *, tol, sigma, outer, inner, line_search, law):
     n = q.shape[0]
     s = sigma * jnp.max(jnp.diagonal(lax.stop_gradient(W)))
     Ws = W + s * jnp.eye(n, dtype=q.dtype)
@@ -125,7 +142,8 @@ def _proximal_r(W, q, mu, r0, *, tol, sigma, outer, inner, line_search):
 
     def body(state):
         r, k, steps, _ = state
-        r, m = _newton_r(Ws, q - s * r, mu, r, tol=0.1 * tol, iterations=inner, line_search=line_search)
+        r, m = _newton_r(Ws, q - s * r, mu, r, tol=0.1 * tol, iterations=inner, line_search=line_search,
+                         law=law)
         return r, k + 1, steps + m, err(r)
 
     r, _, steps, _ = lax.while_loop(cond, body, (r0, jnp.int32(0), jnp.int32(0), err(r0)))
@@ -133,7 +151,7 @@ def _proximal_r(W, q, mu, r0, *, tol, sigma, outer, inner, line_search):
 
 
 def proximal_newton(W, q, mu, *, sigma: float = 1e-6, outer: int = 100, inner: int = 100,
-                    line_search: int = 20, r0=None, tol=None) -> ContactSolution:
+                    line_search: int = 20, r0=None, tol=None, function: str = "alart_curnier") -> ContactSolution:
     """Proximal point iterations, each solved by :func:`newton` (Siconos' PPA family).
 
     r_{k+1} solves the problem with W + s I and q − s r_k (s = ``sigma`` ·
@@ -143,6 +161,7 @@ def proximal_newton(W, q, mu, *, sigma: float = 1e-6, outer: int = 100, inner: i
     Siconos' NSN_AC stops at 3e-3 there). ``iterations`` reports the total
     Newton steps. Arguments otherwise as :func:`newton`.
     """
+    law = _law("proximal_newton", function)
     W, q, mu, r0, tol, nc, d = prepare(W, q, mu, r0, name="proximal_newton", tol=tol, iterations=outer)
     for label, v in (("inner", inner), ("line_search", line_search)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -153,6 +172,6 @@ def proximal_newton(W, q, mu, *, sigma: float = 1e-6, outer: int = 100, inner: i
 
     def solve(W, q, mu, r0):
         return _proximal_r(W, q, mu, r0, tol=tol, sigma=float(sigma), outer=outer, inner=inner,
-                           line_search=line_search)
+                           line_search=line_search, law=law)
 
     return implicit_solution(solve, W, q, mu, r0, tol=tol)
