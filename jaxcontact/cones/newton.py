@@ -19,8 +19,8 @@ step:
   rank-deficient W). If that d is not a descent direction of
   ψ = ½‖F‖² (or not finite), the Levenberg–Marquardt step
   (JᵀJ + ‖F‖ I) d = −JᵀF is taken, which always is;
-* Armijo backtracking on ψ over ``line_search`` halvings, all evaluated at
-  once (u(t) = u + t W d costs one product); if none passes, the best
+* Armijo backtracking on ψ over at most ``line_search`` halvings, one at a
+  time (u(t) = u + t W d: no product per candidate); if none passes, the best
   candidate that lowers ψ, else no move.
 
 Stopping: Siconos' error ≤ tol or ``iterations`` steps (``lax.while_loop``;
@@ -37,6 +37,7 @@ import numpy as np
 from jax import lax
 
 from jaxcontact.cones import delassus
+from jaxcontact.cones.branch import unless
 from jaxcontact.cones.implicit import implicit_solution, residual_and_jacobian
 from jaxcontact.cones.laws import alart_curnier, alart_curnier_rho, fc3d_error, fischer_burmeister, per_contact
 from jaxcontact.cones.solution import ContactSolution, prepare
@@ -52,12 +53,15 @@ def _law(name: str, function):
     return FUNCTIONS[function]
 
 
+def _levenberg_marquardt(J, grad, nF):
+    return jnp.linalg.solve(J.T @ J + nF * jnp.eye(J.shape[0], dtype=J.dtype), -grad)
+
+
 def _newton_r(W, q, mu, r0, *, tol, iterations, line_search, law=alart_curnier):
     n = q.shape[0]
     nc = mu.shape[0]
     dtype = q.dtype
     rho = alart_curnier_rho(delassus.diagonal_blocks(W, nc))
-    ts = jnp.asarray(0.5 ** np.arange(line_search), dtype)
     eye = jnp.eye(n, dtype=dtype)
 
     def err(r):
@@ -72,21 +76,34 @@ def _newton_r(W, q, mu, r0, *, tol, iterations, line_search, law=alart_curnier):
         grad = J.T @ F
         d = jnp.linalg.solve(J + jnp.minimum(nF, SIGMA_MAX) * eye, -F)
         descent = jnp.all(jnp.isfinite(d)) & (grad @ d < 0)
-        # lax.cond: the O(n³) fallback is only paid when needed (under vmap both run).
-        d = lax.cond(descent, lambda: d, lambda: jnp.linalg.solve(J.T @ J + nF * eye, -grad))
+        # The O(n³) fallback only when needed (under vmap: when some problem of the batch needs it).
+        d = unless(descent, d, _levenberg_marquardt, J, grad, nF)
         d = jnp.where(jnp.all(jnp.isfinite(d)), d, -grad)
         u = W @ r + q
         Wd = W @ d
-        R = r[None, :] + ts[:, None] * d[None, :]
-        U = u[None, :] + ts[:, None] * Wd[None, :]
-        Fs = jax.vmap(lambda r, u: law(per_contact(r, nc), per_contact(u, nc), mu, rho).reshape(-1))(R, U)
-        psis = 0.5 * jnp.sum(Fs * Fs, axis=1)
-        psis = jnp.where(jnp.isfinite(psis), psis, jnp.inf)
-        ok = psis <= psi + ARMIJO_SIGMA * ts * (grad @ d)
-        best = jnp.argmin(psis)
-        kk = jnp.where(jnp.any(ok), jnp.argmax(ok), best)
-        move = jnp.any(ok) | (psis[best] < psi)
-        r = jnp.where(move, R[kk], r)
+        slope = grad @ d
+
+        def merit(t):
+            Ft = law(per_contact(r + t * d, nc), per_contact(u + t * Wd, nc), mu, rho)
+            p = 0.5 * jnp.sum(Ft * Ft)
+            return jnp.where(jnp.isfinite(p), p, jnp.inf)
+
+        # Backtracking one candidate at a time: near the solution the full step passes at once.
+        def ls_cond(s):
+            j, _, found, _, _ = s
+            return (j < line_search) & ~found
+
+        def ls_body(s):
+            j, t, _, best_t, best_psi = s
+            pt = merit(t)
+            found = pt <= psi + ARMIJO_SIGMA * t * slope
+            take = found | (pt < best_psi)  # the first Armijo step, else the lowest merit seen
+            return (j + 1, jnp.where(found, t, 0.5 * t), found, jnp.where(take, t, best_t),
+                    jnp.where(take, pt, best_psi))
+
+        one, zero = jnp.ones((), dtype), jnp.zeros((), dtype)
+        _, _, _, t, _ = lax.while_loop(ls_cond, ls_body, (jnp.int32(0), one, jnp.bool_(False), zero, psi))
+        r = r + t * d
         return r, k + 1, err(r)
 
     def cond(state):
