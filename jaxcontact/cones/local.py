@@ -41,6 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxcontact.cones.branch import unless
 from jaxcontact.cones.laws import _norm, modified_velocity, project_cone
 
 GRID = 16
@@ -155,23 +156,35 @@ def _no_worse(B, c, mu, r, r_old):
     return jnp.where(err_new <= err_old, r, r_old)
 
 
-def local_solve(B, c, mu, r_old):
-    """Solution r of one contact's problem (see the module docstring)."""
+def local_solve(B, c, mu, r_old, differentiable: bool = True):
+    """Solution r of one contact's problem (see the module docstring).
+
+    The tabulated search runs only when the fast path missed: a ``lax.cond``
+    when ``differentiable`` (under an outer vmap both sides then run), else
+    :func:`~jaxcontact.cones.branch.unless`, which under vmap runs it only if
+    some batch member needs it but has no derivative.
+    """
     r, exact = _candidate(B, c, mu)
-    # The tabulated search only when the fast path missed (a real branch in the Gauss–Seidel
-    # loop; under an outer vmap both sides run and are selected).
     if c.shape[0] == 3:
-        r = lax.cond(exact, lambda: r, lambda: _slide_3d(B, c, mu))
+        if differentiable:
+            r = lax.cond(exact, lambda: r, lambda: _slide_3d(B, c, mu))
+        else:
+            r = unless(exact, r, _slide_3d, B, c, mu)
     return _no_worse(B, c, mu, r, r_old)
 
 
-def local_solve_all(B, C, mu, R_old):
+def local_solve_all(B, C, mu, R_old, differentiable: bool = True):
     """:func:`local_solve` for every contact at once (B (nc, d, d), C, R_old (nc, d), mu (nc,)).
 
-    The tabulated slide search runs only if some contact's fast path missed.
+    The tabulated slide search runs only if some contact's fast path missed
+    (``differentiable`` as in :func:`local_solve`).
     """
     R, exact = jax.vmap(_candidate)(B, C, mu)
     if C.shape[-1] == 3:
-        R = lax.cond(jnp.all(exact), lambda: R,
-                     lambda: jnp.where(exact[:, None], R, jax.vmap(_slide_3d)(B, C, mu)))
+        slides = lambda B, C, mu: jax.vmap(_slide_3d)(B, C, mu)
+        all_exact = jnp.all(exact)
+        if differentiable:
+            R = lax.cond(all_exact, lambda: R, lambda: jnp.where(exact[:, None], R, slides(B, C, mu)))
+        else:
+            R = jnp.where(exact[:, None], R, unless(all_exact, R, slides, B, C, mu))
     return jax.vmap(_no_worse)(B, C, mu, R, R_old)
