@@ -25,8 +25,10 @@ step:
 
 Stopping: Siconos' error ≤ tol or ``iterations`` steps (``lax.while_loop``;
 under vmap, the batch runs until its last problem stops, finished problems
-frozen). W is used dense here (a dense LU per step, O(n³)); block-row W is
-densified. Gradients: implicit at the result (:mod:`jaxcontact.cones.implicit`).
+frozen). By default the Newton system is solved by a dense LU (O(n³) a
+step; block-row W is densified); with ``krylov=k`` by preconditioned GMRES
+from products with J only, so W by block rows stays sparse (O(nnz) per inner
+iteration; the inexact direction is still checked for descent). Gradients: implicit at the result (:mod:`jaxcontact.cones.implicit`).
 """
 
 from __future__ import annotations
@@ -36,14 +38,19 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jax.scipy.sparse.linalg import cg, gmres
+
 from jaxcontact.cones import delassus
 from jaxcontact.cones.branch import unless
-from jaxcontact.cones.implicit import implicit_solution, residual_and_jacobian
-from jaxcontact.cones.laws import alart_curnier, alart_curnier_rho, fc3d_error, fischer_burmeister, per_contact
+from jaxcontact.cones.implicit import implicit_solution
+from jaxcontact.cones.laws import (alart_curnier, alart_curnier_blocks, alart_curnier_rho, fc3d_error,
+                                   fischer_burmeister, per_contact)
 from jaxcontact.cones.solution import ContactSolution, prepare
 
 ARMIJO_SIGMA = 1e-4
 SIGMA_MAX = 1e-2
+KRYLOV_TOL = 1e-12     # relative residual of the inner solves with W by block rows
+KRYLOV_RESTARTS = 4
 FUNCTIONS = {"alart_curnier": alart_curnier, "fischer_burmeister": fischer_burmeister}
 
 
@@ -57,30 +64,54 @@ def _levenberg_marquardt(J, grad, nF):
     return jnp.linalg.solve(J.T @ J + nF * jnp.eye(J.shape[0], dtype=J.dtype), -grad)
 
 
-def _newton_r(W, q, mu, r0, *, tol, iterations, line_search, law=alart_curnier):
-    n = q.shape[0]
+def _dense_directions(J, F, grad, nF, sigma):
+    d = jnp.linalg.solve(J + sigma * jnp.eye(J.shape[0], dtype=J.dtype), -F)
+    descent = jnp.all(jnp.isfinite(d)) & (grad @ d < 0)
+    # The O(n³) fallback only when needed (under vmap: when some problem of the batch needs it).
+    return unless(descent, d, _levenberg_marquardt, J, grad, nF)
+
+
+def _krylov_directions(J, F, grad, nF, sigma, krylov, nc):
+    dim = F.shape[0] // nc
+    diag = delassus.diagonal_blocks(J, nc) + sigma * jnp.eye(dim, dtype=F.dtype)
+    inv = jnp.linalg.inv(diag)  # block-Jacobi preconditioner: nc small inverses
+    precond = lambda x: jnp.einsum("iab,ib->ia", inv, x.reshape(nc, dim)).reshape(-1)
+    op = lambda x: delassus.matvec(J, x) + sigma * x
+    d, _ = gmres(op, -F, tol=KRYLOV_TOL, restart=krylov, maxiter=KRYLOV_RESTARTS, M=precond)
+    descent = jnp.all(jnp.isfinite(d)) & (grad @ d < 0)
+
+    def lm(J, grad, nF):  # the normal equations by conjugate gradients: only products with J and Jᵀ
+        normal = lambda x: delassus.transpose_matvec(J, delassus.matvec(J, x)) + nF * x
+        return cg(normal, -grad, tol=KRYLOV_TOL, maxiter=krylov * KRYLOV_RESTARTS)[0]
+
+    return unless(descent, d, lm, J, grad, nF)
+
+
+def _newton_r(W, q, mu, r0, *, tol, iterations, line_search, law=alart_curnier, krylov=None):
     nc = mu.shape[0]
-    dtype = q.dtype
     rho = alart_curnier_rho(delassus.diagonal_blocks(W, nc))
-    eye = jnp.eye(n, dtype=dtype)
 
     def err(r):
-        e = fc3d_error(r, W @ r + q, mu, q)
+        e = fc3d_error(r, delassus.matvec(W, r) + q, mu, q)
         return jnp.where(jnp.isfinite(e), e, jnp.inf)
 
     def step(state):
         r, k, _ = state
-        F, J = residual_and_jacobian(W, q, mu, r, rho, law)
+        u = delassus.matvec(W, r) + q
+        R, U = per_contact(r, nc), per_contact(u, nc)
+        F = law(R, U, mu, rho).reshape(-1)
+        A, B = alart_curnier_blocks(r, u, mu, rho, law)
+        J = delassus.block_diagonal_plus(W, A, B)
         psi = 0.5 * F @ F
         nF = jnp.sqrt(2.0 * psi)
-        grad = J.T @ F
-        d = jnp.linalg.solve(J + jnp.minimum(nF, SIGMA_MAX) * eye, -F)
-        descent = jnp.all(jnp.isfinite(d)) & (grad @ d < 0)
-        # The O(n³) fallback only when needed (under vmap: when some problem of the batch needs it).
-        d = unless(descent, d, _levenberg_marquardt, J, grad, nF)
+        grad = delassus.transpose_matvec(J, F)
+        sigma = jnp.minimum(nF, SIGMA_MAX)
+        if krylov:
+            d = _krylov_directions(J, F, grad, nF, sigma, krylov, nc)
+        else:
+            d = _dense_directions(J, F, grad, nF, sigma)
         d = jnp.where(jnp.all(jnp.isfinite(d)), d, -grad)
-        u = W @ r + q
-        Wd = W @ d
+        Wd = delassus.matvec(W, d)
         slope = grad @ d
 
         def merit(t):
@@ -101,7 +132,7 @@ def _newton_r(W, q, mu, r0, *, tol, iterations, line_search, law=alart_curnier):
             return (j + 1, jnp.where(found, t, 0.5 * t), found, jnp.where(take, t, best_t),
                     jnp.where(take, pt, best_psi))
 
-        one, zero = jnp.ones((), dtype), jnp.zeros((), dtype)
+        one, zero = jnp.ones((), q.dtype), jnp.zeros((), q.dtype)
         _, _, _, t, _ = lax.while_loop(ls_cond, ls_body, (jnp.int32(0), one, jnp.bool_(False), zero, psi))
         r = r + t * d
         return r, k + 1, err(r)
@@ -115,7 +146,7 @@ def _newton_r(W, q, mu, r0, *, tol, iterations, line_search, law=alart_curnier):
 
 
 def newton(W, q, mu, *, iterations: int = 200, line_search: int = 20, r0=None, tol=None,
-           function: str = "alart_curnier") -> ContactSolution:
+           function: str = "alart_curnier", krylov: int = 0) -> ContactSolution:
     """Semismooth Newton with line search and proximal regularisation (module docstring).
 
     Args:
@@ -128,6 +159,12 @@ def newton(W, q, mu, *, iterations: int = 200, line_search: int = 20, r0=None, t
         (default 1e-8 in float64, 1e-4 in float32).
       function: ``"alart_curnier"`` (Siconos' NSN_AC) or
         ``"fischer_burmeister"`` (NSN_FB), the function whose zero is sought.
+      krylov: 0 (default): the Newton system by a dense LU (W given by
+        block rows is densified). k > 0: by GMRES with restart length k
+        (at most ``KRYLOV_RESTARTS`` cycles, block-Jacobi preconditioned) and
+        the fallback by conjugate gradients, from products with J = A + B W
+        only: W by block rows is never densified, a step costs O(nnz(W)) per
+        inner iteration (static int).
 
     Returns :class:`~jaxcontact.cones.solution.ContactSolution`; ``r`` has
     implicit-function gradients.
@@ -136,10 +173,14 @@ def newton(W, q, mu, *, iterations: int = 200, line_search: int = 20, r0=None, t
     W, q, mu, r0, tol, nc, d = prepare(W, q, mu, r0, name="newton", tol=tol, iterations=iterations)
     if isinstance(line_search, bool) or not isinstance(line_search, int) or line_search < 1:
         raise ValueError(f"newton: line_search must be a static int >= 1; got {line_search!r}")
-    W = delassus.to_dense(W)
+    if isinstance(krylov, bool) or not isinstance(krylov, int) or krylov < 0:
+        raise ValueError(f"newton: krylov must be a static int >= 0 (0: dense LU); got {krylov!r}")
+    if not krylov:
+        W = delassus.to_dense(W)
 
     def solve(W, q, mu, r0):
-        return _newton_r(W, q, mu, r0, tol=tol, iterations=iterations, line_search=line_search, law=law)
+        return _newton_r(W, q, mu, r0, tol=tol, iterations=iterations, line_search=line_search, law=law,
+                         krylov=krylov)
 
     return implicit_solution(solve, W, q, mu, r0, tol=tol)
 
