@@ -14,6 +14,9 @@ Parts:
   it Siconos' NSGS (10 000 sweeps), NSN_AC and NSN_FB (1 000 steps) at the
   same tolerance, run now by ``bench/siconos_fc3d.py`` under /usr/bin/python3
   (driver call only, median of 3).
+* ``solved-small`` — which of the files with ≤ 60 contacts every dense
+  configuration solves, float64 (≤ 1e-8) and float32 (≤ 1e-4), padded to
+  one size so each configuration compiles once (no timing).
 * ``batch`` — B = 256 perturbed copies (q × (1 ± 5 %), μ × (1 ± 20 %)) of
   Rover1039 and of BoxesStack1, vmapped, float64 and float32, against
   Siconos' fastest converging solver called once per problem (Newton on
@@ -140,6 +143,38 @@ def part_success(sic, dtype):
     return table, summary
 
 
+def part_solved_small(dtype):
+    """Which small files (≤ 60 contacts) each dense configuration solves: converged only, no timing.
+
+    Every file is padded to 60 contacts with separated dummies (as the tests do) so a
+    configuration compiles once; the error is recomputed on the unpadded problem.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    from jaxcontact.cones import bundled_files, fc3d_error, read_problem
+    from jaxcontact.cones.problem import pad_problem
+
+    tol = TOL if dtype == np.float64 else 1e-4
+    probs = [p for p in map(read_problem, bundled_files()) if p.nc <= JACOBI_LARGE_NC]
+    rows = []
+    for name, solve in configs(1, tol).items():
+        if name in BLOCK_CONFIGS:
+            continue
+        fn = jax.jit(solve)
+        solved, failed = [], []
+        for p in probs:
+            W, q, mu = (x.astype(dtype) for x in pad_problem(p.W, p.q, p.mu, JACOBI_LARGE_NC))
+            sol = fn(W, q, mu)
+            n = p.q.size
+            r = jnp.asarray(sol.r[:n], jnp.float64)
+            err = float(fc3d_error(r, jnp.asarray(p.W) @ r + p.q, jnp.asarray(p.mu), jnp.asarray(p.q)))
+            (solved if err <= tol else failed).append(f"{p.name} ({err:.0e})" if err > tol else p.name)
+        rows.append([name, f"{len(solved)}/{len(probs)}", ", ".join(failed) or "—"])
+        print(np.dtype(dtype).name, rows[-1], flush=True)
+    return common.markdown_table(["solver", f"solved ≤ {tol:g}", "not solved (error)"], rows)
+
+
 def perturbed(p, B, seed=0):
     rng = np.random.default_rng(seed)
     qs = p.q * (1 + 0.05 * rng.uniform(-1, 1, size=(B, p.q.size)))
@@ -255,6 +290,10 @@ def main() -> int:
             table, summary = part_success(sic, dtype)
             out += [f"### Which solver solves which problem ({label})", "", summary, "",
                     f"### Per problem and solver ({label})", "", table, ""]
+    if "solved-small" in parts:
+        for dtype, label in ((np.float64, "≤ 1e-8, float64"), (np.float32, "≤ 1e-4, float32")):
+            out += [f"### Small files (≤ {JACOBI_LARGE_NC} contacts, padded to one size): solved {label}", "",
+                    part_solved_small(dtype), ""]
     if "batch" in parts:
         out += ["### Batched: 256 perturbed copies, vmapped, against Siconos one by one", "", part_batch(sic), ""]
     if "scaling" in parts:
