@@ -6,17 +6,24 @@
 Parts:
 
 * ``success`` — every bundled problem (``jaxcontact/data/fc3d_siconos``)
-  with every solver configuration at Siconos' error ≤ 1e-8 (float64; Jacobi
-  2 000 sweeps above 60 contacts, 20 000 below):
+  with every solver configuration at Siconos' error ≤ 1e-8 in float64 and
+  ≤ 1e-4 in float32 (Jacobi 2 000 sweeps above 60 contacts, 20 000 below;
+  Newton on Alart–Curnier and Fischer–Burmeister, dense LU or GMRES on
+  block rows):
   converged, error, iterations, steady-state time (compile apart); beside
   it Siconos' NSGS (10 000 sweeps), NSN_AC and NSN_FB (1 000 steps) at the
   same tolerance, run now by ``bench/siconos_fc3d.py`` under /usr/bin/python3
   (driver call only, median of 3).
+* ``solved-small`` — which of the files with ≤ 60 contacts every dense
+  configuration solves, float64 (≤ 1e-8) and float32 (≤ 1e-4), padded to
+  one size so each configuration compiles once (no timing).
 * ``batch`` — B = 256 perturbed copies (q × (1 ± 5 %), μ × (1 ± 20 %)) of
   Rover1039 and of BoxesStack1, vmapped, float64 and float32, against
-  Siconos' fastest converging solver called once per problem.
-* ``scaling`` — time per NSGS sweep with W dense and by block rows, and
-  per Newton step, from 4 to 2 020 contacts (Rover1039, Capsules-i100-889,
+  Siconos' fastest converging solver called once per problem (Newton on
+  both functions, NSGS, proximal Newton).
+* ``scaling`` — time per NSGS sweep with W dense and by block rows (beside
+  Siconos' NSGS time per sweep from the stored reference), and per Newton
+  step with a dense LU and with GMRES on block rows, from 4 to 2 020 contacts (Rover1039, Capsules-i100-889,
   the planar granular flows of the shared fc2d data when present).
 """
 
@@ -63,53 +70,65 @@ def siconos_run(files, passes=3):
 JACOBI_LARGE_NC = 60  # above it Jacobi gets 2 000 sweeps (20 000 on the capsules: 6.5 min each, still 1e-7)
 
 
-def configs(nc):
+BLOCK_CONFIGS = ("nsgs-blocks", "newton-krylov-blocks")  # W handed over by block rows
+
+
+def configs(nc, tol=TOL):
     from jaxcontact.cones import jacobi, newton, nsgs, proximal_newton
 
     jacobi_sweeps = 20000 if nc <= JACOBI_LARGE_NC else 2000
     return {
-        "newton": lambda W, q, mu: newton(W, q, mu, tol=TOL, iterations=200),
-        "proximal-newton": lambda W, q, mu: proximal_newton(W, q, mu, tol=TOL),
-        "nsgs": lambda W, q, mu: nsgs(W, q, mu, tol=TOL, iterations=10000),
-        "nsgs-blocks": lambda W, q, mu: nsgs(W, q, mu, tol=TOL, iterations=10000),
-        "jacobi": lambda W, q, mu: jacobi(W, q, mu, tol=TOL, iterations=jacobi_sweeps),
+        "newton": lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=200),
+        "newton-fb": lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=200, function="fischer_burmeister"),
+        "newton-krylov-blocks": lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=200, krylov=30),
+        "proximal-newton": lambda W, q, mu: proximal_newton(W, q, mu, tol=tol),
+        "nsgs": lambda W, q, mu: nsgs(W, q, mu, tol=tol, iterations=10000),
+        "nsgs-blocks": lambda W, q, mu: nsgs(W, q, mu, tol=tol, iterations=10000),
+        "jacobi": lambda W, q, mu: jacobi(W, q, mu, tol=tol, iterations=jacobi_sweeps),
     }
 
 
-def timed(fn, *args, budget_s=30.0):
+def timed(fn, *args, long_s=2.0):
     import jax
 
     t0 = time.perf_counter()
     out = jax.block_until_ready(fn(*args))
     first = time.perf_counter() - t0
-    if first > budget_s:
-        return out, first, float("nan")  # one long run: compile not separable; reported as is
+    if first > long_s:  # a long solve: one more call is the steady time, the difference the compile
+        t0 = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        steady = time.perf_counter() - t0
+        return out, steady, max(first - steady, 0.0)
     t = common.time_call(fn, *args, min_repeats=3, max_repeats=10, min_total_s=0.3)
     return out, t.steady_s, t.compile_s
 
 
-def part_success(sic):
+def part_success(sic, dtype):
     import jax
 
     from jaxcontact.cones import block_rows, bundled_files, read_problem
 
+    tol = TOL if dtype == np.float64 else 1e-4
     rows, success = [], {}
     for f in bundled_files():
         p = read_problem(f)
-        for name, solve in configs(p.nc).items():
-            W = p.W
-            if name == "nsgs-blocks":
+        for name, solve in configs(p.nc, tol).items():
+            W = p.W.astype(dtype)
+            if name in BLOCK_CONFIGS:
                 if p.blocks is None:
                     continue
                 W = block_rows(p.blocks, p.nc)
+                W = W._replace(values=W.values.astype(dtype))
             fn = jax.jit(solve)
-            sol, t, comp = timed(fn, W, p.q, p.mu)
+            sol, t, comp = timed(fn, W, p.q.astype(dtype), p.mu.astype(dtype))
             ok = bool(sol.converged)
             success.setdefault(name, []).append((p.name, ok))
             rows.append([p.name, p.nc, name, ok, f"{float(sol.residual):.1e}", int(sol.iterations),
                          f"{t * 1e3:.2f}", "—" if np.isnan(comp) else f"{comp:.1f}"])
-            print(rows[-1], flush=True)
+            print(np.dtype(dtype).name, rows[-1], flush=True)
         for s in ("NSGS", "NSN_AC", "NSN_FB"):
+            if dtype != np.float64:
+                break
             key = f"{p.name}/{s}"
             rows.append([p.name, p.nc, f"Siconos {s}", int(sic[f"{key}/info8"]) == 0,
                          f"{float(sic[f'{key}/error8']):.1e}", int(sic[f"{key}/iters8"]),
@@ -118,10 +137,42 @@ def part_success(sic):
     table = common.markdown_table(["problem", "nc", "solver", "converged", "error", "iterations", "time ms",
                                    "compile s"], rows)
     summary = common.markdown_table(
-        ["solver", "solved ≤ 1e-8", "not solved"],
+        ["solver", f"solved ≤ {tol:g}", "not solved"],
         [[k, f"{sum(ok for _, ok in v)}/{len(v)}", ", ".join(n for n, ok in v if not ok) or "—"]
          for k, v in success.items()])
     return table, summary
+
+
+def part_solved_small(dtype):
+    """Which small files (≤ 60 contacts) each dense configuration solves: converged only, no timing.
+
+    Every file is padded to 60 contacts with separated dummies (as the tests do) so a
+    configuration compiles once; the error is recomputed on the unpadded problem.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    from jaxcontact.cones import bundled_files, fc3d_error, read_problem
+    from jaxcontact.cones.problem import pad_problem
+
+    tol = TOL if dtype == np.float64 else 1e-4
+    probs = [p for p in map(read_problem, bundled_files()) if p.nc <= JACOBI_LARGE_NC]
+    rows = []
+    for name, solve in configs(1, tol).items():
+        if name in BLOCK_CONFIGS:
+            continue
+        fn = jax.jit(solve)
+        solved, failed = [], []
+        for p in probs:
+            W, q, mu = (x.astype(dtype) for x in pad_problem(p.W, p.q, p.mu, JACOBI_LARGE_NC))
+            sol = fn(W, q, mu)
+            n = p.q.size
+            r = jnp.asarray(sol.r[:n], jnp.float64)
+            err = float(fc3d_error(r, jnp.asarray(p.W) @ r + p.q, jnp.asarray(p.mu), jnp.asarray(p.q)))
+            (solved if err <= tol else failed).append(f"{p.name} ({err:.0e})" if err > tol else p.name)
+        rows.append([name, f"{len(solved)}/{len(probs)}", ", ".join(failed) or "—"])
+        print(np.dtype(dtype).name, rows[-1], flush=True)
+    return common.markdown_table(["solver", f"solved ≤ {tol:g}", "not solved (error)"], rows)
 
 
 def perturbed(p, B, seed=0):
@@ -134,12 +185,18 @@ def perturbed(p, B, seed=0):
 def part_batch(sic):
     import jax
 
-    from jaxcontact.cones import bundled_dir, newton, proximal_newton, read_problem
+    from functools import partial
+
+    from jaxcontact.cones import bundled_dir, newton, nsgs, proximal_newton, read_problem
 
     B = 256
     rows = []
+    fb = partial(newton, function="fischer_burmeister")
     for fname, solver, name in (("Rover1039.dat", newton, "newton"),
-                                ("BoxesStack1-i100000-32.hdf5.dat", proximal_newton, "proximal-newton")):
+                                ("Rover1039.dat", fb, "newton-fb"),
+                                ("Rover1039.dat", partial(nsgs, iterations=1000), "nsgs"),
+                                ("BoxesStack1-i100000-32.hdf5.dat", proximal_newton, "proximal-newton"),
+                                ("BoxesStack1-i100000-32.hdf5.dat", fb, "newton-fb")):
         p = read_problem(bundled_dir() / fname)
         qs, mus = perturbed(p, B)
         sic_t = min(float(sic[f"{p.name}/{s}/time8"]) for s in ("NSGS", "NSN_AC", "NSN_FB")
@@ -147,7 +204,7 @@ def part_batch(sic):
         for dtype in (np.float64, np.float32):
             tol = TOL if dtype == np.float64 else 1e-4
             fn = jax.jit(jax.vmap(lambda q, mu, W=p.W.astype(dtype), s=solver, tol=tol: s(W, q, mu, tol=tol)))
-            sol, t, comp = timed(fn, qs.astype(dtype), mus.astype(dtype), budget_s=120)
+            sol, t, comp = timed(fn, qs.astype(dtype), mus.astype(dtype))
             rows.append([p.name, p.nc, name, np.dtype(dtype).name, B, f"{float(np.mean(sol.converged)):.3f}",
                          f"{float(np.max(sol.residual)):.1e}", f"{B / t:.0f}", f"{1 / sic_t:.0f}",
                          f"{(B / t) * sic_t:.1f}", "—" if np.isnan(comp) else f"{comp:.1f}"])
@@ -173,6 +230,10 @@ def part_scaling():
             probs.append(ContactProblem(pr.name, W, pr.q[inv], pr.mu, dense_to_blocks(W, 2)))
     rows = []
     sweeps = 10
+    sic = {}
+    ref = ROOT / "tests" / "data" / "fc3d_siconos_reference.npz"
+    if ref.is_file():
+        sic = np.load(ref)
     for p in probs:
         blocks = p.blocks if p.blocks is not None else dense_to_blocks(p.W, p.dim)
         Wb = block_rows(blocks, p.nc)
@@ -186,11 +247,17 @@ def part_scaling():
             tn = f"{tn / 3 * 1e3:.2f}"
         else:
             tn = "—"
+        f_krylov = jax.jit(lambda W, q, mu: newton(W, q, mu, iterations=3, tol=0.0, krylov=30))
+        _, tk, _ = timed(f_krylov, Wb, p.q, p.mu)
+        key = f"{p.name}/NSGS"
+        sic_sweep = (f"{float(sic[key + '/time8']) / max(int(sic[key + '/iters8']), 1) * 1e3:.3f}"
+                     if f"{key}/time8" in getattr(sic, "files", ()) else "—")
         rows.append([p.name, p.nc, p.dim, len(blocks.rows), f"{td / sweeps * 1e3:.3f}",
-                     f"{tb / sweeps * 1e3:.3f}", tn])
+                     f"{tb / sweeps * 1e3:.3f}", sic_sweep, tn, f"{tk / 3 * 1e3:.2f}"])
         print(rows[-1], flush=True)
     return common.markdown_table(["problem", "nc", "d", "nonzero blocks", "NSGS sweep dense ms",
-                                  "NSGS sweep block rows ms", "Newton step ms"], rows)
+                                  "NSGS sweep block rows ms", "Siconos NSGS sweep ms", "Newton step (dense LU) ms",
+                                  "Newton step (block rows, GMRES 30 × ≤ 4) ms"], rows)
 
 
 def main() -> int:
@@ -219,9 +286,14 @@ def main() -> int:
     else:
         sic = None
     if "success" in parts:
-        table, summary = part_success(sic)
-        out += ["### Which solver solves which problem (Siconos error ≤ 1e-8, float64)", "", summary, "",
-                "### Per problem and solver", "", table, ""]
+        for dtype, label in ((np.float64, "Siconos error ≤ 1e-8, float64"), (np.float32, "≤ 1e-4, float32")):
+            table, summary = part_success(sic, dtype)
+            out += [f"### Which solver solves which problem ({label})", "", summary, "",
+                    f"### Per problem and solver ({label})", "", table, ""]
+    if "solved-small" in parts:
+        for dtype, label in ((np.float64, "≤ 1e-8, float64"), (np.float32, "≤ 1e-4, float32")):
+            out += [f"### Small files (≤ {JACOBI_LARGE_NC} contacts, padded to one size): solved {label}", "",
+                    part_solved_small(dtype), ""]
     if "batch" in parts:
         out += ["### Batched: 256 perturbed copies, vmapped, against Siconos one by one", "", part_batch(sic), ""]
     if "scaling" in parts:

@@ -11,7 +11,8 @@ float64, and returns a :class:`ContactSolution` (r, u, residual = Siconos'
   :func:`jacobi` — the all-contacts-at-once variant with relaxation
   (:mod:`.sweeps`); both take W dense or by block rows (:class:`BlockRows`,
   a sweep in O(nnz)).
-* :func:`newton` — global semismooth Newton on the Alart–Curnier function,
+* :func:`newton` — global semismooth Newton on the Alart–Curnier function
+  (or the Fischer–Burmeister function of the cone, ``function=`` option),
   line search, proximal regularisation; :func:`proximal_newton` — proximal
   point iterations around it, for semidefinite W (:mod:`.newton`).
 * Gradients of r in (W, q, μ) by the implicit function theorem on each

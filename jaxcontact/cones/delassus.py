@@ -93,3 +93,26 @@ def row_product(W, i, r, nc: int, d: int):
         return jnp.einsum("kab,kb->a", W.values[i], R[W.cols[i]])
     rows = jax.lax.dynamic_slice_in_dim(W, i * d, d, axis=0)
     return rows @ r
+
+
+def transpose_matvec(W, x):
+    """Wᵀ x for either storage (block rows: a scatter-add over the block columns)."""
+    if is_blocks(W):
+        nc, _, d, _ = W.values.shape
+        X = x.reshape(nc, d)
+        parts = jnp.einsum("ikab,ia->ikb", W.values, X)
+        return jax.ops.segment_sum(parts.reshape(-1, d), W.cols.reshape(-1), num_segments=nc).reshape(-1)
+    return W.T @ x
+
+
+def block_diagonal_plus(W, A, B):
+    """A + B W with A, B block diagonal (nc, d, d): dense, or block rows of W's pattern."""
+    nc, d, _ = A.shape
+    if is_blocks(W):
+        own = (W.cols == jnp.arange(nc)[:, None]).astype(W.values.dtype)
+        values = jnp.einsum("iab,ikbc->ikac", B, W.values) + own[:, :, None, None] * A[:, None]
+        return BlockRows(W.cols, values)
+    n = nc * d
+    J = jnp.einsum("iab,ibn->ian", B, W.reshape(nc, d, n)).reshape(nc, d, nc, d)
+    idx = jnp.arange(nc)
+    return J.at[idx, :, idx, :].add(A).reshape(n, n)

@@ -31,18 +31,19 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcontact.cones import delassus
-from jaxcontact.cones.laws import alart_curnier_blocks, alart_curnier_map, alart_curnier_rho
+from jaxcontact.cones.laws import (alart_curnier, alart_curnier_blocks, alart_curnier_map, alart_curnier_rho,
+                                   per_contact)
 from jaxcontact.cones.solution import make_solution
 
 
-def residual_and_jacobian(W, q, mu, r, rho):
-    """F(r) and the dense J = ∂F/∂r = A + B W (W dense or block rows)."""
+def residual_and_jacobian(W, q, mu, r, rho, law=alart_curnier):
+    """F(r) and the dense J = ∂F/∂r = A + B W (W dense or block rows) for a per-contact ``law``."""
     nc = mu.shape[-1]
     n = q.shape[-1]
     d = n // nc
     u = delassus.matvec(W, r) + q
-    F = alart_curnier_map(r, u, mu, rho)
-    A, B = alart_curnier_blocks(r, u, mu, rho)
+    F = law(per_contact(r, nc), per_contact(u, nc), mu, rho).reshape(-1)
+    A, B = alart_curnier_blocks(r, u, mu, rho, law)
     Wd = delassus.to_dense(W)
     J = jnp.einsum("iab,ibn->ian", B, Wd.reshape(nc, d, n)).reshape(n, n)
     idx = jnp.arange(nc)

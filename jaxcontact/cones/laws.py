@@ -20,6 +20,15 @@ dissipation into the complementarity K* ∋ û ⟂ r ∈ K.
   P_B(R) the projection on the disk of radius R. Piecewise smooth; its
   pieces are the contact regimes (separate, stick, slide), which the Newton
   solver and the implicit gradients use.
+* :func:`fischer_burmeister` — the Fischer–Burmeister function of the
+  second-order cone (Fukushima, Luo & Tseng 2002), zero exactly at a
+  solution: with x = (μ r_N, r_T) and y = ρ (û_N, μ û_T), x ∈ L ⇔ r ∈ K and
+  y ∈ L ⇔ û ∈ K* for the Lorentz cone L = {‖x_T‖ ≤ x_N}, and xᵀy = ρ μ rᵀû,
+  so φ = x + y − (x∘x + y∘y)^½ (Jordan product and square root of L)
+  vanishes exactly at Coulomb's law. For μ = 0 the first component, which
+  then no longer sees r_N, is the scalar Fischer–Burmeister function of
+  (r_N, ρ u_N). Smooth away from non-strict complementarity (unlike the
+  Alart–Curnier function, whose regimes are kinks).
 
 Norms are taken "safely" (√(x² + tiny) only where x = 0 is possible and the
 value is not used), so derivatives stay finite at regime boundaries.
@@ -125,9 +134,40 @@ def alart_curnier_map(r, u, mu, rho):
     return alart_curnier(per_contact(r, nc), per_contact(u, nc), mu, rho).reshape(-1)
 
 
-def alart_curnier_blocks(r, u, mu, rho):
-    """Per-contact derivatives (A, B) = (∂F_i/∂r_i, ∂F_i/∂u_i), each (nc, d, d)."""
+def alart_curnier_blocks(r, u, mu, rho, law=alart_curnier):
+    """Per-contact derivatives (A, B) = (∂F_i/∂r_i, ∂F_i/∂u_i), each (nc, d, d), of ``law`` (default Alart–Curnier)."""
     nc = mu.shape[-1]
     R, U = per_contact(r, nc), per_contact(u, nc)
-    jac = jax.vmap(jax.jacfwd(lambda r, u, m, p: alart_curnier(r, u, m, p), argnums=(0, 1)))
+    jac = jax.vmap(jax.jacfwd(lambda r, u, m, p: law(r, u, m, p), argnums=(0, 1)))
     return jac(R, U, mu, rho)
+
+
+def _safe_sqrt(x):
+    """√max(x, 0) with a zero (finite) derivative where x ≤ 0."""
+    pos = x > 0
+    return jnp.where(pos, jnp.sqrt(jnp.where(pos, x, 1.0)), 0.0)
+
+
+def fischer_burmeister(r, u, mu, rho):
+    """Fischer–Burmeister function of the Coulomb cone per contact: r, u (…, d), mu, rho (…,) → (…, d)."""
+    uh = modified_velocity(u, mu)
+    x = jnp.concatenate([(mu * r[..., 0])[..., None], r[..., 1:]], axis=-1)
+    y = rho[..., None] * jnp.concatenate([uh[..., :1], mu[..., None] * uh[..., 1:]], axis=-1)
+    # z = x∘x + y∘y = (‖x‖² + ‖y‖², 2 (x_N x_T + y_N y_T)); its square root in L from the
+    # spectral values λ = z_N ∓ ‖z_T‖: ((√λ₁ + √λ₂)/2, z_T / (√λ₁ + √λ₂)).
+    zn = jnp.sum(x * x, axis=-1) + jnp.sum(y * y, axis=-1)
+    zt = 2.0 * (x[..., :1] * x[..., 1:] + y[..., :1] * y[..., 1:])
+    nzt = _norm(zt)
+    s = _safe_sqrt(zn - nzt) + _safe_sqrt(zn + nzt)
+    root_t = zt / jnp.where(s > 0, s, 1.0)[..., None]
+    phi_n = x[..., 0] + y[..., 0] - 0.5 * s
+    rn, yn = r[..., 0], rho * u[..., 0]
+    scalar_fb = rn + yn - _safe_sqrt(rn * rn + yn * yn)
+    phi_n = jnp.where(mu > 0, phi_n, scalar_fb)
+    return jnp.concatenate([phi_n[..., None], x[..., 1:] + y[..., 1:] - root_t], axis=-1)
+
+
+def fischer_burmeister_map(r, u, mu, rho):
+    """The whole problem's Fischer–Burmeister function (d nc,), vectors interleaved per contact."""
+    nc = mu.shape[-1]
+    return fischer_burmeister(per_contact(r, nc), per_contact(u, nc), mu, rho).reshape(-1)

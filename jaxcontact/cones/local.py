@@ -19,6 +19,15 @@ local solver, and the first exact one is taken:
    smallest local error is taken. In the plane the two slides
    θ = 0, π are tried directly.
 
+Fast path: the slide root is first sought by ``SLIDE_NEWTON`` Newton steps on
+G from the angle of the (rejected) stick solution's tangential part — the
+exact root when the block is isotropic in the tangent plane, and close to it
+otherwise. The slide is accepted if its local error is at round-off; only
+when it is not (a root far from that angle, a non-converged Newton) does the
+tabulated search above run, in a ``lax.cond`` that the sequential
+Gauss–Seidel loop skips and the Jacobi sweep runs only when some contact of
+the sweep needs it (:func:`local_solve_all`).
+
 Robust fallback: the result replaces the previous value r_old only if its
 local natural-map error ‖r − P_K(r − û)‖ is not larger, so a sweep never
 makes a contact worse, whatever the block (singular, non-symmetric, huge μ,
@@ -32,11 +41,14 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxcontact.cones.branch import unless
 from jaxcontact.cones.laws import _norm, modified_velocity, project_cone
 
 GRID = 16
 BISECTIONS = 12
 NEWTON_STEPS = 3
+SLIDE_NEWTON = 8
+EXACT_ULPS = 64  # a fast-path slide is exact if its local error is below this many ε of the contact's scale
 
 
 def local_error(r, u, mu):
@@ -45,15 +57,20 @@ def local_error(r, u, mu):
     return jnp.sqrt(jnp.sum(e * e))
 
 
+def _slide_parts(B, c, mu, th):
+    """G(θ), whether the slide at θ is admissible, B_N· t and t(θ) (θ any shape)."""
+    e = jnp.stack([jnp.cos(th), jnp.sin(th)], axis=-1)
+    t = jnp.concatenate([jnp.ones_like(th)[..., None], mu * e], axis=-1)
+    den = t @ B[0]
+    v = -c[0] * (t @ B[1:].T) + den[..., None] * c[1:]  # den · u_T
+    G = v[..., 0] * e[..., 1] - v[..., 1] * e[..., 0]
+    ok = (den > 0) & (jnp.sum(v * e, axis=-1) <= 0)
+    return G, ok, den, t
+
+
 def _slide_3d(B, c, mu):
     def parts(th):
-        e = jnp.stack([jnp.cos(th), jnp.sin(th)], axis=-1)
-        t = jnp.concatenate([jnp.ones_like(th)[..., None], mu * e], axis=-1)
-        den = t @ B[0]
-        v = -c[0] * (t @ B[1:].T) + den[..., None] * c[1:]  # den · u_T
-        G = v[..., 0] * e[..., 1] - v[..., 1] * e[..., 0]
-        ok = (den > 0) & (jnp.sum(v * e, axis=-1) <= 0)
-        return G, ok, den, t
+        return _slide_parts(B, c, mu, th)
 
     th = jnp.linspace(0.0, 2 * np.pi, GRID + 1, dtype=c.dtype)
     G = parts(th)[0]
@@ -102,18 +119,72 @@ def _solve_small(B, c):
     return (cof.T @ c) / det
 
 
-def local_solve(B, c, mu, r_old):
-    """Solution r of one contact's problem (see the module docstring)."""
+def _slide_newton(B, c, mu, rs):
+    """Slide from Newton steps on G started at the angle of the stick solution's tangential part."""
+    th = jnp.arctan2(rs[2], rs[1])
+    G = lambda th: _slide_parts(B, c, mu, th)[0]
+    for _ in range(SLIDE_NEWTON):
+        g, gp = jax.jvp(G, (th,), (jnp.ones_like(th),))
+        step = g / jnp.where(gp != 0, gp, 1.0)
+        th = th - jnp.clip(step, -0.5, 0.5)  # a bounded step: G is 2π-periodic, a far jump lands anywhere
+    _, ok, den, t = _slide_parts(B, c, mu, th)
+    return (-c[0] / jnp.where(den > 0, den, 1.0)) * t, ok
+
+
+def _candidate(B, c, mu):
+    """Take-off, stick or the fast slide, and whether that candidate is exact."""
     rs = -_solve_small(B, c)
     rs_ok = jnp.all(jnp.isfinite(rs))
     rs = jnp.where(rs_ok, rs, 0.0)
     stick = rs_ok & (rs[0] >= 0) & (_norm(rs[1:]) <= mu * rs[0])
     take_off = c[0] >= 0
-    # The slide search only where needed (a real branch in the Gauss–Seidel loop; under vmap
-    # both sides run and are selected).
-    slide_fn = _slide_3d if c.shape[0] == 3 else _slide_2d
-    slide = lax.cond(take_off | stick, lambda: jnp.zeros_like(c), lambda: slide_fn(B, c, mu))
+    if c.shape[0] == 2:  # the two planar slides are tried directly: always exact when one exists
+        slide, slide_ok = _slide_2d(B, c, mu), jnp.bool_(True)
+    else:
+        slide, slide_ok = _slide_newton(B, c, mu, rs)
+        u = B @ slide + c
+        scale = jnp.maximum(_norm(c), jnp.maximum(_norm(slide), _norm(u)))
+        err = local_error(slide, u, mu)
+        slide_ok = slide_ok & (err <= EXACT_ULPS * jnp.finfo(c.dtype).eps * scale)
     r = jnp.where(take_off, 0.0, jnp.where(stick, rs, slide))
+    return r, take_off | stick | slide_ok
+
+
+def _no_worse(B, c, mu, r, r_old):
     err_new = local_error(r, B @ r + c, mu)
     err_old = local_error(r_old, B @ r_old + c, mu)
     return jnp.where(err_new <= err_old, r, r_old)
+
+
+def local_solve(B, c, mu, r_old, differentiable: bool = True):
+    """Solution r of one contact's problem (see the module docstring).
+
+    The tabulated search runs only when the fast path missed: a ``lax.cond``
+    when ``differentiable`` (under an outer vmap both sides then run), else
+    :func:`~jaxcontact.cones.branch.unless`, which under vmap runs it only if
+    some batch member needs it but has no derivative.
+    """
+    r, exact = _candidate(B, c, mu)
+    if c.shape[0] == 3:
+        if differentiable:
+            r = lax.cond(exact, lambda: r, lambda: _slide_3d(B, c, mu))
+        else:
+            r = unless(exact, r, _slide_3d, B, c, mu)
+    return _no_worse(B, c, mu, r, r_old)
+
+
+def local_solve_all(B, C, mu, R_old, differentiable: bool = True):
+    """:func:`local_solve` for every contact at once (B (nc, d, d), C, R_old (nc, d), mu (nc,)).
+
+    The tabulated slide search runs only if some contact's fast path missed
+    (``differentiable`` as in :func:`local_solve`).
+    """
+    R, exact = jax.vmap(_candidate)(B, C, mu)
+    if C.shape[-1] == 3:
+        slides = lambda B, C, mu: jax.vmap(_slide_3d)(B, C, mu)
+        all_exact = jnp.all(exact)
+        if differentiable:
+            R = lax.cond(all_exact, lambda: R, lambda: jnp.where(exact[:, None], R, slides(B, C, mu)))
+        else:
+            R = jnp.where(exact[:, None], R, unless(all_exact, R, slides, B, C, mu))
+    return jax.vmap(_no_worse)(B, C, mu, R, R_old)

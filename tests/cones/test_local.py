@@ -1,0 +1,58 @@
+"""One contact's exact solve: the fast slide (Newton on the slide angle) and the tabulated search behind it."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxcontact.cones import local
+from jaxcontact.cones.local import local_error, local_solve, local_solve_all
+
+from tests.cones.test_properties import known_solution_problem
+
+
+def sliding_contacts(n=40, seed=7):
+    """Anisotropic, non-symmetric blocks whose one-contact solution slides."""
+    rng = np.random.default_rng(seed)
+    Bs, cs, rs, mus = [], [], [], []
+    for _ in range(n):
+        mu = rng.uniform(0.2, 1.2)
+        W, q, r = known_solution_problem(rng, ["slide"], np.array([mu]))
+        W = W + 0.2 * rng.normal(size=(3, 3)) * np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]])
+        q = np.zeros(3)
+        q[1:] = -rng.uniform(0.1, 1.0) * r[1:] / np.linalg.norm(r[1:])  # slip opposite the friction
+        q -= W @ r
+        Bs.append(W), cs.append(q), rs.append(r), mus.append(mu)
+    return (jnp.asarray(np.array(x)) for x in (Bs, cs, rs, mus))
+
+
+def check(R, B, C, mu):
+    """Every r solves its contact's problem (a non-symmetric block may have more than one solution)."""
+    err = jax.vmap(lambda r, b, c, m: local_error(r, b @ r + c, m))(R, B, C, mu)
+    assert float(jnp.max(err)) <= 1e-12 * max(1.0, float(jnp.max(jnp.abs(C))))
+
+
+def test_fast_slide_is_exact_and_single_equals_batched():
+    B, C, _, mu = sliding_contacts()
+    R, exact = jax.jit(jax.vmap(lambda b, c, m: local._candidate(b, c, m)))(B, C, mu)
+    assert bool(jnp.all(exact))
+    check(R, B, C, mu)
+    zeros = jnp.zeros_like(C)
+    for differentiable in (True, False):
+        R_all = jax.jit(lambda B, C, mu: local_solve_all(B, C, mu, zeros, differentiable))(B, C, mu)
+        np.testing.assert_allclose(R_all, R, atol=1e-13)
+
+
+@pytest.mark.slow  # compiles the tabulated search three ways
+def test_tabulated_search_takes_over_when_the_fast_slide_misses(monkeypatch):
+    """Without Newton steps the fast slide is the stick direction: inexact on these blocks, the search must answer."""
+    monkeypatch.setattr(local, "SLIDE_NEWTON", 0)
+    B, C, _, mu = sliding_contacts()
+    _, exact = jax.jit(jax.vmap(lambda b, c, m: local._candidate(b, c, m)))(B, C, mu)
+    assert int(jnp.sum(~exact)) >= len(mu) // 2
+    zeros = jnp.zeros_like(C)
+    for differentiable in (True, False):
+        R = jax.jit(jax.vmap(lambda b, c, m, z: local_solve(b, c, m, z, differentiable)))(B, C, mu, zeros)
+        check(R, B, C, mu)
+    R = jax.jit(lambda B, C, mu: local_solve_all(B, C, mu, zeros, False))(B, C, mu)
+    check(R, B, C, mu)
