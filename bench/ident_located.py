@@ -37,7 +37,7 @@ def four_bar_motion(t_final=1.0):
                                              scheme=MoreauJean(impact_location=law, diagnostics=False)).q)
     ref = run(1e-4, "interpolated")[::100]
     for law in ("step", "interpolated"):
-        d = run(1e-2, law) - ref
+        d = run(1e-2, law)[:len(ref)] - ref  # both at t = 0, 10 ms, …
         print(f"four-bar, h = 10 ms, impacts {law}: max {np.max(np.abs(d)):.3g}, rms {np.sqrt(np.mean(d ** 2)):.3g}")
 
 
