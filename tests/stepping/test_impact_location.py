@@ -100,3 +100,13 @@ def test_unsupported_combinations_are_refused_by_name():
     with pytest.raises(ValueError, match="penalty scheme has no impact_location"):
         Penalty().with_impact_location("interpolated")
     assert MoreauJean().with_impact_location("interpolated") == LOCATED
+
+
+def test_a_contact_closed_all_along_moves_as_with_the_step_law():
+    # The sliding block (Coulomb friction on a slope) never opens its contact: nothing to locate.
+    block = get_model("sliding-block")
+    q0, u0 = block.initial_state(block.params)
+    runs = [simulate(block.system, block.params, q0, u0, dt=1e-3, n_steps=300, scheme=s).q
+            for s in (MoreauJean(), LOCATED)]
+    assert float(np.ptp(np.asarray(runs[0][:, 0]))) > 0.1  # it slides
+    np.testing.assert_array_equal(np.asarray(runs[0]), np.asarray(runs[1]))
