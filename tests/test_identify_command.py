@@ -22,7 +22,7 @@ def test_identify_reads_simulate_output_and_writes_fit_json_and_plots(tmp_path, 
     p = _parser(identify)
     rc = identify.run(p.parse_args(["bouncing-ball", "--data", str(data / "trajectory.npz"), "--fit",
                                     "restitution=0.42", "--steps", "15", "--every", "5", "--starts", "4",
-                                    "--out", str(out)]))
+                                    "--impact-location", "step", "--out", str(out)]))
     assert rc == 0
     res = json.loads((out / "fit.json").read_text())
     assert res["estimates"]["restitution"] == pytest.approx(0.6, rel=1e-4)
@@ -37,6 +37,26 @@ def test_identify_reads_simulate_output_and_writes_fit_json_and_plots(tmp_path, 
     assert res["exact_fit"] == {"restitution": True} and res["dt"] == 5e-3
     rc = identify.run(p.parse_args(["bouncing-ball", "--data", str(data / "trajectory.npz"), "--fit", "stiffness"]))
     assert rc == 2 and "stiffness" in capsys.readouterr().err
+    rc = identify.run(p.parse_args(["bouncing-ball", "--data", str(data / "trajectory.npz"), "--fit", "restitution",
+                                    "--scheme", "penalty", "--impact-location", "interpolated"]))
+    assert rc == 2 and "--impact-location is an option of the moreau-jean scheme" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # a fit through located impacts and its loss scan: ~30 s of CPU
+def test_identify_locates_impacts_by_default(tmp_path):
+    import numpy as np
+
+    from jaxcontact.commands import identify
+    from tests.stepping.test_impact_location import ball_exact
+
+    t = np.arange(376) * 4e-3  # the analytic ball (ε = 0.73, r = 0.1 m, from 1.3 m): impacts between the steps
+    np.savez(tmp_path / "ball.npz", t=t, y=ball_exact(t)[:, None])
+    rc = identify.run(_parser(identify).parse_args([
+        "bouncing-ball", "--set", "radius=0.1", "--set", "height=1.3", "--data", str(tmp_path / "ball.npz"),
+        "--observe", "y", "--fit", "restitution=0.6", "--steps", "20", "--no-plots", "--out", str(tmp_path / "f")]))
+    assert rc == 0
+    res = json.loads((tmp_path / "f" / "fit.json").read_text())
+    assert res["estimates"]["restitution"] == pytest.approx(0.73, abs=1e-6)
 
 
 @pytest.mark.slow  # ~60 s: reverse mode through the event-driven scheme

@@ -25,6 +25,7 @@ _SCHEME_OPTIONS = {
     "theta": ("moreau-jean", "theta"),
     "solver": ("moreau-jean", "solver"),
     "iterations": ("moreau-jean", "iterations"),
+    "impact_location": ("moreau-jean", "impact_location"),
     "integrator": ("penalty", "method"),
 }
 
@@ -67,6 +68,10 @@ def add_scheme_arguments(p: argparse.ArgumentParser, default: str = "moreau-jean
                    help="moreau-jean: contact solver (default auto: NSGS with friction, PGS without)")
     p.add_argument("--iterations", type=checks.positive_int, default=None,
                    help="moreau-jean: sweeps of the iterative contact solver (default 50)")
+    p.add_argument("--impact-location", choices=("step", "interpolated"), default=None,
+                   help="moreau-jean: impacts on the step grid (step, the default of simulate and mc) or at the gap "
+                        "crossing inside the step (interpolated: motion continuous in restitution and friction; "
+                        "the default of identify)")
     p.add_argument("--integrator", choices=PENALTY_METHODS, default=None,
                    help="penalty: fixed-step rk4 (default) or an adaptive diffrax solver inside each step")
 
@@ -84,6 +89,6 @@ def scheme_from_args(args, default: str = "moreau-jean"):
         if value is None:
             continue
         if owner != registered:
-            raise ValueError(f"--{dest} is an option of the {owner} scheme, not of the {name} scheme")
+            raise ValueError(f"--{dest.replace('_', '-')} is an option of the {owner} scheme, not of the {name} scheme")
         options[field] = value
     return REGISTERED[registered](**options)

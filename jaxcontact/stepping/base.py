@@ -12,7 +12,9 @@ identification, the CLI) ask the scheme instead of testing its type:
 * ``differentiation_modes``: "forward" and/or "reverse" (a scheme whose contact solve
   has a custom VJP, e.g. implicit LCP gradients, is reverse-only);
 * ``soft_activation_available`` and :meth:`Scheme.with_soft_activation`: contacts
-  switched on smoothly by their gap, the smoothing knob of parameter identification.
+  switched on smoothly by their gap, the smoothing knob of parameter identification;
+* ``impact_location_available`` and :meth:`Scheme.with_impact_location`: impacts located
+  inside the step (the trajectory continuous in a restitution), what identification asks for.
 
 Every scheme's state is a pytree with fields ``t``, ``q``, ``u`` (the generic loop
 reads only those) and its ``step`` returns a :class:`StepInfo` of fixed shapes.
@@ -56,6 +58,7 @@ class Scheme(abc.ABC):
     name: ClassVar[str]  # the command-line name, e.g. "moreau-jean"
     contact_kinds: ClassVar[frozenset] = frozenset()
     soft_activation_available: ClassVar[bool] = False
+    impact_location_available: ClassVar[bool] = False
 
     @abc.abstractmethod
     def init(self, system, p, q0, u0, t0):
@@ -87,6 +90,11 @@ class Scheme(abc.ABC):
         """This scheme with contacts switched on smoothly by their gap over the width ``p[key]``."""
         raise ValueError(f"the {self.name} scheme has no soft contact activation (smoothing); "
                          f"use one with it: {', '.join(n for n, s in SCHEMES.items() if s.soft_activation_available)}")
+
+    def with_impact_location(self, mode: str) -> "Scheme":
+        """This scheme with impacts located by ``mode`` ("interpolated": at the gap crossing inside the step)."""
+        raise ValueError(f"the {self.name} scheme has no impact_location option; schemes with it: "
+                         f"{', '.join(n for n, s in SCHEMES.items() if s.impact_location_available)}")
 
     def without_diagnostics(self) -> "Scheme":
         """This scheme without per-step ‖Φ‖, ‖Φ̇‖ and energy (a study computes what it reads itself)."""

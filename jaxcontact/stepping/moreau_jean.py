@@ -49,6 +49,7 @@ from jaxcontact.stepping import siconos_rule, structured
 from jaxcontact.stepping.base import Scheme, StepInfo, register
 from jaxcontact.stepping.baumgarte import baumgarte_rates, baumgarte_velocity_target  # noqa: F401 (re-export)
 from jaxcontact.stepping.contact_solve import SOLVERS, soften_normal_rows, solve_contacts
+from jaxcontact.stepping.impact_location import IMPACT_LOCATIONS, located_step
 from jaxcontact.stepping.kernels import UNROLL_MAX, constraint_residuals, gap_closed, spd_solve  # noqa: F401 (re-export)
 from jaxcontact.stepping.projection import Projection
 from jaxcontact.system import LagrangianSystem, energy, kinematics
@@ -151,10 +152,12 @@ class MoreauJean(Scheme):
     soft_activation: str | None = None
     differentiation: str = "unroll"
     force_rule: str = "theta-point"
+    impact_location: str = "step"
 
     name: ClassVar[str] = "moreau-jean"
     contact_kinds: ClassVar[frozenset] = frozenset({"rigid"})
     soft_activation_available: ClassVar[bool] = True
+    impact_location_available: ClassVar[bool] = True
 
     def __post_init__(self):
         if not 0.5 <= float(self.theta) <= 1.0:
@@ -182,6 +185,11 @@ class MoreauJean(Scheme):
             raise ValueError(f"soft_activation = {self.soft_activation!r} must be None or a parameter name")
         if self.differentiation not in ("unroll", "implicit"):
             raise ValueError(f"differentiation = {self.differentiation!r} must be 'unroll' or 'implicit'")
+        if self.impact_location not in IMPACT_LOCATIONS:
+            raise ValueError(f"impact_location = {self.impact_location!r} must be one of {IMPACT_LOCATIONS}")
+        if self.impact_location == "interpolated" and (self.force_rule == "siconos" or self.soft_activation):
+            raise ValueError("impact_location = 'interpolated' locates impacts of the hard θ-point law: it cannot be "
+                             "combined with force_rule = 'siconos' or soft_activation")
 
     @property
     def end_projection(self) -> Projection | None:
@@ -226,12 +234,19 @@ class MoreauJean(Scheme):
         """A copy of the scheme with soft contact activation of the given kind (for identification)."""
         return dataclasses.replace(self, soft_activation=key)
 
+    def with_impact_location(self, mode: str) -> "MoreauJean":
+        """A copy of the scheme with impacts located by ``mode`` ("step" or "interpolated")."""
+        return dataclasses.replace(self, impact_location=mode)
+
     def init(self, system: LagrangianSystem, p, q0, u0, t0) -> "State":
         """The scheme state at (q0, u0, t0) (see :func:`initial_state`)."""
         return initial_state(system, q0, u0, t0, p)
 
     def step(self, system: LagrangianSystem, p, state: "State", dt) -> tuple["State", "StepInfo"]:
         """One step of size ``dt`` (see the module-level :func:`step`)."""
+        if self.impact_location == "interpolated" and system.gaps is not None:
+            return located_step(system, self, p, state, dt, lambda s, h, c: step(system, self, p, s, h, closed=c),
+                                lambda g, q: is_active(self, g, q))
         return step(system, self, p, state, dt)  # the module-level step function
 
     def active(self, system: LagrangianSystem, p, state: "State"):
@@ -272,8 +287,9 @@ def initial_state(system: LagrangianSystem, q0, u0, t0, p) -> State:
     return State(t0, q0, jnp.asarray(u0, q0.dtype), z, z, t0, jnp.zeros((), jnp.int32))
 
 
-def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> tuple[State, StepInfo]:
-    """One Moreau–Jean step of size ``dt`` (pure; jit/vmap/grad-able)."""
+def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, closed=None) -> tuple[State, StepInfo]:
+    """One Moreau–Jean step of size ``dt`` (pure; jit/vmap/grad-able). ``closed``: (k,) bool, the contacts
+    to treat as active instead of deciding by gap (the sub-steps of a located impact)."""
     q_A, u_A, t_A = state.q, state.u, state.t
     dtype = q_A.dtype
     h = jnp.asarray(dt, dtype)
@@ -344,7 +360,7 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> t
             active = siconos_rule.predicted_active(gap_A, gap_dot_A, h, threshold)
         else:
             gamma_A = W.T @ u_A + w_tilde
-            active = is_active(scheme, kin.gap, q_M)
+            active = is_active(scheme, kin.gap, q_M) if closed is None else closed
         eps_N = jnp.asarray(laws.restitution, dtype)
         if scheme.separating_law == "conservative":
             eps_N = jnp.where(gamma_A[:k] > 0, 1.0, eps_N)

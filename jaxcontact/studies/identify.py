@@ -10,6 +10,12 @@ What makes fitting through impacts work, and what each costs:
 * **Gradients.** Reverse mode through ``lax.scan`` of Moreau–Jean steps; the
   contact solve is differentiated through its sweeps, or implicitly at the LCP
   solution with ``scheme=MoreauJean(differentiation="implicit")`` (PGS).
+* **Located impacts** (``scheme=MoreauJean(impact_location="interpolated")``, the
+  ``identify`` command's default): each impact is placed at the gap crossing inside its step
+  (:mod:`jaxcontact.stepping.impact_location`), so the trajectory and the misfit are continuous
+  in a restitution or friction coefficient — no staircase, gradients equal to finite
+  differences, Laplace intervals built on a real curvature — and data measured (or simulated
+  finer) with impacts between the steps are fitted without the step grid's bias.
 * **Smoothing knob** (``smoothing=Smoothing(...)``, static): the hard law switches a
   contact on when its gap closes, so an impact's time is quantised to the step and
   the misfit is piecewise constant in a wall distance or clearance. During the fit
