@@ -1,0 +1,13 @@
+"""Spatial (3D) rigid multibody systems: quaternion bodies, contacts on Coulomb cones, joints.
+
+* :mod:`.rotations` — unit quaternions [w, x, y, z], body-frame angular velocity, exponential map;
+* :mod:`.bodies` — the coordinates (7 per body) and velocities (6 per body) of free rigid bodies;
+* :mod:`.contacts` — sphere–plane, sphere–sphere and box–plane contacts with two tangent directions;
+* :mod:`.assembly` — the builder of a :class:`jaxcontact.system.LagrangianSystem` from them.
+"""
+
+from jaxcontact.spatial.assembly import Assembly
+from jaxcontact.spatial.bodies import Body
+from jaxcontact.spatial.contacts import BoxPlane, Plane, SpherePlane, SphereSphere
+
+__all__ = ["Assembly", "Body", "BoxPlane", "Plane", "SpherePlane", "SphereSphere"]
