@@ -26,6 +26,7 @@ REGISTRY: dict[str, str] = {
     "slider-bar": "slider_bar",
     "slider-crank-clearance": "slider_crank",
     "pushed-block": "pushed_block",
+    "sphere-on-plane": "sphere_on_plane",
 }
 
 
