@@ -175,6 +175,8 @@ def _validate(system, params, q0, u0, dt, n_steps, save_every, t0) -> bool:
     n = system.n_dof
     if q0.ndim not in (1, 2) or q0.shape[-1] != n:
         raise ValueError(f"q0 must have shape (n,) = ({n},) or (batch, {n}); got {q0.shape}")
+    if system.n_u == n and u0.shape != q0.shape:
+        raise ValueError(f"u0 must have the shape of q0 {q0.shape}; got {u0.shape}")
     if u0.shape != q0.shape[:-1] + (system.n_u,):
         raise ValueError(f"u0 must have shape {q0.shape[:-1] + (system.n_u,)} (q0 {q0.shape}, {system.n_u} "
                          f"velocities); got {u0.shape}")

@@ -27,6 +27,7 @@ REGISTRY: dict[str, str] = {
     "slider-crank-clearance": "slider_crank",
     "pushed-block": "pushed_block",
     "sphere-on-plane": "sphere_on_plane",
+    "box-toss": "box_toss",
 }
 
 

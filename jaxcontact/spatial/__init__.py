@@ -8,6 +8,7 @@
 
 from jaxcontact.spatial.assembly import Assembly
 from jaxcontact.spatial.bodies import Body
+from jaxcontact.spatial import rotations
 from jaxcontact.spatial.contacts import BoxPlane, Plane, SpherePlane, SphereSphere
 
-__all__ = ["Assembly", "Body", "BoxPlane", "Plane", "SpherePlane", "SphereSphere"]
+__all__ = ["Assembly", "Body", "BoxPlane", "Plane", "SpherePlane", "SphereSphere", "rotations"]
