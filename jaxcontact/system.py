@@ -129,6 +129,7 @@ class LagrangianSystem:
       tangent_directions: 1 — planar contacts, ``slip_velocity`` returns (k,); 2 — spatial
         contacts, ``slip_velocity`` returns (k, 2), the slip along two tangent directions,
         and the contact law is Coulomb's cone.
+      velocity_names: optional names of the velocities when they are not the coordinates' rates.
       gyroscopic: h contains terms quadratic in u (ω × Iω of spatial bodies): Moreau–Jean then
         evaluates h at a predicted θ-point velocity instead of u_A, which keeps a free rigid
         body's energy and angular momentum to O(h²) (explicit in u_A it drifts at O(h)).
@@ -155,6 +156,7 @@ class LagrangianSystem:
     position_update: Optional[Callable[..., jax.Array]] = None
     tangent_directions: int = 1
     gyroscopic: bool = False
+    velocity_names: tuple[str, ...] = ()
 
     @property
     def n_u(self) -> int:

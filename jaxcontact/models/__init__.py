@@ -42,6 +42,8 @@ class Model(NamedTuple):
       sample after setting the sampled values, as building the model does.
     observables: None, or name -> ``fn(q, params)`` scalar quantities beside the
       coordinates (a journal's eccentricity), usable in outcomes (``series:<name>``, ``max:<name>``…).
+    picture: None, or ``(trajectory, params, path) -> path`` drawing the model's own figure
+      (spatial models: 3D snapshots), written by ``jaxcontact simulate`` beside the plots.
     """
 
     name: str
@@ -53,6 +55,7 @@ class Model(NamedTuple):
     description: str
     derive: Callable[[dict], dict] | None = None
     observables: dict | None = None
+    picture: Callable | None = None
 
 
 def apply_overrides(defaults: dict, overrides: dict, rules: dict | None = None) -> dict:

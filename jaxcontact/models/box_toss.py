@@ -16,10 +16,13 @@ vertices at once, and slides with deceleration μ g: it stops after v²/(2 μ g)
 
 from __future__ import annotations
 
+import functools
+
 import jax.numpy as jnp
 
 from jaxcontact.models import Model, apply_overrides
 from jaxcontact.spatial import Assembly, BoxPlane, rotations
+from jaxcontact.spatial.pictures import snapshots
 from jaxcontact.system import law_rule
 
 DEFAULTS = {"mass": 1.0, "half_x": 0.1, "half_y": 0.075, "half_z": 0.05, "height": 0.4, "tilt_deg": 30.0,
@@ -76,4 +79,5 @@ def model(**overrides) -> Model:
     return Model("box-toss", SYSTEM, params, initial_state, dt=1e-3, t_final=2.0,
                  description="A box tossed onto a rough plane (spatial body, 8 vertex contacts on Coulomb cones): "
                              "it bounces, slides and comes to rest on a face.",
-                 observables={"lowest_vertex": lowest_vertex})
+                 observables={"lowest_vertex": lowest_vertex},
+                 picture=functools.partial(snapshots, assembly=ASSEMBLY))

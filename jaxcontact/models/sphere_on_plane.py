@@ -24,6 +24,7 @@ import numpy as np
 
 from jaxcontact.models import Model, apply_overrides
 from jaxcontact.spatial import Assembly, Plane, SpherePlane
+from jaxcontact.spatial.pictures import snapshots
 from jaxcontact.system import law_rule
 
 DEFAULTS = {"mass": 1.0, "radius": 0.1, "speed": 2.0, "spin": 0.0, "friction": 0.2, "restitution": 0.0,
@@ -111,4 +112,10 @@ def model(**overrides) -> Model:
     ASSEMBLY.validate(params)
     return Model("sphere-on-plane", SYSTEM, params, initial_state, dt=1e-3, t_final=1.0,
                  description="A solid sphere launched sliding (and spinning) on a rough, possibly inclined plane "
-                             "(spatial body, Coulomb cone): it slips, then rolls at 5/7 of its speed on the flat.")
+                             "(spatial body, Coulomb cone): it slips, then rolls at 5/7 of its speed on the flat.",
+                 picture=_picture)
+
+
+def _picture(traj, params, path):
+    n, _ = frame(params)
+    return snapshots(traj, params, path, assembly=ASSEMBLY, plane_normal=tuple(np.asarray(n)))

@@ -176,4 +176,4 @@ class Assembly:
             laws=self.laws if contacts else None, potential=self.potential, names=self.names(),
             velocity_map=functools.partial(B.velocity_map, n_bodies=n),
             position_update=functools.partial(B.position_update, n_bodies=n),
-            tangent_directions=2, gyroscopic=True, diagonal_mass=True)
+            tangent_directions=2, gyroscopic=True, diagonal_mass=True, velocity_names=self.velocity_names())
