@@ -29,6 +29,7 @@ from jaxcontact.planar.values import POSITIVE, Value
 from jaxcontact.spatial import bodies as B
 from jaxcontact.spatial.bodies import Body
 from jaxcontact.spatial.contacts import Contact
+from jaxcontact.spatial.joints import Joint
 from jaxcontact.system import ContactLaws, LagrangianSystem
 
 
@@ -64,8 +65,12 @@ class Assembly:
         self.contacts.append(contact)
         return contact
 
-    def add_joint(self, joint) -> object:
+    def add_joint(self, joint: Joint) -> Joint:
         """Add a joint (:mod:`jaxcontact.spatial.joints`) between bodies of this assembly."""
+        if not isinstance(joint, Joint):
+            raise TypeError(f"add_joint takes a spatial joint; got {type(joint).__name__}")
+        if (joint.a is None or joint.a.is_ground) and (joint.b is None or joint.b.is_ground):
+            raise ValueError(f"joint {joint.name!r} joins the ground to itself")
         self._own(joint, f"joint {joint.name!r}")
         self.joints.append(joint)
         return joint
@@ -147,6 +152,10 @@ class Assembly:
         d = self._mass_diagonal(p, q.dtype).reshape(-1, 6)
         return jnp.asarray(self.gravity(p), q.dtype) * jnp.sum(d[:, 0] * q.reshape(-1, 7)[:, 2])
 
+    def constraints(self, q, t, p):
+        """Φ of every joint (m,)."""
+        return jnp.concatenate([j.rows(q, t, p) for j in self.joints])
+
     def gaps(self, q, t, p):
         """Gaps of every contact point (k,)."""
         return jnp.concatenate([c.gaps(q, p) for c in self.contacts])
@@ -165,13 +174,14 @@ class Assembly:
         return ContactLaws(e, jnp.zeros_like(e), mu)
 
     def system(self) -> LagrangianSystem:
-        """The LagrangianSystem of the bodies and contacts (Coulomb cones, quaternion kinematics)."""
+        """The LagrangianSystem of the bodies, joints and contacts (Coulomb cones, quaternion kinematics)."""
         if not self.bodies:
             raise ValueError("the assembly has no body")
         n = self.n_bodies
         contacts = bool(self.contacts)
         return LagrangianSystem(
             n_dof=7 * n, n_velocities=6 * n, mass=self.mass, forces=self.forces,
+            constraints=self.constraints if self.joints else None,
             gaps=self.gaps if contacts else None, slip_velocity=self.slip_velocity if contacts else None,
             laws=self.laws if contacts else None, potential=self.potential, names=self.names(),
             velocity_map=functools.partial(B.velocity_map, n_bodies=n),

@@ -52,6 +52,7 @@ from jaxcontact.stepping.contact_solve import SOLVERS, soften_normal_rows, solve
 from jaxcontact.stepping.kernels import UNROLL_MAX, constraint_residuals, spd_solve  # noqa: F401 (re-export)
 from jaxcontact.stepping.projection import project, resting_contacts
 from jaxcontact.stepping.cone_contacts import solve_cone_contacts
+from jaxcontact.stepping.manifold_projection import project_joints
 from jaxcontact.system import LagrangianSystem, advance, energy, kinematics
 
 
@@ -217,10 +218,13 @@ class MoreauJean(Scheme):
         super().check(system)
         self.solver_for(system)  # friction/solver compatibility, as a clear error
         if system.velocity_map is not None:
-            for option, off in (("force_rule", self.force_rule == "theta-point"), ("projection", not self.projection)):
-                if not off:
-                    raise ValueError(f"the moreau-jean scheme's {option} = {getattr(self, option)!r} is not "
-                                     f"available for a system with a velocity map (spatial bodies) yet")
+            if self.force_rule != "theta-point":
+                raise ValueError(f"the moreau-jean scheme's force_rule = {self.force_rule!r} is not available for a "
+                                 f"system with a velocity map (spatial bodies): use force_rule 'theta-point'")
+            if self.projection and self.contact_projection and system.gaps is not None:
+                raise ValueError("the moreau-jean scheme's projection of resting contacts (contact_projection = True) "
+                                 "is not available for a system with a velocity map (spatial bodies) yet: set "
+                                 "contact_projection=False to project the joints only")
 
     def with_soft_activation(self, key: str) -> "MoreauJean":
         """A copy of the scheme with soft contact activation of the given kind (for identification)."""
@@ -397,6 +401,8 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt) -> t
 
 def _project_end(system, scheme, p, q_E, u_E, t_E, P_N):
     """The ``projection`` option: end state onto the constraints (and resting contacts onto their surface)."""
+    if system.velocity_map is not None:  # spatial bodies: corrections through the position update
+        return project_joints(system, q_E, u_E, t_E, p, iterations=scheme.position_iterations)
     if system.constraints is None and (system.gaps is None or not scheme.contact_projection):
         return q_E, u_E
     rest = None

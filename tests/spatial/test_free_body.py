@@ -115,9 +115,16 @@ def test_schemes_without_spatial_support_are_refused_by_name():
                  scheme=Penalty())
     with pytest.raises(ValueError, match="u0 must have shape"):
         simulate(SYSTEM, PARAMS, jnp.asarray([0, 0, 0, 1.0, 0, 0, 0]), jnp.zeros(7), dt=0.01, n_steps=2)
-    with pytest.raises(ValueError, match="projection"):
+    with pytest.raises(ValueError, match="force_rule = 'siconos' is not available"):
         simulate(SYSTEM, PARAMS, jnp.asarray([0, 0, 0, 1.0, 0, 0, 0]), jnp.zeros(6), dt=0.01, n_steps=2,
-                 scheme=MoreauJean(projection=True))
+                 scheme=MoreauJean(force_rule="siconos"))
+    from jaxcontact.models import get_model
+    from jaxcontact.simulate import simulate_model
+
+    with pytest.raises(ValueError, match="contact_projection=False"):
+        simulate_model(get_model("sphere-on-plane"), scheme=MoreauJean(projection=True))
+    with pytest.raises(ValueError, match="solver = 'lemke' cannot solve spatial Coulomb friction"):
+        simulate_model(get_model("sphere-on-plane"), scheme=MoreauJean(solver="lemke"))
 
 
 def test_assembly_names_the_broken_value():
