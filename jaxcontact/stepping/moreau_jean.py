@@ -27,6 +27,13 @@ iteration matrix, its contact prediction and its literal Newton law
 (:mod:`jaxcontact.stepping.siconos_rule`), so a ported Siconos model gives
 Siconos' numbers.
 
+Spatial systems (coordinates apart from velocities, ``LagrangianSystem.velocity_map``): the
+position updates are ``advance(q, u, τ)`` (a quaternion's exponential map), every Jacobian is
+in u, a ``gyroscopic`` system gets its forces at a predicted θ-point velocity, contacts with two
+tangent directions are solved on Coulomb cones (:mod:`jaxcontact.stepping.cone_contacts`) and the
+projection moves q through the position update (:mod:`jaxcontact.stepping.manifold_projection`);
+docs/theory/spatial.md.
+
 Everything at q_M (mass matrix, forces, constraint and gap Jacobians) is
 computed once per step and M is factorised once (one Cholesky, one
 multi-right-hand-side solve for [h f, Φ_qᵀ, W]); small Cholesky solves are
@@ -68,6 +75,7 @@ class MoreauJean(Scheme):
     theta: θ ∈ [½, 1] — ½ the midpoint rule, 1 the implicit-position Euler.
     solver: "auto" (NSGS with friction, PGS without), "nsgs", "pgs" (frictionless
       only) or "lemke" (the exact reference; the friction LCP of the planar Moreau–Jean scheme).
+      Spatial friction (Coulomb cones) takes "auto" or "nsgs": the cones' Gauss–Seidel.
     iterations: sweeps of the iterative solvers (fixed count: differentiable, vmap-friendly;
       a system with a single contact uses one sweep when ω = 1, which is already exact).
     omega: relaxation of the iterative solvers.
@@ -131,7 +139,9 @@ class MoreauJean(Scheme):
       smoothing knob of parameter identification. τ is an array leaf, so an annealing
       schedule τ → 0 does not recompile.
     differentiation: "unroll" (default) or "implicit" — how gradients pass the PGS
-      contact solve (frictionless systems); see :mod:`jaxcontact.lcp.implicit`.
+      contact solve (frictionless systems); see :mod:`jaxcontact.lcp.implicit`. For Coulomb
+      cones, "unroll" runs exactly ``iterations`` sweeps, "implicit" sweeps until Siconos' error
+      ≤ ``tol`` (at most ``iterations``) with gradients by the implicit function theorem.
     """
 
     theta: float = 0.5
