@@ -99,6 +99,20 @@ class Assembly:
             v = np.asarray(value.check(p))
             if not np.all(np.isfinite(v)) or not np.all(pred(v)):
                 raise ValueError(f"{where} = {v} breaks the rule {text}")
+        for c in self.contacts:
+            plane = getattr(c, "plane", None)
+            if plane is not None:
+                n = np.stack([np.asarray(Value(v, f"contact {c.name!r} plane normal").check(p)) for v in plane.normal])
+                if not np.all(np.isfinite(n)) or np.any(np.sqrt(np.sum(n * n, axis=0)) == 0):
+                    raise ValueError(f"contact {c.name!r} plane normal = {n.tolist()} breaks the rule: finite and "
+                                     f"non-zero")
+        for j in self.joints:
+            for field in ("point_a", "point_b"):
+                spec = getattr(j, field)
+                if not isinstance(spec, (tuple, list)) or len(spec) != 3:
+                    raise ValueError(f"joint {j.name!r} {field} = {spec!r} must be three coordinates")
+                for v in spec:
+                    Value(v, f"joint {j.name!r} {field}").check(p)
         for b in self.bodies:
             moments = np.stack([np.asarray(v.check(p)) for v in b.inertia])
             for i in range(3):

@@ -132,3 +132,22 @@ def test_assembly_names_the_broken_value():
         ASM.validate({**PARAMS, "mass": -1.0})
     with pytest.raises(ValueError, match="triangle rule"):
         ASM.validate({**PARAMS, "I3": 5.0})
+    from jaxcontact.models import get_model
+
+    from jaxcontact.models import sphere_on_plane as sop
+
+    with pytest.raises(ValueError, match=r"contact 'plane' restitution = 1.5 breaks the rule in \[0, 1\]"):
+        sop.ASSEMBLY.validate({**sop.DEFAULTS, "restitution": 1.5})
+    with pytest.raises(ValueError, match=r"parameter friction = -0.1 breaks the rule friction >= 0"):
+        get_model("sphere-on-plane", friction=-0.1)
+    with pytest.raises(ValueError, match="puts a vertex of the box below the plane"):
+        get_model("box-toss", height=0.01)
+    asm = Assembly()
+    b = asm.add_body("b", mass="m", inertia=(1.0, 1.0, 1.0))
+    from jaxcontact.spatial import Spherical
+
+    asm.add_joint(Spherical("pin", None, (0.0, 0.0, "L"), b, (0.0, 0.0, 0.0)))
+    with pytest.raises(ValueError, match=r"joint 'pin' point_a: unknown parameter\(s\) \['L'\]"):
+        asm.validate({"gravity": 9.81, "m": 1.0})
+    with pytest.raises(ValueError, match="joins the ground to itself"):
+        asm.add_joint(Spherical("nothing", None, (0.0, 0.0, 0.0), None, (0.0, 0.0, 0.0)))
