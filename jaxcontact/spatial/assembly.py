@@ -29,6 +29,7 @@ from jaxcontact.planar.values import POSITIVE, Value
 from jaxcontact.spatial import bodies as B
 from jaxcontact.spatial.bodies import Body
 from jaxcontact.spatial.contacts import Contact
+from jaxcontact.spatial.forces import Load, SpringDamper
 from jaxcontact.spatial.joints import Joint
 from jaxcontact.system import ContactLaws, LagrangianSystem
 
@@ -44,6 +45,7 @@ class Assembly:
         self.bodies: list[Body] = []
         self.contacts: list[Contact] = []
         self.joints: list = []
+        self.loads: list = []
         self.ground = Body("ground", None)
 
     def add_body(self, name: str, mass, inertia) -> Body:
@@ -75,6 +77,15 @@ class Assembly:
         self.joints.append(joint)
         return joint
 
+    def add_load(self, load):
+        """Add an applied load (:class:`jaxcontact.spatial.forces.Load`) or a spring–damper
+        (:class:`jaxcontact.spatial.forces.SpringDamper`)."""
+        if not isinstance(load, (Load, SpringDamper)):
+            raise TypeError(f"add_load takes a spatial Load or SpringDamper; got {type(load).__name__}")
+        self._own(load, f"load {load.name!r}")
+        self.loads.append(load)
+        return load
+
     def _own(self, element, where):
         for f in ("body", "a", "b"):
             b = getattr(element, f, None)
@@ -94,6 +105,10 @@ class Assembly:
         for c in self.contacts:
             for field, (spec, rule) in c.physical().items():
                 checks.append((Value(spec, f"contact {c.name!r} {field}"), f"contact {c.name!r} {field}",
+                               rule.pred, rule.text))
+        for ld in self.loads:
+            for field, (spec, rule) in ld.physical().items():
+                checks.append((Value(spec, f"load {ld.name!r} {field}"), f"load {ld.name!r} {field}",
                                rule.pred, rule.text))
         for value, where, pred, text in checks:
             v = np.asarray(value.check(p))
@@ -152,19 +167,25 @@ class Assembly:
         return jnp.diag(self._mass_diagonal(p, q.dtype))
 
     def forces(self, q, u, t, p):
-        """Gravity on every centre and the gyroscopic torque −ω × Iω (body frame)."""
+        """Gravity on every centre, the gyroscopic torque −ω × Iω (body frame) and the applied loads."""
         g = jnp.asarray(self.gravity(p), q.dtype)
         d = self._mass_diagonal(p, q.dtype).reshape(-1, 6)
         U = u.reshape(-1, 6)
         f = jnp.zeros_like(U).at[:, 2].set(-d[:, 0] * g)
         w = U[:, 3:]
-        f = f.at[:, 3:].set(-jnp.cross(w, d[:, 3:] * w))
-        return f.reshape(-1)
+        f = f.at[:, 3:].set(-jnp.cross(w, d[:, 3:] * w)).reshape(-1)
+        for ld in self.loads:
+            f = f + ld.generalized(q, u, t, p, u.shape[0])
+        return f
 
     def potential(self, q, t, p):
-        """Σ m g z."""
+        """Σ m g z plus the springs' ½ k (ℓ − ℓ₀)² (applied loads have no potential here)."""
         d = self._mass_diagonal(p, q.dtype).reshape(-1, 6)
-        return jnp.asarray(self.gravity(p), q.dtype) * jnp.sum(d[:, 0] * q.reshape(-1, 7)[:, 2])
+        v = jnp.asarray(self.gravity(p), q.dtype) * jnp.sum(d[:, 0] * q.reshape(-1, 7)[:, 2])
+        for ld in self.loads:
+            if isinstance(ld, SpringDamper):
+                v = v + ld.potential(q, p)
+        return v
 
     def constraints(self, q, t, p):
         """Φ of every joint (m,)."""
