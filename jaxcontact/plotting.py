@@ -22,10 +22,11 @@ def _pyplot():
     return plt
 
 
-def plot_trajectory(traj, out_dir: str, *, names=(), title: str = "") -> list[str]:
+def plot_trajectory(traj, out_dir: str, *, names=(), title: str = "", velocity_names=()) -> list[str]:
     """Write ``coordinates.png``, ``contacts.png`` (when there are contacts) and ``diagnostics.png``.
 
-    ``traj`` is one (unbatched) :class:`jaxcontact.simulate.Trajectory`; ``names`` label the coordinates.
+    ``traj`` is one (unbatched) :class:`jaxcontact.simulate.Trajectory`; ``names`` label the coordinates
+    and ``velocity_names`` the velocities when they are not the coordinates' rates (spatial bodies).
     """
     q = np.asarray(traj.q)
     if q.ndim != 2:
@@ -33,19 +34,32 @@ def plot_trajectory(traj, out_dir: str, *, names=(), title: str = "") -> list[st
     plt = _pyplot()
     os.makedirs(out_dir, exist_ok=True)
     t, u = np.asarray(traj.t), np.asarray(traj.u)
-    n = q.shape[1]
+    n, n_u = q.shape[1], u.shape[1]
     names = tuple(names) if names else tuple(f"q{i}" for i in range(n))
+    velocity_names = tuple(velocity_names) if velocity_names else tuple(f"u{i}" for i in range(n_u))
     paths = []
 
-    fig, axes = plt.subplots(n, 2, figsize=(10, 1.9 * n + 0.8), sharex=True, squeeze=False, layout="constrained")
-    for i in range(n):
-        unit = coordinate_unit(names[i])
-        axes[i, 0].plot(t, q[:, i], lw=1)
-        axes[i, 0].set_ylabel(f"{names[i]} [{unit}]", fontsize=9)
-        axes[i, 1].plot(t, u[:, i], lw=1, color="C1")
-        axes[i, 1].set_ylabel(f"d{names[i]}/dt [{unit}/s]", fontsize=9)
-        for ax in axes[i]:
-            _tidy(ax, 5, 4)
+    rows = max(n, n_u)
+    fig, axes = plt.subplots(rows, 2, figsize=(10, 1.9 * rows + 0.8), sharex=True, squeeze=False,
+                             layout="constrained")
+    for i in range(rows):
+        if i < n:
+            unit = coordinate_unit(names[i])
+            axes[i, 0].plot(t, q[:, i], lw=1)
+            axes[i, 0].set_ylabel(f"{names[i]} [{unit}]", fontsize=9)
+            _tidy(axes[i, 0], 5, 4)
+        else:
+            axes[i, 0].set_visible(False)
+        if i < n_u and n_u == n:
+            axes[i, 1].plot(t, u[:, i], lw=1, color="C1")
+            axes[i, 1].set_ylabel(f"d{names[i]}/dt [{unit}/s]", fontsize=9)
+            _tidy(axes[i, 1], 5, 4)
+        elif i < n_u:  # velocities that are not the coordinates' rates (spatial: v and body-frame ω)
+            axes[i, 1].plot(t, u[:, i], lw=1, color="C1")
+            axes[i, 1].set_ylabel(velocity_names[i], fontsize=9)
+            _tidy(axes[i, 1], 5, 4)
+        else:
+            axes[i, 1].set_visible(False)
     axes[-1, 0].set_xlabel("t [s]")
     axes[-1, 1].set_xlabel("t [s]")
     fig.suptitle(f"{title} — coordinates and velocities".strip(" —"))
@@ -54,11 +68,14 @@ def plot_trajectory(traj, out_dir: str, *, names=(), title: str = "") -> list[st
     PN, PT = np.asarray(traj.impulse_normal), np.asarray(traj.impulse_tangent)
     if PN.shape[1]:
         fig, axes = plt.subplots(2, 1, figsize=(10, 5.5), sharex=True, layout="constrained")
+        spatial = PT.shape[1] == 2 * PN.shape[1]
+        if spatial:  # two tangent directions per contact: plot the magnitude
+            PT = np.linalg.norm(PT.reshape(PT.shape[0], -1, 2), axis=2)
         for c in range(PN.shape[1]):
             axes[0].plot(t, PN[:, c], lw=1, label=f"contact {c}")
             axes[1].plot(t, PT[:, c], lw=1, label=f"contact {c}")
         axes[0].set_ylabel("normal impulse per step [N s]")
-        axes[1].set_ylabel("tangential impulse per step [N s]")
+        axes[1].set_ylabel(("|tangential impulse|" if spatial else "tangential impulse") + " per step [N s]")
         axes[1].set_xlabel("t [s]")
         if PN.shape[1] > 1:
             axes[0].legend(fontsize=8)

@@ -45,7 +45,7 @@ import numpy as np
 from jaxcontact.stepping.base import Scheme, StepInfo
 from jaxcontact.stepping.kernels import constraint_residuals
 from jaxcontact.stepping.moreau_jean import MoreauJean
-from jaxcontact.system import LAW_RANGES, LagrangianSystem, energy
+from jaxcontact.system import LAW_RANGES, LagrangianSystem, energy, velocity_matrix
 
 
 class Diagnostics(NamedTuple):
@@ -68,7 +68,8 @@ class Diagnostics(NamedTuple):
 class Trajectory(NamedTuple):
     """A simulated trajectory (a pytree; batched trajectories carry a leading batch axis).
 
-    t (N+1,), q and u (N+1, n), impulse_normal / impulse_tangent / active (N+1, k),
+    t (N+1,), q (N+1, n), u (N+1, n_u), impulse_normal / active (N+1, k), impulse_tangent (N+1, k)
+    or, with spatial contacts, (N+1, 2k) (t1, t2 of each contact),
     diagnostics: :class:`Diagnostics` with (N+1,) leaves. N = n_steps / save_every.
     """
 
@@ -174,8 +175,11 @@ def _validate(system, params, q0, u0, dt, n_steps, save_every, t0) -> bool:
     n = system.n_dof
     if q0.ndim not in (1, 2) or q0.shape[-1] != n:
         raise ValueError(f"q0 must have shape (n,) = ({n},) or (batch, {n}); got {q0.shape}")
-    if u0.shape != q0.shape:
+    if system.n_u == n and u0.shape != q0.shape:
         raise ValueError(f"u0 must have the shape of q0 {q0.shape}; got {u0.shape}")
+    if u0.shape != q0.shape[:-1] + (system.n_u,):
+        raise ValueError(f"u0 must have shape {q0.shape[:-1] + (system.n_u,)} (q0 {q0.shape}, {system.n_u} "
+                         f"velocities); got {u0.shape}")
     batched = q0.ndim == 2
     leaves = jax.tree_util.tree_leaves_with_path(params)
     for path, leaf in leaves:
@@ -226,6 +230,8 @@ def _mass_and_jacobian(params, q0, t0, *, system, batched):
     def parts(p, q):
         M = system.mass(q, p)
         J = jax.jacfwd(system.constraints)(q, t0, p) if system.constraints is not None else jnp.zeros((0, q.shape[0]))
+        if system.velocity_map is not None:  # the Jacobian in the velocities
+            J = J @ velocity_matrix(system, q)
         return M, J
 
     return jax.vmap(parts)(params, q0) if batched else parts(params, q0)
@@ -307,7 +313,7 @@ def fold_steps(system, scheme, p, q0, u0, dt, t0, *, n_steps: int, save_every: i
 def _info_identity(info_shape, dtype) -> StepInfo:
     """The neutral StepInfo of a block summary: no impulse, nothing active, converged."""
     z = jnp.zeros(info_shape.P_N.shape, dtype)
-    return StepInfo(z, z, jnp.zeros(z.shape, bool), jnp.zeros((), dtype), jnp.ones((), bool),
+    return StepInfo(z, jnp.zeros(info_shape.P_T.shape, dtype), jnp.zeros(z.shape, bool), jnp.zeros((), dtype), jnp.ones((), bool),
                     jnp.zeros((), jnp.int32), *(jnp.zeros((), dtype),) * 3)
 
 
@@ -342,7 +348,7 @@ def _single(p, q0, u0, dt, t0, *, system, scheme, n_steps, save_every) -> Trajec
         e0 = energy(system, q0, u0, s0.t, p)
     else:
         phi0 = phid0 = e0 = jnp.zeros((), q0.dtype)
-    z = jnp.zeros(info.P_N.shape[1:], q0.dtype)
+    z, z_T = jnp.zeros(info.P_N.shape[1:], q0.dtype), jnp.zeros(info.P_T.shape[1:], q0.dtype)
     active0 = scheme.active(system, p, s0)
 
     def cat(first, rest):
@@ -351,7 +357,7 @@ def _single(p, q0, u0, dt, t0, *, system, scheme, n_steps, save_every) -> Trajec
     diag = Diagnostics(cat(0.0, jnp.asarray(info.residual, q0.dtype)), cat(True, info.converged),
                        cat(0, jnp.asarray(info.iterations, jnp.int32)), cat(phi0, info.phi),
                        cat(phid0, info.phi_dot), cat(e0, info.energy))
-    return Trajectory(cat(s0.t, t), cat(q0, q), cat(u0, u), cat(z, info.P_N), cat(z, info.P_T),
+    return Trajectory(cat(s0.t, t), cat(q0, q), cat(u0, u), cat(z, info.P_N), cat(z_T, info.P_T),
                       cat(active0, info.active), diag)
 
 

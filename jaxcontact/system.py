@@ -15,6 +15,13 @@ Equations of motion (docs/theory/equations.md), with generalized coordinates q (
   forces come from :func:`compliant_contact_forces`, added by the schemes that
   use them (penalty, event-driven).
 
+Coordinates and velocities may differ in number (spatial bodies: 7 coordinates — position
+and unit quaternion — but 6 velocities, the body-frame angular velocity among them). Then
+q̇ = T(q) u (``velocity_map``), M, h and every Jacobian are with respect to u
+(W_Nᵀ = ∂g_N/∂q · T(q), Φ_q likewise), and a scheme advances q by ``advance(q, u, h)``
+(:func:`advance`; for a quaternion the exponential map, which stays on the unit sphere).
+Without these the velocities are q̇ and every formula above holds as written.
+
 Users write Φ, g_N and γ_T; every Jacobian comes from ``jax.jacfwd`` here.
 Structure (sizes, functions) is static; every physical value lives in the
 parameter pytree ``p`` so one compiled program serves a batch of variations.
@@ -113,6 +120,19 @@ class LagrangianSystem:
         the row's non-zero entries of Φ_q for every q, t and p), or None (dense). With
         ``diagonal_mass``, Moreau–Jean then builds and factorises G = Φ_q M⁻¹ Φ_qᵀ entry by
         entry (:mod:`jaxcontact.stepping.structured`); a wrong pattern gives wrong motion.
+      n_velocities: number of velocities when it differs from n_dof (None: n_dof). M is
+        (n_u, n_u), h and u are (n_u,).
+      velocity_map: ``q̇ = T(q) u`` as ``(q, u) -> (n_dof,)``, linear in u; required when
+        n_velocities ≠ n_dof. Every Jacobian (Φ_q, W_N) is then taken with respect to u.
+      position_update: ``(q, u, h) -> q``, the coordinates after moving for a time h at the
+        constant velocity u (for a quaternion the exponential map); None: q + h T(q) u.
+      tangent_directions: 1 — planar contacts, ``slip_velocity`` returns (k,); 2 — spatial
+        contacts, ``slip_velocity`` returns (k, 2), the slip along two tangent directions,
+        and the contact law is Coulomb's cone.
+      velocity_names: optional names of the velocities when they are not the coordinates' rates.
+      gyroscopic: h contains terms quadratic in u (ω × Iω of spatial bodies): Moreau–Jean then
+        evaluates h at a predicted θ-point velocity instead of u_A, which keeps a free rigid
+        body's energy and angular momentum to O(h²) (explicit in u_A it drifts at O(h)).
     """
 
     n_dof: int
@@ -131,10 +151,36 @@ class LagrangianSystem:
     friction_regularization: str = "exponential"
     diagonal_mass: bool = False
     constraint_columns: Optional[tuple[tuple[int, ...], ...]] = None
+    n_velocities: Optional[int] = None
+    velocity_map: Optional[Callable[..., jax.Array]] = None
+    position_update: Optional[Callable[..., jax.Array]] = None
+    tangent_directions: int = 1
+    gyroscopic: bool = False
+    velocity_names: tuple[str, ...] = ()
+
+    @property
+    def n_u(self) -> int:
+        """Number of velocities (``n_velocities``, or ``n_dof`` when coordinates and velocities match)."""
+        return self.n_dof if self.n_velocities is None else self.n_velocities
+
+    @property
+    def kinematic_map(self) -> bool:
+        """Whether q̇ ≠ u: the system has a velocity map (spatial bodies)."""
+        return self.velocity_map is not None
 
     def __post_init__(self):
         if not isinstance(self.n_dof, int) or self.n_dof < 1:
             raise ValueError(f"n_dof must be a positive int; got {self.n_dof!r}")
+        if self.n_velocities is not None and (not isinstance(self.n_velocities, int) or self.n_velocities < 1):
+            raise ValueError(f"n_velocities must be None or a positive int; got {self.n_velocities!r}")
+        if self.n_u != self.n_dof and self.velocity_map is None:
+            raise ValueError(f"n_velocities = {self.n_u} differs from n_dof = {self.n_dof}: the system needs a "
+                             f"velocity_map (q, u) -> q̇")
+        if self.position_update is not None and self.velocity_map is None:
+            raise ValueError("position_update given without velocity_map: with q̇ = u the update is q + h u")
+        if self.tangent_directions not in (1, 2):
+            raise ValueError(f"tangent_directions = {self.tangent_directions!r} must be 1 (planar contacts) "
+                             f"or 2 (spatial contacts, Coulomb cones)")
         if self.gaps is not None and self.laws is None:
             raise ValueError("a system with contacts (gaps) needs contact laws (laws=p -> ContactLaws)")
         if self.slip_velocity is not None and self.gaps is None:
@@ -171,8 +217,9 @@ class LagrangianSystem:
 class Kinematics(NamedTuple):
     """Everything a stepper needs at one configuration (fixed shapes).
 
-    phi (m,), phi_q (m, n), phi_t (m,); gap (k,), W_N (n, k), gap_t (k,);
-    W_T (n, k), w_T (k,). Empty (size-0) arrays when a part is absent.
+    phi (m,), phi_q (m, n_u), phi_t (m,); gap (k,), W_N (n_u, k), gap_t (k,);
+    W_T (n_u, k·d_T), w_T (k·d_T,) with d_T = ``tangent_directions`` (spatial contacts:
+    columns t1, t2 of contact 0, then of contact 1, …). Empty (size-0) arrays when a part is absent.
     """
 
     phi: jax.Array
@@ -185,37 +232,61 @@ class Kinematics(NamedTuple):
     w_T: jax.Array
 
 
-def _value_and_jacobians(f, q, t, p):
-    """f(q, t, p), ∂f/∂q and ∂f/∂t by forward mode (one pass each; n and m are small)."""
+def _value_and_jacobians(f, q, t, p, T=None):
+    """f(q, t, p), ∂f/∂q (· T when given: the Jacobian in the velocities) and ∂f/∂t by forward mode."""
     val = f(q, t, p)
     jq = jax.jacfwd(f, argnums=0)(q, t, p)
+    if T is not None:
+        jq = jq @ T
     jt = jax.jacfwd(f, argnums=1)(q, t, p)
     return val, jq, jt
 
 
+def velocity_matrix(system: LagrangianSystem, q):
+    """T(q) (n_dof, n_u) with q̇ = T(q) u, or None when q̇ = u."""
+    if system.velocity_map is None:
+        return None
+    return jax.jacfwd(system.velocity_map, argnums=1)(q, jnp.zeros((system.n_u,), q.dtype))
+
+
+def coordinate_rate(system: LagrangianSystem, q, u):
+    """q̇ = T(q) u (u itself when the system has no velocity map)."""
+    return u if system.velocity_map is None else system.velocity_map(q, u)
+
+
+def advance(system: LagrangianSystem, q, u, h):
+    """The coordinates after a time h at the constant velocity u (``position_update``, or q + h T(q) u)."""
+    if system.position_update is not None:
+        return system.position_update(q, u, h)
+    return q + h * coordinate_rate(system, q, u)
+
+
 def kinematics(system: LagrangianSystem, q, t, p, constraints: bool = True) -> Kinematics:
-    """Constraint values and Jacobians, contact gaps and Jacobians at (q, t).
+    """Constraint values and Jacobians, contact gaps and Jacobians at (q, t), with respect to u.
 
     ``constraints=False`` leaves the bilateral part empty (for a caller that builds it another way).
     """
-    n = system.n_dof
+    n = system.n_u
     dt = q.dtype
     t = jnp.asarray(t, dt)
+    T = velocity_matrix(system, q)
     empty_vec, empty_mat = jnp.zeros((0,), dt), jnp.zeros((0, n), dt)
     if system.constraints is not None and constraints:
-        phi, phi_q, phi_t = _value_and_jacobians(system.constraints, q, t, p)
+        phi, phi_q, phi_t = _value_and_jacobians(system.constraints, q, t, p, T)
     else:
         phi, phi_q, phi_t = empty_vec, empty_mat, empty_vec
     if system.gaps is not None:
-        gap, gq, gt = _value_and_jacobians(system.gaps, q, t, p)
+        gap, gq, gt = _value_and_jacobians(system.gaps, q, t, p, T)
         W_N = gq.T
         k = gap.shape[0]
+        d = system.tangent_directions
         if system.slip_velocity is not None:
-            u0 = jnp.zeros_like(q)
-            w_T = system.slip_velocity(q, u0, t, p)
-            W_T = jax.jacfwd(system.slip_velocity, argnums=1)(q, u0, t, p).T
+            u0 = jnp.zeros((n,), dt)
+            slip = lambda uu: jnp.reshape(system.slip_velocity(q, uu, t, p), (-1,))  # noqa: E731
+            w_T = slip(u0)
+            W_T = jax.jacfwd(slip)(u0).T
         else:
-            w_T, W_T = jnp.zeros((k,), dt), jnp.zeros((n, k), dt)
+            w_T, W_T = jnp.zeros((k * d,), dt), jnp.zeros((n, k * d), dt)
     else:
         gap, gt, w_T = empty_vec, empty_vec, empty_vec
         W_N = W_T = empty_mat.T
@@ -259,10 +330,14 @@ def compliant_contact_forces(system: LagrangianSystem, q, u, t, p, friction: str
     t = jnp.asarray(t, q.dtype)
     laws = system.compliant_laws(p)
     gap_fn = lambda qq, tt: system.compliant_gaps(qq, tt, p)  # noqa: E731
-    gap, gap_dot = jax.jvp(gap_fn, (q, t), (u, jnp.ones_like(t)))
+    gap, gap_dot = jax.jvp(gap_fn, (q, t), (coordinate_rate(system, q, u), jnp.ones_like(t)))
     F_N = compliant_normal_force(-gap, -gap_dot, laws.stiffness, laws.exponent, laws.damping,
                                  system.compliant_damping)
-    _, pull_back = jax.vjp(lambda qq: gap_fn(qq, t), q)
+    if system.velocity_map is None:
+        _, pull_back = jax.vjp(lambda qq: gap_fn(qq, t), q)
+    else:  # the force in the velocities: (∂g/∂q T(q))ᵀ F_N, pulled back through u ↦ ∂g/∂q T(q) u
+        _, pull_back = jax.vjp(lambda uu: jax.jvp(lambda qq: gap_fn(qq, t), (q,),
+                                                  (system.velocity_map(q, uu),))[1], u)
     Q, = pull_back(F_N)
     if friction == "regularized" and system.compliant_slip_velocity is not None:
         slip, pull_back_T = jax.vjp(lambda uu: system.compliant_slip_velocity(q, uu, t, p), u)

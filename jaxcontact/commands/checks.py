@@ -165,12 +165,12 @@ def data_file(path: str, model, cols, names) -> Data:
     if params and set(params) != set(model.params):
         raise ValueError(f"{opt} was written for a model with parameters {params}, not {model.name} "
                          f"({sorted(model.params)}); identify it with the model that matches the data")
-    for key in ("q", "u"):
+    for key, size, what in (("q", n, "coordinates"), ("u", model.system.n_u, "velocities")):
         if key in d:
             a = np.asarray(d[key])
-            if a.ndim != 2 or a.shape[1] != n:
-                raise ValueError(f"{opt}: {key} has shape {a.shape}, but {model.name} has {n} coordinates "
-                                 f"{list(names)}; is this data of another model?")
+            if a.ndim != 2 or a.shape[1] != size:
+                raise ValueError(f"{opt}: {key} has shape {a.shape}, but {model.name} has {size} {what}"
+                                 + (f" {list(names)}" if key == "q" else "") + "; is this data of another model?")
             if a.shape[0] != t.size:
                 raise ValueError(f"{opt}: {key} has {a.shape[0]} rows but t has {t.size} times")
     if "y" in d:
@@ -257,7 +257,7 @@ def n_contacts(model) -> int:
 def trajectory_size(model, n_steps: int, save_every: int) -> Size:
     """One saved trajectory of ``simulate``: t, q, u, per contact impulses/active, diagnostics, per saved row."""
     rows = n_steps // save_every + 1
-    per_row = 1 + 2 * model.system.n_dof + 3 * n_contacts(model) + 6
+    per_row = 1 + model.system.n_dof + model.system.n_u + (2 + model.system.tangent_directions) * n_contacts(model) + 6
     b = 8.0 * rows * per_row
     # the scan keeps the saved rows; writing the npz holds a second copy in numpy
     return Size(2 * b, b, float(n_steps))

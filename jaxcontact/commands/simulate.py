@@ -120,7 +120,11 @@ def summary(arrays, names=()) -> dict:
 
     q, u, act = arrays["q"], arrays["u"], arrays["active"]
     names = names or tuple(f"q{i}" for i in range(q.shape[1]))
-    final = ", ".join(f"{n} = {a:.6g} (d/dt {b:.3g})" for n, a, b in zip(names, q[-1], u[-1]))
+    if q.shape[1] == u.shape[1]:
+        final = ", ".join(f"{n} = {a:.6g} (d/dt {b:.3g})" for n, a, b in zip(names, q[-1], u[-1]))
+    else:  # velocities apart from the coordinates (spatial bodies)
+        final = ", ".join(f"{n} = {a:.6g}" for n, a in zip(names, q[-1])) + "; velocities " + \
+            ", ".join(f"{b:.3g}" for b in u[-1])
     impacts = int(np.sum(act[1:] & ~act[:-1])) if act.shape[1] else 0
     return {
         "final": final, "impacts": impacts, "max_residual": float(np.max(arrays["residual"])),
@@ -132,4 +136,8 @@ def summary(arrays, names=()) -> dict:
 def _plots(traj, model, out):
     from jaxcontact.plotting import plot_trajectory
 
-    return plot_trajectory(traj, out, names=model.system.names, title=model.name)
+    paths = plot_trajectory(traj, out, names=model.system.names, title=model.name,
+                            velocity_names=model.system.velocity_names)
+    if model.picture is not None:  # the model's own picture (spatial models: 3D snapshots)
+        paths.append(model.picture(traj, model.params, os.path.join(out, "snapshots.png")))
+    return paths

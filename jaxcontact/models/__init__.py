@@ -26,6 +26,9 @@ REGISTRY: dict[str, str] = {
     "slider-bar": "slider_bar",
     "slider-crank-clearance": "slider_crank",
     "pushed-block": "pushed_block",
+    "sphere-on-plane": "sphere_on_plane",
+    "box-toss": "box_toss",
+    "newton-cradle": "newton_cradle",
 }
 
 
@@ -40,6 +43,8 @@ class Model(NamedTuple):
       sample after setting the sampled values, as building the model does.
     observables: None, or name -> ``fn(q, params)`` scalar quantities beside the
       coordinates (a journal's eccentricity), usable in outcomes (``series:<name>``, ``max:<name>``…).
+    picture: None, or ``(trajectory, params, path) -> path`` drawing the model's own figure
+      (spatial models: 3D snapshots), written by ``jaxcontact simulate`` beside the plots.
     """
 
     name: str
@@ -51,6 +56,7 @@ class Model(NamedTuple):
     description: str
     derive: Callable[[dict], dict] | None = None
     observables: dict | None = None
+    picture: Callable | None = None
 
 
 def apply_overrides(defaults: dict, overrides: dict, rules: dict | None = None) -> dict:

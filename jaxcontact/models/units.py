@@ -14,6 +14,8 @@ PARAM_UNITS = {
     "gravity": "m/s²", "g": "m/s²", "torque": "N·m", "omega": "rad/s", "initial_angle": "rad", "tilt": "rad",
     "slope_deg": "deg", "speed": "m/s", "push_rate": "N/s", "slip_width": "m/s", "slip_width0": "m/s",
     "stiffness": "N/m^exponent",
+    "half_x": "m", "half_y": "m", "half_z": "m", "length": "m", "drop": "m", "tilt_deg": "deg", "angle_deg": "deg",
+    "vertical_speed": "m/s", "spin": "rad/s", "spin_x": "rad/s", "spin_y": "rad/s", "spin_z": "rad/s",
 }
 # Damping laws differ between models: the slider–bar paper's c δ δ̇, Hunt–Crossley's c δ^n δ̇.
 MODEL_PARAM_UNITS = {("slider-bar", "damping"): "N·s/m²",
@@ -26,5 +28,8 @@ def param_unit(name: str, model: str = "") -> str:
 
 
 def coordinate_unit(name: str) -> str:
-    """rad for an angle coordinate (``…theta``), m for a position."""
-    return "rad" if name.split(".")[-1].startswith("theta") else "m"
+    """rad for an angle coordinate (``…theta``), 1 for a quaternion component (``…qw`` … ``…qz``), m for a position."""
+    last = name.split(".")[-1]
+    if last in ("qw", "qx", "qy", "qz"):
+        return "1"
+    return "rad" if last.startswith("theta") else "m"

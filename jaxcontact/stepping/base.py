@@ -59,6 +59,9 @@ class Scheme(abc.ABC):
     contact_kinds: ClassVar[frozenset] = frozenset()
     soft_activation_available: ClassVar[bool] = False
     impact_location_available: ClassVar[bool] = False
+    # Treats spatial systems: coordinates advanced through a velocity map (q̇ = T(q) u, quaternions)
+    # and frictional contacts on Coulomb cones (two tangent directions).
+    spatial: ClassVar[bool] = False
 
     @abc.abstractmethod
     def init(self, system, p, q0, u0, t0):
@@ -85,6 +88,15 @@ class Scheme(abc.ABC):
                 raise ValueError(f"the {self.name} scheme treats {' and '.join(sorted(self.contact_kinds))} contacts "
                                  f"only, and this system has {kind} contacts: choose a scheme that treats them "
                                  f"({', '.join(schemes_for(kind))}) or make the contacts {other}")
+        spatial = [n for n, s in SCHEMES.items() if s.spatial]
+        if system.velocity_map is not None and not self.spatial:
+            raise ValueError(f"the {self.name} scheme advances q by q̇ = u only, and this system has "
+                             f"{system.n_dof} coordinates driven by {system.n_u} velocities through a velocity map "
+                             f"(spatial bodies): choose {', '.join(spatial) or 'a spatial scheme'}")
+        if system.tangent_directions == 2 and system.slip_velocity is not None and not self.spatial:
+            raise ValueError(f"the {self.name} scheme has no Coulomb cone solver, and this system has spatial "
+                             f"frictional contacts (two tangent directions): choose "
+                             f"{', '.join(spatial) or 'a spatial scheme'}")
 
     def with_soft_activation(self, key: str) -> "Scheme":
         """This scheme with contacts switched on smoothly by their gap over the width ``p[key]``."""

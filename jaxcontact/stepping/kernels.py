@@ -24,7 +24,7 @@ import jax.numpy as jnp
 from jax.scipy.linalg import cho_factor, cho_solve
 
 from jaxcontact.stepping.baumgarte import baumgarte_acceleration_rhs
-from jaxcontact.system import LagrangianSystem
+from jaxcontact.system import LagrangianSystem, coordinate_rate
 
 ADAPTIVE_METHODS = ("tsit5", "dopri5", "kvaerno5")
 
@@ -120,7 +120,8 @@ def constraint_residuals(system: LagrangianSystem, q, u, t, p):
         z = jnp.zeros((), q.dtype)
         return z, z
     t = jnp.asarray(t, q.dtype)
-    phi, phi_dot = jax.jvp(lambda qq, tt: system.constraints(qq, tt, p), (q, t), (u, jnp.ones_like(t)))
+    phi, phi_dot = jax.jvp(lambda qq, tt: system.constraints(qq, tt, p), (q, t),
+                           (coordinate_rate(system, q, u), jnp.ones_like(t)))
     return _safe_norm(phi), _safe_norm(phi_dot)
 
 

@@ -27,6 +27,13 @@ iteration matrix, its contact prediction and its literal Newton law
 (:mod:`jaxcontact.stepping.siconos_rule`), so a ported Siconos model gives
 Siconos' numbers.
 
+Spatial systems (coordinates apart from velocities, ``LagrangianSystem.velocity_map``): the
+position updates are ``advance(q, u, τ)`` (a quaternion's exponential map), every Jacobian is
+in u, a ``gyroscopic`` system gets its forces at a predicted θ-point velocity, contacts with two
+tangent directions are solved on Coulomb cones (:mod:`jaxcontact.stepping.cone_contacts`) and the
+projection moves q through the position update (:mod:`jaxcontact.stepping.manifold_projection`);
+docs/theory/spatial.md.
+
 Everything at q_M (mass matrix, forces, constraint and gap Jacobians) is
 computed once per step and M is factorised once (one Cholesky, one
 multi-right-hand-side solve for [h f, Φ_qᵀ, W]); small Cholesky solves are
@@ -49,10 +56,11 @@ from jaxcontact.stepping import siconos_rule, structured
 from jaxcontact.stepping.base import Scheme, StepInfo, register
 from jaxcontact.stepping.baumgarte import baumgarte_rates, baumgarte_velocity_target  # noqa: F401 (re-export)
 from jaxcontact.stepping.contact_solve import SOLVERS, soften_normal_rows, solve_contacts
+from jaxcontact.stepping.cone_contacts import solve_cone_contacts
 from jaxcontact.stepping.impact_location import IMPACT_LOCATIONS, located_step
 from jaxcontact.stepping.kernels import UNROLL_MAX, constraint_residuals, gap_closed, spd_solve  # noqa: F401 (re-export)
 from jaxcontact.stepping.projection import Projection
-from jaxcontact.system import LagrangianSystem, energy, kinematics
+from jaxcontact.system import LagrangianSystem, advance, energy, kinematics
 
 
 # "theta-point": forces at (q_M, u_A, t_M); "siconos": Siconos' MoreauJeanOSI step (siconos_rule.py).
@@ -67,6 +75,7 @@ class MoreauJean(Scheme):
     theta: θ ∈ [½, 1] — ½ the midpoint rule, 1 the implicit-position Euler.
     solver: "auto" (NSGS with friction, PGS without), "nsgs", "pgs" (frictionless
       only) or "lemke" (the exact reference; the friction LCP of the planar Moreau–Jean scheme).
+      Spatial friction (Coulomb cones) takes "auto" or "nsgs": the cones' Gauss–Seidel.
     iterations: sweeps of the iterative solvers (fixed count: differentiable, vmap-friendly;
       a system with a single contact uses one sweep when ω = 1, which is already exact).
     omega: relaxation of the iterative solvers.
@@ -132,7 +141,9 @@ class MoreauJean(Scheme):
       smoothing knob of parameter identification. τ is an array leaf, so an annealing
       schedule τ → 0 does not recompile.
     differentiation: "unroll" (default) or "implicit" — how gradients pass the PGS
-      contact solve (frictionless systems); see :mod:`jaxcontact.lcp.implicit`.
+      contact solve (frictionless systems); see :mod:`jaxcontact.lcp.implicit`. For Coulomb
+      cones, "unroll" runs exactly ``iterations`` sweeps, "implicit" sweeps until Siconos' error
+      ≤ ``tol`` (at most ``iterations``) with gradients by the implicit function theorem.
     """
 
     theta: float = 0.5
@@ -158,6 +169,7 @@ class MoreauJean(Scheme):
     contact_kinds: ClassVar[frozenset] = frozenset({"rigid"})
     soft_activation_available: ClassVar[bool] = True
     impact_location_available: ClassVar[bool] = True
+    spatial: ClassVar[bool] = True
 
     def __post_init__(self):
         if not 0.5 <= float(self.theta) <= 1.0:
@@ -210,6 +222,12 @@ class MoreauJean(Scheme):
     def solver_for(self, system: LagrangianSystem) -> str:
         """The contact solver this scheme uses on ``system`` ("auto" resolved); ValueError for PGS with friction."""
         friction = system.slip_velocity is not None
+        if friction and system.tangent_directions == 2:
+            if self.solver not in ("auto", "nsgs"):
+                raise ValueError(f"the moreau-jean scheme with solver = {self.solver!r} cannot solve spatial Coulomb "
+                                 f"friction (cones), and this system has spatial frictional contacts; use solver "
+                                 f"'nsgs' (the cones' nonsmooth Gauss–Seidel)")
+            return "nsgs"
         if self.solver == "auto":
             return "nsgs" if friction else "pgs"
         if self.solver == "pgs" and friction:
@@ -229,6 +247,17 @@ class MoreauJean(Scheme):
         """Refuse, naming the scheme, a system this scheme cannot treat (compliant contacts; friction with PGS)."""
         super().check(system)
         self.solver_for(system)  # friction/solver compatibility, as a clear error
+        if system.velocity_map is not None:
+            if self.force_rule != "theta-point":
+                raise ValueError(f"the moreau-jean scheme's force_rule = {self.force_rule!r} is not available for a "
+                                 f"system with a velocity map (spatial bodies): use force_rule 'theta-point'")
+            if self.projection and self.contact_projection and system.gaps is not None:
+                raise ValueError("the moreau-jean scheme's projection of resting contacts (contact_projection = True) "
+                                 "is not available for a system with a velocity map (spatial bodies) yet: set "
+                                 "contact_projection=False to project the joints only")
+            if self.impact_location != "step" and system.gaps is not None:
+                raise ValueError(f"the moreau-jean scheme's impact_location = {self.impact_location!r} is not "
+                                 f"available for a system with a velocity map (spatial bodies) yet: use 'step'")
 
     def with_soft_activation(self, key: str) -> "MoreauJean":
         """A copy of the scheme with soft contact activation of the given kind (for identification)."""
@@ -266,7 +295,7 @@ class State(NamedTuple):
     q: jax.Array
     u: jax.Array
     P_N: jax.Array  # (k,)
-    P_T: jax.Array  # (k,)
+    P_T: jax.Array  # (k,), or (2k,) with spatial contacts (t1, t2 of each contact)
     t0: jax.Array  # start time
     i: jax.Array  # steps taken (int32)
 
@@ -283,8 +312,9 @@ def initial_state(system: LagrangianSystem, q0, u0, t0, p) -> State:
     q0 = jnp.asarray(q0)
     k = n_contacts(system, q0, t0, p)
     z = jnp.zeros((k,), q0.dtype)
+    z_T = jnp.zeros((k * system.tangent_directions,), q0.dtype)
     t0 = jnp.asarray(t0, q0.dtype)
-    return State(t0, q0, jnp.asarray(u0, q0.dtype), z, z, t0, jnp.zeros((), jnp.int32))
+    return State(t0, q0, jnp.asarray(u0, q0.dtype), z, z_T, t0, jnp.zeros((), jnp.int32))
 
 
 def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, closed=None) -> tuple[State, StepInfo]:
@@ -305,11 +335,15 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, c
         t_M = t_E
         diagonal = sparse = False
     else:
-        q_M = q_A + (1.0 - th) * h * u_A
+        q_M = advance(system, q_A, u_A, (1.0 - th) * h)
         t_M = t_A + (1.0 - th) * h
         M = system.mass(q_M, p)
         h_f = h * system.forces(q_M, u_A, t_M, p)
         diagonal = scheme.diagonal_mass or system.diagonal_mass
+        if system.gyroscopic:
+            # Forces quadratic in u: evaluated again at the θ-point velocity of an explicit predictor.
+            u_pred = u_A + (h_f / jnp.diagonal(M) if diagonal else spd_solve(M, h_f[:, None])[:, 0])
+            h_f = h * system.forces(q_M, (1.0 - th) * u_A + th * u_pred, t_M, p)
         # A declared Φ_q pattern with a diagonal M: the Schur complement entry by entry (structured.py).
         sparse = diagonal and system.constraint_columns is not None
     kin = kinematics(system, q_M, t_M, p, constraints=not sparse)
@@ -364,7 +398,8 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, c
         eps_N = jnp.asarray(laws.restitution, dtype)
         if scheme.separating_law == "conservative":
             eps_N = jnp.where(gamma_A[:k] > 0, 1.0, eps_N)
-        eps = jnp.concatenate([eps_N, jnp.asarray(laws.tangential_restitution, dtype)]) if friction else eps_N
+        eps_T = jnp.repeat(jnp.asarray(laws.tangential_restitution, dtype), system.tangent_directions)
+        eps = jnp.concatenate([eps_N, eps_T]) if friction else eps_N
         D = W.T @ MhatW
         c = W.T @ u_free + w_tilde + eps * gamma_A
         if scheme.soft_activation is not None:
@@ -372,9 +407,14 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, c
         warm = jnp.concatenate([state.P_N, state.P_T]) if friction else state.P_N
         # One contact with ω = 1: a single (block) Gauss–Seidel sweep is already exact.
         sweeps = 1 if (k == 1 and float(scheme.omega) == 1.0) else scheme.iterations
-        sol = solve_contacts(D, c, jnp.asarray(laws.friction, dtype), active, warm, solver=solver,
-                             iterations=sweeps, omega=scheme.omega, tol=scheme.tol,
-                             friction=friction, differentiation=scheme.differentiation)
+        if friction and system.tangent_directions == 2:
+            sol = solve_cone_contacts(D, c, jnp.asarray(laws.friction, dtype), active, state.P_N, state.P_T,
+                                      iterations=sweeps, omega=scheme.omega, tol=scheme.tol,
+                                      differentiation=scheme.differentiation)
+        else:
+            sol = solve_contacts(D, c, jnp.asarray(laws.friction, dtype), active, warm, solver=solver,
+                                 iterations=sweeps, omega=scheme.omega, tol=scheme.tol,
+                                 friction=friction, differentiation=scheme.differentiation)
         P = jnp.concatenate([sol.P_N, sol.P_T]) if friction else sol.P_N
         u_E = u_free + MhatW @ P
         P_N, P_T = sol.P_N, sol.P_T
@@ -385,7 +425,7 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, c
         active = jnp.zeros((0,), bool)
         residual, converged, iters = jnp.zeros((), dtype), jnp.ones((), bool), jnp.zeros((), jnp.int32)
 
-    q_E = siconos_rule.position_update(q_A, u_A, u_E, h, th) if siconos else q_M + th * h * u_E
+    q_E = siconos_rule.position_update(q_A, u_A, u_E, h, th) if siconos else advance(system, q_M, u_E, th * h)
     # A singular M or G (e.g. redundant constraints) shows up as NaN: report it, never raise in jit.
     converged = converged & jnp.all(jnp.isfinite(u_E))
     if scheme.projection:

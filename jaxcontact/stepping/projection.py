@@ -142,6 +142,7 @@ from jax.scipy.linalg import cho_factor, cho_solve
 
 from jaxcontact.lcp.pgs import pgs
 from jaxcontact.lcp.rows import decouple_rows
+from jaxcontact.stepping.manifold_projection import project_joints
 from jaxcontact.system import LagrangianSystem
 
 CONTACT_MODES = ("equality", "inequality")
@@ -485,6 +486,8 @@ class Projection:
 
     def apply(self, system: LagrangianSystem, p, q, u, t, impulses):
         """(q, u) projected (see the class docstring); unchanged when there is nothing to project."""
+        if system.velocity_map is not None:  # spatial bodies: joint corrections through the position update
+            return project_joints(system, q, u, t, p, iterations=self.position_iterations)
         contacts = self.resting_contacts and system.gaps is not None and jnp.shape(impulses)[0] > 0
         if system.constraints is None and not contacts:
             return q, u

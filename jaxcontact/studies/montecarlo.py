@@ -345,6 +345,17 @@ DEFAULT_STUDIES: dict[str, dict] = {
         "outcomes": ("peak_impulse", "impacts", "rest_time", "max_penetration", "series:y", "series:energy"),
         "n": 4096, "dt": 1e-3, "t_final": 3.0, "save_every": 10,
     },
+    # Spatial models (Moreau–Jean: the scheme with Coulomb cones and quaternion kinematics).
+    "sphere-on-plane": {
+        "params": ("friction=uniform(0.1,0.3)", "spin=uniform(-10,10)", "slope_deg=uniform(0,10)"),
+        "outcomes": ("final:ball.x", "max:ball.z", "series:ball.x"),
+        "n": 256, "dt": 1e-3, "t_final": 1.0, "save_every": 10, "scheme": "moreau-jean",
+    },
+    "box-toss": {
+        "params": ("friction=uniform(0.2,0.6)", "restitution=uniform(0.1,0.5)", "tilt_deg=uniform(0,60)"),
+        "outcomes": ("rest_time", "final:box.x", "final:box.y", "impacts", "max_penetration", "series:box.z"),
+        "n": 64, "dt": 1e-3, "t_final": 2.0, "save_every": 20, "scheme": "moreau-jean",
+    },
 }
 
 

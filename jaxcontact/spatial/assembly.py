@@ -1,0 +1,224 @@
+"""The spatial builder: rigid bodies, joints and contacts assembled into a :class:`LagrangianSystem`.
+
+    asm = Assembly(gravity="gravity")
+    ball = asm.add_body("ball", mass="mass", inertia=("0.4*mass*radius**2",) * 3)
+    asm.add_contact(SpherePlane("ground", restitution="restitution", friction="friction",
+                                body=ball, radius="radius"))
+    system = asm.system()
+
+Coordinates and velocities (:mod:`jaxcontact.spatial.bodies`): 7 coordinates and 6 velocities
+per body, q̇ = T(q) u through the quaternion rate, positions advanced by the exponential map.
+Equations of motion in the velocities u = (v, ω_body) (Newton–Euler):
+
+    m v̇ = m g + F,        I ω̇ = −ω × I ω + τ_body,
+
+so M = diag(m, m, m, I_1, I_2, I_3) per body is constant and diagonal and the gyroscopic term
+−ω × Iω is a force quadratic in u (declared: ``gyroscopic=True``). Every physical value is a
+value spec (:class:`jaxcontact.planar.values.Value`): a parameter name, an expression over
+names, or a callable — an array leaf, batchable and differentiable.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxcontact.planar.values import POSITIVE, Value
+from jaxcontact.spatial import bodies as B
+from jaxcontact.spatial.bodies import Body
+from jaxcontact.spatial.contacts import Contact
+from jaxcontact.spatial.forces import Load, SpringDamper
+from jaxcontact.spatial.joints import Joint
+from jaxcontact.system import ContactLaws, LagrangianSystem
+
+
+class Assembly:
+    """Spatial rigid bodies and their contacts (and joints), built into one LagrangianSystem.
+
+    ``gravity``: the value spec of g (m/s²); gravity acts along −z.
+    """
+
+    def __init__(self, gravity="gravity"):
+        self.gravity = Value(gravity, "gravity")
+        self.bodies: list[Body] = []
+        self.contacts: list[Contact] = []
+        self.joints: list = []
+        self.loads: list = []
+        self.ground = Body("ground", None)
+
+    def add_body(self, name: str, mass, inertia) -> Body:
+        """A free rigid body with ``mass`` and principal moments ``inertia`` = (I_1, I_2, I_3) (value specs)."""
+        if not isinstance(name, str) or not name or name == "ground" or any(b.name == name for b in self.bodies):
+            raise ValueError(f"body name {name!r} must be a new non-empty string other than 'ground'")
+        if not isinstance(inertia, (tuple, list)) or len(inertia) != 3:
+            raise ValueError(f"body {name!r}: inertia must be three principal moments (I_1, I_2, I_3); got {inertia!r}")
+        body = Body(name, len(self.bodies), Value(mass, f"body {name!r} mass"),
+                    tuple(Value(v, f"body {name!r} inertia[{i}]") for i, v in enumerate(inertia)))
+        self.bodies.append(body)
+        return body
+
+    def add_contact(self, contact: Contact) -> Contact:
+        """Add a contact element (:mod:`jaxcontact.spatial.contacts`) between bodies of this assembly."""
+        if not isinstance(contact, Contact):
+            raise TypeError(f"add_contact takes a spatial contact element; got {type(contact).__name__}")
+        self._own(contact, f"contact {contact.name!r}")
+        self.contacts.append(contact)
+        return contact
+
+    def add_joint(self, joint: Joint) -> Joint:
+        """Add a joint (:mod:`jaxcontact.spatial.joints`) between bodies of this assembly."""
+        if not isinstance(joint, Joint):
+            raise TypeError(f"add_joint takes a spatial joint; got {type(joint).__name__}")
+        if (joint.a is None or joint.a.is_ground) and (joint.b is None or joint.b.is_ground):
+            raise ValueError(f"joint {joint.name!r} joins the ground to itself")
+        self._own(joint, f"joint {joint.name!r}")
+        self.joints.append(joint)
+        return joint
+
+    def add_load(self, load):
+        """Add an applied load (:class:`jaxcontact.spatial.forces.Load`) or a spring–damper
+        (:class:`jaxcontact.spatial.forces.SpringDamper`)."""
+        if not isinstance(load, (Load, SpringDamper)):
+            raise TypeError(f"add_load takes a spatial Load or SpringDamper; got {type(load).__name__}")
+        self._own(load, f"load {load.name!r}")
+        self.loads.append(load)
+        return load
+
+    def _own(self, element, where):
+        for f in ("body", "a", "b"):
+            b = getattr(element, f, None)
+            if isinstance(b, Body) and not b.is_ground and (b.index >= len(self.bodies) or self.bodies[b.index] is not b):
+                raise ValueError(f"{where}: body {b.name!r} does not belong to this assembly")
+
+    # --- checks ---------------------------------------------------------------------------------------------------
+
+    def validate(self, p) -> None:
+        """Raise ValueError naming the element, the value and the rule for any broken physical value."""
+        if not self.bodies:
+            raise ValueError("the assembly has no body")
+        checks = [(self.gravity, "gravity", lambda v: v >= 0, ">= 0")]
+        for b in self.bodies:
+            checks.append((b.mass, f"body {b.name!r} mass", POSITIVE.pred, POSITIVE.text))
+            checks += [(v, f"body {b.name!r} inertia[{i}]", POSITIVE.pred, POSITIVE.text) for i, v in enumerate(b.inertia)]
+        for c in self.contacts:
+            for field, (spec, rule) in c.physical().items():
+                checks.append((Value(spec, f"contact {c.name!r} {field}"), f"contact {c.name!r} {field}",
+                               rule.pred, rule.text))
+        for ld in self.loads:
+            for field, (spec, rule) in ld.physical().items():
+                checks.append((Value(spec, f"load {ld.name!r} {field}"), f"load {ld.name!r} {field}",
+                               rule.pred, rule.text))
+        for value, where, pred, text in checks:
+            v = np.asarray(value.check(p))
+            if not np.all(np.isfinite(v)) or not np.all(pred(v)):
+                raise ValueError(f"{where} = {v} breaks the rule {text}")
+        for c in self.contacts:
+            plane = getattr(c, "plane", None)
+            if plane is not None:
+                n = np.stack([np.asarray(Value(v, f"contact {c.name!r} plane normal").check(p)) for v in plane.normal])
+                if not np.all(np.isfinite(n)) or np.any(np.sqrt(np.sum(n * n, axis=0)) == 0):
+                    raise ValueError(f"contact {c.name!r} plane normal = {n.tolist()} breaks the rule: finite and "
+                                     f"non-zero")
+        for j in self.joints:
+            for field in ("point_a", "point_b"):
+                spec = getattr(j, field)
+                if not isinstance(spec, (tuple, list)) or len(spec) != 3:
+                    raise ValueError(f"joint {j.name!r} {field} = {spec!r} must be three coordinates")
+                for v in spec:
+                    Value(v, f"joint {j.name!r} {field}").check(p)
+        for b in self.bodies:
+            moments = np.stack([np.asarray(v.check(p)) for v in b.inertia])
+            for i in range(3):
+                if np.any(moments[i] > moments[(i + 1) % 3] + moments[(i + 2) % 3] + 1e-12 * moments.max()):
+                    raise ValueError(f"body {b.name!r} inertia = {moments.tolist()} breaks the triangle rule "
+                                     f"I_{i + 1} <= I_{(i + 1) % 3 + 1} + I_{(i + 2) % 3 + 1} (no rigid body has it)")
+
+    # --- the system -----------------------------------------------------------------------------------------------
+
+    @property
+    def n_bodies(self) -> int:
+        """Number of bodies (the ground excluded)."""
+        return len(self.bodies)
+
+    @property
+    def n_contacts(self) -> int:
+        """Number of contact points (a box on a plane counts 8)."""
+        return sum(c.size for c in self.contacts)
+
+    def names(self) -> tuple[str, ...]:
+        """Names of the coordinates, ``body.x`` … ``body.qz``."""
+        return tuple(f"{b.name}.{c}" for b in self.bodies for c in B.COORDINATES)
+
+    def velocity_names(self) -> tuple[str, ...]:
+        """Names of the velocities, ``body.vx`` … ``body.wz`` (ω in the body frame)."""
+        return tuple(f"{b.name}.{c}" for b in self.bodies for c in B.VELOCITIES)
+
+    def _mass_diagonal(self, p, dtype):
+        parts = []
+        for b in self.bodies:
+            m = jnp.asarray(b.mass(p), dtype)
+            parts += [m, m, m] + [jnp.asarray(v(p), dtype) for v in b.inertia]
+        return jnp.stack(parts)
+
+    def mass(self, q, p):
+        """M (n_u, n_u): diag(m, m, m, I_1, I_2, I_3) per body."""
+        return jnp.diag(self._mass_diagonal(p, q.dtype))
+
+    def forces(self, q, u, t, p):
+        """Gravity on every centre, the gyroscopic torque −ω × Iω (body frame) and the applied loads."""
+        g = jnp.asarray(self.gravity(p), q.dtype)
+        d = self._mass_diagonal(p, q.dtype).reshape(-1, 6)
+        U = u.reshape(-1, 6)
+        f = jnp.zeros_like(U).at[:, 2].set(-d[:, 0] * g)
+        w = U[:, 3:]
+        f = f.at[:, 3:].set(-jnp.cross(w, d[:, 3:] * w)).reshape(-1)
+        for ld in self.loads:
+            f = f + ld.generalized(q, u, t, p, u.shape[0])
+        return f
+
+    def potential(self, q, t, p):
+        """Σ m g z plus the springs' ½ k (ℓ − ℓ₀)² (applied loads have no potential here)."""
+        d = self._mass_diagonal(p, q.dtype).reshape(-1, 6)
+        v = jnp.asarray(self.gravity(p), q.dtype) * jnp.sum(d[:, 0] * q.reshape(-1, 7)[:, 2])
+        for ld in self.loads:
+            if isinstance(ld, SpringDamper):
+                v = v + ld.potential(q, p)
+        return v
+
+    def constraints(self, q, t, p):
+        """Φ of every joint (m,)."""
+        return jnp.concatenate([j.rows(q, t, p) for j in self.joints])
+
+    def gaps(self, q, t, p):
+        """Gaps of every contact point (k,)."""
+        return jnp.concatenate([c.gaps(q, p) for c in self.contacts])
+
+    def slip_velocity(self, q, u, t, p):
+        """Slip velocities (k, 2) along each contact's tangent pair."""
+        return jnp.concatenate([c.slips(q, u, p) for c in self.contacts])
+
+    def laws(self, p):
+        """ContactLaws (k,): each contact's restitution and friction on each of its points."""
+        def per_point(field):
+            return jnp.concatenate([jnp.broadcast_to(jnp.asarray(Value(getattr(c, field), f"contact {c.name!r} "
+                                                                       f"{field}")(p), jnp.result_type(float)),
+                                                     (c.size,)) for c in self.contacts])
+        e, mu = per_point("restitution"), per_point("friction")
+        return ContactLaws(e, jnp.zeros_like(e), mu)
+
+    def system(self) -> LagrangianSystem:
+        """The LagrangianSystem of the bodies, joints and contacts (Coulomb cones, quaternion kinematics)."""
+        if not self.bodies:
+            raise ValueError("the assembly has no body")
+        n = self.n_bodies
+        contacts = bool(self.contacts)
+        return LagrangianSystem(
+            n_dof=7 * n, n_velocities=6 * n, mass=self.mass, forces=self.forces,
+            constraints=self.constraints if self.joints else None,
+            gaps=self.gaps if contacts else None, slip_velocity=self.slip_velocity if contacts else None,
+            laws=self.laws if contacts else None, potential=self.potential, names=self.names(),
+            velocity_map=functools.partial(B.velocity_map, n_bodies=n),
+            position_update=functools.partial(B.position_update, n_bodies=n),
+            tangent_directions=2, gyroscopic=True, diagonal_mass=True, velocity_names=self.velocity_names())

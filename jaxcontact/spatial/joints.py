@@ -1,0 +1,152 @@
+"""Joints between spatial bodies: holonomic constraints Φ(q) = 0 in world-frame vectors.
+
+Each joint joins body a (or the ground) and body b at a point given in each body's frame and,
+for the joints with an axis, an axis given in each body's frame; the rows (all vanish when the
+joint is assembled):
+
+* :class:`Spherical` — the two points coincide: p_a − p_b (3 rows);
+* :class:`Universal` — spherical, and the axes stay perpendicular: (R_a a)·(R_b b) (1 row);
+* :class:`Revolute` — spherical, and the axes stay parallel: (R_a a)·(R_b t_k(b)), k = 1, 2 (2 rows);
+* :class:`Cylindrical` — the axes stay parallel and b's point stays on a's axis line:
+  (R_a a)·(R_b t_k(b)) and (p_b − p_a)·(R_a t_k(a)) (4 rows);
+* :class:`Prismatic` — cylindrical without the rotation about the axis: also (R_a t_1(a))·(R_b t_2(b)) (5 rows);
+* :class:`Fixed` — spherical, and the frames keep their relative orientation:
+  (R_a e_1)·(R_b e_2), (R_a e_2)·(R_b e_3), (R_a e_3)·(R_b e_1) (6 rows; frames aligned at assembly).
+
+(t_1, t_2) is the tangent pair of a unit axis (:func:`jaxcontact.spatial.contacts.tangent_basis`).
+The orientation rows are dot products, zero when assembled and regular there (their Jacobian has
+full rank at the assembled pose); they single out the assembled branch only near it, which the
+time stepping never leaves. Points and axes are constants (the drawing of the mechanism); each
+point coordinate may be a value spec (a name or expression: a length as a parameter).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import jax.numpy as jnp
+
+from jaxcontact.planar.values import Value
+from jaxcontact.spatial.bodies import Body, pose
+from jaxcontact.spatial.contacts import tangent_basis
+
+
+def _vector(spec, p, dtype, where):
+    return jnp.stack([jnp.asarray(Value(c, where)(p), dtype) for c in spec])
+
+
+def _unit(v):
+    return v / jnp.sqrt(v @ v)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Joint:
+    """Base of the joints: bodies a (None or the ground allowed) and b, a point in each body's frame."""
+
+    name: str
+    a: Body
+    point_a: tuple
+    b: Body
+    point_b: tuple = (0.0, 0.0, 0.0)
+
+    size = 3
+
+    def _points(self, q, p):
+        ground = Body("ground", None)
+        a = self.a if self.a is not None else ground
+        b = self.b if self.b is not None else ground
+        xa, Ra = pose(q, a)
+        xb, Rb = pose(q, b)
+        pa = xa + Ra @ _vector(self.point_a, p, q.dtype, f"joint {self.name!r} point_a")
+        pb = xb + Rb @ _vector(self.point_b, p, q.dtype, f"joint {self.name!r} point_b")
+        return pa, pb, Ra, Rb
+
+    def rows(self, q, t, p):
+        """Φ of this joint (``size``,)."""
+        pa, pb, _, _ = self._points(q, p)
+        return pa - pb
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Spherical(Joint):
+    """A ball joint: the points coincide (3 rows)."""
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class _Axial(Joint):
+    axis_a: tuple = (0.0, 0.0, 1.0)
+    axis_b: tuple = (0.0, 0.0, 1.0)
+
+    def _axes(self, q, p, Ra, Rb):
+        a = Ra @ _unit(jnp.asarray(self.axis_a, q.dtype))
+        b_local = _unit(jnp.asarray(self.axis_b, q.dtype))
+        tb1, tb2 = tangent_basis(b_local)
+        ta1, ta2 = tangent_basis(_unit(jnp.asarray(self.axis_a, q.dtype)))
+        return a, Rb @ b_local, Rb @ tb1, Rb @ tb2, Ra @ ta1, Ra @ ta2
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Universal(_Axial):
+    """Spherical, and a's axis stays perpendicular to b's (a cross-shaped spider): 4 rows."""
+
+    size = 4
+
+    def rows(self, q, t, p):
+        """Φ (4,)."""
+        pa, pb, Ra, Rb = self._points(q, p)
+        a, b, *_ = self._axes(q, p, Ra, Rb)
+        return jnp.concatenate([pa - pb, (a @ b)[None]])
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Revolute(_Axial):
+    """Spherical, and the axes stay parallel: rotation about the common axis only (5 rows)."""
+
+    size = 5
+
+    def rows(self, q, t, p):
+        """Φ (5,)."""
+        pa, pb, Ra, Rb = self._points(q, p)
+        a, _, tb1, tb2, _, _ = self._axes(q, p, Ra, Rb)
+        return jnp.concatenate([pa - pb, jnp.stack([a @ tb1, a @ tb2])])
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Cylindrical(_Axial):
+    """The axes stay parallel and b's point stays on a's axis line: slide along and turn about it (4 rows)."""
+
+    size = 4
+
+    def rows(self, q, t, p):
+        """Φ (4,)."""
+        pa, pb, Ra, Rb = self._points(q, p)
+        a, _, tb1, tb2, ta1, ta2 = self._axes(q, p, Ra, Rb)
+        d = pb - pa
+        return jnp.stack([a @ tb1, a @ tb2, d @ ta1, d @ ta2])
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Prismatic(_Axial):
+    """Cylindrical without the rotation about the axis: slide along it only (5 rows; assembled with
+    a's and b's axis frames aligned)."""
+
+    size = 5
+
+    def rows(self, q, t, p):
+        """Φ (5,)."""
+        pa, pb, Ra, Rb = self._points(q, p)
+        a, _, tb1, tb2, ta1, ta2 = self._axes(q, p, Ra, Rb)
+        d = pb - pa
+        return jnp.stack([a @ tb1, a @ tb2, d @ ta1, d @ ta2, ta1 @ tb2])
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Fixed(Joint):
+    """Welds b to a: the points coincide and the body frames keep the orientation they have when aligned (6 rows)."""
+
+    size = 6
+
+    def rows(self, q, t, p):
+        """Φ (6,)."""
+        pa, pb, Ra, Rb = self._points(q, p)
+        return jnp.concatenate([pa - pb, jnp.stack([Ra[:, 0] @ Rb[:, 1], Ra[:, 1] @ Rb[:, 2], Ra[:, 2] @ Rb[:, 0]])])
+

@@ -1,0 +1,105 @@
+"""3D snapshots of a spatial trajectory (matplotlib's 3D axes, headless): the picture of a spatial model.
+
+The bodies are drawn by their contact shapes — a sphere as a wire globe with one marked meridian
+(its rotation shows), a box by its edges — at a few instants, older ones paler, with the path of
+every centre and the ground plane under them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jaxcontact.planar.values import Value
+from jaxcontact.spatial.contacts import BoxPlane, SpherePlane, SphereSphere
+
+
+def _matrix(quat):
+    w, x, y, z = quat
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def _shapes(assembly, p):
+    """(body index, kind, size) of every drawable shape: ("sphere", r) or ("box", half extents)."""
+    out = []
+    for c in assembly.contacts:
+        if isinstance(c, SpherePlane):
+            out.append((c.body.index, "sphere", float(Value(c.radius, "radius")(p))))
+        elif isinstance(c, SphereSphere):
+            out += [(c.a.index, "sphere", float(Value(c.radius_a, "radius")(p))),
+                    (c.b.index, "sphere", float(Value(c.radius_b, "radius")(p)))]
+        elif isinstance(c, BoxPlane):
+            out.append((c.body.index, "box", np.array([float(Value(h, "half extent")(p)) for h in c.half_extents])))
+    return [s for s in dict(((s[0], s[1]), s) for s in out if s[0] is not None).values()]
+
+
+def _draw(ax, kind, size, x, R, color, alpha):
+    if kind == "sphere":
+        a = np.linspace(0, 2 * np.pi, 25)
+        for lat in np.linspace(-np.pi / 3, np.pi / 3, 3):  # parallels
+            ring = np.stack([np.cos(a) * np.cos(lat), np.sin(a) * np.cos(lat), np.full_like(a, np.sin(lat))])
+            pts = x[:, None] + R @ (size * ring)
+            ax.plot(*pts, color=color, lw=0.6, alpha=alpha)
+        for k, lon in enumerate(np.linspace(0, np.pi, 4, endpoint=False)):  # meridians, the first marked
+            ring = np.stack([np.cos(a) * np.cos(lon), np.cos(a) * np.sin(lon), np.sin(a)])
+            pts = x[:, None] + R @ (size * ring)
+            ax.plot(*pts, color="C3" if k == 0 else color, lw=1.4 if k == 0 else 0.6, alpha=alpha)
+    else:
+        s = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], float)
+        v = x + (s * size) @ R.T
+        for i in range(8):
+            for j in range(i + 1, 8):
+                if np.sum(s[i] != s[j]) == 1:  # an edge joins vertices differing in one sign
+                    ax.plot(*v[[i, j]].T, color=color, lw=1.0, alpha=alpha)
+
+
+def snapshots(traj, params, path: str, *, assembly, count: int = 6, plane_normal=(0.0, 0.0, 1.0)) -> str:
+    """Draw ``count`` snapshots of one trajectory of ``assembly``'s bodies into ``path`` (PNG); return the path.
+
+    ``plane_normal``: the ground plane's normal through the origin (drawn as a grey square), or None.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    q = np.asarray(traj.q)
+    t = np.asarray(traj.t)
+    if q.ndim != 2:
+        raise ValueError(f"snapshots takes one trajectory; got q of shape {q.shape} (a batch? index it)")
+    p = {k: np.asarray(v) for k, v in params.items()}
+    shapes = _shapes(assembly, p)
+    fig = plt.figure(figsize=(7, 6), layout="constrained")
+    ax = fig.add_subplot(projection="3d")
+    rows = np.unique(np.linspace(0, len(t) - 1, count).round().astype(int))
+    centres = q.reshape(len(t), -1, 7)[:, :, :3]
+    for b in range(centres.shape[1]):
+        ax.plot(*centres[:, b].T, color="0.4", lw=0.8, ls="--")
+    for k, r in enumerate(rows):
+        alpha = 0.25 + 0.75 * (k + 1) / len(rows)
+        for body, kind, size in shapes:
+            qb = q[r, 7 * body:7 * body + 7]
+            _draw(ax, kind, size, qb[:3], _matrix(qb[3:] / np.linalg.norm(qb[3:])), f"C{body % 10}", alpha)
+    lo, hi = centres.reshape(-1, 3).min(axis=0), centres.reshape(-1, 3).max(axis=0)
+    span = max(float(np.max(hi - lo)), 0.3)
+    mid = 0.5 * (lo + hi)
+    if plane_normal is not None:
+        n = np.asarray(plane_normal, float) / np.linalg.norm(plane_normal)
+        e = np.array([0.0, 1.0, 0.0]) if abs(n[1]) < 0.9 else np.array([1.0, 0.0, 0.0])
+        t1 = np.cross(e, n)
+        t1 /= np.linalg.norm(t1)
+        t2 = np.cross(n, t1)
+        c = mid - (mid @ n) * n
+        g = np.linspace(-0.6 * span, 0.6 * span, 2)
+        A, Bm = np.meshgrid(g, g)
+        P = c[:, None, None] + t1[:, None, None] * A + t2[:, None, None] * Bm
+        ax.plot_surface(*P, color="0.8", alpha=0.4, linewidth=0)
+    for i, axis in enumerate("xyz"):
+        getattr(ax, f"set_{axis}lim")(mid[i] - 0.6 * span, mid[i] + 0.6 * span)
+        getattr(ax, f"set_{axis}label")(f"{axis} [m]")
+    ax.set_box_aspect((1, 1, 1))
+    ax.set_title(f"snapshots at t = {', '.join(f'{t[r]:.2g}' for r in rows)} s", fontsize=9)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

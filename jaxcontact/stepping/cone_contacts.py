@@ -1,0 +1,54 @@
+"""The per-step contact problem of Moreau–Jean with spatial friction: Coulomb cones.
+
+The stepper builds the local velocities ξ = D P + c of k contacts with the normal rows
+first and then the two tangent rows of each contact, P = [P_N (k); P_T1,0, P_T2,0, P_T1,1, …],
+as for planar contacts (:mod:`jaxcontact.stepping.contact_solve`). Here the rows are
+reordered per contact, (N, T1, T2)₀, (N, T1, T2)₁, … (Siconos' order, the one of
+:mod:`jaxcontact.cones`), and the problem — find P with K* ∋ ξ̂ ⟂ P ∈ K, Coulomb's cone
+‖P_T‖ ≤ μ P_N in De Saxcé's form — goes to the cones' nonsmooth Gauss–Seidel solver
+(:func:`jaxcontact.cones.nsgs`), warm-started from the previous step's impulses.
+
+Contacts that are not active get an identity block and a separating free velocity
+c = (1, 0, 0): every solver gives them P = 0, so the problem keeps a fixed shape.
+Newton's restitution enters through c (ε_N γ_NA on the normal rows), so the cone
+condition is on ξ_N = γ_NE + ε_N γ_NA, as in Siconos' NewtonImpactFrictionNSL.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from jaxcontact.cones import nsgs
+from jaxcontact.stepping.contact_solve import ContactSolution
+
+
+def per_contact_order(k: int):
+    """Indices taking [N (k); T (2k)] rows to the per-contact order (N, T1, T2)₀, (N, T1, T2)₁, …."""
+    i = jnp.arange(k)
+    return jnp.stack([i, k + 2 * i, k + 2 * i + 1], axis=1).reshape(-1)
+
+
+def solve_cone_contacts(D, c, mu, active, warm_N, warm_T, *, iterations, omega, tol,
+                        differentiation="unroll") -> ContactSolution:
+    """Solve ξ = D P + c on Coulomb cones for the active contacts.
+
+    D (3k, 3k), c (3k,): rows and columns ordered [N (k); T1, T2 per contact (2k)];
+    mu, active (k,); warm_N (k,), warm_T (2k,): the previous step's impulses.
+    ``differentiation``: "unroll" (exactly ``iterations`` sweeps, differentiable in both
+    modes) or "implicit" (sweeps until Siconos' error ≤ tol, gradients by the implicit
+    function theorem, reverse mode). Returns P_N (k,), P_T (2k,) and the solver's
+    residual (Siconos' error), sweeps and convergence flag.
+    """
+    k = active.shape[0]
+    order = per_contact_order(k)
+    Dp = D[order][:, order]
+    cp = c[order]
+    act = jnp.repeat(active, 3)
+    Dp = jnp.where(act[:, None] & act[None, :], Dp, 0.0) + jnp.diag(jnp.where(act, 0.0, 1.0).astype(D.dtype))
+    cp = jnp.where(act, cp, jnp.tile(jnp.asarray([1.0, 0.0, 0.0], c.dtype), k))
+    warm = jnp.concatenate([warm_N[:, None], warm_T.reshape(k, 2)], axis=1).reshape(-1)
+    warm = jnp.where(act, warm, 0.0)
+    sol = nsgs(Dp, cp, jnp.where(active, mu, 0.0), iterations=iterations, omega=omega, r0=warm, tol=tol,
+               differentiation=differentiation)
+    r = sol.r.reshape(k, 3)
+    return ContactSolution(r[:, 0], r[:, 1:].reshape(-1), sol.residual, sol.iterations, sol.converged)
