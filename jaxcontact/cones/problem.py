@@ -253,11 +253,13 @@ def bundled_files() -> list[Path]:
 def pad_problem(W, q, mu, nc_total: int):
     """Embed a problem in one of ``nc_total`` contacts (to compile a solver once for many sizes).
 
-    The added contacts are decoupled and separated (W block = I, q = (1, 0…),
-    μ = 0): every solver gives them r = 0, u = (1, 0…) without touching the
-    others. Slice ``[:d nc]`` of r and u to get the original problem's; its
-    error must be recomputed on the original q (Siconos' normalisation uses
-    ‖q‖).
+    The added contacts are decoupled and separated (W block = I, q = (s, 0…),
+    μ = 0): every solver gives them r = 0, u = (s, 0…) without touching the
+    others. Slice ``[:d nc]`` of r and u to get the original problem's.
+    s = 1e-8 ‖q‖ / √(added contacts) leaves ‖q‖, ‖r‖ and ‖u‖ — the normalisation of
+    Siconos' error — as they are to rounding, so the padded problem's error, and a
+    solver's ``converged`` on it, speak for the original problem (a dummy with
+    q = (1, 0…) would inflate ‖q‖ and let a solver stop early).
     """
     W, q, mu = (np.asarray(x, float) for x in (W, q, mu))
     nc = mu.shape[0]
@@ -267,7 +269,9 @@ def pad_problem(W, q, mu, nc_total: int):
     n = d * nc_total
     Wp = np.eye(n)
     Wp[:d * nc, :d * nc] = W
-    qp = np.tile(np.eye(d)[0], nc_total)
+    norm_q = float(np.linalg.norm(q))
+    s = 1e-8 * norm_q / np.sqrt(max(nc_total - nc, 1)) if norm_q > 0 else 1.0
+    qp = np.tile(s * np.eye(d)[0], nc_total)
     qp[:d * nc] = q
     mup = np.zeros(nc_total)
     mup[:nc] = mu
