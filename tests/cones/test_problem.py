@@ -107,3 +107,19 @@ def test_bad_files_are_named(tmp_path):
         read_problem(_write(tmp_path, "3 x 0"))
     with pytest.raises(FileNotFoundError, match="no such problem file"):
         read_problem(tmp_path / "missing.dat")
+
+
+@pytest.mark.parametrize("name", ["Rover1039.dat", "OneObject-i100000-316.hdf5.dat"])
+def test_padding_leaves_the_error_normalisation_alone(name):
+    """A padded problem's Siconos error at (r, 0…) equals the original's at r, so ``converged`` speaks for it."""
+    from jaxcontact.cones.problem import pad_problem
+
+    p = read_problem(bundled_dir() / name)
+    Wp, qp, mup = pad_problem(p.W, p.q, p.mu, p.nc + 40)
+    rng = np.random.default_rng(0)
+    n = p.q.size
+    for r in (np.zeros(n), 1e-3 * rng.standard_normal(n), rng.standard_normal(n)):
+        rp = np.concatenate([r, np.zeros(qp.size - n)])
+        e = float(fc3d_error(jnp.asarray(r), jnp.asarray(p.W @ r + p.q), jnp.asarray(p.mu), jnp.asarray(p.q)))
+        ep = float(fc3d_error(jnp.asarray(rp), jnp.asarray(Wp @ rp + qp), jnp.asarray(mup), jnp.asarray(qp)))
+        assert ep == pytest.approx(e, rel=1e-12, abs=1e-300)
