@@ -9,10 +9,12 @@ parallel segments, touching axes — by the double-where trick of :func:`safe_no
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
-# sin² of the angle between two segments below which they count as parallel (:func:`segment_parameters`).
-PARALLEL = 1e-12
+# Two segments count as parallel when sin θ ≤ PARALLEL_ULPS ε (:func:`segment_parameters`): the rounding level of
+# ‖d1 × d2‖ / (‖d1‖ ‖d2‖) for parallel directions computed through rotation matrices, with a margin.
+PARALLEL_ULPS = 64.0
 
 
 def tangent_basis(n):
@@ -81,49 +83,78 @@ def segment_parameters(p1, d1, p2, d2):
     """(s, t) ∈ [0, 1]² minimising ‖p1 + s d1 − (p2 + t d2)‖ for the segments p1 + s d1 and p2 + t d2
     (d1, d2 non-zero): the clamped closest-point problem.
 
-    Non-parallel segments: the closest points of the two lines, s = (b f − c e)/(a e − b²), clamped to
-    [0, 1]; t is then the projection of that point on the second segment, and when t has to be
-    clamped, s is projected again from the clamped end (Ericson, *Real-Time Collision Detection*,
-    §5.1.9; a = d1·d1, b = d1·d2, c = d1·r, e = d2·d2, f = d2·r, r = p1 − p2). This is the exact
-    minimiser of the convex quadratic over the square.
+    Non-parallel segments: the closest points of the two lines, s = ((p2 − p1) × d2)·m / ‖m‖² with
+    m = d1 × d2, clamped to [0, 1]; t is then the projection of that point on the second segment,
+    and when t has to be clamped, s is projected again from the clamped end (Ericson, *Real-Time
+    Collision Detection*, §5.1.9) — the exact minimiser of the convex quadratic over the square.
+    The cross product keeps s accurate for nearly parallel segments: ‖m‖² = a e sin²θ has a
+    relative rounding error ε/θ, where a e − (d1·d2)² (Ericson's form) has ε/θ² and is pure
+    rounding below θ ≈ 1e-8.
 
-    Parallel segments (sin²θ = (a e − b²)/(a e) ≤ :data:`PARALLEL`): the distance is the same
-    along their whole overlap, so the minimiser is not unique; s is the middle of the overlap of
-    the second segment's projection on the first (or the first's end nearest to it when they do not
-    overlap) — the symmetric choice, the centre of the line of contact of two parallel capsules.
-    The division by a e − b² is taken only on the non-parallel branch (the other branch divides by
-    1), so values and gradients stay finite at and near the switch; there the minimum distance is
-    continuous (the choice of point changes the distance by at most PARALLEL · ‖d1‖²/(2 dist)).
+    Parallel segments (sin θ ≤ :data:`PARALLEL_ULPS` ε, the rounding level of ‖m‖): the distance is
+    the same along their whole overlap, so the minimiser is not unique; s is the middle of the
+    overlap of the second segment's projection on the first (or the first's end nearest to it when
+    they do not overlap) — the symmetric choice, the centre of the line of contact of two parallel
+    capsules. Along the overlap the distance changes at most at the rate ‖d1‖ sin θ, so at the switch
+    this choice is within ‖d1‖ · PARALLEL_ULPS ε of the minimum: the distance stays continuous. The
+    division by ‖m‖² is taken only on the non-parallel branch (the other divides by 1), so values
+    and gradients are finite everywhere.
     """
-    r = p1 - p2
+    r = p2 - p1
     a, b, e = d1 @ d1, d1 @ d2, d2 @ d2
-    c, f = d1 @ r, d2 @ r
-    denom = a * e - b * b
-    parallel = denom <= PARALLEL * a * e
-    s_lines = (b * f - c * e) / jnp.where(parallel, 1.0, denom)
-    s0, s1 = -c / a, (b - c) / a  # the second segment's ends projected on the first
+    m = jnp.cross(d1, d2)
+    mm = m @ m
+    parallel = mm <= (PARALLEL_ULPS * jnp.finfo(mm.dtype).eps) ** 2 * a * e
+    s_lines = (jnp.cross(r, d2) @ m) / jnp.where(parallel, 1.0, mm)
+    s0, s1 = (r @ d1) / a, (r @ d1 + b) / a  # the second segment's ends projected on the first
     lo, hi = jnp.maximum(0.0, jnp.minimum(s0, s1)), jnp.minimum(1.0, jnp.maximum(s0, s1))
     s = jnp.clip(jnp.where(parallel, 0.5 * (lo + hi), s_lines), 0.0, 1.0)
-    t = (b * s + f) / e
+    t = (b * s - r @ d2) / e
     s = jnp.where(t < 0.0, jnp.clip(s0, 0.0, 1.0), jnp.where(t > 1.0, jnp.clip(s1, 0.0, 1.0), s))
     return s, jnp.clip(t, 0.0, 1.0)
+
+
+@jax.custom_jvp
+def segment_distance(p1, d1, p2, d2):
+    """The distance min ‖p1 + s d1 − (p2 + t d2)‖ over s, t ∈ [0, 1] (:func:`segment_parameters`).
+
+    Its derivative is Danskin's: the distance's derivative at the minimiser (s*, t*) held fixed,
+    n·(dp2 + t* dd2 − dp1 − s* dd1) with n the unit vector between the closest points — exact
+    wherever the distance is differentiable (at an inner minimiser ∂/∂s = 0; a clamped one does not
+    move), and a subgradient at parallel segments. Differentiating through s* and t* instead would
+    give the same value as a sum whose terms grow like 1/sin²θ for nearly parallel segments, so
+    that rounding in ∂/∂s ≈ 0 swamps it (1e-4 relative at θ = 1e-6). The rule is written in
+    s*(q), t*(q), so its own derivative — the second derivative of the distance — is exact.
+    """
+    s, t = segment_parameters(p1, d1, p2, d2)
+    return safe_norm(p2 + t * d2 - p1 - s * d1)
+
+
+@segment_distance.defjvp
+def _segment_distance_jvp(primals, tangents):
+    p1, d1, p2, d2 = primals
+    dp1, dd1, dp2, dd2 = tangents
+    s, t = segment_parameters(p1, d1, p2, d2)
+    d = p2 + t * d2 - p1 - s * d1
+    n = safe_unit(d, jnp.zeros_like(d))  # touching axes: a zero derivative, not NaN
+    return safe_norm(d), n @ (dp2 + t * dd2 - dp1 - s * dd1)
 
 
 def capsule_capsule_gap(ca, ha, ra, cb, hb, rb):
     """(gap, contact point on a, unit normal from a to b) of two capsules: segments c ± h (world) with radii r.
 
     gap = ‖x_b − x_a‖ − r_a − r_b for the closest points x_a, x_b of the segments
-    (:func:`segment_parameters`); the contact point is x_a + r_a n on a's surface. When the axes
-    touch (a penetration deeper than a radius, x_a = x_b) the normal is the unit of h_a × h_b
-    (a tangent of h_a for parallel axes) and the gradient of the distance is zero there, not NaN.
+    (:func:`segment_parameters`, differentiated by :func:`segment_distance`); the contact point is
+    x_a + r_a n on a's surface. When the axes touch (a penetration deeper than a radius,
+    x_a = x_b) the normal is the unit of h_a × h_b (a tangent of h_a for parallel axes) and the
+    gradient of the distance is zero there, not NaN.
     """
-    s, t = segment_parameters(ca - ha, 2.0 * ha, cb - hb, 2.0 * hb)
-    xa = ca + (2.0 * s - 1.0) * ha
-    xb = cb + (2.0 * t - 1.0) * hb
-    d = xb - xa
+    p1, d1, p2, d2 = ca - ha, 2.0 * ha, cb - hb, 2.0 * hb
+    s, t = segment_parameters(p1, d1, p2, d2)
+    xa = p1 + s * d1
     fallback = safe_unit(jnp.cross(ha, hb), tangent_basis(ha / jnp.sqrt(ha @ ha))[0])
-    n = safe_unit(d, fallback)
-    return safe_norm(d) - ra - rb, xa + ra * n, n
+    n = safe_unit(p2 + t * d2 - xa, fallback)
+    return segment_distance(p1, d1, p2, d2) - ra - rb, xa + ra * n, n
 
 
 def pin_in_hole_gaps(hole_point, hole_axis, ends, pin_radius, clearance):
