@@ -309,3 +309,46 @@ def test_batch_of_radii_and_restitutions_equals_single_runs():
     z = np.asarray(traj.q[2, :, 2]) - 0.06
     first = np.flatnonzero(np.asarray(traj.impulse_normal[2]).sum(axis=1) > 0)[0]
     assert abs(z[first + 5:first + 150].max() - 0.36 * 0.01) < 2e-4
+
+
+# --- a capsule on a capsule fixed on the ground ----------------------------------------------------------------
+
+def _capsule_on_capsule():
+    """A capsule (radius 0.04, half length 0.2 along its body's x) over a ground capsule along world x (radius 0.05,
+    half length 0.3, centred at the origin)."""
+    asm = Assembly(gravity="gravity")
+    rod = asm.add_body("rod", mass=1.0, inertia=(0.0008, 0.0137, 0.0137))
+    asm.add_contact(CapsuleCapsule("on", restitution="restitution", friction="friction", a=None, b=rod,
+                                   radius_a=0.05, radius_b=0.04, half_length_a=0.3, half_length_b=0.2,
+                                   axis_a=(1.0, 0.0, 0.0), axis_b=(1.0, 0.0, 0.0)))
+    return asm
+
+
+STACK = _capsule_on_capsule().system()
+
+
+@pytest.mark.parametrize("case", ["crossed", "parallel"])
+def test_capsule_on_a_ground_capsule(case):
+    """Crossed: the rod falls at 1 m/s across the ground capsule's middle (gravity off, frictionless, ε = 0.5) and
+    leaves at 0.5 m/s without turning. Parallel: the rod lies on it, its centre over the middle of their overlap
+    (x = 0.1 on [−0.1, 0.3]), under gravity with friction: it rests, one contact carrying the weight, the gap 0."""
+    dt = 1e-3
+    if case == "crossed":
+        p = {"gravity": 0.0, "restitution": 0.5, "friction": 0.0}
+        q0 = jnp.concatenate([jnp.asarray([0.0, 0.0, 0.0955]), rotations.from_axis_angle([0.0, 0.0, 1.0], np.pi / 2)])
+        u0 = jnp.asarray([0.0, 0.0, -1.0, 0.0, 0.0, 0.0])
+    else:
+        p = {"gravity": 9.81, "restitution": 0.0, "friction": 0.5}
+        q0 = jnp.asarray([0.1, 0.0, 0.09, 1.0, 0.0, 0.0, 0.0])
+        u0 = jnp.zeros(6)
+    p = {k: jnp.asarray(v) for k, v in p.items()}
+    traj = simulate(STACK, p, q0, u0, dt=dt, n_steps=STEPS)
+    P = np.asarray(traj.impulse_normal[:, 0])
+    if case == "crossed":
+        hit = np.flatnonzero(P > 0)[0]
+        assert np.flatnonzero(P > 0).size == 1
+        assert np.allclose(np.asarray(traj.u[hit]), [0.0, 0.0, 0.5, 0.0, 0.0, 0.0], rtol=0, atol=1e-12)
+    else:
+        assert np.max(np.abs(np.asarray(traj.u))) < 1e-12
+        assert np.max(np.abs(np.asarray(traj.q[-1] - q0))) < 1e-15
+        assert np.allclose(P[1:], 9.81 * dt, rtol=1e-12)
