@@ -181,3 +181,29 @@ def test_derivative_in_the_restitution_matches_finite_differences_and_the_reboun
     assert abs(dy - (-v * (row - hit + 0.5) * dt)) < 1e-10
     fd = (y(e + 1e-6) - y(e - 1e-6)) / 2e-6
     assert abs(dy - fd) < 1e-7
+
+
+def test_pin_in_a_moving_housing_exchanges_momentum_by_newtons_law():
+    """Both free, gravity off, frictionless: a housing (mass 2, its hole along its body x, turned 30° about z) moves
+    at 0.1 m/s down onto a pin (mass 0.5, parallel, centred, at rest). After the impact step the relative normal
+    velocity is −ε times the one before and the momentum is kept (1e-12): v_a' = (p − m_b v_rel')/(m_a + m_b),
+    v_b' = v_a' + v_rel', nothing turns."""
+    asm = Assembly(gravity=0.0)
+    housing = asm.add_body("housing", mass=2.0, inertia=(0.001, 0.002, 0.002))
+    pin = asm.add_body("pin", mass=0.5, inertia=(0.00003, 0.0002, 0.0002))
+    asm.add_contact(PinInHole("bearing", restitution="restitution", friction=0.0, a=housing, b=pin,
+                              hole_radius=0.0105, pin_radius=0.01, pin_length=0.06, hole_axis=(1.0, 0.0, 0.0),
+                              pin_axis=(1.0, 0.0, 0.0)))
+    e = 0.6
+    asm.validate({"restitution": e})
+    turn = rotations.from_axis_angle([0.0, 0.0, 1.0], np.pi / 6)
+    q0 = jnp.concatenate([jnp.zeros(3), turn, jnp.zeros(3), turn])
+    u0 = jnp.zeros(12).at[2].set(-0.1)
+    traj = simulate(asm.system(), {"restitution": jnp.asarray(e)}, q0, u0, dt=1e-4, n_steps=100)
+    hit = np.flatnonzero(np.asarray(traj.impulse_normal).sum(axis=1) > 0)[0]
+    assert np.flatnonzero(np.asarray(traj.impulse_normal).sum(axis=1) > 0).size == 1
+    u = np.asarray(traj.u[hit]).reshape(2, 6)
+    v_rel = -e * 0.1  # b relative to a: 0.1 up before, −ε times that after
+    va = (2.0 * -0.1 - 0.5 * v_rel) / 2.5
+    assert np.allclose(u[:, :3], [[0.0, 0.0, va], [0.0, 0.0, va + v_rel]], rtol=0, atol=1e-12)
+    assert np.max(np.abs(u[:, 3:])) < 1e-12
