@@ -83,7 +83,8 @@ class Contact(abc.ABC):
                 raise ValueError(f"{where} = {spec!r} must be three coordinates (value specs)")
             v = np.stack(np.broadcast_arrays(*[np.asarray(Value(c, where).check(p), float) for c in spec]))
             if not np.all(np.isfinite(v)) or (direction and np.any(np.sqrt(np.sum(v * v, axis=0)) == 0)):
-                raise ValueError(f"{where} = {v.tolist()} breaks the rule: finite{' and non-zero' * direction}")
+                rule = "finite and non-zero" if direction else "finite"
+                raise ValueError(f"{where} = {v.tolist()} breaks the rule: {rule}")
 
     @abc.abstractmethod
     def frames(self, q, p):
@@ -258,9 +259,10 @@ class CapsuleCapsule(Contact):
         g = ‖x_b − x_a‖ − radius_a − radius_b,      n = (x_b − x_a)/‖x_b − x_a‖  (from a to b),
 
     and the contact point x_a + radius_a n on a's surface. Parallel segments touch along a line;
-    the contact point is then the middle of their overlap (the symmetric choice; one point carries
-    no moment about the line's normal — two parallel capsules pressed together along their length
-    can rock about it). Values and gradients stay finite at and near parallel segments.
+    the contact point is then the middle of their overlap (or its end, where the distance is
+    measurably smaller: the symmetric, stable choice; one point carries no moment about the line
+    — two parallel capsules pressed together along their length can rock about it). Values and
+    gradients stay finite at and near parallel segments.
     """
 
     a: Body = None

@@ -12,9 +12,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-# Two segments count as parallel when sin θ ≤ PARALLEL_ULPS ε (:func:`segment_parameters`): the rounding level of
-# ‖d1 × d2‖ / (‖d1‖ ‖d2‖) for parallel directions computed through rotation matrices, with a margin.
-PARALLEL_ULPS = 64.0
+# Two segments count as parallel when sin θ ≤ PARALLEL √ε (:func:`segment_parameters`): below it, where nearly
+# parallel segments are closest is decided by the rounding of their directions.
+PARALLEL = 10.0
 
 
 def tangent_basis(n):
@@ -87,28 +87,36 @@ def segment_parameters(p1, d1, p2, d2):
     m = d1 × d2, clamped to [0, 1]; t is then the projection of that point on the second segment,
     and when t has to be clamped, s is projected again from the clamped end (Ericson, *Real-Time
     Collision Detection*, §5.1.9) — the exact minimiser of the convex quadratic over the square.
-    The cross product keeps s accurate for nearly parallel segments: ‖m‖² = a e sin²θ has a
-    relative rounding error ε/θ, where a e − (d1·d2)² (Ericson's form) has ε/θ² and is pure
-    rounding below θ ≈ 1e-8.
+    The cross product keeps ‖m‖² = a e sin²θ to a relative rounding error ε/θ, where Ericson's
+    a e − (d1·d2)² has ε/θ² and is pure rounding below θ ≈ 1e-8.
 
-    Parallel segments (sin θ ≤ :data:`PARALLEL_ULPS` ε, the rounding level of ‖m‖): the distance is
-    the same along their whole overlap, so the minimiser is not unique; s is the middle of the
-    overlap of the second segment's projection on the first (or the first's end nearest to it when
-    they do not overlap) — the symmetric choice, the centre of the line of contact of two parallel
-    capsules. Along the overlap the distance changes at most at the rate ‖d1‖ sin θ, so at the switch
-    this choice is within ‖d1‖ · PARALLEL_ULPS ε of the minimum: the distance stays continuous. The
-    division by ‖m‖² is taken only on the non-parallel branch (the other divides by 1), so values
-    and gradients are finite everywhere.
+    Nearly parallel segments are ill-conditioned in *where* they are closest (not in how far):
+    a rounding ε of the directions moves the lines' closest points by about ε h / sin²θ (h the
+    distance between them), anywhere along the overlap once θ ≲ √ε. Below sin θ = :data:`PARALLEL`
+    √ε the segments are treated as parallel: of the middle of the overlap of the second segment's
+    projection on the first and the overlap's two ends, s is the closest, and the middle on a tie
+    (within the rounding of the distance) — the stable, symmetric choice, the centre of the line of
+    contact of two parallel capsules, which a rounding error does not throw to an end. (When they
+    do not overlap, all three are the first segment's end nearest to the second.) The distance is
+    then the minimum up to sin²θ ‖d1‖²/(2h) ≤ 100 ε ‖d1‖²/(2h) (a crossing inside the overlap),
+    exact when it is monotone along the overlap. The division by ‖m‖² is taken only on the
+    non-parallel branch (the other divides by 1), so values and gradients are finite everywhere.
     """
     r = p2 - p1
     a, b, e = d1 @ d1, d1 @ d2, d2 @ d2
     m = jnp.cross(d1, d2)
     mm = m @ m
-    parallel = mm <= (PARALLEL_ULPS * jnp.finfo(mm.dtype).eps) ** 2 * a * e
+    eps = jnp.finfo(mm.dtype).eps
+    parallel = mm <= PARALLEL**2 * eps * a * e
     s_lines = (jnp.cross(r, d2) @ m) / jnp.where(parallel, 1.0, mm)
     s0, s1 = (r @ d1) / a, (r @ d1 + b) / a  # the second segment's ends projected on the first
     lo, hi = jnp.maximum(0.0, jnp.minimum(s0, s1)), jnp.minimum(1.0, jnp.maximum(s0, s1))
-    s = jnp.clip(jnp.where(parallel, 0.5 * (lo + hi), s_lines), 0.0, 1.0)
+    candidates = jnp.clip(jnp.stack([0.5 * (lo + hi), lo, hi]), 0.0, 1.0)  # the middle first
+    t_c = jnp.clip((b * candidates - r @ d2) / e, 0.0, 1.0)
+    dist = safe_norm(r + t_c[:, None] * d2 - candidates[:, None] * d1)
+    tie = 64.0 * eps * (jnp.sqrt(r @ r) + jnp.sqrt(a) + jnp.sqrt(e))
+    s_parallel = jnp.where(jnp.min(dist) < dist[0] - tie, candidates[jnp.argmin(dist)], candidates[0])
+    s = jnp.clip(jnp.where(parallel, s_parallel, s_lines), 0.0, 1.0)
     t = (b * s - r @ d2) / e
     s = jnp.where(t < 0.0, jnp.clip(s0, 0.0, 1.0), jnp.where(t > 1.0, jnp.clip(s1, 0.0, 1.0), s))
     return s, jnp.clip(t, 0.0, 1.0)
@@ -121,10 +129,12 @@ def segment_distance(p1, d1, p2, d2):
     Its derivative is Danskin's: the distance's derivative at the minimiser (s*, t*) held fixed,
     n·(dp2 + t* dd2 − dp1 − s* dd1) with n the unit vector between the closest points — exact
     wherever the distance is differentiable (at an inner minimiser ∂/∂s = 0; a clamped one does not
-    move), and a subgradient at parallel segments. Differentiating through s* and t* instead would
-    give the same value as a sum whose terms grow like 1/sin²θ for nearly parallel segments, so
-    that rounding in ∂/∂s ≈ 0 swamps it (1e-4 relative at θ = 1e-6). The rule is written in
-    s*(q), t*(q), so its own derivative — the second derivative of the distance — is exact.
+    move), and a subgradient at parallel segments; it is the normal velocity of the very points
+    the contact's friction rows use. Differentiating through s* and t* instead gives the same value
+    as a sum whose terms grow like 1/sin²θ for nearly parallel segments crossing within their
+    length, so that the rounding of ∂/∂s ≈ 0 is amplified (on gradients of order one: 2e-7 at
+    θ = 1e-5, 2e-5 at 1e-6, just above the parallel switch). The rule is written in s*(q), t*(q),
+    so its own derivative — the second derivative of the distance — is exact.
     """
     s, t = segment_parameters(p1, d1, p2, d2)
     return safe_norm(p2 + t * d2 - p1 - s * d1)
