@@ -132,9 +132,9 @@ def segment_distance(p1, d1, p2, d2):
     move), and a subgradient at parallel segments; it is the normal velocity of the very points
     the contact's friction rows use. Differentiating through s* and t* instead gives the same value
     as a sum whose terms grow like 1/sin²θ for nearly parallel segments crossing within their
-    length, so that the rounding of ∂/∂s ≈ 0 is amplified (on gradients of order one: 2e-7 at
-    θ = 1e-5, 2e-5 at 1e-6, just above the parallel switch). The rule is written in s*(q), t*(q),
-    so its own derivative — the second derivative of the distance — is exact.
+    length, so that the rounding of ∂/∂s ≈ 0 is amplified to about ε/sin²θ (bench/RESULTS.md,
+    "Spatial contacts"). The rule is written in s*(q), t*(q), so its own derivative — the second
+    derivative of the distance — is exact.
     """
     s, t = segment_parameters(p1, d1, p2, d2)
     return safe_norm(p2 + t * d2 - p1 - s * d1)
