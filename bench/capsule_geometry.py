@@ -58,7 +58,8 @@ def gradients(poses=50, seed=1):
     grad_d = jax.jit(jax.grad(segment_distance, argnums=(0, 1, 2, 3)))
     grad_p = jax.jit(jax.grad(plain, argnums=(0, 1, 2, 3)))
     params = jax.jit(segment_parameters)
-    print("| tilt (rad) | max \\|plain − Danskin\\| | max \\|s* − exact\\| · ‖d1‖ (m) | ε h / sin²θ (m) |\n|---|---|---|---|")
+    print("| tilt (rad) | max \\|plain − Danskin\\| | max \\|s* − exact\\| · ‖d1‖ (m) | ε h / sin²θ (m) |")
+    print("|---|---|---|---|")
     for tilt in [1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 2e-7, 1e-7, 1e-9, 1e-12]:
         diff, loc = 0.0, 0.0
         for _ in range(poses):

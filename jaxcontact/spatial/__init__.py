@@ -18,6 +18,6 @@ from jaxcontact.spatial.contacts import (BoxPlane, CapsuleCapsule, CapsulePlane,
 from jaxcontact.spatial.forces import Load, SpringDamper
 from jaxcontact.spatial.joints import Cylindrical, Fixed, Prismatic, Revolute, Spherical, Universal
 
-__all__ = ["Assembly", "Body", "BoxPlane", "CapsuleCapsule", "CapsulePlane", "Cylindrical", "Fixed", "PinInHole", "Plane",
-           "Prismatic", "Revolute", "Spherical", "SpherePlane", "SphereSphere", "Universal", "rotations", "Load",
+__all__ = ["Assembly", "Body", "BoxPlane", "CapsuleCapsule", "CapsulePlane", "Cylindrical", "Fixed", "PinInHole",
+           "Plane", "Prismatic", "Revolute", "Spherical", "SpherePlane", "SphereSphere", "Universal", "rotations", "Load",
            "SpringDamper"]

@@ -65,9 +65,11 @@ class Assembly:
             raise TypeError(f"add_contact takes a spatial contact element; got {type(contact).__name__}")
         where = f"contact {contact.name!r}"
         for f in ("body", "b"):
-            if hasattr(contact, f) and not (isinstance(getattr(contact, f), Body) and not getattr(contact, f).is_ground):
-                raise ValueError(f"{where}: {f} must be a body of this assembly (not the ground); "
-                                 f"got {getattr(contact, f)!r}")
+            if not hasattr(contact, f):
+                continue
+            body = getattr(contact, f)
+            if not isinstance(body, Body) or body.is_ground:
+                raise ValueError(f"{where}: {f} must be a body of this assembly (not the ground); got {body!r}")
         a = getattr(contact, "a", None)
         if a is not None and not isinstance(a, Body):
             raise ValueError(f"{where}: a must be a body of this assembly, or None for the ground; got {a!r}")
