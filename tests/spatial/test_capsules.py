@@ -13,7 +13,7 @@ from scipy.optimize import minimize_scalar
 
 from jaxcontact.simulate import simulate
 from jaxcontact.spatial import Assembly, CapsuleCapsule, CapsulePlane, rotations
-from jaxcontact.spatial.geometry import PARALLEL, capsule_capsule_gap, segment_parameters
+from jaxcontact.spatial.geometry import PARALLEL, capsule_capsule_gap, segment_distance, segment_parameters
 from jaxcontact.system import advance, kinematics
 
 # --- geometry -------------------------------------------------------------------------------------------------
@@ -76,6 +76,12 @@ def test_segment_distance_matches_minimisation_and_dense_sampling_on_random_segm
     s, t = np.asarray(s), np.asarray(t)
     assert np.all((s >= 0) & (s <= 1) & (t >= 0) & (t <= 1))
     ours = np.linalg.norm(p1 + s[:, None] * d1 - p2 - t[:, None] * d2, axis=1)
+    # Symmetric in the two segments and in their directions.
+    dist = jax.jit(jax.vmap(segment_distance))
+    args = [jnp.asarray(v) for v in (p1, d1, p2, d2)]
+    assert np.allclose(dist(*args), ours, rtol=0, atol=1e-15)
+    assert np.allclose(dist(args[2], args[3], args[0], args[1]), ours, rtol=0, atol=1e-14)
+    assert np.allclose(dist(args[0] + args[1], -args[1], args[2] + args[3], -args[3]), ours, rtol=0, atol=1e-14)
     grid = np.linspace(0.0, 1.0, 201)
     for i in range(n):
         best = _distance_by_minimisation(p1[i], d1[i], p2[i], d2[i])
@@ -250,6 +256,18 @@ def rod_impact(m, It, hl, alpha, v0, e):
     arm = hl * np.cos(alpha)
     P = (1 + e) * v0 / (1 / m + arm**2 / It)
     return -v0 + P / m, -arm * P / It
+
+
+def test_capsule_plane_gaps_of_an_offset_turned_capsule():
+    """The segment centred 0.1 from the centre of mass along the body's x, the body at height 1 turned 90° about y
+    (body x → world −z): the ends are at heights 1.1 and 0.7, the gaps those minus the radius (end −h first)."""
+    asm = Assembly(gravity=9.81)
+    rod = asm.add_body("rod", mass=1.0, inertia=(1.0, 1.0, 1.0))
+    asm.add_contact(CapsulePlane("c", restitution=0.0, friction=0.0, body=rod, radius=0.05, half_length=0.2,
+                                 axis=(2.0, 0.0, 0.0), centre=(0.1, 0.0, 0.0)))
+    asm.validate({})
+    q = jnp.concatenate([jnp.asarray([0.3, -0.2, 1.0]), rotations.from_axis_angle([0.0, 1.0, 0.0], np.pi / 2)])
+    assert np.allclose(jax.jit(asm.system().gaps)(q, 0.0, {}), [1.1 - 0.05, 0.7 - 0.05], rtol=0, atol=1e-15)
 
 
 @pytest.mark.parametrize("e", [0.0, 0.5, 1.0])
