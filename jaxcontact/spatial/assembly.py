@@ -63,7 +63,19 @@ class Assembly:
         """Add a contact element (:mod:`jaxcontact.spatial.contacts`) between bodies of this assembly."""
         if not isinstance(contact, Contact):
             raise TypeError(f"add_contact takes a spatial contact element; got {type(contact).__name__}")
-        self._own(contact, f"contact {contact.name!r}")
+        where = f"contact {contact.name!r}"
+        for f in ("body", "b"):
+            if not hasattr(contact, f):
+                continue
+            body = getattr(contact, f)
+            if not isinstance(body, Body) or body.is_ground:
+                raise ValueError(f"{where}: {f} must be a body of this assembly (not the ground); got {body!r}")
+        a = getattr(contact, "a", None)
+        if a is not None and not isinstance(a, Body):
+            raise ValueError(f"{where}: a must be a body of this assembly, or None for the ground; got {a!r}")
+        if a is not None and a is getattr(contact, "b", None):
+            raise ValueError(f"{where}: a and b are the same body {a.name!r} (a contact joins two bodies)")
+        self._own(contact, where)
         self.contacts.append(contact)
         return contact
 
@@ -115,12 +127,7 @@ class Assembly:
             if not np.all(np.isfinite(v)) or not np.all(pred(v)):
                 raise ValueError(f"{where} = {v} breaks the rule {text}")
         for c in self.contacts:
-            plane = getattr(c, "plane", None)
-            if plane is not None:
-                n = np.stack([np.asarray(Value(v, f"contact {c.name!r} plane normal").check(p)) for v in plane.normal])
-                if not np.all(np.isfinite(n)) or np.any(np.sqrt(np.sum(n * n, axis=0)) == 0):
-                    raise ValueError(f"contact {c.name!r} plane normal = {n.tolist()} breaks the rule: finite and "
-                                     f"non-zero")
+            c.check(p)  # its vectors (planes, axes, points) and the rules between its values
         for j in self.joints:
             for field in ("point_a", "point_b"):
                 spec = getattr(j, field)

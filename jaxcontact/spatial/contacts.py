@@ -6,9 +6,15 @@ of the unit normal n — the rows Siconos orders (N, T1, T2). The law of each co
 (Newton restitution ε_N and Coulomb's μ on the cone ‖P_T‖ ≤ μ P_N) is a pair of value
 specs, so every physical number is a named, batchable parameter.
 
-The few lines of world-frame gap geometry the first models need are in this module's
-``*_gap`` functions (sphere–plane, sphere–sphere, box vertices–plane) and
-:func:`tangent_basis`, kept together so a shared geometry module can replace them.
+The elements place their shapes on the bodies (a point and an axis in the body frame, value
+specs) and take the world-frame gap geometry from :mod:`jaxcontact.spatial.geometry`:
+
+* :class:`SpherePlane`, :class:`SphereSphere` — spheres on the bodies' centres of mass;
+* :class:`BoxPlane` — a box's 8 vertices on the plane;
+* :class:`CapsulePlane` — a capsule's two end spheres on the plane;
+* :class:`CapsuleCapsule` — the closest points of two capsules' segments;
+* :class:`PinInHole` — a cylindrical pin in a cylindrical hole with radial clearance (the spatial
+  clearance joint): the two ends of the pin's axis against the hole's wall.
 """
 
 from __future__ import annotations
@@ -18,44 +24,12 @@ import dataclasses
 from typing import Any
 
 import jax.numpy as jnp
+import numpy as np
 
 from jaxcontact.planar.values import POSITIVE, Value, law_range_rule
 from jaxcontact.spatial.bodies import Body, pose, point_velocity
-
-
-# --- world-frame geometry -------------------------------------------------------------------------------------
-
-def tangent_basis(n):
-    """An orthonormal pair (t1, t2) with (t1, t2, n) right-handed, smooth away from the switch |n_y| = 0.9.
-
-    t1 = e × n / ‖e × n‖ with e = e_y (e_x when n is close to ±e_y), t2 = n × t1; for the
-    horizontal plane (n = e_z) this is (e_x, e_y).
-    """
-    e = jnp.where(jnp.abs(n[1]) < 0.9, jnp.asarray([0.0, 1.0, 0.0], n.dtype), jnp.asarray([1.0, 0.0, 0.0], n.dtype))
-    t1 = jnp.cross(e, n)
-    t1 = t1 / jnp.sqrt(t1 @ t1)
-    return t1, jnp.cross(n, t1)
-
-
-def sphere_plane_gap(centre, radius, plane_normal, plane_offset):
-    """(gap, contact point on the sphere) of a sphere and the plane n·x = d (n unit, the open side n·x > d)."""
-    gap = plane_normal @ centre - plane_offset - radius
-    return gap, centre - radius * plane_normal
-
-
-def sphere_sphere_gap(ca, ra, cb, rb):
-    """(gap, contact point on a, unit normal from a to b) of two spheres (centres apart)."""
-    d = cb - ca
-    dist = jnp.sqrt(d @ d)
-    n = d / dist
-    return dist - ra - rb, ca + ra * n, n
-
-
-def box_plane_gaps(centre, R, half_extents, plane_normal, plane_offset):
-    """(gaps (8,), vertices (8, 3)) of a box's vertices above the plane n·x = d."""
-    signs = jnp.asarray([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], centre.dtype)
-    vertices = centre + (signs * half_extents) @ R.T
-    return vertices @ plane_normal - plane_offset, vertices
+from jaxcontact.spatial.geometry import (box_plane_gaps, capsule_capsule_gap, capsule_plane_gaps,  # noqa: F401
+                                         pin_in_hole_gaps, sphere_plane_gap, sphere_sphere_gap, tangent_basis)
 
 
 # --- contact elements -----------------------------------------------------------------------------------------
@@ -76,7 +50,10 @@ class Plane:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Contact(abc.ABC):
-    """Base of the contact elements: a name, a law (restitution, friction) and ``size`` contact points."""
+    """Base of the contact elements: a name, a law (restitution, friction) and ``size`` contact points.
+
+    A field ``body`` or ``b`` holds a body of the assembly; a field ``a`` a body or None (the ground).
+    """
 
     name: str
     restitution: Any
@@ -88,6 +65,26 @@ class Contact(abc.ABC):
         """field -> (value spec, rule) of the physical scalars (checked by the assembly)."""
         return {"restitution": (self.restitution, law_range_rule("restitution")),
                 "friction": (self.friction, law_range_rule("friction"))}
+
+    def vectors(self) -> dict:
+        """field -> (three value specs, is a direction) of the geometric vectors, checked by :meth:`check`:
+        a point must be finite, a direction (normalised when used) finite and non-zero."""
+        return {}
+
+    def check(self, p) -> None:
+        """Raise ValueError naming the field, its value and the rule for a broken geometric value.
+
+        The assembly calls it after the physical scalars (:meth:`physical`) passed their rules; an
+        element with a rule between several values (a pin thinner than its hole) adds it here.
+        """
+        for field, (spec, direction) in self.vectors().items():
+            where = f"contact {self.name!r} {field}"
+            if not isinstance(spec, (tuple, list)) or len(spec) != 3:
+                raise ValueError(f"{where} = {spec!r} must be three coordinates (value specs)")
+            v = np.stack(np.broadcast_arrays(*[np.asarray(Value(c, where).check(p), float) for c in spec]))
+            if not np.all(np.isfinite(v)) or (direction and np.any(np.sqrt(np.sum(v * v, axis=0)) == 0)):
+                rule = "finite and non-zero" if direction else "finite"
+                raise ValueError(f"{where} = {v.tolist()} breaks the rule: {rule}")
 
     @abc.abstractmethod
     def frames(self, q, p):
@@ -107,9 +104,24 @@ class Contact(abc.ABC):
             rows.append(jnp.stack([t1 @ v, t2 @ v]))
         return jnp.stack(rows)
 
+    def _scalar(self, field: str, p):
+        return Value(getattr(self, field), f"contact {self.name!r} {field}")(p)
+
 
 def _value(spec, where):
     return Value(spec, where)
+
+
+def _vector(spec, p, dtype, where):
+    return jnp.stack([jnp.asarray(Value(c, where)(p), dtype) for c in spec])
+
+
+def _segment(q, p, body, centre, axis, half_length, where):
+    """(world centre, world half-vector) of the segment ``centre`` ± ``half_length`` · axis/‖axis‖ of ``body``."""
+    x, R = pose(q, body)
+    c = x + R @ _vector(centre, p, q.dtype, f"{where} centre")
+    ax = _vector(axis, p, q.dtype, f"{where} axis")
+    return c, (half_length / jnp.sqrt(ax @ ax)) * (R @ ax)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -124,6 +136,10 @@ class SpherePlane(Contact):
         """field -> (value spec, rule)."""
         return {**super().physical(), "radius": (self.radius, POSITIVE)}
 
+    def vectors(self) -> dict:
+        """The plane's normal."""
+        return {"plane normal": (self.plane.normal, True)}
+
     def frames(self, q, p):
         """(gaps, points, normals, ground, body) — the ground is side a, the sphere side b."""
         n, d = self.plane.resolve(p, f"contact {self.name!r}")
@@ -134,7 +150,8 @@ class SpherePlane(Contact):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class SphereSphere(Contact):
-    """Two spheres of radii ``radius_a``, ``radius_b`` centred on bodies ``a`` and ``b``."""
+    """Two spheres of radii ``radius_a``, ``radius_b`` centred on bodies ``a`` (None: a sphere at the origin,
+    fixed) and ``b``."""
 
     a: Body = None
     b: Body = None
@@ -147,12 +164,12 @@ class SphereSphere(Contact):
 
     def frames(self, q, p):
         """(gaps, points, normals, a, b); the normal points from a to b."""
-        xa, _ = pose(q, self.a)
+        xa, _ = pose(q, _side(self.a))
         xb, _ = pose(q, self.b)
         ra = _value(self.radius_a, f"contact {self.name!r} radius_a")(p)
         rb = _value(self.radius_b, f"contact {self.name!r} radius_b")(p)
         gap, point, n = sphere_sphere_gap(xa, ra, xb, rb)
-        return gap[None], point[None], n[None], self.a, self.b
+        return gap[None], point[None], n[None], _side(self.a), self.b
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -169,6 +186,16 @@ class BoxPlane(Contact):
         """field -> (value spec, rule)."""
         return {**super().physical(), **{f"half_extents[{i}]": (h, POSITIVE) for i, h in enumerate(self.half_extents)}}
 
+    def vectors(self) -> dict:
+        """The plane's normal."""
+        return {"plane normal": (self.plane.normal, True)}
+
+    def check(self, p) -> None:
+        """Three half extents, and the plane's normal."""
+        if not isinstance(self.half_extents, (tuple, list)) or len(self.half_extents) != 3:
+            raise ValueError(f"contact {self.name!r} half_extents = {self.half_extents!r} must be three value specs")
+        super().check(p)
+
     def frames(self, q, p):
         """(gaps (8,), vertices, normals, ground, body)."""
         n, d = self.plane.resolve(p, f"contact {self.name!r}")
@@ -179,9 +206,179 @@ class BoxPlane(Contact):
         return gaps, vertices, jnp.broadcast_to(n, vertices.shape), _ground(), self.body
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class CapsulePlane(Contact):
+    """A capsule of ``body`` on the ground plane: two contact points, its end spheres.
+
+    The capsule is the set of points within ``radius`` of the segment ``centre`` ± ``half_length`` ·
+    â (``centre`` and ``axis`` in the body frame, â = axis/‖axis‖; by default the segment lies on
+    the body's z axis, centred on the centre of mass). With the segment's world centre c and
+    half-vector h = half_length R â, the gaps of the end spheres are
+
+        g_∓ = n·(c ∓ h) − d − radius          (plane n·x = d),
+
+    and the contact points the spheres' lowest points c ∓ h − radius n. A capsule's lowest point is
+    always on an end sphere (the height is linear along the segment), and a capsule lying flat
+    touches along the line between these two points, which carry any load distribution along it.
+    """
+
+    body: Body = None
+    radius: Any = None
+    half_length: Any = None
+    axis: tuple = (0.0, 0.0, 1.0)
+    centre: tuple = (0.0, 0.0, 0.0)
+    plane: Plane = Plane()
+
+    size = 2
+
+    def physical(self) -> dict:
+        """field -> (value spec, rule)."""
+        return {**super().physical(), "radius": (self.radius, POSITIVE), "half_length": (self.half_length, POSITIVE)}
+
+    def vectors(self) -> dict:
+        """The plane's normal and the capsule's axis (directions), its centre (a point)."""
+        return {"plane normal": (self.plane.normal, True), "axis": (self.axis, True), "centre": (self.centre, False)}
+
+    def frames(self, q, p):
+        """(gaps (2,), points, normals, ground, body): the end −h first."""
+        n, d = self.plane.resolve(p, f"contact {self.name!r}")
+        c, h = _segment(q, p, self.body, self.centre, self.axis, self._scalar("half_length", p),
+                        f"contact {self.name!r}")
+        gaps, points = capsule_plane_gaps(c, h, self._scalar("radius", p), n, d)
+        return gaps, points, jnp.broadcast_to(n, points.shape), _ground(), self.body
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CapsuleCapsule(Contact):
+    """Two capsules, on bodies ``a`` (None: a capsule fixed on the ground) and ``b``: one contact point.
+
+    Capsule i is the set of points within ``radius_i`` of the segment ``centre_i`` ± ``half_length_i``
+    · âᵢ in its body's frame (as :class:`CapsulePlane`). With x_a, x_b the closest points of the
+    two segments (:func:`jaxcontact.spatial.geometry.segment_parameters`),
+
+        g = ‖x_b − x_a‖ − radius_a − radius_b,      n = (x_b − x_a)/‖x_b − x_a‖  (from a to b),
+
+    and the contact point x_a + radius_a n on a's surface. Parallel segments touch along a line;
+    the contact point is then the middle of their overlap (or its end, where the distance is
+    measurably smaller: the symmetric, stable choice; one point carries no moment about the line
+    — two parallel capsules pressed together along their length can rock about it). Values and
+    gradients stay finite at and near parallel segments.
+    """
+
+    a: Body = None
+    b: Body = None
+    radius_a: Any = None
+    radius_b: Any = None
+    half_length_a: Any = None
+    half_length_b: Any = None
+    axis_a: tuple = (0.0, 0.0, 1.0)
+    axis_b: tuple = (0.0, 0.0, 1.0)
+    centre_a: tuple = (0.0, 0.0, 0.0)
+    centre_b: tuple = (0.0, 0.0, 0.0)
+
+    def physical(self) -> dict:
+        """field -> (value spec, rule)."""
+        return {**super().physical(), **{f: (getattr(self, f), POSITIVE) for f in (
+            "radius_a", "radius_b", "half_length_a", "half_length_b")}}
+
+    def vectors(self) -> dict:
+        """The axes (directions) and centres (points)."""
+        return {"axis_a": (self.axis_a, True), "axis_b": (self.axis_b, True),
+                "centre_a": (self.centre_a, False), "centre_b": (self.centre_b, False)}
+
+    def frames(self, q, p):
+        """(gaps (1,), points, normals, a, b); the normal points from a to b."""
+        where = f"contact {self.name!r}"
+        ca, ha = _segment(q, p, _side(self.a), self.centre_a, self.axis_a, self._scalar("half_length_a", p), where)
+        cb, hb = _segment(q, p, self.b, self.centre_b, self.axis_b, self._scalar("half_length_b", p), where)
+        gap, point, n = capsule_capsule_gap(ca, ha, self._scalar("radius_a", p), cb, hb, self._scalar("radius_b", p))
+        return gap[None], point[None], n[None], _side(self.a), self.b
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PinInHole(Contact):
+    """A cylindrical pin of body ``b`` in a cylindrical hole of body ``a`` (None: the ground) with radial
+    clearance: the spatial revolute clearance joint. Two contact points, one at each end of the pin.
+
+    The hole is the cylinder of radius ``hole_radius`` r_h about the line through ``hole_point``
+    along ``hole_axis`` (a's frame); the pin the cylinder of radius ``pin_radius`` r_p and length
+    ``pin_length`` L about the segment ``pin_centre`` ± (L/2) ``pin_axis`` (b's frame). The clearance
+    is c = r_h − r_p (:meth:`clearance`), and r_p < r_h is the rule (:meth:`check`). With e_∓ the
+    ends of the pin's axis and ρ_∓ their radial offsets from the hole's axis,
+
+        g_∓ = c − ‖ρ_∓‖,      n_∓ = −ρ_∓/‖ρ_∓‖,
+
+    the normal from the hole's wall to the pin (the force on the pin pushes it back towards the
+    axis; the contact lies on the outward radial ρ̂ at the pin's surface point e + r_p ρ̂, where
+    the slip is measured) — the convention of every contact here and of the planar clearance
+    joint (:class:`jaxcontact.planar.contacts.ClearanceJoint`).
+
+    The radial distance is convex along the pin's axis, so its largest value over the pin is at an
+    end: the two end contacts are exact for the pin's axis. Neglected: the tilt of the end faces
+    (a pin tilted by φ reaches r_p cos φ, not r_p, in the tilt's plane: the gap is short by
+    r_p(1 − cos φ) ≈ r_p φ²/2, with φ ≤ 2c/L in the hole), axial contact (no shoulders or faces:
+    the pin slides and turns freely along the axis, and the hole is infinitely long — its ends and
+    edges are not modelled). On the hole's axis (a centred pin end) the gap is c with a zero, finite
+    gradient.
+    """
+
+    a: Body = None
+    b: Body = None
+    hole_radius: Any = None
+    pin_radius: Any = None
+    pin_length: Any = None
+    hole_axis: tuple = (0.0, 0.0, 1.0)
+    hole_point: tuple = (0.0, 0.0, 0.0)
+    pin_axis: tuple = (0.0, 0.0, 1.0)
+    pin_centre: tuple = (0.0, 0.0, 0.0)
+
+    size = 2
+
+    def physical(self) -> dict:
+        """field -> (value spec, rule)."""
+        return {**super().physical(), **{f: (getattr(self, f), POSITIVE) for f in (
+            "hole_radius", "pin_radius", "pin_length")}}
+
+    def vectors(self) -> dict:
+        """The axes (directions) and the hole's point and pin's centre (points)."""
+        return {"hole_axis": (self.hole_axis, True), "pin_axis": (self.pin_axis, True),
+                "hole_point": (self.hole_point, False), "pin_centre": (self.pin_centre, False)}
+
+    def check(self, p) -> None:
+        """The vectors, and the pin thinner than the hole: pin_radius < hole_radius (a positive clearance)."""
+        super().check(p)
+        rh = np.asarray(Value(self.hole_radius, f"contact {self.name!r} hole_radius").check(p))
+        rp = np.asarray(Value(self.pin_radius, f"contact {self.name!r} pin_radius").check(p))
+        if np.any(rp >= rh):
+            raise ValueError(f"contact {self.name!r} pin_radius = {rp} >= hole_radius = {rh} breaks the rule "
+                             f"pin_radius < hole_radius (the clearance hole_radius − pin_radius must be positive)")
+
+    def clearance(self, p):
+        """c = r_h − r_p."""
+        return self._scalar("hole_radius", p) - self._scalar("pin_radius", p)
+
+    def frames(self, q, p):
+        """(gaps (2,), points, normals, a, b): the pin's end −L/2 first."""
+        where = f"contact {self.name!r}"
+        a = _side(self.a)
+        xa, Ra = pose(q, a)
+        h = xa + Ra @ _vector(self.hole_point, p, q.dtype, f"{where} hole_point")
+        ax = _vector(self.hole_axis, p, q.dtype, f"{where} hole_axis")
+        ax = Ra @ (ax / jnp.sqrt(ax @ ax))
+        c, half = _segment(q, p, self.b, self.pin_centre, self.pin_axis, 0.5 * self._scalar("pin_length", p), where)
+        rp = self._scalar("pin_radius", p)
+        gaps, points, normals = pin_in_hole_gaps(h, ax, jnp.stack([c - half, c + half]), rp,
+                                                 self._scalar("hole_radius", p) - rp)
+        return gaps, points, normals, a, self.b
+
+
 _GROUND = Body("ground", None)
 
 
 def _ground() -> Body:
     return _GROUND
 
+
+def _side(body) -> Body:
+    """A contact's side a: the body, or the ground for None."""
+    return _GROUND if body is None else body

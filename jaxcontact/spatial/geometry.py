@@ -1,0 +1,183 @@
+"""World-frame contact geometry of spatial shapes: small pure functions of world points and directions.
+
+Each function returns gaps (open when positive), contact points and unit normals; the contact
+elements (:mod:`jaxcontact.spatial.contacts`) place the shapes on their bodies and call these.
+The time stepping differentiates the gap of every contact, open or closed, so every function keeps
+its value *and its gradient* finite at its degenerate configurations — a pin on the hole's axis,
+parallel segments, touching axes — by the double-where trick of :func:`safe_norm`.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+# Two segments count as parallel when sin θ ≤ PARALLEL √ε (:func:`segment_parameters`): below it, where nearly
+# parallel segments are closest is decided by the rounding of their directions.
+PARALLEL = 10.0
+
+
+def tangent_basis(n):
+    """An orthonormal pair (t1, t2) with (t1, t2, n) right-handed, smooth away from the switch |n_y| = 0.9.
+
+    t1 = e × n / ‖e × n‖ with e = e_y (e_x when n is close to ±e_y), t2 = n × t1; for the
+    horizontal plane (n = e_z) this is (e_x, e_y).
+    """
+    e = jnp.where(jnp.abs(n[1]) < 0.9, jnp.asarray([0.0, 1.0, 0.0], n.dtype), jnp.asarray([1.0, 0.0, 0.0], n.dtype))
+    t1 = jnp.cross(e, n)
+    t1 = t1 / jnp.sqrt(t1 @ t1)
+    return t1, jnp.cross(n, t1)
+
+
+def safe_norm(v):
+    """‖v‖ over the last axis, with a zero (not NaN) gradient at v = 0: the double-where trick."""
+    sq = jnp.sum(v * v, axis=-1)
+    pos = sq > 0
+    return jnp.where(pos, jnp.sqrt(jnp.where(pos, sq, 1.0)), 0.0)
+
+
+def safe_unit(v, default):
+    """v / ‖v‖ over the last axis, and ``default`` where v = 0, with finite gradients everywhere."""
+    sq = jnp.sum(v * v, axis=-1, keepdims=True)
+    pos = sq > 0
+    return jnp.where(pos, v / jnp.sqrt(jnp.where(pos, sq, 1.0)), default)
+
+
+def sphere_plane_gap(centre, radius, plane_normal, plane_offset):
+    """(gap, contact point on the sphere) of a sphere and the plane n·x = d (n unit, the open side n·x > d).
+
+    ``centre`` may hold several spheres (..., 3): then gaps (...,) and points (..., 3).
+    """
+    gap = centre @ plane_normal - plane_offset - radius
+    return gap, centre - radius * plane_normal
+
+
+def sphere_sphere_gap(ca, ra, cb, rb):
+    """(gap, contact point on a, unit normal from a to b) of two spheres (centres apart)."""
+    d = cb - ca
+    dist = jnp.sqrt(d @ d)
+    n = d / dist
+    return dist - ra - rb, ca + ra * n, n
+
+
+def box_plane_gaps(centre, R, half_extents, plane_normal, plane_offset):
+    """(gaps (8,), vertices (8, 3)) of a box's vertices above the plane n·x = d."""
+    signs = jnp.asarray([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], centre.dtype)
+    vertices = centre + (signs * half_extents) @ R.T
+    return vertices @ plane_normal - plane_offset, vertices
+
+
+def capsule_plane_gaps(centre, half, radius, plane_normal, plane_offset):
+    """(gaps (2,), contact points (2, 3)) of a capsule — the points within ``radius`` of the segment
+    centre ± half (world) — above the plane n·x = d: its two end spheres.
+
+    The lowest point of a capsule is on one of its end spheres (the height is linear along the
+    segment), and a capsule lying flat touches along a line whose ends these two points are; the
+    two contacts carry any distribution of load along that line (statics needs no more).
+    """
+    ends = jnp.stack([centre - half, centre + half])
+    return sphere_plane_gap(ends, radius, plane_normal, plane_offset)
+
+
+def segment_parameters(p1, d1, p2, d2):
+    """(s, t) ∈ [0, 1]² minimising ‖p1 + s d1 − (p2 + t d2)‖ for the segments p1 + s d1 and p2 + t d2
+    (d1, d2 non-zero): the clamped closest-point problem.
+
+    Non-parallel segments: the closest points of the two lines, s = ((p2 − p1) × d2)·m / ‖m‖² with
+    m = d1 × d2, clamped to [0, 1]; t is then the projection of that point on the second segment,
+    and when t has to be clamped, s is projected again from the clamped end (Ericson, *Real-Time
+    Collision Detection*, §5.1.9) — the exact minimiser of the convex quadratic over the square.
+    The cross product keeps ‖m‖² = a e sin²θ to a relative rounding error ε/θ, where Ericson's
+    a e − (d1·d2)² has ε/θ² and is pure rounding below θ ≈ 1e-8.
+
+    Nearly parallel segments are ill-conditioned in *where* they are closest (not in how far):
+    a rounding ε of the directions moves the lines' closest points by about ε h / sin²θ (h the
+    distance between them), anywhere along the overlap once θ ≲ √ε. Below sin θ = :data:`PARALLEL`
+    √ε the segments are treated as parallel: of the middle of the overlap of the second segment's
+    projection on the first and the overlap's two ends, s is the closest, and the middle on a tie
+    (within the rounding of the distance) — the stable, symmetric choice, the centre of the line of
+    contact of two parallel capsules, which a rounding error does not throw to an end. (When they
+    do not overlap, all three are the first segment's end nearest to the second.) The distance is
+    then the minimum up to sin²θ ‖d1‖²/(2h) ≤ 100 ε ‖d1‖²/(2h) (a crossing inside the overlap),
+    exact when it is monotone along the overlap. The division by ‖m‖² is taken only on the
+    non-parallel branch (the other divides by 1), so values and gradients are finite everywhere.
+    """
+    r = p2 - p1
+    a, b, e = d1 @ d1, d1 @ d2, d2 @ d2
+    m = jnp.cross(d1, d2)
+    mm = m @ m
+    eps = jnp.finfo(mm.dtype).eps
+    parallel = mm <= PARALLEL**2 * eps * a * e
+    s_lines = (jnp.cross(r, d2) @ m) / jnp.where(parallel, 1.0, mm)
+    s0, s1 = (r @ d1) / a, (r @ d1 + b) / a  # the second segment's ends projected on the first
+    lo, hi = jnp.maximum(0.0, jnp.minimum(s0, s1)), jnp.minimum(1.0, jnp.maximum(s0, s1))
+    candidates = jnp.clip(jnp.stack([0.5 * (lo + hi), lo, hi]), 0.0, 1.0)  # the middle first
+    t_c = jnp.clip((b * candidates - r @ d2) / e, 0.0, 1.0)
+    dist = safe_norm(r + t_c[:, None] * d2 - candidates[:, None] * d1)
+    tie = 64.0 * eps * (jnp.sqrt(r @ r) + jnp.sqrt(a) + jnp.sqrt(e))
+    s_parallel = jnp.where(jnp.min(dist) < dist[0] - tie, candidates[jnp.argmin(dist)], candidates[0])
+    s = jnp.clip(jnp.where(parallel, s_parallel, s_lines), 0.0, 1.0)
+    t = (b * s - r @ d2) / e
+    s = jnp.where(t < 0.0, jnp.clip(s0, 0.0, 1.0), jnp.where(t > 1.0, jnp.clip(s1, 0.0, 1.0), s))
+    return s, jnp.clip(t, 0.0, 1.0)
+
+
+@jax.custom_jvp
+def segment_distance(p1, d1, p2, d2):
+    """The distance min ‖p1 + s d1 − (p2 + t d2)‖ over s, t ∈ [0, 1] (:func:`segment_parameters`).
+
+    Its derivative is Danskin's: the distance's derivative at the minimiser (s*, t*) held fixed,
+    n·(dp2 + t* dd2 − dp1 − s* dd1) with n the unit vector between the closest points — exact
+    wherever the distance is differentiable (at an inner minimiser ∂/∂s = 0; a clamped one does not
+    move), and a subgradient at parallel segments; it is the normal velocity of the very points
+    the contact's friction rows use. Differentiating through s* and t* instead gives the same value
+    as a sum whose terms grow like 1/sin²θ for nearly parallel segments crossing within their
+    length, so that the rounding of ∂/∂s ≈ 0 is amplified to about ε/sin²θ (bench/RESULTS.md,
+    "Spatial contacts"). The rule is written in s*(q), t*(q), so its own derivative — the second
+    derivative of the distance — is exact.
+    """
+    s, t = segment_parameters(p1, d1, p2, d2)
+    return safe_norm(p2 + t * d2 - p1 - s * d1)
+
+
+@segment_distance.defjvp
+def _segment_distance_jvp(primals, tangents):
+    p1, d1, p2, d2 = primals
+    dp1, dd1, dp2, dd2 = tangents
+    s, t = segment_parameters(p1, d1, p2, d2)
+    d = p2 + t * d2 - p1 - s * d1
+    n = safe_unit(d, jnp.zeros_like(d))  # touching axes: a zero derivative, not NaN
+    return safe_norm(d), n @ (dp2 + t * dd2 - dp1 - s * dd1)
+
+
+def capsule_capsule_gap(ca, ha, ra, cb, hb, rb):
+    """(gap, contact point on a, unit normal from a to b) of two capsules: segments c ± h (world) with radii r.
+
+    gap = ‖x_b − x_a‖ − r_a − r_b for the closest points x_a, x_b of the segments
+    (:func:`segment_parameters`, differentiated by :func:`segment_distance`); the contact point is
+    x_a + r_a n on a's surface. When the axes touch (a penetration deeper than a radius,
+    x_a = x_b) the normal is the unit of h_a × h_b (a tangent of h_a for parallel axes) and the
+    gradient of the distance is zero there, not NaN.
+    """
+    p1, d1, p2, d2 = ca - ha, 2.0 * ha, cb - hb, 2.0 * hb
+    s, t = segment_parameters(p1, d1, p2, d2)
+    xa = p1 + s * d1
+    fallback = safe_unit(jnp.cross(ha, hb), tangent_basis(ha / jnp.sqrt(ha @ ha))[0])
+    n = safe_unit(p2 + t * d2 - xa, fallback)
+    return segment_distance(p1, d1, p2, d2) - ra - rb, xa + ra * n, n
+
+
+def pin_in_hole_gaps(hole_point, hole_axis, ends, pin_radius, clearance):
+    """(gaps (k,), contact points (k, 3), normals (k, 3)) of the pin-axis points ``ends`` (k, 3) in a hole.
+
+    The hole is the cylinder of radius r_p + c about the line through ``hole_point`` along the unit
+    ``hole_axis``. For each end e, the radial offset ρ = (e − h) − ((e − h)·a) a from the hole's axis
+    gives the gap c − ‖ρ‖; ρ̂ = ρ/‖ρ‖ is the outward radial direction, the contact point the pin's
+    surface point e + r_p ρ̂, and the contact normal −ρ̂ (from the hole's wall to the pin: moving the
+    pin back towards the axis opens the gap, as every normal here points from a to b). On the hole's
+    axis (ρ = 0, the centred pin) ρ̂ is the tangent t1 of the axis and the gap's gradient zero (finite).
+    """
+    d = ends - hole_point
+    rho = d - (d @ hole_axis)[:, None] * hole_axis
+    out = safe_unit(rho, tangent_basis(hole_axis)[0])
+    return clearance - safe_norm(rho), ends + pin_radius * out, -out
