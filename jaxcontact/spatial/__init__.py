@@ -2,7 +2,7 @@
 
 * :mod:`.rotations` — unit quaternions [w, x, y, z], body-frame angular velocity, exponential map;
 * :mod:`.bodies` — the coordinates (7 per body) and velocities (6 per body) of free rigid bodies;
-* :mod:`.contacts` — sphere–plane, sphere–sphere and box–plane contacts with two tangent directions;
+* :mod:`.contacts` — sphere–plane, sphere–sphere, box–plane and ball-in-socket contacts with two tangent directions;
 * :mod:`.joints` — spherical, universal, revolute, cylindrical, prismatic and fixed joints;
 * :mod:`.forces` — applied forces and torques, spring–dampers;
 * :mod:`.assembly` — the builder of a :class:`jaxcontact.system.LagrangianSystem` from them.
@@ -11,9 +11,9 @@
 from jaxcontact.spatial.assembly import Assembly
 from jaxcontact.spatial.bodies import Body
 from jaxcontact.spatial import rotations
-from jaxcontact.spatial.contacts import BoxPlane, Plane, SpherePlane, SphereSphere
+from jaxcontact.spatial.contacts import BoxPlane, Plane, SphereInSphere, SpherePlane, SphereSphere
 from jaxcontact.spatial.forces import Load, SpringDamper
 from jaxcontact.spatial.joints import Cylindrical, Fixed, Prismatic, Revolute, Spherical, Universal
 
 __all__ = ["Assembly", "Body", "BoxPlane", "Cylindrical", "Fixed", "Plane", "Prismatic", "Revolute", "Spherical",
-           "SpherePlane", "SphereSphere", "Universal", "rotations", "Load", "SpringDamper"]
+           "SphereInSphere", "SpherePlane", "SphereSphere", "Universal", "rotations", "Load", "SpringDamper"]

@@ -7,7 +7,7 @@ of the unit normal n — the rows Siconos orders (N, T1, T2). The law of each co
 specs, so every physical number is a named, batchable parameter.
 
 The few lines of world-frame gap geometry the first models need are in this module's
-``*_gap`` functions (sphere–plane, sphere–sphere, box vertices–plane) and
+``*_gap`` functions (sphere–plane, sphere–sphere, box vertices–plane, ball in socket) and
 :func:`tangent_basis`, kept together so a shared geometry module can replace them.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from jaxcontact.planar.values import POSITIVE, Value, law_range_rule
+from jaxcontact.planar.values import POSITIVE, Value, is_number, law_range_rule
 from jaxcontact.spatial.bodies import Body, pose, point_velocity
 
 
@@ -185,3 +185,75 @@ _GROUND = Body("ground", None)
 def _ground() -> Body:
     return _GROUND
 
+
+
+def _point_vector(spec, p, dtype, where):
+    if not isinstance(spec, (tuple, list)) or len(spec) != 3:
+        raise ValueError(f"{where} = {spec!r} must be three coordinates (body frame)")
+    return jnp.stack([jnp.asarray(Value(c, where)(p), dtype) for c in spec])
+
+
+def sphere_in_sphere_gap(socket_centre, socket_radius, ball_centre, ball_radius):
+    """(gap, contact point on the ball, unit normal) of a ball inside a spherical socket.
+
+    gap = c − |e| with the clearance c = r_s − r_b and the eccentricity e = x_b − x_s; the ball
+    touches the socket at x_b + r_b ê, and the normal −ê makes ġ = n·(v_b − v_a). At zero
+    eccentricity ê is undefined: the ball is then centred, the gap is the whole clearance (the
+    contact is wide open, so no law reads its normal), and we return the gradient 0 of |e| (its
+    subgradient at the minimum) and the normal −e_z, finite in value and derivative (double where).
+    """
+    e = ball_centre - socket_centre
+    s = e @ e
+    off = s > 0
+    dist = jnp.where(off, jnp.sqrt(jnp.where(off, s, 1.0)), 0.0)
+    unit = jnp.where(off, e / jnp.where(off, dist, 1.0), jnp.asarray([0.0, 0.0, 1.0], e.dtype))
+    return socket_radius - ball_radius - dist, ball_centre + ball_radius * unit, -unit
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SphereInSphere(Contact):
+    """A spherical clearance joint: a ball of ``ball_radius`` centred at ``ball_point`` of body ``b`` inside a
+    socket of ``socket_radius`` centred at ``socket_point`` of body ``a`` (None: the ground), points in the
+    body frames. The clearance c = r_s − r_b must be > 0 (:func:`sphere_in_sphere_gap`)."""
+
+    a: Body = None
+    socket_point: tuple = (0.0, 0.0, 0.0)
+    socket_radius: Any = None
+    b: Body = None
+    ball_point: tuple = (0.0, 0.0, 0.0)
+    ball_radius: Any = None
+
+    def __post_init__(self):
+        if not isinstance(self.b, Body) or self.b.is_ground:
+            raise ValueError(f"contact {self.name!r}: the ball's body b must be a body of the assembly; got {self.b!r}")
+        for field in ("socket_point", "ball_point"):
+            spec = getattr(self, field)
+            if not isinstance(spec, (tuple, list)) or len(spec) != 3:
+                raise ValueError(f"contact {self.name!r} {field} = {spec!r} must be three coordinates (body frame)")
+        if is_number(self.socket_radius) and is_number(self.ball_radius) and \
+                not float(self.socket_radius) > float(self.ball_radius):
+            raise ValueError(f"contact {self.name!r}: clearance = socket_radius − ball_radius = "
+                             f"{float(self.socket_radius) - float(self.ball_radius)} breaks the rule > 0 (the ball "
+                             f"must fit in its socket)")
+
+    def _radii(self, p):
+        rs = _value(self.socket_radius, f"contact {self.name!r} socket_radius")(p)
+        rb = _value(self.ball_radius, f"contact {self.name!r} ball_radius")(p)
+        return rs, rb
+
+    def physical(self) -> dict:
+        """field -> (value spec, rule); the clearance r_s − r_b > 0 too."""
+        return {**super().physical(), "socket_radius": (self.socket_radius, POSITIVE),
+                "ball_radius": (self.ball_radius, POSITIVE),
+                "clearance": (lambda p: jnp.subtract(*self._radii(p)), POSITIVE)}
+
+    def frames(self, q, p):
+        """(gaps, points, normals, a, b): the point on the ball's surface, the normal −ê from the socket's side."""
+        a = self.a if self.a is not None else _ground()
+        xa, Ra = pose(q, a)
+        xb, Rb = pose(q, self.b)
+        xs = xa + Ra @ _point_vector(self.socket_point, p, q.dtype, f"contact {self.name!r} socket_point")
+        xc = xb + Rb @ _point_vector(self.ball_point, p, q.dtype, f"contact {self.name!r} ball_point")
+        rs, rb = self._radii(p)
+        gap, point, n = sphere_in_sphere_gap(xs, jnp.asarray(rs, q.dtype), xc, jnp.asarray(rb, q.dtype))
+        return gap[None], point[None], n[None], a, self.b
