@@ -3,7 +3,7 @@
 * :mod:`.rotations` — unit quaternions [w, x, y, z], body-frame angular velocity, exponential map;
 * :mod:`.bodies` — the coordinates (7 per body) and velocities (6 per body) of free rigid bodies;
 * :mod:`.contacts` — sphere–plane, sphere–sphere, box–plane and ball-in-socket contacts with two tangent directions;
-* :mod:`.joints` — spherical, universal, revolute, cylindrical, prismatic and fixed joints;
+* :mod:`.joints` — spherical, universal, revolute, cylindrical, prismatic and fixed joints, drivers;
 * :mod:`.forces` — applied forces and torques, spring–dampers;
 * :mod:`.assembly` — the builder of a :class:`jaxcontact.system.LagrangianSystem` from them.
 """
@@ -13,7 +13,7 @@ from jaxcontact.spatial.bodies import Body
 from jaxcontact.spatial import rotations
 from jaxcontact.spatial.contacts import BoxPlane, Plane, SphereInSphere, SpherePlane, SphereSphere
 from jaxcontact.spatial.forces import Load, SpringDamper
-from jaxcontact.spatial.joints import Cylindrical, Fixed, Prismatic, Revolute, Spherical, Universal
+from jaxcontact.spatial.joints import Cylindrical, Driver, Fixed, Prismatic, Revolute, Spherical, Universal
 
-__all__ = ["Assembly", "Body", "BoxPlane", "Cylindrical", "Fixed", "Plane", "Prismatic", "Revolute", "Spherical",
+__all__ = ["Assembly", "Body", "BoxPlane", "Cylindrical", "Driver", "Fixed", "Plane", "Prismatic", "Revolute", "Spherical",
            "SphereInSphere", "SpherePlane", "SphereSphere", "Universal", "rotations", "Load", "SpringDamper"]
