@@ -359,7 +359,7 @@ DEFAULT_STUDIES: dict[str, dict] = {
         "params": ("clearance=uniform(1e-4,5e-4)", "restitution=uniform(0.7,0.95)", "friction=uniform(0.01,0.1)"),
         "outcomes": ("peak_impulse", "peak_force", "peak_accel:slider.vx", "impacts", "free_flight",
                      "max:eccentricity", "series:eccentricity", "series:slider.x"),
-        "n": 64, "dt": 1e-5, "t_final": 0.0314, "save_every": 20, "scheme": "moreau-jean",
+        "n": 64, "dt": 5e-6, "t_final": 0.0314, "save_every": 40, "scheme": "moreau-jean",
         "model_options": {"moreau-jean": {"contact": "rigid"}, "penalty": {"contact": "compliant"}},
     },
     "box-toss": {

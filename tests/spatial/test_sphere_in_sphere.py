@@ -125,3 +125,63 @@ def test_bad_radii_are_refused_by_name():
     with pytest.raises(ValueError, match="contact 'socket' clearance = .* breaks the rule > 0"):
         ASM.validate({**P, "socket": 0.03})
     ASM.validate(P)
+
+
+def test_compliant_socket_rebounds_with_the_matched_restitution():
+    """Compliant ball in socket (Hertz K δ^1.5, Hunt–Crossley c matched exactly to ε at the impact speed), stepped
+    by the penalty scheme on the spatial body: an isolated radial impact leaves at −ε v₀ (the exact relation)."""
+    from jaxcontact.contact_laws import restitution_damping
+    from jaxcontact.stepping.penalty import Penalty
+
+    asm = Assembly(gravity="gravity")
+    ball = asm.add_body("ball", mass="mass", inertia=("0.4*mass*ball**2",) * 3)
+    asm.add_contact(SphereInSphere("socket", restitution=None, friction="friction", a=None, socket_radius="socket",
+                                   b=ball, ball_radius="ball"), compliant=dict(stiffness="K", damping="c"))
+    system = asm.system()
+    v = 0.5
+    d = np.array([2.0, -1.0, 2.0]) / 3.0
+    for e in (0.6, 0.9):
+        p = {**P, "K": 1e8, "c": float(restitution_damping(1e8, e, v))}
+        asm.validate(p)
+        traj = simulate(system, p, _q(0.009 * d), jnp.concatenate([jnp.asarray(v * d), jnp.zeros(3)]), dt=1e-5,
+                        n_steps=600, scheme=Penalty())
+        u = np.asarray(traj.u)
+        assert float(jnp.max(traj.impulse_normal)) > 0 and not bool(traj.active[-1, 0])  # hit, then left
+        np.testing.assert_allclose(u[-1, :3], -e * v * d, rtol=1e-6)
+        np.testing.assert_allclose(u[-1, 3:], 0.0, atol=1e-12)
+    # Oblique, rough: the regularized friction's impulse slows the slip, spins the ball and stays within μ P_N
+    # (here below it: the slip is stopped within the contact, as a ball's that starts rolling).
+    # (Its slope μ F_N / v_r makes the tangential motion stiff: the slip width must be resolved by the step.)
+    t = np.array([1.0, 2.0, 0.0]) / np.sqrt(5.0)  # ⊥ d
+    p = {**P, "friction": 0.2, "K": 1e8, "c": float(restitution_damping(1e8, 0.9, v)), "w": 1e-2}
+    asm_f = Assembly(gravity="gravity")
+    ball = asm_f.add_body("ball", mass="mass", inertia=("0.4*mass*ball**2",) * 3)
+    asm_f.add_contact(SphereInSphere("socket", restitution=None, friction="friction", a=None, socket_radius="socket",
+                                     b=ball, ball_radius="ball"), compliant=dict(stiffness="K", damping="c",
+                                                                                  slip_width="w"))
+    u0 = jnp.concatenate([jnp.asarray(v * d + 0.2 * t), jnp.zeros(3)])
+    traj = simulate(asm_f.system(), p, _q(0.009 * d), u0, dt=1e-5, n_steps=600, scheme=Penalty())
+    P_N = float(jnp.sum(traj.impulse_normal))
+    P_T = np.asarray(jnp.sum(traj.impulse_tangent, axis=0))
+    assert P_N > 0 and 0.0 < np.linalg.norm(P_T) <= 0.2 * P_N * (1 + 1e-12)
+    dv = np.asarray(traj.u[-1, :3]) - np.asarray(u0[:3])
+    assert dv @ t < -0.01  # the slip along t is slowed
+    assert np.linalg.norm(np.asarray(traj.u[-1, 3:])) > 1.0  # and the ball is set spinning
+
+
+def test_compliant_contact_refuses_a_restitution_and_rigid_needs_one():
+    asm = Assembly()
+    ball = asm.add_body("ball", mass=1.0, inertia=(1.0, 1.0, 1.0))
+    with pytest.raises(ValueError, match="compliant contact has no restitution"):
+        asm.add_contact(SphereInSphere("j", restitution=0.5, friction=0.0, a=None, socket_radius=0.05, b=ball,
+                                       ball_radius=0.04), compliant=dict(stiffness=1e8))
+    with pytest.raises(ValueError, match="rigid contact needs a restitution"):
+        asm.add_contact(SphereInSphere("j", restitution=None, friction=0.0, a=None, socket_radius=0.05, b=ball,
+                                       ball_radius=0.04))
+    with pytest.raises(ValueError, match=r"compliant needs 'stiffness'"):
+        asm.add_contact(SphereInSphere("j", restitution=None, friction=0.0, a=None, socket_radius=0.05, b=ball,
+                                       ball_radius=0.04), compliant=dict(damping=1.0))
+    asm.add_contact(SphereInSphere("j", restitution=None, friction=0.0, a=None, socket_radius=0.05, b=ball,
+                                   ball_radius=0.04), compliant=dict(stiffness="K"))
+    with pytest.raises(ValueError, match="contact 'j' stiffness = -1.0 breaks the rule >= 0"):
+        asm.validate({"gravity": 9.81, "K": -1.0})
