@@ -69,6 +69,21 @@ def test_zero_eccentricity_is_finite_in_value_and_gradient():
     assert np.all(np.isfinite(jax.jacrev(lambda qq: CONTACT.slips(qq, jnp.ones(6), P))(q)))
 
 
+def test_gap_gradient_matches_finite_differences():
+    """∂g/∂q by autodiff against central differences, at an eccentric pose of a rotated ball-carrying body."""
+    asm = Assembly(gravity="gravity")
+    rod = asm.add_body("rod", mass="mass", inertia=(1.0, 1.0, 1.0))
+    c = asm.add_contact(SphereInSphere("joint", restitution=0.5, friction=0.1, a=None, socket_radius="socket",
+                                       b=rod, ball_point=(0.0, -0.2, 0.05), ball_radius="ball"))
+    quat = rotations.from_axis_angle([1.0, -2.0, 0.5], 0.4)
+    q = _q([0.0, 0.0, 0.0], quat)
+    q = q.at[:3].set(-rotations.rotate(quat, jnp.asarray([0.0, -0.2, 0.05])) + jnp.asarray([0.004, 0.003, -0.006]))
+    g = jax.grad(lambda qq: c.gaps(qq, P)[0])(q)
+    h = 1e-7
+    fd = np.array([(c.gaps(q.at[i].add(h), P)[0] - c.gaps(q.at[i].add(-h), P)[0]) / (2 * h) for i in range(7)])
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
+
+
 def test_gap_matches_a_direct_formula_under_rotation():
     for e in ([0.02, 0.0, 0.0], [0.0, -0.005, 0.0], [1e-9, 2e-9, -3e-9]):
         gap, point, n = sphere_in_sphere_gap(jnp.zeros(3), 0.05, jnp.asarray(e), 0.04)
