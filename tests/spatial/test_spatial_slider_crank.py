@@ -86,6 +86,7 @@ def test_rigid_path_tends_to_the_ideal_and_peaks_grow_with_clearance(rigid):
     dev = _trend(r, m.params, T_SHORT, r["series:slider.x"].shape[1])
     assert np.all(np.diff(dev) < 0) and np.all(dev < 3.0 * CLEARANCES + 2e-5), dev  # → the ideal path
     assert np.all(np.diff(r["peak_impulse"]) < 0), r["peak_impulse"]  # clearances decrease
+    assert np.all(np.diff(r["peak_accel:slider.vx"]) < 0), r["peak_accel:slider.vx"]
     assert np.all(r["impacts"] >= 1)
     # The ball stays in its socket up to Moreau–Jean's one-step penetration (impact speed × dt).
     assert np.all(r["max:eccentricity"] < CLEARANCES + 5e-5), r["max:eccentricity"]
@@ -112,6 +113,7 @@ def test_compliant_joint_agrees_with_the_rigid_in_trend(rigid):
     dev = _trend(r, m.params, T_SHORT, r["series:slider.x"].shape[1])
     assert np.all(np.diff(dev) < 0) and np.all(dev < 3.0 * CLEARANCES), dev
     assert np.all(np.diff(r["peak_force"]) < 0) and np.all(np.diff(r["peak_impulse"]) < 0), r["peak_force"]
+    assert np.all(np.diff(r["peak_accel:slider.vx"]) < 0), r["peak_accel:slider.vx"]
     gap = np.max(np.abs(r["series:slider.x"] - r_rigid["series:slider.x"]), axis=1)
     assert np.all(gap < 2.0 * CLEARANCES + 2e-5), gap
 
