@@ -15,11 +15,11 @@ which stops the rod spinning about its own axis. The crank–rod joint is either
   matched to ε and regularized Coulomb friction — for the penalty scheme.
 
 This is the layout of Haug's spatial slider–crank (Computer-Aided Kinematics and Dynamics of
-Mechanical Systems, 1989: revolute, spherical, universal, translational joints), with the
+Mechanical Systems, 1989, as we recall it: revolute, spherical, universal, translational joints), with the
 spherical joint given a clearance as in the spherical-clearance-joint studies (Flores, Lankarani
 et al.). Values: masses and inertias of Flores' planar slider–crank (our planar
 ``slider-crank-clearance``), crank 0.05 m, rod 0.2 m, slider line at (0.06, 0.03) m from the
-crank axis (our choice: a stroke of ≈ 3.6 cm, the rod ≥ 10° off the spider's axis), ball radius
+crank axis (our choice: a stroke of ≈ 3.7 cm, the rod at least 66° off the spider's axis), ball radius
 10 mm, clearance 0.5 mm, ε = 0.9, μ = 0.01, steel (E = 207 GPa, ν = 0.3), ω = 200 rad/s,
 gravity 9.81 m/s² along −z. Stiffness: Hertz for a sphere inside a spherical seat,
 K = (4/3) √R / (σ_b + σ_s), σ = (1 − ν²)/E, R = r_b r_s / (r_s − r_b) (the formula
