@@ -125,3 +125,27 @@ def regularized_friction(slip_velocity, normal_force, friction, model: str = "ex
     else:
         raise ValueError(f"friction regularization {model!r} must be one of {FRICTION_MODELS}")
     return -friction * normal_force * s
+
+
+def regularized_friction_vector(slip_velocity, normal_force, friction, model: str = "exponential", width1=1e-3,
+                                width0=None):
+    """Isotropic regularized Coulomb friction on a tangent plane: −μ F_N s(|v|) v / |v| for slips v (..., 2).
+
+    The force opposes the slip *direction* with the magnitude of :func:`regularized_friction` at
+    the slip speed |v| (applying the scalar law to each tangent component instead would tilt the
+    force off −v and let it exceed μ F_N by √2). s(|v|)/|v| is finite at v = 0 (its limit, the
+    law's slope there: 1/v_r, or 1/(v1 − v0) for v0 = 0 and 0 for v0 > 0 in the linear model), and
+    |v| is taken by the double where, so value and gradient stay finite at rest.
+    """
+    v = jnp.asarray(slip_velocity)
+    sq = jnp.sum(v * v, axis=-1)
+    moving = sq > 0
+    speed = jnp.sqrt(jnp.where(moving, sq, 1.0))
+    magnitude = -regularized_friction(speed, 1.0, 1.0, model, width1, width0)  # s(|v|) ≥ 0
+    if model == "exponential":
+        slope = 1.0 / jnp.asarray(width1)
+    else:
+        v0 = 0.0 if width0 is None else width0
+        slope = jnp.where(jnp.asarray(v0) > 0, 0.0, 1.0 / (jnp.asarray(width1) - v0))
+    ratio = jnp.where(moving, magnitude / speed, slope)
+    return -(friction * normal_force * ratio)[..., None] * v

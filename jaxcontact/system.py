@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxcontact.contact_laws import (DAMPING_MODELS, FRICTION_MODELS, compliant_normal_force,
-                                     regularized_friction)
+                                     regularized_friction, regularized_friction_vector)
 
 Params = Any
 
@@ -125,7 +125,9 @@ class LagrangianSystem:
       velocity_map: ``q̇ = T(q) u`` as ``(q, u) -> (n_dof,)``, linear in u; required when
         n_velocities ≠ n_dof. Every Jacobian (Φ_q, W_N) is then taken with respect to u.
       position_update: ``(q, u, h) -> q``, the coordinates after moving for a time h at the
-        constant velocity u (for a quaternion the exponential map); None: q + h T(q) u.
+        constant velocity u (for a quaternion the exponential map); None: q + h T(q) u. At h = 0
+        it must return q brought onto its manifold (renormalised quaternions): schemes that
+        integrate q̇ = T(q) u in the coordinates (RK4) retract their result with it (:func:`retract`).
       tangent_directions: 1 — planar contacts, ``slip_velocity`` returns (k,); 2 — spatial
         contacts, ``slip_velocity`` returns (k, 2), the slip along two tangent directions,
         and the contact law is Coulomb's cone.
@@ -261,6 +263,15 @@ def advance(system: LagrangianSystem, q, u, h):
     return q + h * coordinate_rate(system, q, u)
 
 
+def retract(system: LagrangianSystem, q):
+    """q brought onto the coordinates' manifold (unit quaternions) by a zero-time position update; q itself
+    without a velocity map. Schemes that integrate q̇ = T(q) u additively (RK4 in the coordinates) end their
+    step with it, so the O(h⁵) drift of |quaternion| off 1 does not accumulate."""
+    if system.velocity_map is None:
+        return q
+    return advance(system, q, jnp.zeros((system.n_u,), q.dtype), jnp.zeros((), q.dtype))
+
+
 def kinematics(system: LagrangianSystem, q, t, p, constraints: bool = True) -> Kinematics:
     """Constraint values and Jacobians, contact gaps and Jacobians at (q, t), with respect to u.
 
@@ -318,15 +329,18 @@ def compliant_contact_forces(system: LagrangianSystem, q, u, t, p, friction: str
     regularized Coulomb force of ``system.friction_regularization`` with the dynamic μ;
     "none" gives F_T = 0 (the event-driven scheme adds friction by its LCP instead).
 
+    Spatial contacts (``tangent_directions`` 2): the slips are (kc, 2) and F_T (kc, 2) is the
+    isotropic regularized law (:func:`jaxcontact.contact_laws.regularized_friction_vector`).
+
     Returns:
-      (Q (n,), F_N (kc,), F_T (kc,)): the generalized force Q = W_C F_N + W_T F_T with
-      W_Cᵀ = ∂g_C/∂q and W_Tᵀ = ∂γ_T/∂u (by one vjp each), and the contact forces.
+      (Q (n_u,), F_N (kc,), F_T (kc,) or (kc, 2)): the generalized force Q = W_C F_N + W_T F_T with
+      W_Cᵀ = ∂g_C/∂q (· T(q) with a velocity map) and W_Tᵀ = ∂γ_T/∂u (by one vjp each), and the contact forces.
     """
     if friction not in ("regularized", "none"):
         raise ValueError(f"friction = {friction!r} must be 'regularized' or 'none'")
     if system.compliant_gaps is None:
         z = jnp.zeros((0,), q.dtype)
-        return jnp.zeros_like(q), z, z
+        return jnp.zeros_like(u), z, z
     t = jnp.asarray(t, q.dtype)
     laws = system.compliant_laws(p)
     gap_fn = lambda qq, tt: system.compliant_gaps(qq, tt, p)  # noqa: E731
@@ -341,9 +355,13 @@ def compliant_contact_forces(system: LagrangianSystem, q, u, t, p, friction: str
     Q, = pull_back(F_N)
     if friction == "regularized" and system.compliant_slip_velocity is not None:
         slip, pull_back_T = jax.vjp(lambda uu: system.compliant_slip_velocity(q, uu, t, p), u)
-        F_T = regularized_friction(slip, F_N, laws.friction, system.friction_regularization, laws.slip_width,
-                                   laws.slip_width0)
+        if system.tangent_directions == 2:  # slips (kc, 2) on a tangent plane: the isotropic law
+            F_T = regularized_friction_vector(slip, F_N, laws.friction, system.friction_regularization,
+                                              laws.slip_width, laws.slip_width0)
+        else:
+            F_T = regularized_friction(slip, F_N, laws.friction, system.friction_regularization, laws.slip_width,
+                                       laws.slip_width0)
         Q = Q + pull_back_T(F_T)[0]
     else:
-        F_T = jnp.zeros_like(F_N)
+        F_T = jnp.zeros_like(F_N) if system.tangent_directions == 1 else jnp.zeros(F_N.shape + (2,), F_N.dtype)
     return Q, F_N, F_T

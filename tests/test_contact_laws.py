@@ -132,3 +132,23 @@ def test_restitution_damping_independent_of_exponent_and_limits():
     assert float(restitution_damping(K, 1.0, v)) < 1e-12
     with pytest.raises(ValueError, match="relation 'bogus'"):
         restitution_damping(K, 0.5, v, "bogus")
+
+
+def test_vector_friction_opposes_the_slip_direction_with_the_scalar_magnitude():
+    """Isotropic regularized Coulomb on a tangent plane: −μ F_N s(|v|) v/|v|; finite value and gradient at rest."""
+    from jaxcontact.contact_laws import regularized_friction, regularized_friction_vector
+
+    v = jnp.asarray([[3e-4, -4e-4], [0.3, 0.4], [0.0, 0.0]])
+    F = regularized_friction_vector(v, 2.0, 0.25, "exponential", 1e-3)
+    speed = jnp.linalg.norm(v, axis=1)
+    mag = -regularized_friction(speed, 2.0, 0.25, "exponential", 1e-3)
+    np.testing.assert_allclose(np.linalg.norm(F, axis=1), mag, rtol=1e-13)
+    np.testing.assert_allclose(np.sum(F[:2] * v[:2], axis=1), -mag[:2] * speed[:2], rtol=1e-13)  # along −v
+    assert np.all(np.linalg.norm(F, axis=1) <= 0.25 * 2.0 + 1e-15)
+    J = jax.jacfwd(lambda w: regularized_friction_vector(w, 2.0, 0.25, "exponential", 1e-3))(jnp.zeros(2))
+    np.testing.assert_allclose(J, -0.5 / 1e-3 * np.eye(2), rtol=1e-12)  # the slope μ F_N / v_r, isotropic
+    lin = jax.jacfwd(lambda w: regularized_friction_vector(w, 1.0, 1.0, "linear", 2e-3))(jnp.zeros(2))
+    np.testing.assert_allclose(lin, -500.0 * np.eye(2), rtol=1e-12)
+    # the scalar laws agree with the vector one on a line
+    np.testing.assert_allclose(regularized_friction_vector(jnp.asarray([[0.002, 0.0]]), 1.0, 0.3, "linear", 1e-3)[0, 0],
+                               regularized_friction(0.002, 1.0, 0.3, "linear", 1e-3), rtol=1e-14)

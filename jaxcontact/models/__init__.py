@@ -29,6 +29,7 @@ REGISTRY: dict[str, str] = {
     "sphere-on-plane": "sphere_on_plane",
     "box-toss": "box_toss",
     "newton-cradle": "newton_cradle",
+    "spatial-slider-crank": "spatial_slider_crank",
 }
 
 

@@ -2,10 +2,10 @@
 
 * :mod:`.rotations` — unit quaternions [w, x, y, z], body-frame angular velocity, exponential map;
 * :mod:`.bodies` — the coordinates (7 per body) and velocities (6 per body) of free rigid bodies;
-* :mod:`.contacts` — sphere–plane, sphere–sphere, box–plane, capsule–plane, capsule–capsule and pin-in-hole
-  contacts with two tangent directions;
+* :mod:`.contacts` — sphere–plane, sphere–sphere, box–plane, capsule–plane, capsule–capsule, pin-in-hole and
+  ball-in-socket contacts with two tangent directions;
 * :mod:`.geometry` — their world-frame gaps, contact points and normals (closest points of segments …);
-* :mod:`.joints` — spherical, universal, revolute, cylindrical, prismatic and fixed joints;
+* :mod:`.joints` — spherical, universal, revolute, cylindrical, prismatic and fixed joints, drivers;
 * :mod:`.forces` — applied forces and torques, spring–dampers;
 * :mod:`.assembly` — the builder of a :class:`jaxcontact.system.LagrangianSystem` from them.
 """
@@ -13,11 +13,11 @@
 from jaxcontact.spatial.assembly import Assembly
 from jaxcontact.spatial.bodies import Body
 from jaxcontact.spatial import rotations
-from jaxcontact.spatial.contacts import (BoxPlane, CapsuleCapsule, CapsulePlane, PinInHole, Plane, SpherePlane,
-                                         SphereSphere)
+from jaxcontact.spatial.contacts import (BoxPlane, CapsuleCapsule, CapsulePlane, PinInHole, Plane, SphereInSphere,
+                                         SpherePlane, SphereSphere)
 from jaxcontact.spatial.forces import Load, SpringDamper
-from jaxcontact.spatial.joints import Cylindrical, Fixed, Prismatic, Revolute, Spherical, Universal
+from jaxcontact.spatial.joints import Cylindrical, Driver, Fixed, Prismatic, Revolute, Spherical, Universal
 
-__all__ = ["Assembly", "Body", "BoxPlane", "CapsuleCapsule", "CapsulePlane", "Cylindrical", "Fixed", "PinInHole",
-           "Plane", "Prismatic", "Revolute", "Spherical", "SpherePlane", "SphereSphere", "Universal", "rotations", "Load",
-           "SpringDamper"]
+__all__ = ["Assembly", "Body", "BoxPlane", "CapsuleCapsule", "CapsulePlane", "Cylindrical", "Driver", "Fixed",
+           "PinInHole", "Plane", "Prismatic", "Revolute", "Spherical", "SphereInSphere", "SpherePlane", "SphereSphere",
+           "Universal", "rotations", "Load", "SpringDamper"]

@@ -25,13 +25,13 @@ import functools
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.planar.values import POSITIVE, Value
+from jaxcontact.planar.values import NONNEGATIVE, POSITIVE, Value
 from jaxcontact.spatial import bodies as B
 from jaxcontact.spatial.bodies import Body
 from jaxcontact.spatial.contacts import Contact
 from jaxcontact.spatial.forces import Load, SpringDamper
 from jaxcontact.spatial.joints import Joint
-from jaxcontact.system import ContactLaws, LagrangianSystem
+from jaxcontact.system import CompliantLaws, ContactLaws, LagrangianSystem
 
 
 class Assembly:
@@ -46,6 +46,7 @@ class Assembly:
         self.contacts: list[Contact] = []
         self.joints: list = []
         self.loads: list = []
+        self.compliant_laws: dict = {}  # contact -> {field: Value} of its compliant law
         self.ground = Body("ground", None)
 
     def add_body(self, name: str, mass, inertia) -> Body:
@@ -59,8 +60,16 @@ class Assembly:
         self.bodies.append(body)
         return body
 
-    def add_contact(self, contact: Contact) -> Contact:
-        """Add a contact element (:mod:`jaxcontact.spatial.contacts`) between bodies of this assembly."""
+    def add_contact(self, contact: Contact, compliant: dict | None = None) -> Contact:
+        """Add a contact element (:mod:`jaxcontact.spatial.contacts`) between bodies of this assembly.
+
+        Rigid by default (Newton restitution, Coulomb cone: Moreau–Jean). ``compliant`` — a dict of
+        value specs ``stiffness`` K (required), ``exponent`` n (1.5, Hertz), ``damping`` c (0),
+        ``slip_width`` (1e-3 m/s), ``slip_width0`` (0) — makes it a force law instead
+        (docs/theory/compliant.md: F_N = K δ^n + c δ^n δ̇, regularized Coulomb on the tangent
+        plane; the penalty scheme). A compliant contact has no restitution (give None): its
+        damping sets the rebound (:func:`jaxcontact.contact_laws.restitution_damping`).
+        """
         if not isinstance(contact, Contact):
             raise TypeError(f"add_contact takes a spatial contact element; got {type(contact).__name__}")
         where = f"contact {contact.name!r}"
@@ -76,6 +85,11 @@ class Assembly:
         if a is not None and a is getattr(contact, "b", None):
             raise ValueError(f"{where}: a and b are the same body {a.name!r} (a contact joins two bodies)")
         self._own(contact, where)
+        if compliant is not None:
+            self.compliant_laws[contact] = _compliant_law(contact, compliant)
+        elif contact.restitution is None:
+            raise ValueError(f"contact {contact.name!r}: a rigid contact needs a restitution "
+                             f"(or give compliant=dict(stiffness=…))")
         self.contacts.append(contact)
         return contact
 
@@ -116,8 +130,13 @@ class Assembly:
             checks += [(v, f"body {b.name!r} inertia[{i}]", POSITIVE.pred, POSITIVE.text) for i, v in enumerate(b.inertia)]
         for c in self.contacts:
             for field, (spec, rule) in c.physical().items():
+                if field == "restitution" and c in self.compliant_laws:
+                    continue  # none: the damping sets the rebound
                 checks.append((Value(spec, f"contact {c.name!r} {field}"), f"contact {c.name!r} {field}",
                                rule.pred, rule.text))
+        for c, law in self.compliant_laws.items():
+            checks += [(v, f"contact {c.name!r} {field}", COMPLIANT_FIELDS[field].pred, COMPLIANT_FIELDS[field].text)
+                       for field, v in law.items()]
         for ld in self.loads:
             for field, (spec, rule) in ld.physical().items():
                 checks.append((Value(spec, f"load {ld.name!r} {field}"), f"load {ld.name!r} {field}",
@@ -135,6 +154,9 @@ class Assembly:
                     raise ValueError(f"joint {j.name!r} {field} = {spec!r} must be three coordinates")
                 for v in spec:
                     Value(v, f"joint {j.name!r} {field}").check(p)
+            for field, v in j.values().items():
+                if not np.all(np.isfinite(np.asarray(v.check(p)))):
+                    raise ValueError(f"joint {j.name!r} {field} = {v.check(p)} breaks the rule: finite")
         for b in self.bodies:
             moments = np.stack([np.asarray(v.check(p)) for v in b.inertia])
             for i in range(3):
@@ -198,34 +220,83 @@ class Assembly:
         """Φ of every joint (m,)."""
         return jnp.concatenate([j.rows(q, t, p) for j in self.joints])
 
+    def _group(self, compliant: bool):
+        return [c for c in self.contacts if (c in self.compliant_laws) == compliant]
+
     def gaps(self, q, t, p):
-        """Gaps of every contact point (k,)."""
-        return jnp.concatenate([c.gaps(q, p) for c in self.contacts])
+        """Gaps of every rigid contact point (k,)."""
+        return jnp.concatenate([c.gaps(q, p) for c in self._group(False)])
 
     def slip_velocity(self, q, u, t, p):
-        """Slip velocities (k, 2) along each contact's tangent pair."""
-        return jnp.concatenate([c.slips(q, u, p) for c in self.contacts])
+        """Slip velocities (k, 2) of the rigid contacts along each contact's tangent pair."""
+        return jnp.concatenate([c.slips(q, u, p) for c in self._group(False)])
+
+    def compliant_gaps(self, q, t, p):
+        """Gaps of every compliant contact point (kc,)."""
+        return jnp.concatenate([c.gaps(q, p) for c in self._group(True)])
+
+    def compliant_slip_velocity(self, q, u, t, p):
+        """Slip velocities (kc, 2) of the compliant contacts."""
+        return jnp.concatenate([c.slips(q, u, p) for c in self._group(True)])
+
+    @staticmethod
+    def _per_point(contacts, value, p):
+        return jnp.concatenate([jnp.broadcast_to(jnp.asarray(value(c)(p), jnp.result_type(float)), (c.size,))
+                                for c in contacts])
 
     def laws(self, p):
-        """ContactLaws (k,): each contact's restitution and friction on each of its points."""
-        def per_point(field):
-            return jnp.concatenate([jnp.broadcast_to(jnp.asarray(Value(getattr(c, field), f"contact {c.name!r} "
-                                                                       f"{field}")(p), jnp.result_type(float)),
-                                                     (c.size,)) for c in self.contacts])
-        e, mu = per_point("restitution"), per_point("friction")
+        """ContactLaws (k,): each rigid contact's restitution and friction on each of its points."""
+        rigid = self._group(False)
+        e, mu = (self._per_point(rigid, lambda c, f=f: Value(getattr(c, f), f"contact {c.name!r} {f}"), p)
+                 for f in ("restitution", "friction"))
         return ContactLaws(e, jnp.zeros_like(e), mu)
 
-    def system(self) -> LagrangianSystem:
-        """The LagrangianSystem of the bodies, joints and contacts (Coulomb cones, quaternion kinematics)."""
+    def compliant_law_values(self, p):
+        """CompliantLaws (kc,) of the compliant contacts (static friction = the dynamic μ: the regularized
+        law has no sticking)."""
+        soft = self._group(True)
+        mu = self._per_point(soft, lambda c: Value(c.friction, f"contact {c.name!r} friction"), p)
+        fields = {f: self._per_point(soft, lambda c, f=f: self.compliant_laws[c][f], p) for f in COMPLIANT_FIELDS}
+        return CompliantLaws(friction=mu, static_friction=mu, **fields)
+
+    def system(self, compliant_damping: str = "hunt_crossley",
+               friction_regularization: str = "exponential") -> LagrangianSystem:
+        """The LagrangianSystem of the bodies, joints and contacts (Coulomb cones, quaternion kinematics);
+        the compliant contacts' damping model and friction regularization are static choices
+        (:class:`jaxcontact.system.LagrangianSystem`)."""
         if not self.bodies:
             raise ValueError("the assembly has no body")
         n = self.n_bodies
-        contacts = bool(self.contacts)
+        rigid, soft = bool(self._group(False)), bool(self._group(True))
         return LagrangianSystem(
             n_dof=7 * n, n_velocities=6 * n, mass=self.mass, forces=self.forces,
             constraints=self.constraints if self.joints else None,
-            gaps=self.gaps if contacts else None, slip_velocity=self.slip_velocity if contacts else None,
-            laws=self.laws if contacts else None, potential=self.potential, names=self.names(),
+            gaps=self.gaps if rigid else None, slip_velocity=self.slip_velocity if rigid else None,
+            laws=self.laws if rigid else None, potential=self.potential, names=self.names(),
+            compliant_gaps=self.compliant_gaps if soft else None,
+            compliant_slip_velocity=self.compliant_slip_velocity if soft else None,
+            compliant_laws=self.compliant_law_values if soft else None,
+            compliant_damping=compliant_damping, friction_regularization=friction_regularization,
             velocity_map=functools.partial(B.velocity_map, n_bodies=n),
             position_update=functools.partial(B.position_update, n_bodies=n),
             tangent_directions=2, gyroscopic=True, diagonal_mass=True, velocity_names=self.velocity_names())
+
+
+# The compliant law's fields, their rules and defaults (docs/theory/compliant.md).
+COMPLIANT_FIELDS = {"stiffness": NONNEGATIVE, "exponent": POSITIVE, "damping": NONNEGATIVE,
+                    "slip_width": POSITIVE, "slip_width0": NONNEGATIVE}
+COMPLIANT_DEFAULTS = {"exponent": 1.5, "damping": 0.0, "slip_width": 1e-3, "slip_width0": 0.0}
+
+
+def _compliant_law(contact, spec) -> dict:
+    """{field: Value} of a compliant law given as a dict of value specs (see :meth:`Assembly.add_contact`)."""
+    where = f"contact {contact.name!r}"
+    if not isinstance(spec, dict):
+        raise ValueError(f"{where}: compliant must be a dict of law values; got {spec!r}")
+    unknown = sorted(set(spec) - set(COMPLIANT_FIELDS))
+    if unknown or "stiffness" not in spec:
+        raise ValueError(f"{where}: compliant needs 'stiffness' and takes {sorted(COMPLIANT_FIELDS)}; got {sorted(spec)}")
+    if contact.restitution is not None:
+        raise ValueError(f"{where}: a compliant contact has no restitution (give restitution=None: its damping sets "
+                         f"the rebound, jaxcontact.contact_laws.restitution_damping)")
+    return {f: Value(v, f"{where} {f}") for f, v in {**COMPLIANT_DEFAULTS, **spec}.items()}

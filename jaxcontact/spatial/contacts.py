@@ -14,7 +14,8 @@ specs) and take the world-frame gap geometry from :mod:`jaxcontact.spatial.geome
 * :class:`CapsulePlane` — a capsule's two end spheres on the plane;
 * :class:`CapsuleCapsule` — the closest points of two capsules' segments;
 * :class:`PinInHole` — a cylindrical pin in a cylindrical hole with radial clearance (the spatial
-  clearance joint): the two ends of the pin's axis against the hole's wall.
+  clearance joint): the two ends of the pin's axis against the hole's wall;
+* :class:`SphereInSphere` — a ball in a spherical socket with clearance (the spherical clearance joint).
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.planar.values import POSITIVE, Value, law_range_rule
+from jaxcontact.planar.values import POSITIVE, Value, is_number, law_range_rule
 from jaxcontact.spatial.bodies import Body, pose, point_velocity
 from jaxcontact.spatial.geometry import (box_plane_gaps, capsule_capsule_gap, capsule_plane_gaps,  # noqa: F401
-                                         pin_in_hole_gaps, sphere_plane_gap, sphere_sphere_gap, tangent_basis)
+                                         pin_in_hole_gaps, sphere_in_sphere_gap, sphere_plane_gap,
+                                         sphere_sphere_gap, tangent_basis)
 
 
 # --- contact elements -----------------------------------------------------------------------------------------
@@ -382,3 +384,56 @@ def _ground() -> Body:
 def _side(body) -> Body:
     """A contact's side a: the body, or the ground for None."""
     return _GROUND if body is None else body
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SphereInSphere(Contact):
+    """A spherical clearance joint: a ball of ``ball_radius`` centred at ``ball_point`` of body ``b`` inside a
+    socket of ``socket_radius`` centred at ``socket_point`` of body ``a`` (None: the ground), points in the
+    body frames. The clearance c = r_s − r_b must be > 0 (:func:`jaxcontact.spatial.geometry.sphere_in_sphere_gap`)."""
+
+    a: Body = None
+    socket_point: tuple = (0.0, 0.0, 0.0)
+    socket_radius: Any = None
+    b: Body = None
+    ball_point: tuple = (0.0, 0.0, 0.0)
+    ball_radius: Any = None
+
+    def __post_init__(self):
+        if not isinstance(self.b, Body) or self.b.is_ground:
+            raise ValueError(f"contact {self.name!r}: the ball's body b must be a body of the assembly; got {self.b!r}")
+        for field in ("socket_point", "ball_point"):
+            spec = getattr(self, field)
+            if not isinstance(spec, (tuple, list)) or len(spec) != 3:
+                raise ValueError(f"contact {self.name!r} {field} = {spec!r} must be three coordinates (body frame)")
+        if is_number(self.socket_radius) and is_number(self.ball_radius) and \
+                not float(self.socket_radius) > float(self.ball_radius):
+            raise ValueError(f"contact {self.name!r}: clearance = socket_radius − ball_radius = "
+                             f"{float(self.socket_radius) - float(self.ball_radius)} breaks the rule > 0 (the ball "
+                             f"must fit in its socket)")
+
+    def vectors(self) -> dict:
+        """The socket's and the ball's centres (points)."""
+        return {"socket_point": (self.socket_point, False), "ball_point": (self.ball_point, False)}
+
+    def _radii(self, p):
+        rs = _value(self.socket_radius, f"contact {self.name!r} socket_radius")(p)
+        rb = _value(self.ball_radius, f"contact {self.name!r} ball_radius")(p)
+        return rs, rb
+
+    def physical(self) -> dict:
+        """field -> (value spec, rule); the clearance r_s − r_b > 0 too."""
+        return {**super().physical(), "socket_radius": (self.socket_radius, POSITIVE),
+                "ball_radius": (self.ball_radius, POSITIVE),
+                "clearance": (lambda p: jnp.subtract(*self._radii(p)), POSITIVE)}
+
+    def frames(self, q, p):
+        """(gaps, points, normals, a, b): the point on the ball's surface, the normal −ê from the socket's side."""
+        a = _side(self.a)
+        xa, Ra = pose(q, a)
+        xb, Rb = pose(q, self.b)
+        xs = xa + Ra @ _vector(self.socket_point, p, q.dtype, f"contact {self.name!r} socket_point")
+        xc = xb + Rb @ _vector(self.ball_point, p, q.dtype, f"contact {self.name!r} ball_point")
+        rs, rb = self._radii(p)
+        gap, point, n = sphere_in_sphere_gap(xs, jnp.asarray(rs, q.dtype), xc, jnp.asarray(rb, q.dtype))
+        return gap[None], point[None], n[None], a, self.b

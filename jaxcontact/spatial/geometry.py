@@ -181,3 +181,17 @@ def pin_in_hole_gaps(hole_point, hole_axis, ends, pin_radius, clearance):
     rho = d - (d @ hole_axis)[:, None] * hole_axis
     out = safe_unit(rho, tangent_basis(hole_axis)[0])
     return clearance - safe_norm(rho), ends + pin_radius * out, -out
+
+
+def sphere_in_sphere_gap(socket_centre, socket_radius, ball_centre, ball_radius):
+    """(gap, contact point on the ball, unit normal) of a ball inside a spherical socket.
+
+    gap = c − ‖e‖ with the clearance c = r_s − r_b and the eccentricity e = x_b − x_s; the ball
+    touches the socket at x_b + r_b ê, and the normal −ê makes ġ = n·(v_b − v_a). At zero
+    eccentricity ê is undefined: the ball is then centred, the gap is the whole clearance (the
+    contact is wide open, so no law reads its normal), and the gradient of ‖e‖ is 0 (its
+    subgradient at the minimum) and the normal −e_z, finite in value and derivative.
+    """
+    e = ball_centre - socket_centre
+    unit = safe_unit(e, jnp.asarray([0.0, 0.0, 1.0], e.dtype))
+    return socket_radius - ball_radius - safe_norm(e), ball_centre + ball_radius * unit, -unit

@@ -12,6 +12,8 @@ joint is assembled):
 * :class:`Prismatic` — cylindrical without the rotation about the axis: also (R_a t_1(a))·(R_b t_2(b)) (5 rows);
 * :class:`Fixed` — spherical, and the frames keep their relative orientation:
   (R_a e_1)·(R_b e_2), (R_a e_2)·(R_b e_3), (R_a e_3)·(R_b e_1) (6 rows; frames aligned at assembly).
+* :class:`Driver` — a rheonomic row: b's reference direction turned about a's axis by the angle φ(t)
+  from a's: (R_b r_b)·R_a(−sin φ r_a + cos φ (n_a × r_a)) = sin(θ − φ) (1 row; with a revolute, a motor).
 
 (t_1, t_2) is the tangent pair of a unit axis (:func:`jaxcontact.spatial.contacts.tangent_basis`).
 The orientation rows are dot products, zero when assembled and regular there (their Jacobian has
@@ -23,7 +25,9 @@ point coordinate may be a value spec (a name or expression: a length as a parame
 from __future__ import annotations
 
 import dataclasses
+
 import jax.numpy as jnp
+import numpy as np
 
 from jaxcontact.planar.values import Value
 from jaxcontact.spatial.bodies import Body, pose
@@ -64,6 +68,10 @@ class Joint:
         """Φ of this joint (``size``,)."""
         pa, pb, _, _ = self._points(q, p)
         return pa - pb
+
+    def values(self) -> dict:
+        """field -> Value of the joint's value specs beyond its points (checked by the assembly)."""
+        return {}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -150,3 +158,49 @@ class Fixed(Joint):
         pa, pb, Ra, Rb = self._points(q, p)
         return jnp.concatenate([pa - pb, jnp.stack([Ra[:, 0] @ Rb[:, 1], Ra[:, 1] @ Rb[:, 2], Ra[:, 2] @ Rb[:, 0]])])
 
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Driver(_Axial):
+    """Drives the rotation of b about a's axis ``axis_a`` (a unit vector of a's frame): the angle θ from a's
+    ``reference_a`` to b's ``reference_b`` (both ⊥ the axis, in their bodies' frames) follows ``angle``,
+    a value spec that may use t (e.g. "omega*t"). One row, sin(θ − φ(t)): regular where it vanishes, so
+    the time stepping (which starts on it) keeps the branch θ = φ. The points are not used.
+    Pair it with a :class:`Revolute` about the same axis: together, a motor at a prescribed angle."""
+
+    point_a: tuple = (0.0, 0.0, 0.0)
+    b: Body = None
+    reference_a: tuple = (1.0, 0.0, 0.0)
+    reference_b: tuple = (1.0, 0.0, 0.0)
+    angle: object = 0.0
+
+    size = 1
+
+    def __post_init__(self):
+        if not isinstance(self.b, Body) or self.b.is_ground:
+            raise ValueError(f"joint {self.name!r}: the driven body b must be a body of the assembly; got {self.b!r}")
+        for field in ("axis_a", "reference_a", "reference_b"):
+            v = np.asarray(getattr(self, field), float)
+            if v.shape != (3,) or not np.all(np.isfinite(v)) or not np.linalg.norm(v) > 0:
+                raise ValueError(f"joint {self.name!r} {field} = {getattr(self, field)!r} must be three finite "
+                                 f"numbers, not all zero")
+        n, r = (np.asarray(v, float) / np.linalg.norm(v) for v in (self.axis_a, self.reference_a))
+        if abs(n @ r) > 1e-12:
+            raise ValueError(f"joint {self.name!r} reference_a = {self.reference_a!r} must be perpendicular to "
+                             f"axis_a = {self.axis_a!r}")
+        Value(self.angle, f"joint {self.name!r} angle", time_ok=True)  # parsed now: a bad expression fails here
+
+    def values(self) -> dict:
+        """{"angle": Value}: the prescribed angle (may use t)."""
+        return {"angle": Value(self.angle, f"joint {self.name!r} angle", time_ok=True)}
+
+    def rows(self, q, t, p):
+        """Φ (1,): sin(θ − φ(t))."""
+        ground = Body("ground", None)
+        _, Ra = pose(q, self.a if self.a is not None else ground)
+        _, Rb = pose(q, self.b)
+        n = _unit(jnp.asarray(self.axis_a, q.dtype))
+        ra = _unit(jnp.asarray(self.reference_a, q.dtype))
+        rb = Rb @ _unit(jnp.asarray(self.reference_b, q.dtype))
+        phi = jnp.asarray(Value(self.angle, f"joint {self.name!r} angle", time_ok=True)(p, t), q.dtype)
+        return (rb @ (Ra @ (jnp.cos(phi) * jnp.cross(n, ra) - jnp.sin(phi) * ra)))[None]

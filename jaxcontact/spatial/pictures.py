@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxcontact.planar.values import Value
-from jaxcontact.spatial.contacts import BoxPlane, SpherePlane, SphereSphere
+from jaxcontact.spatial.contacts import BoxPlane, SphereInSphere, SpherePlane, SphereSphere
 
 
 def _matrix(quat):
@@ -21,21 +21,29 @@ def _matrix(quat):
 
 
 def _shapes(assembly, p):
-    """(body index, kind, size) of every drawable shape: ("sphere", r) or ("box", half extents)."""
+    """(body index, kind, size, body-frame centre) of every drawable shape: ("sphere", r) or ("box", half extents)."""
     out = []
+    zero = np.zeros(3)
     for c in assembly.contacts:
         if isinstance(c, SpherePlane):
-            out.append((c.body.index, "sphere", float(Value(c.radius, "radius")(p))))
+            out.append((c.body.index, "sphere", float(Value(c.radius, "radius")(p)), zero))
         elif isinstance(c, SphereSphere):
-            out += [(c.a.index, "sphere", float(Value(c.radius_a, "radius")(p))),
-                    (c.b.index, "sphere", float(Value(c.radius_b, "radius")(p)))]
+            out += [(c.a.index, "sphere", float(Value(c.radius_a, "radius")(p)), zero),
+                    (c.b.index, "sphere", float(Value(c.radius_b, "radius")(p)), zero)]
+        elif isinstance(c, SphereInSphere):  # the ball (the socket is inside the crank's drawing)
+            out.append((c.b.index, "sphere", float(Value(c.ball_radius, "radius")(p)),
+                        np.array([float(Value(v, "ball point")(p)) for v in c.ball_point])))
         elif isinstance(c, BoxPlane):
-            out.append((c.body.index, "box", np.array([float(Value(h, "half extent")(p)) for h in c.half_extents])))
+            out.append((c.body.index, "box", np.array([float(Value(h, "half extent")(p)) for h in c.half_extents]),
+                        zero))
     return [s for s in dict(((s[0], s[1]), s) for s in out if s[0] is not None).values()]
 
 
 def _draw(ax, kind, size, x, R, color, alpha):
-    if kind == "sphere":
+    if kind == "segment":  # size: the two body-frame end points
+        ends = x[:, None] + R @ np.asarray(size, float).T
+        ax.plot(*ends, color=color, lw=3.0, alpha=alpha, solid_capstyle="round")
+    elif kind == "sphere":
         a = np.linspace(0, 2 * np.pi, 25)
         for lat in np.linspace(-np.pi / 3, np.pi / 3, 3):  # parallels
             ring = np.stack([np.cos(a) * np.cos(lat), np.sin(a) * np.cos(lat), np.full_like(a, np.sin(lat))])
@@ -54,10 +62,14 @@ def _draw(ax, kind, size, x, R, color, alpha):
                     ax.plot(*v[[i, j]].T, color=color, lw=1.0, alpha=alpha)
 
 
-def snapshots(traj, params, path: str, *, assembly, count: int = 6, plane_normal=(0.0, 0.0, 1.0)) -> str:
+def snapshots(traj, params, path: str, *, assembly, count: int = 6, plane_normal=(0.0, 0.0, 1.0), segments=(),
+              boxes=()) -> str:
     """Draw ``count`` snapshots of one trajectory of ``assembly``'s bodies into ``path`` (PNG); return the path.
 
     ``plane_normal``: the ground plane's normal through the origin (drawn as a grey square), or None.
+    Bodies without a contact shape (the bars of a mechanism): ``segments`` — (body index, end A, end B)
+    with the ends in the body frame, drawn as thick lines; ``boxes`` — (body index, half extents) about
+    the body's centre.
     """
     import matplotlib
 
@@ -69,7 +81,8 @@ def snapshots(traj, params, path: str, *, assembly, count: int = 6, plane_normal
     if q.ndim != 2:
         raise ValueError(f"snapshots takes one trajectory; got q of shape {q.shape} (a batch? index it)")
     p = {k: np.asarray(v) for k, v in params.items()}
-    shapes = _shapes(assembly, p)
+    shapes = _shapes(assembly, p) + [(b, "segment", np.array([a, e], float), np.zeros(3)) for b, a, e in segments] \
+        + [(b, "box", np.asarray(h, float), np.zeros(3)) for b, h in boxes]
     fig = plt.figure(figsize=(7, 6), layout="constrained")
     ax = fig.add_subplot(projection="3d")
     rows = np.unique(np.linspace(0, len(t) - 1, count).round().astype(int))
@@ -78,9 +91,10 @@ def snapshots(traj, params, path: str, *, assembly, count: int = 6, plane_normal
         ax.plot(*centres[:, b].T, color="0.4", lw=0.8, ls="--")
     for k, r in enumerate(rows):
         alpha = 0.25 + 0.75 * (k + 1) / len(rows)
-        for body, kind, size in shapes:
+        for body, kind, size, offset in shapes:
             qb = q[r, 7 * body:7 * body + 7]
-            _draw(ax, kind, size, qb[:3], _matrix(qb[3:] / np.linalg.norm(qb[3:])), f"C{body % 10}", alpha)
+            R = _matrix(qb[3:] / np.linalg.norm(qb[3:]))
+            _draw(ax, kind, size, qb[:3] + R @ offset, R, f"C{body % 10}", alpha)
     lo, hi = centres.reshape(-1, 3).min(axis=0), centres.reshape(-1, 3).max(axis=0)
     span = max(float(np.max(hi - lo)), 0.3)
     mid = 0.5 * (lo + hi)

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 from jax.scipy.linalg import cho_factor, cho_solve
 
 from jaxcontact.stepping.baumgarte import baumgarte_acceleration_rhs
-from jaxcontact.system import LagrangianSystem, coordinate_rate
+from jaxcontact.system import LagrangianSystem, coordinate_rate, velocity_matrix
 
 ADAPTIVE_METHODS = ("tsit5", "dopri5", "kvaerno5")
 
@@ -63,23 +63,33 @@ def spd_solve(A, B):
     return jnp.stack(x)
 
 
-def second_rate(fn, q, u, t):
-    """fn(q, t), its rate along (u, 1) and its second rate at u̇ = 0 (two nested forward passes)."""
+def second_rate(fn, q, u, t, rate=None):
+    """fn(q, t), its rate along (q̇, 1) and its second rate at u̇ = 0 (two nested forward passes).
+
+    ``rate(q) -> q̇`` at the fixed velocity u (None: q̇ = u). With a velocity map q̇ = T(q) u the
+    inner rate is taken at every q of the outer pass, so the second rate holds the T_q term.
+    """
     one = jnp.ones_like(t)
+    rate = (lambda qq: u) if rate is None else rate
 
     def value_and_rate(qq, tt):
-        return jax.jvp(fn, (qq, tt), (u, one))
+        return jax.jvp(fn, (qq, tt), (rate(qq), one))
 
-    (g, g_dot), (_, g_ddot) = jax.jvp(value_and_rate, (q, t), (u, one))
+    (g, g_dot), (_, g_ddot) = jax.jvp(value_and_rate, (q, t), (rate(q), one))
     return g, g_dot, g_ddot
 
 
 def bilateral_rows(system: LagrangianSystem, p, q, u, t, alpha, beta):
-    """(Φ_q, rhs) of the Baumgarte-stabilised acceleration rows Φ_q u̇ = rhs (empty without constraints)."""
+    """(Φ_q, rhs) of the Baumgarte-stabilised acceleration rows Φ_q u̇ = rhs (empty without constraints);
+    Φ_q is the Jacobian in the velocities u (∂Φ/∂q T(q) with a velocity map)."""
     if system.constraints is None:
-        return jnp.zeros((0, q.shape[0]), q.dtype), jnp.zeros((0,), q.dtype)
-    phi, phi_dot, convective = second_rate(lambda qq, tt: system.constraints(qq, tt, p), q, u, t)
+        return jnp.zeros((0, u.shape[0]), q.dtype), jnp.zeros((0,), q.dtype)
+    phi, phi_dot, convective = second_rate(lambda qq, tt: system.constraints(qq, tt, p), q, u, t,
+                                           lambda qq: coordinate_rate(system, qq, u))
     phi_q = jax.jacfwd(system.constraints)(q, t, p)
+    T = velocity_matrix(system, q)
+    if T is not None:
+        phi_q = phi_q @ T
     return phi_q, -convective + baumgarte_acceleration_rhs(phi, phi_dot, alpha, beta)
 
 
@@ -103,13 +113,13 @@ def constrained_response(M, phi_q, force, columns, rhs, diagonal_mass=False):
 def constrained_acceleration(system: LagrangianSystem, p, q, u, t, force, alpha, beta, diagonal_mass=False):
     """(u̇, λ) of M u̇ = force + Φ_qᵀ λ with the Baumgarte-stabilised Φ̈ + 2αΦ̇ + β²Φ = 0.
 
-    ``force`` (n,) is every generalized force but the bilateral one. Without
+    ``force`` (n_u,) is every generalized force but the bilateral one. Without
     constraints λ is empty and u̇ = M⁻¹ force. ``diagonal_mass`` (static): M is
     diagonal (planar bodies), so M⁻¹ is a division (see :class:`MoreauJean`).
     """
     t = jnp.asarray(t, q.dtype)
     phi_q, rhs = bilateral_rows(system, p, q, u, t, alpha, beta)
-    a, lam, _, _ = constrained_response(system.mass(q, p), phi_q, force, jnp.zeros((q.shape[0], 0), q.dtype), rhs,
+    a, lam, _, _ = constrained_response(system.mass(q, p), phi_q, force, jnp.zeros((u.shape[0], 0), q.dtype), rhs,
                                         diagonal_mass)
     return a, lam
 

@@ -12,7 +12,14 @@ Q_C comes from :func:`jaxcontact.system.compliant_contact_forces`. The
 convective term Φ̈|_{u̇=0} = (Φ_q u)_q u + 2 Φ_qt u + Φ_tt is a second
 directional derivative of Φ along (u, 1), by two nested forward passes.
 
-The ODE (q̇, u̇) = (u, u̇(q, u, t)) is integrated with classical RK4 at a fixed
+Spatial bodies (a velocity map, ``Scheme.spatial``): the ODE is (q̇, u̇) = (T(q) u, u̇), every
+Jacobian is taken in the velocities (``bilateral_rows``, ``compliant_contact_forces``), and the
+step's end q is retracted onto unit quaternions (:func:`jaxcontact.system.retract`; RK4 keeps
+|quaternion| = 1 to O(h⁵) per step, the retraction stops that accumulating). Spatial friction
+is the isotropic regularized law on the contact's tangent plane; ``P_T`` then holds the two
+tangent impulses of each contact (t1, t2 of contact 0, then of contact 1, …: Moreau–Jean's order).
+
+The ODE (q̇, u̇) = (T(q) u, u̇(q, u, t)) (T = I for planar bodies) is integrated with classical RK4 at a fixed
 step (jit/vmap/grad-able, a fixed cost per step), or — ``method`` — with an
 adaptive diffrax solver inside each simulation step (Tsit5/Dopri5 explicit,
 Kvaerno5 implicit): small steps only around impacts, at the price of a
@@ -44,7 +51,7 @@ from jaxcontact.stepping.baumgarte import baumgarte_rates
 from jaxcontact.stepping.kernels import ADAPTIVE_METHODS, constrained_acceleration, constraint_residuals, \
     diffrax_solver, quadrature, rk4
 from jaxcontact.stepping.projection import Projection
-from jaxcontact.system import LagrangianSystem, compliant_contact_forces, energy
+from jaxcontact.system import LagrangianSystem, compliant_contact_forces, coordinate_rate, energy, retract
 
 METHODS = ("rk4",) + ADAPTIVE_METHODS
 
@@ -65,7 +72,7 @@ class Dynamics(NamedTuple):
     acceleration: jax.Array  # u̇ (n,)
     multipliers: jax.Array  # λ (m,): Φ_qᵀ λ is the joint force (driving torque for a driver row)
     normal_force: jax.Array  # F_N (kc,)
-    friction_force: jax.Array  # F_T (kc,)
+    friction_force: jax.Array  # F_T (kc · tangent_directions,)
 
 
 @register
@@ -101,6 +108,7 @@ class Penalty(Scheme):
 
     name: ClassVar[str] = "penalty"
     contact_kinds: ClassVar[frozenset] = frozenset({"compliant"})
+    spatial: ClassVar[bool] = True
 
     def __post_init__(self):
         if not callable(self.baumgarte):
@@ -133,7 +141,7 @@ class Penalty(Scheme):
         alpha, beta = self.baumgarte(p, h)
         a, lam = constrained_acceleration(system, p, q, u, t, system.forces(q, u, t, p) + Q, alpha, beta,
                                           self.diagonal_mass or system.diagonal_mass)
-        return Dynamics(a, lam, F_N, F_T)
+        return Dynamics(a, lam, F_N, jnp.reshape(F_T, (-1,)))
 
     def active(self, system: LagrangianSystem, p, state: PenaltyState):
         """Compliant contacts in penetration (g ≤ 0)."""
@@ -147,12 +155,13 @@ class Penalty(Scheme):
         h = jnp.asarray(dt, q.dtype)
         kc = 0 if system.compliant_gaps is None else jax.eval_shape(system.compliant_gaps, q, t, p).shape[0]
         # Increments of (q, u) and the impulses ∫F_N, ∫F_T over the step, integrated together.
-        zero = (jnp.zeros_like(q), jnp.zeros_like(u), jnp.zeros((kc,), q.dtype), jnp.zeros((kc,), q.dtype))
+        zero = (jnp.zeros_like(q), jnp.zeros_like(u), jnp.zeros((kc,), q.dtype),
+                jnp.zeros((kc * system.tangent_directions,), q.dtype))
         if self.method == "rk4":
             (dq, du, P_N, P_T), ok, steps = self._rk4(system, p, q, u, t, h, zero)
         else:
             (dq, du, P_N, P_T), ok, steps = self._adaptive(system, p, q, u, t, h, zero)
-        q_E, u_E = q + dq, u + du
+        q_E, u_E = retract(system, q + dq), u + du
         t_E = state.t0 + (state.i + 1) * h
         converged = ok & jnp.all(jnp.isfinite(u_E))
         if self.projection is not None:
@@ -170,7 +179,7 @@ class Penalty(Scheme):
     def _rk4(self, system, p, q, u, t, h, zero):
         def derivative(y, s):
             d = self.dynamics(system, p, y[0], y[1], s, h)
-            return (y[1], d.acceleration), (d.normal_force, d.friction_force)
+            return (coordinate_rate(system, y[0], y[1]), d.acceleration), (d.normal_force, d.friction_force)
 
         _, (k_q, k_u), (F_N, F_T), w = rk4(derivative, (q, u), t, h)
         inc = tuple(quadrature(w, x) for x in (k_q, k_u, F_N, F_T))
@@ -189,7 +198,7 @@ class Penalty(Scheme):
         def rhs(s, y, args):
             dq, du, _, _ = y
             d = self.dynamics(system, p, q + dq, u + du, s, h)
-            return (u + du, d.acceleration, d.normal_force, d.friction_force)
+            return (coordinate_rate(system, q + dq, u + du), d.acceleration, d.normal_force, d.friction_force)
 
         sol = diffrax.diffeqsolve(diffrax.ODETerm(rhs), diffrax_solver(self.method), t, t + h, h, zero,
                                   stepsize_controller=diffrax.PIDController(rtol=self.rtol, atol=self.atol),

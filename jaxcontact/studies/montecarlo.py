@@ -351,6 +351,17 @@ DEFAULT_STUDIES: dict[str, dict] = {
         "outcomes": ("final:ball.x", "max:ball.z", "series:ball.x"),
         "n": 256, "dt": 1e-3, "t_final": 1.0, "save_every": 10, "scheme": "moreau-jean",
     },
+    # The spatial slider–crank with a clearance in the crank–rod ball joint: uncertain clearance, restitution
+    # and friction; one crank turn at 200 rad/s. Rigid ball in socket (Moreau–Jean impacts) by default,
+    # compliant (Hertz, Hunt–Crossley damping matched to the restitution) with --scheme penalty, on the
+    # same samples. peak_impulse is the rigid joint's measure (its impulse / dt scales with the step).
+    "spatial-slider-crank": {
+        "params": ("clearance=uniform(1e-4,5e-4)", "restitution=uniform(0.7,0.95)", "friction=uniform(0.01,0.1)"),
+        "outcomes": ("peak_impulse", "peak_force", "peak_accel:slider.vx", "impacts", "free_flight",
+                     "max:eccentricity", "series:eccentricity", "series:slider.x"),
+        "n": 64, "dt": 5e-6, "t_final": 0.0314, "save_every": 40, "scheme": "moreau-jean",
+        "model_options": {"moreau-jean": {"contact": "rigid"}, "penalty": {"contact": "compliant"}},
+    },
     "box-toss": {
         "params": ("friction=uniform(0.2,0.6)", "restitution=uniform(0.1,0.5)", "tilt_deg=uniform(0,60)"),
         "outcomes": ("rest_time", "final:box.x", "final:box.y", "impacts", "max_penetration", "series:box.z"),

@@ -19,7 +19,9 @@ peaks and impact counts see every step). Scalar outcomes:
                      ball's first rebound height; NaN if there is no impact)
     peak_force       largest contact force: the largest normal impulse of one step / dt [N]
                      (force-based schemes report the force integrated over the step)
-    peak_accel:<coord>   max |Δu / dt| of a coordinate between consecutive steps
+    peak_accel:<coord>   max |Δu / dt| of a coordinate between consecutive steps; with spatial
+                     bodies (velocities apart from coordinates) <coord> names a velocity
+                     (``slider.vx``: the acceleration of the slider's centre along x)
     free_flight      fraction of the steps in which no contact carries an impulse
                      above ``threshold`` (a clearance joint's journal in free flight)
 
@@ -168,6 +170,20 @@ def _coord_index(system, spec: str, observables=None) -> int:
     return i
 
 
+def _velocity_index(system, spec: str) -> tuple[int, str]:
+    """(index in u, unit of the velocity's coordinate) of the velocity named by ``spec``: a coordinate when
+    q̇ = u, a velocity name (``system.velocity_names``) when the system has a velocity map."""
+    from jaxcontact.models.units import coordinate_unit
+
+    if not system.kinematic_map:
+        return _coord_index(system, spec), coordinate_unit(spec)
+    names = tuple(system.velocity_names)
+    if spec not in names:
+        raise ValueError(f"peak_accel:{spec}: this system's velocities are not its coordinates' rates (spatial "
+                         f"bodies); name a velocity: {list(names)}")
+    return names.index(spec), "rad" if spec.split(".")[-1].startswith("w") else "m"
+
+
 def _gaps(traj, system, params):
     return jax.vmap(lambda q, t: system.gaps(q, t, params))(traj.q, traj.t)
 
@@ -297,11 +313,8 @@ def outcome(name: str, system, *, save_every: int = 1, impact_threshold: float =
                        lambda tr, s, p: peak_impulse(tr.impulse_normal) / h,
                        _fold(jnp.maximum, lambda r, s, p: jnp.max(r.impulse_normal, initial=0.0) / h))
     if kind == "peak_accel" and arg:
-        i = _coord_index(system, arg)  # a coordinate: its velocity is in the state
-        from jaxcontact.models.units import coordinate_unit
-
-        return Outcome(name, "scalar", f"peak |acceleration| of {arg} (Δu/Δt between steps)",
-                       f"{coordinate_unit(arg)}/s²",
+        i, unit = _velocity_index(system, arg)
+        return Outcome(name, "scalar", f"peak |acceleration| of {arg} (Δu/Δt between steps)", f"{unit}/s²",
                        lambda tr, s, p: jnp.max(jnp.abs(jnp.diff(tr.u[:, i]) / h), initial=0.0),
                        _peak_accel_stream(lambda r, s, p: r.u[i], h))
     if kind in ("final", "max", "min") and arg:
