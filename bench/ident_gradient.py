@@ -1,6 +1,6 @@
 """Forward- against reverse-mode loss gradients of an identification fit: compile time, memory, run time.
 
-    python bench/ident_gradient.py [--gradient forward|reverse] [--steps 50] [--case four-bar|ball]
+    python bench/ident_gradient.py [--gradient forward|reverse] [--fit-steps 50] [--case four-bar|ball]
 
 One process per mode (so its peak RSS is its own). The case is the coverage study's four-bar
 restitution fit (``bench/ident_coverage.py``: located impacts, h = 10 ms, 1 s, data simulated at
@@ -10,13 +10,15 @@ h/4 with 1 % noise, guess 20 % off). Prints, as one JSON line:
   first call minus steady state, and the steady state;
 * ``vg_temp_bytes``: XLA's temporary buffer size of that compiled function (reverse mode stores the
   steps for the transpose);
-* ``fit_s``: the whole ``fit`` (L-BFGS ``--steps`` iterations, the interval check), compile included;
+* ``fit_s`` (with ``--fit-steps N`` > 0): the whole ``fit`` (L-BFGS, N iterations, the interval
+  check), compile included;
 * ``peak_rss_gb``: the process's peak resident memory at the end;
 * ``grad_diff`` (reverse run): max |forward − reverse| of the gradient at the guess.
 """
 
 import argparse
 import json
+import os
 import resource
 import sys
 import time
@@ -40,7 +42,7 @@ from jaxcontact.studies.identify import coordinates, fit, forward_gradient, make
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gradient", choices=("forward", "reverse"), default="forward")
-    ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--fit-steps", type=int, default=0)
     ap.add_argument("--case", choices=("four-bar", "ball"), default="four-bar")
     a = ap.parse_args()
     name, over, par, bounds, t_final, dt = CASES[a.case]
@@ -66,19 +68,21 @@ def main():
     # forward run's peak memory is its own.
     other = jax.jit(jax.grad(forward_gradient(loss)))(th) if a.gradient == "reverse" else None
 
-    t0 = time.perf_counter()
-    r = fit(model, t, y, (par,), {par: 0.8 * truth}, {par: bounds}, observe=coordinates(), dt=dt, steps=a.steps,
-            noise=sigma, scheme=scheme, gradient=a.gradient)
-    fit_s = time.perf_counter() - t0
-    lo, hi = r.interval95[par]
+    out = {}
+    if a.fit_steps:
+        t0 = time.perf_counter()
+        r = fit(model, t, y, (par,), {par: 0.8 * truth}, {par: bounds}, observe=coordinates(), dt=dt,
+                steps=a.fit_steps, noise=sigma, scheme=scheme, gradient=a.gradient)
+        out = {"fit_s": round(time.perf_counter() - t0, 1), "estimate": r.estimates[par],
+               "interval": list(r.interval95[par]), "method": r.interval_method[par]}
     print(json.dumps({
-        "case": a.case, "gradient": a.gradient, "steps": a.steps,
+        "case": a.case, "gradient": a.gradient, "fit_steps": a.fit_steps,
         "vg_compile_s": round(timing.compile_s, 2), "vg_run_s": round(timing.steady_s, 4),
         "vg_temp_bytes": None if temp is None else int(temp.temp_size_in_bytes),
-        "fit_s": round(fit_s, 1), "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20, 2),
+        "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20, 2),
         "grad_diff": None if other is None else float(np.max(np.abs(g - np.asarray(other)))), "grad": g.tolist(),
-        "estimate": r.estimates[par], "interval": [lo, hi], "method": r.interval_method[par],
-    }), flush=True)
+        "load": os.getloadavg()[0], "date": time.strftime("%Y-%m-%d %H:%M"),
+    } | out), flush=True)
 
 
 if __name__ == "__main__":

@@ -167,6 +167,7 @@ def make_residuals(model, data_t, observe, fit_names, *, scheme=MoreauJean(), so
     data_t = np.asarray(data_t, float)
     dt = float(model.dt if dt is None else dt)
     check_scheme(scheme, model.system, model.name)
+    scheme = scheme.without_diagnostics()  # the misfit reads q only: no ‖Φ‖, ‖Φ̇‖, energy per step to compile
     if soft:
         scheme = scheme.with_soft_activation(TAU_KEY)  # refused by name when the scheme has none
     base = dict(model.params)
@@ -422,9 +423,10 @@ def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimi
         checked = [ParameterInterval(float(theta[i]), (float(theta[i]),) * 2, "exact fit", (float(theta[i]),) * 2,
                                      (float(theta[i]),) * 2, np.empty(0), np.empty(0)) for i in range(len(fit_names))]
     else:
-        checked = check_intervals(lambda th: jnp.mean(res_fn(th, y_all, tau_end) ** 2), theta, sd,
+        checked = check_intervals(lambda th, y: jnp.mean(res_fn(th, y, tau_end) ** 2), theta, sd,
                                   np.asarray(lo), np.asarray(hi), n_residuals=int(res_fn(theta, y_all, tau_end).size),
-                                  noise=noise, residuals=lambda th: res_fn(th, y_all, tau_end), jacobian=jacobian)
+                                  noise=noise, residuals=lambda th, y: res_fn(th, y, tau_end), jacobian=jacobian,
+                                  args=(y_all,))
     est = {n: c.estimate for n, c in zip(fit_names, checked)}
     lossv = float(jnp.mean(res_fn(jnp.asarray([c.estimate for c in checked]), y_all, tau_end) ** 2))
     post = None

@@ -62,24 +62,25 @@ def loss_read_interval(grid, values, threshold):
 
 def profile_loss(residuals: Callable, i: int, bounds_lo, bounds_hi, *, jacobian=jax.jacfwd,
                  steps: int = LM_STEPS) -> Callable:
-    """(θ_start (p,), x) → (min over θ_-i of mean r(θ)², the minimiser θ) with θ_i = x held: ``steps``
+    """(θ_start (p,), x, *args) → (min over θ_-i of mean r(θ, *args)², the minimiser θ) with θ_i = x held: ``steps``
     Levenberg–Marquardt steps on the other parameters from θ_start, kept inside the bounds; a step that
     does not lower the loss is refused and the damping raised (fixed count: jit/vmap-able).
     ``jacobian``: ``jax.jacfwd`` (p − 1 tangents) or ``jax.jacrev`` for a reverse-only model."""
     lo, hi = jnp.asarray(bounds_lo, float), jnp.asarray(bounds_hi, float)
 
-    def run(theta_start, x):
+    def run(theta_start, x, *args):
         th0 = jnp.asarray(theta_start, float).at[i].set(x)
         others = jnp.arange(th0.size) != i
         span = hi - lo
+        res = lambda th: residuals(th, *args)  # noqa: E731
 
         def mse(th):
-            return jnp.mean(residuals(th) ** 2)
+            return jnp.mean(res(th) ** 2)
 
         def body(carry, _):
             th, f, lam = carry
-            r = residuals(th)
-            J = jacobian(residuals)(th) * others  # columns of the others only
+            r = res(th)
+            J = jacobian(res)(th) * others  # columns of the others only
             A = J.T @ J
             d = jnp.diagonal(A)
             damp = lam * jnp.where(others, jnp.where(d > 0, d, 1.0), 1.0)
@@ -97,28 +98,31 @@ def profile_loss(residuals: Callable, i: int, bounds_lo, bounds_hi, *, jacobian=
 
 
 def check_intervals(loss: Callable, theta, sd, bounds_lo, bounds_hi, *, n_residuals, noise=None,
-                    agree=0.3, residuals: Callable | None = None, jacobian=jax.jacfwd) -> list:
-    """Check the Laplace interval θ̂ ± 1.96 sd of each parameter against ``loss`` (θ (p,) → mean squared
-    residual, jit/vmap-able) along that parameter; see the module docstring. With ``residuals`` (θ → r,
+                    agree=0.3, residuals: Callable | None = None, jacobian=jax.jacfwd, args=()) -> list:
+    """Check the Laplace interval θ̂ ± 1.96 sd of each parameter against ``loss`` (θ (p,), *args → mean squared
+    residual, jit/vmap-able) along that parameter; see the module docstring. With ``residuals`` (θ, *args → r,
     the loss's residual vector) and several parameters, the others are re-optimised at every grid point
-    (the profile likelihood; ``jacobian`` as in :func:`profile_loss`). Returns one
-    :class:`ParameterInterval` per parameter (the estimate possibly moved to a lower loss)."""
+    (the profile likelihood; ``jacobian`` as in :func:`profile_loss`). ``args`` (arrays, e.g. the data) are
+    passed to both as arguments, not compiled in as constants. Returns one :class:`ParameterInterval` per
+    parameter (the estimate possibly moved to a lower loss)."""
     theta = np.asarray(theta, float).copy()
     theta0 = theta.copy()  # the optimiser's estimate, where the Laplace model was built
     sd = np.asarray(sd, float)
     p = theta.size
-    batched = jax.jit(jax.vmap(loss))
+    no_batch = (None,) * len(args)
+    batched_args = jax.jit(jax.vmap(loss, in_axes=(0,) + no_batch))
+    batched = lambda cand: batched_args(cand, *args)  # noqa: E731
     profiled = residuals is not None and p > 1
     out = []
     for i in range(p):
         if profiled:
             prof = jax.jit(jax.vmap(profile_loss(residuals, i, bounds_lo, bounds_hi, jacobian=jacobian),
-                                    in_axes=(None, 0)))
+                                    in_axes=(None, 0) + no_batch))
 
         def along(grid, reoptimise=True):
             """The loss at each grid value of θ_i (the others held, or re-optimised) and the θ it was taken at."""
             if profiled and reoptimise:
-                values, thetas = prof(jnp.asarray(theta), jnp.asarray(grid))
+                values, thetas = prof(jnp.asarray(theta), jnp.asarray(grid), *args)
                 return np.asarray(values), np.asarray(thetas)
             cand = np.tile(theta, (len(grid), 1))
             cand[:, i] = grid
