@@ -20,7 +20,7 @@ Y = ball_exact(T)  # the analytic motion, sampled at the fit's steps: no scheme,
 ARGS = (("restitution",), {"restitution": 0.6}, {"restitution": (0.05, 0.99)})
 
 
-@pytest.mark.slow  # two fits and their loss scans: ~35 s of CPU (reverse mode through four step evaluations)
+@pytest.mark.slow  # two fits and their loss scans: ~35 s of CPU (gradients through four step evaluations)
 def test_analytic_ball_data_give_the_restitution_to_1e_6_with_located_impacts_not_with_the_step_grid():
     r = fit(BALL, T, Y, *ARGS, observe=coordinates(0), dt=H, steps=30, scheme=LOCATED)
     assert abs(r.estimates["restitution"] - 0.73) < 1e-6, r.estimates
@@ -76,7 +76,7 @@ def test_six_second_ball_loss_is_least_at_the_truth_once_resting_contacts_are_pr
     assert abs(best["projected"] - 0.73) < 1e-7, best  # the grid point at the truth
 
 
-@pytest.mark.slow  # a 6 s fit (1500 located steps, forward-mode gradients) and its interval check: ~1–3 min
+@pytest.mark.slow  # a 6 s fit (1500 located, projected steps; forward-mode gradients) and its interval check: minutes
 def test_six_second_ball_fitted_on_finer_step_data_within_1e_6_and_its_interval_contains_the_truth():
     t, y = _fine_ball()
     r = fit(BALL, t, y, *ARGS, observe=coordinates(0), dt=H, steps=50, scheme=PROJECTED)
