@@ -11,6 +11,7 @@ model), sampled at the fit's step; both with ``--impact-location`` (the fit's Mo
 """
 
 import argparse
+import os
 import platform
 import time
 
@@ -18,6 +19,9 @@ import jax
 import numpy as np
 
 jax.config.update("jax_enable_x64", True)
+# Every repetition builds the same programs (the data are arguments): compile them once, on disk.
+jax.config.update("jax_compilation_cache_dir", os.path.join(os.path.dirname(os.path.abspath(__file__)), "out", "jax_cache"))
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
 
 from jaxcontact.models import get_model  # noqa: E402
 from jaxcontact.simulate import simulate  # noqa: E402
@@ -51,10 +55,11 @@ def run(case, reps, location, refine):
         hits += lo < truth < hi
         methods.append(res.interval_method[par])
         print(f"  {case} {r:2d}: {res.estimates[par]:.6f} [{lo:.6f}, {hi:.6f}] {res.interval_method[par]}"
-              f"{'' if lo < truth < hi else '  MISS'}", flush=True)
+              f"{'' if lo < truth < hi else '  MISS'}  ({res.wall_time:.0f} s, {time.strftime('%H:%M')}, "
+              f"load {os.getloadavg()[0]:.1f})", flush=True)
     print(f"{case} (impacts: {location}, data at dt/{refine}): truth {par} = {truth}, {hits}/{reps} intervals contain it (laplace {methods.count('laplace')}, "
           f"profile {methods.count('profile')}); {time.perf_counter() - t0:.0f} s on {platform.machine()}, "
-          f"{time.strftime('%Y-%m-%d')}", flush=True)
+          f"{time.strftime('%Y-%m-%d %H:%M')}, load {os.getloadavg()[0]:.1f}", flush=True)
 
 
 if __name__ == "__main__":

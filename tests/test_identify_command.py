@@ -74,3 +74,18 @@ def test_identify_static_and_dynamic_friction_with_the_event_driven_scheme(tmp_p
     assert rc == 0
     est = json.loads((out / "fit.json").read_text())["estimates"]
     assert est == pytest.approx({"static_friction": 0.4, "friction": 0.3}, rel=1e-3)
+
+
+def test_identify_default_scheme_locates_impacts_and_projects_resting_contacts_where_it_can():
+    from jaxcontact.commands.identify import identify_default
+    from jaxcontact.models import get_model
+    from jaxcontact.stepping import MoreauJean
+    from jaxcontact.stepping.projection import Projection
+
+    ball = get_model("bouncing-ball")
+    assert identify_default(MoreauJean(), ball) == MoreauJean(impact_location="interpolated", projection=Projection())
+    assert identify_default(MoreauJean(), ball, projection=False) == MoreauJean(impact_location="interpolated")
+    siconos = MoreauJean(force_rule="siconos")  # cannot locate impacts: keeps its own law
+    assert identify_default(siconos, ball) == siconos
+    box = get_model("box-toss")  # spatial contacts: neither located impacts nor contact projection yet
+    assert identify_default(MoreauJean(), box) == MoreauJean()

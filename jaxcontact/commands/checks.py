@@ -275,8 +275,9 @@ def study_size(model, *, n_simulations: int, n_params: int, n_steps: int, save_e
 
 
 def fit_size(model, n_steps: int, starts: int, iterations: int) -> Size:
-    """A fit: reverse mode keeps every step's state of every start; each iteration simulates them all.
-    It writes only fit.json and two figures."""
+    """A fit: every step's state of every start is kept (the trajectory the misfit is read from; reverse-mode
+    gradients keep about as much again); each iteration simulates them all. It writes only fit.json and two
+    figures."""
     one = trajectory_size(model, n_steps, 1)
     return Size(starts * one.memory_bytes, 0.0, float(starts) * iterations * n_steps)
 

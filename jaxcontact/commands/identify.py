@@ -10,7 +10,10 @@ match its columns. Writes ``fit.json`` (estimates, sd, 95 % intervals, loss hist
 iterations, wall time), ``convergence.png`` and ``fit_vs_data.png``.
 With the Moreau–Jean scheme, impacts are located inside the step by default
 (``--impact-location interpolated``; ``step`` reproduces a ``simulate`` run of the same
-step exactly), unless ``--smooth`` asks for the other remedy.
+step exactly) and resting contacts and joints are projected after every step
+(``--no-projection``: not), unless ``--smooth`` asks for the other remedy
+(:func:`identify_default`). The loss gradient is forward mode for a few parameters
+(``--gradient``).
 """
 
 from __future__ import annotations
@@ -51,6 +54,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grid-start", type=checks.nonnegative_int, default=0, metavar="K",
                    help="K-point coordinate grid search over the bounds before the optimiser (0: off)")
     add_scheme_arguments(p)
+    p.add_argument("--no-projection", action="store_true",
+                   help="identify's default moreau-jean (no --impact-location, no --smooth) projects resting contacts "
+                        "onto their surface and the joints onto their constraints after every step, so a body at "
+                        "rest sits where a measured one does at any step; this keeps the step's own resting state")
+    p.add_argument("--gradient", choices=("auto", "forward", "reverse"), default="auto",
+                   help="loss gradient: forward mode (p tangents with one forward pass, no stored steps) or reverse "
+                        "mode through the steps; auto: forward mode for a few parameters when the scheme allows it")
     p.add_argument("--smooth", type=checks.positive_float, nargs=2, default=None, metavar=("TAU_START", "TAU_END"),
                    help="soft contact activation annealed from TAU_START to TAU_END (m)")
     p.add_argument("--windows", type=checks.positive_int, default=1,
@@ -130,6 +140,38 @@ def observed_columns(spec, names, n) -> list:
     return cols
 
 
+def identify_default(scheme, model, *, projection=True):
+    """The scheme identify fits with when none of its impact options is given: impacts located inside the step
+    and, with ``projection``, resting contacts and joints projected after every step; the first of these that
+    the scheme and the model accept, else ``scheme`` itself.
+
+    Measured impacts fall anywhere inside a step: located ones keep the misfit continuous in the parameters.
+    A measured resting contact sits on its surface, where the step leaves it about g·h² inside (the last free
+    sub-step before it comes to rest): the projection puts it back at any step, so a record that ends at rest
+    is not fitted by biasing the parameters. A variant that cannot locate impacts (Siconos' rule) or project
+    them (spatial contacts) keeps its own law.
+    """
+    from jaxcontact.simulate import check_scheme
+    from jaxcontact.stepping.projection import Projection
+
+    candidates = []
+    try:
+        located = scheme.with_impact_location("interpolated")
+        if projection:
+            candidates.append(lambda: located.with_projection(Projection()))
+        candidates.append(lambda: located)
+    except ValueError:
+        pass
+    for make in candidates:
+        try:
+            s = make()
+            check_scheme(s, model.system, model.name)
+            return s
+        except ValueError:
+            continue
+    return scheme
+
+
 def exact_fit(res, name) -> bool:
     """The data are reproduced exactly (zero residual, so a zero Laplace sd): an interval says nothing."""
     return res.std[name] == 0
@@ -151,12 +193,7 @@ def run(args) -> int:
         model = get_model(name, **parse_sets(args.set))
         scheme = scheme_from_args(args)
         if getattr(args, "impact_location", None) is None and args.smooth is None and scheme.impact_location_available:
-            # Measured impacts fall anywhere inside a step: located ones keep the misfit continuous in the
-            # parameters. A variant that cannot locate them (Siconos' rule) keeps its own law.
-            try:
-                scheme = scheme.with_impact_location("interpolated")
-            except ValueError:
-                pass
+            scheme = identify_default(scheme, model, projection=not args.no_projection)
         check_scheme(scheme, model.system, model.name)
         guesses = parse_fit(args.fit, model)
         given = parse_bounds(args.bounds)
@@ -187,14 +224,15 @@ def run(args) -> int:
                   optimizer=args.optimizer, steps=args.steps, learning_rate=args.learning_rate,
                   smoothing=smoothing, windows=args.windows, data_state=state if args.windows > 1 else None,
                   dt=dt, starts=args.starts, noise=args.noise, progress=args.every,
-                  scheme=scheme, grid_start=args.grid_start,
+                  scheme=scheme, grid_start=args.grid_start, gradient=args.gradient,
                   posterior=None if args.posterior is None else {"chains": max(args.posterior, 2), "draws": args.draws,
                                                                  "burn": args.draws // 2})
     except ValueError as e:
         print(f"jaxcontact identify: error: {e}", file=sys.stderr)
         return 2
     summary = {"model": model.name, "data": args.data, "observed": [names[c] for c in cols],
-               "optimizer": args.optimizer, "guesses": guesses, "bounds": bounds, "dt": dt} | res.to_json()
+               "optimizer": args.optimizer, "guesses": guesses, "bounds": bounds, "dt": dt,
+               "scheme": scheme.config()} | res.to_json()
     summary["exact_fit"] = {n: exact_fit(res, n) for n in guesses}
     with open(os.path.join(out, "fit.json"), "w") as f:
         json.dump(summary, f, indent=1)

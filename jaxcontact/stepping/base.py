@@ -108,6 +108,12 @@ class Scheme(abc.ABC):
         raise ValueError(f"the {self.name} scheme has no impact_location option; schemes with it: "
                          f"{', '.join(n for n, s in SCHEMES.items() if s.impact_location_available)}")
 
+    def with_projection(self, projection) -> "Scheme":
+        """This scheme with ``projection`` (a :class:`jaxcontact.stepping.projection.Projection`) after each step."""
+        if "projection" not in {f.name for f in dataclasses.fields(self)}:
+            raise ValueError(f"the {self.name} scheme has no projection option")
+        return dataclasses.replace(self, projection=projection)
+
     def without_diagnostics(self) -> "Scheme":
         """This scheme without per-step ‖Φ‖, ‖Φ̇‖ and energy (a study computes what it reads itself)."""
         return dataclasses.replace(self, diagnostics=False)

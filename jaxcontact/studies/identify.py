@@ -7,15 +7,29 @@ What makes fitting through impacts work, and what each costs:
 
 * **Bounds by transform.** Each fitted θ lives in an unconstrained z with
   θ = lo + (hi − lo)·sigmoid(z): every iterate respects its bounds.
-* **Gradients.** Reverse mode through ``lax.scan`` of Moreau–Jean steps; the
-  contact solve is differentiated through its sweeps, or implicitly at the LCP
-  solution with ``scheme=MoreauJean(differentiation="implicit")`` (PGS).
+* **Gradients** (``gradient="auto"|"forward"|"reverse"``, one rule: :func:`gradient_mode`).
+  A fit has few parameters and many steps: reverse mode through the ``lax.scan`` of steps
+  stores every step for the transpose (memory and compile time grow with the record) while
+  forward mode carries p tangents along the one forward pass. "auto" takes forward mode when
+  the scheme declares it (``differentiation_modes``) and p ≤ :data:`FORWARD_MAX`: the loss is
+  then wrapped in a ``jax.custom_vjp`` whose forward pass computes the value and the p
+  directional derivatives (:func:`forward_gradient`), so optax (L-BFGS and its zoom line
+  search call ``value_and_grad``) never transposes the scan. Reverse mode remains for many
+  parameters and for reverse-only schemes (implicit LCP gradients,
+  ``MoreauJean(differentiation="implicit")``). The contact solve is differentiated through
+  its sweeps, or implicitly at the LCP solution.
 * **Located impacts** (``scheme=MoreauJean(impact_location="interpolated")``, the
   ``identify`` command's default): each impact is placed at the gap crossing inside its step
   (:mod:`jaxcontact.stepping.impact_location`), so the trajectory and the misfit are continuous
   in a restitution or friction coefficient — no staircase, gradients equal to finite
   differences, Laplace intervals built on a real curvature — and data measured (or simulated
   finer) with impacts between the steps are fitted without the step grid's bias.
+* **Resting contacts** (``scheme=MoreauJean(impact_location="interpolated", projection=Projection())``,
+  the ``identify`` command's default): a body that comes to rest is left by the step about g·h²
+  inside its support (the free sub-step after its last located impact), a measured one on it; a
+  record that ends at rest is then fitted by biasing the parameters. The projection
+  (:class:`jaxcontact.stepping.projection.Projection`) puts resting contacts back on g = 0 with
+  γ_N = 0 (and joints on Φ = 0) after every step, at any step size.
 * **Smoothing knob** (``smoothing=Smoothing(...)``, static): the hard law switches a
   contact on when its gap closes, so an impact's time is quantised to the step and
   the misfit is piecewise constant in a wall distance or clearance. During the fit
@@ -44,7 +58,8 @@ What makes fitting through impacts work, and what each costs:
   σ² the given noise variance or ‖r‖²/(m − p); 95 % intervals ±1.96 sd, kept only when the
   loss along each parameter agrees with that quadratic model, else read from the loss itself
   (:mod:`jaxcontact.studies.profile`; ``interval_method`` says which, "exact fit" when the
-  data are reproduced exactly).
+  data are reproduced exactly). With several parameters the loss along one is its profile:
+  the others re-optimised at every point (Levenberg–Marquardt, vmapped over the points).
 
 The optimiser loop (optax Adam, or L-BFGS with a zoom line search) runs inside
 jit as a ``lax.scan`` over fixed chunks of steps; a single fit prints loss and
@@ -70,6 +85,8 @@ from jaxcontact.stepping import MoreauJean
 
 TAU_KEY = "contact_softness"  # the params leaf that carries τ during a smoothed fit
 OPTIMIZERS = ("adam", "lbfgs")
+GRADIENTS = ("auto", "forward", "reverse")
+FORWARD_MAX = 4  # "auto": forward-mode loss gradients up to this many fitted parameters (p tangents per pass)
 EXACT_FIT = 1e-10  # rms residual / rms data below which a fit counts as exact (round-off)
 
 
@@ -150,6 +167,7 @@ def make_residuals(model, data_t, observe, fit_names, *, scheme=MoreauJean(), so
     data_t = np.asarray(data_t, float)
     dt = float(model.dt if dt is None else dt)
     check_scheme(scheme, model.system, model.name)
+    scheme = scheme.without_diagnostics()  # the misfit reads q only: no ‖Φ‖, ‖Φ̇‖, energy per step to compile
     if soft:
         scheme = scheme.with_soft_activation(TAU_KEY)  # refused by name when the scheme has none
     base = dict(model.params)
@@ -195,6 +213,55 @@ def make_residuals(model, data_t, observe, fit_names, *, scheme=MoreauJean(), so
     return residuals
 
 
+def gradient_mode(gradient: str, scheme, n_params: int) -> str:
+    """"forward" or "reverse": how the loss gradient of a fit of ``n_params`` parameters is taken.
+
+    "auto": forward when the scheme can be differentiated forward and ``n_params`` ≤
+    :data:`FORWARD_MAX` (its cost is p forward passes, carried together; reverse mode's is one
+    pass and its transpose, with every step stored); "forward"/"reverse" force it, and forward on a
+    reverse-only scheme is refused by name.
+    """
+    if gradient not in GRADIENTS:
+        raise ValueError(f"gradient = {gradient!r} must be one of {GRADIENTS}")
+    forward_ok = "forward" in scheme.differentiation_modes
+    if gradient == "forward" and not forward_ok:
+        raise ValueError(f"gradient = 'forward': the {scheme.name} scheme with these options is differentiated in "
+                         f"reverse mode only (differentiation modes {sorted(scheme.differentiation_modes)}); "
+                         "use gradient 'auto' or 'reverse'")
+    if gradient == "auto":
+        return "forward" if forward_ok and n_params <= FORWARD_MAX else "reverse"
+    return gradient
+
+
+def forward_gradient(f: Callable) -> Callable:
+    """``f`` (a scalar function of one vector z) whose gradient is taken in forward mode.
+
+    The wrapper is a ``jax.custom_vjp``: called plainly it is ``f``; under ``jax.grad`` (or
+    ``value_and_grad``, as optax's line search calls it) its forward pass returns the value and the
+    gradient from p Jacobian–vector products along the basis vectors (vmapped, one pass), and the
+    backward pass only scales that gradient: nothing is transposed, nothing stored per step.
+    Arguments closed over by ``f`` (data, τ) are not differentiated.
+    """
+
+    def value_and_gradient(z):
+        basis = jnp.eye(z.shape[-1], dtype=z.dtype)
+        v, dv = jax.vmap(lambda e: jax.jvp(f, (z,), (e,)), out_axes=(None, 0))(basis)
+        return v, dv
+
+    @jax.custom_vjp
+    def wrapped(z):
+        return f(z)
+
+    def fwd(z):
+        return value_and_gradient(z)
+
+    def bwd(g, ct):
+        return (ct * g,)
+
+    wrapped.defvjp(fwd, bwd)
+    return wrapped
+
+
 def _optimizer(name, learning_rate):
     if name == "adam":
         return optax.adam(learning_rate)
@@ -203,13 +270,16 @@ def _optimizer(name, learning_rate):
     raise ValueError(f"optimizer = {name!r} must be one of {OPTIMIZERS}")
 
 
-def _make_chunk(loss, opt):
-    """(z, state, y, taus) → scan of len(taus) optimiser steps; returns (z, state, (loss, z) per step)."""
+def _make_chunk(loss, opt, mode):
+    """(z, state, y, taus) → scan of len(taus) optimiser steps; returns (z, state, (loss, z) per step).
+    ``mode``: the loss gradient's mode (:func:`gradient_mode`)."""
 
     def chunk(z, s, y, taus):
         def body(carry, tau):
             z, s = carry
             f = lambda zz: loss(zz, y, tau)  # noqa: E731
+            if mode == "forward":
+                f = forward_gradient(f)
             v, g = jax.value_and_grad(f)(z)
             g = jnp.where(jnp.isfinite(g), g, 0.0)  # a non-finite gradient must not poison the iterate
             u, s = opt.update(g, s, z, value=v, grad=g, value_fn=f)
@@ -244,7 +314,7 @@ def _grid_sweep(loss, z, y, *, i, k, lo, hi, tau):
 
 def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimizer, steps, learning_rate,
            scheme, smoothing, windows, data_state, dt, fixed, starts, seed, noise, progress, batched, grid_start,
-           posterior=None):
+           posterior=None, gradient="auto"):
     """Shared engine of :func:`fit` and :func:`fit_batch` (data_y with a leading batch axis when batched)."""
     fit_names = tuple(fit_names)
     _check(model, fit_names, guesses, bounds)
@@ -256,6 +326,7 @@ def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimi
         raise ValueError(f"grid_start = {grid_start!r} must be an int >= 0 (0: off)")
     if noise is not None and not float(noise) > 0:
         raise ValueError(f"noise = {noise} must be > 0 (the measurement standard deviation) or None")
+    mode = gradient_mode(gradient, scheme, len(fit_names))
     t_start = time.perf_counter()
     lo = jnp.array([bounds[n][0] for n in fit_names], dtype=float)
     hi = jnp.array([bounds[n][1] for n in fit_names], dtype=float)
@@ -283,7 +354,14 @@ def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimi
     jitter = jax.random.uniform(jax.random.PRNGKey(seed), (starts - 1, len(fit_names)), minval=-1.5, maxval=1.5)
     z0 = jnp.concatenate([z_guess[..., None, :], z_guess[..., None, :] + jitter], axis=-2)  # ([B,] S, p)
 
-    one = jax.vmap(_make_chunk(loss, opt), in_axes=(0, 0, None, None))  # over starts
+    if starts == 1 and not batched:
+        # One start: no vmap. Under vmap the line search's lax.cond becomes a select that runs both of
+        # its branches, each a simulation with its gradient, at every line-search step.
+        single = _make_chunk(loss, opt, mode)
+        lead = lambda tree: jax.tree.map(lambda x: x[None], tree)  # noqa: E731
+        one = lambda z, s, y, taus: lead(single(z[0], jax.tree.map(lambda x: x[0], s), y, taus))  # noqa: E731
+    else:
+        one = jax.vmap(_make_chunk(loss, opt, mode), in_axes=(0, 0, None, None))  # over starts
     init = jax.vmap(opt.init)
     if batched:
         one = jax.vmap(one, in_axes=(0, 0, 0, None))
@@ -314,8 +392,9 @@ def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimi
     start_losses = np.where(np.isfinite(start_losses), start_losses, np.inf)
     best = np.argmin(start_losses, axis=-1)
 
-    # Forward mode is cheap for few parameters; schemes whose contact solve has a custom VJP
-    # (implicit LCP gradients) declare themselves reverse-only.
+    # The Jacobian of m residuals in p parameters (p < m): p forward passes beat m reverse ones
+    # whenever the scheme can be differentiated forward (a custom VJP, e.g. implicit LCP gradients,
+    # makes it reverse-only).
     jacobian = jax.jacfwd if "forward" in scheme.differentiation_modes else jax.jacrev
 
     def laplace(theta, y):
@@ -344,9 +423,10 @@ def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimi
         checked = [ParameterInterval(float(theta[i]), (float(theta[i]),) * 2, "exact fit", (float(theta[i]),) * 2,
                                      (float(theta[i]),) * 2, np.empty(0), np.empty(0)) for i in range(len(fit_names))]
     else:
-        checked = check_intervals(lambda th: jnp.mean(res_fn(th, y_all, tau_end) ** 2), theta, sd,
+        checked = check_intervals(lambda th, y: jnp.mean(res_fn(th, y, tau_end) ** 2), theta, sd,
                                   np.asarray(lo), np.asarray(hi), n_residuals=int(res_fn(theta, y_all, tau_end).size),
-                                  noise=noise)
+                                  noise=noise, residuals=lambda th, y: res_fn(th, y, tau_end), jacobian=jacobian,
+                                  args=(y_all,))
     est = {n: c.estimate for n, c in zip(fit_names, checked)}
     lossv = float(jnp.mean(res_fn(jnp.asarray([c.estimate for c in checked]), y_all, tau_end) ** 2))
     post = None
@@ -381,7 +461,8 @@ class BatchFitResult(NamedTuple):
 
 def fit(model, data_t, data_y, fit_names, guesses, bounds, *, observe=coordinates(), optimizer="lbfgs",
         steps=100, learning_rate=0.05, scheme=MoreauJean(), smoothing=None, windows=1, data_state=None,
-        dt=None, fixed=None, starts=1, seed=0, noise=None, progress=None, grid_start=0, posterior=None) -> FitResult:
+        dt=None, fixed=None, starts=1, seed=0, noise=None, progress=None, grid_start=0, posterior=None,
+        gradient="auto") -> FitResult:
     """Fit ``fit_names`` (bounded) to ``data_y`` observed at ``data_t``; see the module docstring.
 
     data_y: (m,) or (m, d) matching ``observe(q, p)``. optimizer: "lbfgs" or "adam"
@@ -396,18 +477,19 @@ def fit(model, data_t, data_y, fit_names, guesses, bounds, *, observe=coordinate
     parameter's bounds (forward runs only; see the module docstring).
     posterior: None, or a dict of :func:`jaxcontact.studies.posterior.sample` options (``{}`` for its
     defaults: chains, draws, burn) to sample the posterior after the fit (``FitResult.posterior``).
+    gradient: "auto", "forward" or "reverse": the loss gradient's mode (:func:`gradient_mode`).
     """
     return _solve(model, data_t, data_y, fit_names, guesses, bounds, observe=observe, optimizer=optimizer,
                   steps=steps, learning_rate=learning_rate, scheme=scheme, smoothing=smoothing, windows=windows,
                   data_state=data_state, dt=dt, fixed=fixed, starts=starts, seed=seed, noise=noise,
-                  progress=progress, batched=False, grid_start=grid_start, posterior=posterior)
+                  progress=progress, batched=False, grid_start=grid_start, posterior=posterior, gradient=gradient)
 
 
 def fit_batch(model, data_t, data_ys, fit_names, guesses, bounds, *, observe=coordinates(), optimizer="lbfgs",
               steps=100, learning_rate=0.05, scheme=MoreauJean(), smoothing=None, dt=None, fixed=None, starts=1,
-              seed=0, noise=None, grid_start=0) -> BatchFitResult:
+              seed=0, noise=None, grid_start=0, gradient="auto") -> BatchFitResult:
     """:func:`fit` for a batch of data sets ``data_ys`` (B, m[, d]) at shared ``data_t``: one vmapped call."""
     return _solve(model, data_t, data_ys, fit_names, guesses, bounds, observe=observe, optimizer=optimizer,
                   steps=steps, learning_rate=learning_rate, scheme=scheme, smoothing=smoothing, windows=1,
                   data_state=None, dt=dt, fixed=fixed, starts=starts, seed=seed, noise=noise, progress=None,
-                  batched=True, grid_start=grid_start)
+                  batched=True, grid_start=grid_start, gradient=gradient)
