@@ -35,7 +35,7 @@ settings that make the two comparable:
   while they stay within ``contactBreakingThreshold`` (2 cm, Siconos' default) and are
   replaced by area maximisation, so while the box rocks and slides some points lag behind
   the vertices (measured: mm off a vertex, and points inside edges) and at rest it stands on
-  such points, its vertices up to 0.2 mm above the plane. The rocking phase therefore depends
+  such points, its vertices up to 0.2 mm off the plane. The rocking phase therefore depends
   on the step: Siconos' rest pose and rest time do not converge as h → 0.
 * The convex margin rounds the box's edges with a sphere of radius ``insideMargin``
   (the shape stays inside its sizes): 1e-6 m here (Siconos' default is 2 % of the smallest

@@ -103,7 +103,7 @@ def test_box_toss_matches_siconos(box_toss_run):
         assert abs(P[ours[j]] - P_ref[theirs[j]]) <= (j + 1) * rel * P_ref[theirs[j]], (j, P[ours[j]], P_ref[theirs[j]])
 
     # At rest: on the same face (body −y down), the lowest vertices on the plane up to Bullet's resting points
-    # (its box stands on manifold points up to 0.2 mm above its vertices). Position, heading, rest time and
+    # (its box stands on manifold points up to 0.2 mm off its vertices). Position, heading, rest time and
     # the number of impacts (> 0.05 N·s) within the spread of Siconos' own runs.
     qf, qf_ref = q[-1], ref["q"][-1]
     down = np.asarray(rotations.matrix(jnp.asarray(qf[3:]))).T @ [0.0, 0.0, -1.0]
