@@ -8,12 +8,9 @@ import numpy as np
 
 from jaxcontact.models import box_toss, get_model
 from jaxcontact.simulate import simulate_model
-from jaxcontact.stepping.moreau_jean import MoreauJean
+from tests.spatial.conftest import BOX_TOSS_SCHEME as SCHEME
 
 SUMMARY = Path(__file__).resolve().parents[2] / "bench" / "data" / "box_toss_summary.json"
-# The cones' Gauss–Seidel until Siconos' error ≤ 1e-12 (a resting box's four contacts are redundant: slow to
-# converge in their null space, so a fixed sweep count would either waste sweeps or stop short).
-SCHEME = MoreauJean(differentiation="implicit", iterations=500, tol=1e-12)
 
 
 def test_box_launched_flat_slides_to_the_analytic_distance():
@@ -41,9 +38,8 @@ def test_box_launched_flat_slides_to_the_analytic_distance():
     assert np.all(P[[1, 3, 5, 7]] == 0.0)
 
 
-def test_tossed_box_bounces_slides_and_rests_on_a_face():
-    m = get_model("box-toss")
-    traj = simulate_model(m, scheme=SCHEME)
+def test_tossed_box_bounces_slides_and_rests_on_a_face(box_toss_run):
+    m, traj = box_toss_run
     # Every step's cone problem solved to Siconos' error 1e-8 (the FCLIB bar; 1e-12 is asked, and reached
     # but in the few steps where the box comes to rest, its redundant contacts slowing Gauss–Seidel down).
     assert np.max(np.asarray(traj.diagnostics.residual)) < 1e-8
