@@ -5,9 +5,11 @@ every batch member. The solvers' rare, costly fallbacks (the tabulated slide
 search of a contact, the Levenberg–Marquardt step of Newton) would then be
 paid at every step of every problem of a batch. :func:`unless` runs the
 fallback on the whole batch only when some member needs it (a
-``jax.custom_batching.custom_vmap`` rule). Such a rule has no derivative:
-:func:`unless` is for solver loops whose gradients come from the implicit
-function theorem (never differentiated through).
+``jax.custom_batching.custom_vmap`` rule). Such a rule has no derivative of its
+own; :func:`unless` gives it one (a ``custom_jvp`` whose tangent is that of the
+plain ``lax.cond``), so a solver loop that is differentiated through (unrolled
+sweeps) keeps the cheap batched branch in its forward runs, and pays for both
+sides under vmap only where a derivative is taken.
 """
 
 from __future__ import annotations
@@ -52,7 +54,18 @@ def _batched_unless(fallback, ok, value, args):
 def unless(ok, value, fallback, *args):
     """``value`` where ``ok``, else ``fallback(*args)`` (same structure); under vmap the fallback runs only if some member is not ok.
 
-    ``fallback`` must be a pure, jit-able function of ``args`` only. Not
-    differentiable (see the module docstring).
+    ``fallback`` must be a pure, jit-able function of ``args`` only. Differentiable: the
+    derivative is that of ``lax.cond(ok, value, fallback(*args))`` (see the module docstring).
     """
-    return _batched_unless(fallback, jnp.asarray(ok), value, tuple(args))
+    @jax.custom_jvp
+    def pick(ok, value, args):
+        return _batched_unless(fallback, ok, value, args)
+
+    @pick.defjvp
+    def pick_jvp(primals, tangents):
+        ok, value, args = primals
+        _, t_value, t_args = tangents
+        plain = lambda value, args: _plain(fallback, ok, value, args)
+        return jax.jvp(plain, (value, args), (t_value, t_args))
+
+    return pick(jnp.asarray(ok), value, tuple(args))

@@ -24,7 +24,7 @@ G from the angle of the (rejected) stick solution's tangential part — the
 exact root when the block is isotropic in the tangent plane, and close to it
 otherwise. The slide is accepted if its local error is at round-off; only
 when it is not (a root far from that angle, a non-converged Newton) does the
-tabulated search above run, in a ``lax.cond`` that the sequential
+tabulated search above run, in a branch (:func:`~jaxcontact.cones.branch.unless`) that the sequential
 Gauss–Seidel loop skips and the Jacobi sweep runs only when some contact of
 the sweep needs it (:func:`local_solve_all`).
 
@@ -39,7 +39,6 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
 from jaxcontact.cones.branch import unless
 from jaxcontact.cones.laws import _norm, modified_velocity, project_cone
@@ -159,17 +158,14 @@ def _no_worse(B, c, mu, r, r_old):
 def local_solve(B, c, mu, r_old, differentiable: bool = True):
     """Solution r of one contact's problem (see the module docstring).
 
-    The tabulated search runs only when the fast path missed: a ``lax.cond``
-    when ``differentiable`` (under an outer vmap both sides then run), else
-    :func:`~jaxcontact.cones.branch.unless`, which under vmap runs it only if
-    some batch member needs it but has no derivative.
+    The tabulated search runs only when the fast path missed, by
+    :func:`~jaxcontact.cones.branch.unless`: under vmap it runs only if some
+    batch member needs it (both sides run only where a derivative is taken).
+    ``differentiable`` is kept for the callers' signature; both paths are the same.
     """
     r, exact = _candidate(B, c, mu)
     if c.shape[0] == 3:
-        if differentiable:
-            r = lax.cond(exact, lambda: r, lambda: _slide_3d(B, c, mu))
-        else:
-            r = unless(exact, r, _slide_3d, B, c, mu)
+        r = unless(exact, r, _slide_3d, B, c, mu)
     return _no_worse(B, c, mu, r, r_old)
 
 
@@ -182,9 +178,5 @@ def local_solve_all(B, C, mu, R_old, differentiable: bool = True):
     R, exact = jax.vmap(_candidate)(B, C, mu)
     if C.shape[-1] == 3:
         slides = lambda B, C, mu: jax.vmap(_slide_3d)(B, C, mu)
-        all_exact = jnp.all(exact)
-        if differentiable:
-            R = lax.cond(all_exact, lambda: R, lambda: jnp.where(exact[:, None], R, slides(B, C, mu)))
-        else:
-            R = jnp.where(exact[:, None], R, unless(all_exact, R, slides, B, C, mu))
+        R = jnp.where(exact[:, None], R, unless(jnp.all(exact), R, slides, B, C, mu))
     return jax.vmap(_no_worse)(B, C, mu, R, R_old)

@@ -33,3 +33,20 @@ def test_unbatched_arguments_and_nested_vmap():
     out = jax.vmap(jax.vmap(lambda ok, x: pick(ok, x, 0.5)))(x > 1.0, x)
     want = jnp.where(x > 1.0, x, jnp.sin(x) * 0.5)
     np.testing.assert_allclose(out["a"], want)
+
+
+def test_derivatives_are_those_of_the_plain_branch():
+    """Forward and reverse mode, one element and batched: the derivative of the branch taken."""
+    x = jnp.linspace(0.1, 2.0, 7)
+    y = jnp.linspace(-1.0, 1.0, 7)
+    ok = x > 1.0
+    loss = lambda ok, x, y: jnp.sum(pick(ok, x, y)["a"] ** 2) + jnp.sum(pick(ok, x, y)["b"])
+    want_x = np.where(ok, 2 * x + 1, 2 * jnp.sin(x) * y ** 2 * jnp.cos(x) + 1)
+    want_y = np.where(ok, 1.0, 2 * jnp.sin(x) ** 2 * y + 1)
+    for grad in (jax.grad, lambda f, argnums: jax.jacfwd(f, argnums=argnums)):
+        gx, gy = jax.jit(jax.vmap(grad(loss, argnums=(1, 2))))(ok, x, y)
+        np.testing.assert_allclose(gx, want_x, rtol=1e-12)
+        np.testing.assert_allclose(gy, want_y, rtol=1e-12)
+        for i in (0, 6):
+            g1 = grad(loss, argnums=(1, 2))(ok[i], x[i], y[i])
+            np.testing.assert_allclose(g1, (want_x[i], want_y[i]), rtol=1e-12)
