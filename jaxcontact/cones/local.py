@@ -155,13 +155,12 @@ def _no_worse(B, c, mu, r, r_old):
     return jnp.where(err_new <= err_old, r, r_old)
 
 
-def local_solve(B, c, mu, r_old, differentiable: bool = True):
+def local_solve(B, c, mu, r_old):
     """Solution r of one contact's problem (see the module docstring).
 
     The tabulated search runs only when the fast path missed, by
     :func:`~jaxcontact.cones.branch.unless`: under vmap it runs only if some
     batch member needs it (both sides run only where a derivative is taken).
-    ``differentiable`` is kept for the callers' signature; both paths are the same.
     """
     r, exact = _candidate(B, c, mu)
     if c.shape[0] == 3:
@@ -169,11 +168,11 @@ def local_solve(B, c, mu, r_old, differentiable: bool = True):
     return _no_worse(B, c, mu, r, r_old)
 
 
-def local_solve_all(B, C, mu, R_old, differentiable: bool = True):
+def local_solve_all(B, C, mu, R_old):
     """:func:`local_solve` for every contact at once (B (nc, d, d), C, R_old (nc, d), mu (nc,)).
 
     The tabulated slide search runs only if some contact's fast path missed
-    (``differentiable`` as in :func:`local_solve`).
+    (:func:`~jaxcontact.cones.branch.unless`, as in :func:`local_solve`).
     """
     R, exact = jax.vmap(_candidate)(B, C, mu)
     if C.shape[-1] == 3:

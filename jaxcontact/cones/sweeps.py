@@ -38,21 +38,21 @@ from jaxcontact.cones.solution import ContactSolution, make_solution, prepare
 DIFFERENTIATION_MODES = ("implicit", "unroll")
 
 
-def _gs_sweep(W, q, mu, diag, r, omega, nc, d, differentiable):
+def _gs_sweep(W, q, mu, diag, r, omega, nc, d):
     def contact(i, r):
         ri = lax.dynamic_slice_in_dim(r, i * d, d)
         c = delassus.row_product(W, i, r, nc, d) - diag[i] @ ri + lax.dynamic_slice_in_dim(q, i * d, d)
-        new = local_solve(diag[i], c, mu[i], ri, differentiable)
+        new = local_solve(diag[i], c, mu[i], ri)
         new = project_cone(ri + omega * (new - ri), mu[i])
         return lax.dynamic_update_slice_in_dim(r, new, i * d, axis=0)
 
     return lax.fori_loop(0, nc, contact, r)
 
 
-def _jacobi_sweep(W, q, mu, diag, r, omega, nc, d, differentiable):
+def _jacobi_sweep(W, q, mu, diag, r, omega, nc, d):
     R = r.reshape(nc, d)
     C = (delassus.matvec(W, r) + q).reshape(nc, d) - jnp.einsum("iab,ib->ia", diag, R)
-    new = local_solve_all(diag, C, mu, R, differentiable)
+    new = local_solve_all(diag, C, mu, R)
     return project_cone(R + omega * (new - R), mu).reshape(-1)
 
 
@@ -95,8 +95,7 @@ def _run(name, sweep_fn, W, q, mu, *, iterations, omega, r0, tol, check_every,
     def solve(W, q, mu, r0):
         diag = delassus.diagonal_blocks(W, nc)
         om = default_omega(W, diag, nc, d) if omega is None else jnp.asarray(omega, q.dtype)
-        # Implicit gradients never differentiate the sweeps: their branches may stay branches under vmap.
-        sweep = lambda r: sweep_fn(W, q, mu, diag, r, om, nc, d, differentiation == "unroll")
+        sweep = lambda r: sweep_fn(W, q, mu, diag, r, om, nc, d)
         return _iterate(sweep, W, q, mu, r0, tol, iterations, check_every, differentiation)
 
     if differentiation == "unroll":

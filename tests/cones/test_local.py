@@ -38,9 +38,8 @@ def test_fast_slide_is_exact_and_single_equals_batched():
     assert bool(jnp.all(exact))
     check(R, B, C, mu)
     zeros = jnp.zeros_like(C)
-    for differentiable in (True, False):
-        R_all = jax.jit(lambda B, C, mu: local_solve_all(B, C, mu, zeros, differentiable))(B, C, mu)
-        np.testing.assert_allclose(R_all, R, atol=1e-13)
+    R_all = jax.jit(lambda B, C, mu: local_solve_all(B, C, mu, zeros))(B, C, mu)
+    np.testing.assert_allclose(R_all, R, atol=1e-13)
 
 
 @pytest.mark.slow  # compiles the tabulated search three ways
@@ -51,8 +50,7 @@ def test_tabulated_search_takes_over_when_the_fast_slide_misses(monkeypatch):
     _, exact = jax.jit(jax.vmap(lambda b, c, m: local._candidate(b, c, m)))(B, C, mu)
     assert int(jnp.sum(~exact)) >= len(mu) // 2
     zeros = jnp.zeros_like(C)
-    for differentiable in (True, False):
-        R = jax.jit(jax.vmap(lambda b, c, m, z: local_solve(b, c, m, z, differentiable)))(B, C, mu, zeros)
-        check(R, B, C, mu)
-    R = jax.jit(lambda B, C, mu: local_solve_all(B, C, mu, zeros, False))(B, C, mu)
+    R = jax.jit(jax.vmap(lambda b, c, m, z: local_solve(b, c, m, z)))(B, C, mu, zeros)
+    check(R, B, C, mu)
+    R = jax.jit(lambda B, C, mu: local_solve_all(B, C, mu, zeros))(B, C, mu)
     check(R, B, C, mu)
