@@ -27,7 +27,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.planar.values import POSITIVE, Value, is_number, law_range_rule
+from jaxcontact.planar.values import POSITIVE, Value, law_range_rule
 from jaxcontact.spatial.bodies import Body, pose, point_velocity
 from jaxcontact.spatial.geometry import (box_plane_gaps, capsule_capsule_gap, capsule_plane_gaps,  # noqa: F401
                                          pin_in_hole_gaps, sphere_in_sphere_gap, sphere_plane_gap,
@@ -399,19 +399,6 @@ class SphereInSphere(Contact):
     ball_point: tuple = (0.0, 0.0, 0.0)
     ball_radius: Any = None
 
-    def __post_init__(self):
-        if not isinstance(self.b, Body) or self.b.is_ground:
-            raise ValueError(f"contact {self.name!r}: the ball's body b must be a body of the assembly; got {self.b!r}")
-        for field in ("socket_point", "ball_point"):
-            spec = getattr(self, field)
-            if not isinstance(spec, (tuple, list)) or len(spec) != 3:
-                raise ValueError(f"contact {self.name!r} {field} = {spec!r} must be three coordinates (body frame)")
-        if is_number(self.socket_radius) and is_number(self.ball_radius) and \
-                not float(self.socket_radius) > float(self.ball_radius):
-            raise ValueError(f"contact {self.name!r}: clearance = socket_radius − ball_radius = "
-                             f"{float(self.socket_radius) - float(self.ball_radius)} breaks the rule > 0 (the ball "
-                             f"must fit in its socket)")
-
     def vectors(self) -> dict:
         """The socket's and the ball's centres (points)."""
         return {"socket_point": (self.socket_point, False), "ball_point": (self.ball_point, False)}
@@ -422,10 +409,18 @@ class SphereInSphere(Contact):
         return rs, rb
 
     def physical(self) -> dict:
-        """field -> (value spec, rule); the clearance r_s − r_b > 0 too."""
+        """field -> (value spec, rule)."""
         return {**super().physical(), "socket_radius": (self.socket_radius, POSITIVE),
-                "ball_radius": (self.ball_radius, POSITIVE),
-                "clearance": (lambda p: jnp.subtract(*self._radii(p)), POSITIVE)}
+                "ball_radius": (self.ball_radius, POSITIVE)}
+
+    def check(self, p) -> None:
+        """The centres, and the ball smaller than its socket: a positive clearance r_s − r_b."""
+        super().check(p)
+        rs, rb = (np.asarray(Value(getattr(self, f), f"contact {self.name!r} {f}").check(p))
+                  for f in ("socket_radius", "ball_radius"))
+        if np.any(rs <= rb):
+            raise ValueError(f"contact {self.name!r} clearance = socket_radius − ball_radius = {rs - rb} breaks the "
+                             f"rule > 0 (the ball must fit in its socket)")
 
     def frames(self, q, p):
         """(gaps, points, normals, a, b): the point on the ball's surface, the normal −ê from the socket's side."""

@@ -130,13 +130,20 @@ def test_dropped_ball_settles_at_the_socket_bottom_with_friction():
 
 
 def test_bad_radii_are_refused_by_name():
-    asm = Assembly()
-    ball = asm.add_body("ball", mass=1.0, inertia=(1.0, 1.0, 1.0))
-    with pytest.raises(ValueError, match="clearance = .* breaks the rule > 0"):
-        SphereInSphere("j", restitution=0.5, friction=0.0, a=None, socket_radius=0.04, b=ball, ball_radius=0.04)
-    with pytest.raises(ValueError, match="ball_point .* three coordinates"):
-        SphereInSphere("j", restitution=0.5, friction=0.0, a=None, socket_radius=0.05, b=ball, ball_radius=0.04,
-                       ball_point=(0.0, 1.0))
+    def refused(on_ball=True, **fields):
+        asm = Assembly()
+        ball = asm.add_body("ball", mass=1.0, inertia=(1.0, 1.0, 1.0))
+        asm.add_contact(SphereInSphere("j", restitution=0.5, friction=0.0, a=None, b=ball if on_ball else None,
+                                       **fields))
+        asm.validate({"gravity": 9.81})
+
+    with pytest.raises(ValueError, match=r"contact 'j' clearance = socket_radius − ball_radius = 0.0 breaks the "
+                                         r"rule > 0"):
+        refused(socket_radius=0.04, ball_radius=0.04)
+    with pytest.raises(ValueError, match="contact 'j' ball_point .* three coordinates"):
+        refused(socket_radius=0.05, ball_radius=0.04, ball_point=(0.0, 1.0))
+    with pytest.raises(ValueError, match="contact 'j': b must be a body of this assembly"):
+        refused(on_ball=False, socket_radius=0.05, ball_radius=0.04)
     with pytest.raises(ValueError, match="contact 'socket' clearance = .* breaks the rule > 0"):
         ASM.validate({**P, "socket": 0.03})
     ASM.validate(P)
