@@ -284,7 +284,8 @@ def run(args) -> int:
     try:
         # A polynomial chaos fit needs far fewer simulations than Monte Carlo statistics.
         n = args.n if args.n is not None or args.method == "mc" else PCE_DEFAULT_N
-        scheme = scheme_from_args(args, DEFAULT_STUDIES.get(name, {}).get("scheme", "moreau-jean"))
+        study = DEFAULT_STUDIES.get(name, {})
+        scheme = scheme_from_args(args, study.get("scheme", "moreau-jean"), study.get("scheme_options"))
         spec = default_study(name, n=n, params=args.param, only=args.only, outcomes=args.outcome,
                              sampler=args.sampler, seed=args.seed,
                              sensitivity=not args.no_sobol and args.method == "mc", dt=args.dt,

@@ -76,14 +76,15 @@ def add_scheme_arguments(p: argparse.ArgumentParser, default: str = "moreau-jean
                    help="penalty: fixed-step rk4 (default) or an adaptive diffrax solver inside each step")
 
 
-def scheme_from_args(args, default: str = "moreau-jean"):
+def scheme_from_args(args, default: str = "moreau-jean", study_options: dict | None = None):
     """The scheme of ``--scheme`` (``default`` when not given) with the options given for it; another
-    scheme's option is an error."""
+    scheme's option is an error. ``study_options``: registered scheme name -> options a study sets for
+    that scheme (the options given on the command line take precedence)."""
     from jaxcontact.stepping import SCHEMES as REGISTERED
 
     name = args.scheme or default
     registered, options = VARIANTS.get(name, (name, {}))
-    options = dict(options)
+    options = {**(study_options or {}).get(registered, {}), **options}
     for dest, (owner, field) in _SCHEME_OPTIONS.items():
         value = getattr(args, dest, None)
         if value is None:

@@ -14,7 +14,8 @@ identification, the CLI) ask the scheme instead of testing its type:
 * ``soft_activation_available`` and :meth:`Scheme.with_soft_activation`: contacts
   switched on smoothly by their gap, the smoothing knob of parameter identification;
 * ``impact_location_available`` and :meth:`Scheme.with_impact_location`: impacts located
-  inside the step (the trajectory continuous in a restitution), what identification asks for.
+  inside the step (the trajectory continuous in a restitution), what identification asks for;
+* :meth:`Scheme.for_forward_runs`: the variant a study that differentiates nothing runs.
 
 Every scheme's state is a pytree with fields ``t``, ``q``, ``u`` (the generic loop
 reads only those) and its ``step`` returns a :class:`StepInfo` of fixed shapes.
@@ -113,6 +114,11 @@ class Scheme(abc.ABC):
         if "projection" not in {f.name for f in dataclasses.fields(self)}:
             raise ValueError(f"the {self.name} scheme has no projection option")
         return dataclasses.replace(self, projection=projection)
+
+    def for_forward_runs(self) -> "Scheme":
+        """This scheme as it runs best when nothing is differentiated through it (a Monte Carlo study):
+        itself, unless a scheme has a cheaper variant with the same motion."""
+        return self
 
     def without_diagnostics(self) -> "Scheme":
         """This scheme without per-step ‖Φ‖, ‖Φ̇‖ and energy (a study computes what it reads itself)."""

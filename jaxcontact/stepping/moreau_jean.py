@@ -259,6 +259,12 @@ class MoreauJean(Scheme):
                 raise ValueError(f"the moreau-jean scheme's impact_location = {self.impact_location!r} is not "
                                  f"available for a system with a velocity map (spatial bodies) yet: use 'step'")
 
+    def for_forward_runs(self) -> "MoreauJean":
+        """The implicit contact solve: Coulomb cones are then swept until Siconos' error ≤ ``tol`` (under vmap,
+        until every sample's problem has), not the fixed ``iterations`` that differentiation through the
+        sweeps needs; PGS (frictionless planar contacts) runs the same sweeps either way."""
+        return dataclasses.replace(self, differentiation="implicit")
+
     def with_soft_activation(self, key: str) -> "MoreauJean":
         """A copy of the scheme with soft contact activation of the given kind (for identification)."""
         return dataclasses.replace(self, soft_activation=key)

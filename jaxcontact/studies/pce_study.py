@@ -84,7 +84,8 @@ def run_pce_study(spec: StudySpec, out_dir: str, *, method: str = "pce", progres
     if not uncertain:
         raise ValueError("a polynomial chaos study needs at least one uncertain (not fixed) parameter")
     germs = germs_of(spec.space)  # refuses a law without a family before any compute
-    model, dt, t_final, n_steps, outcomes, values, _, _, _, evaluate = prepare_study(spec)
+    model, dt, t_final, n_steps, outcomes, values, _, _, scheme, evaluate = prepare_study(
+        spec, differentiated=method == "pce-grad")
     _check_out_dir(out_dir)
     scalar_names = [o.name for o in outcomes if o.kind != "series"]
     if not scalar_names:
@@ -92,7 +93,7 @@ def run_pce_study(spec: StudySpec, out_dir: str, *, method: str = "pce", progres
     if method == "pce-grad":
         evaluate = with_gradients(evaluate, uncertain, scalar_names)
     varied = {k: values[k] for k in spec.space.names}
-    config = {**spec.config(n_steps, dt), "method": method}
+    config = {**spec.config(n_steps, dt, scheme), "method": method}
     result = run_samples(evaluate, varied, chunk_size=spec.chunk_size, out_dir=os.path.join(out_dir, "chunks"),
                          config=config, progress=progress, desc=f"{method} {spec.model}")
     out = result.outputs

@@ -29,7 +29,7 @@ def test_study_equals_a_loop_of_single_simulate_runs(name, tmp_path):
                      save_every=4, scheme=scheme, chunk_size=4)
     summary = run_study(spec, str(tmp_path), progress=False, plot=False)
     assert summary["failures"]["n_failed"] == 0
-    assert summary["study"]["scheme"]["scheme"] == name
+    assert summary["study"]["scheme"] == scheme.for_forward_runs().config()
     data = np.load(tmp_path / "samples.npz")
     m0 = get_model(model)
     for i in range(4):
@@ -43,3 +43,51 @@ def test_study_equals_a_loop_of_single_simulate_runs(name, tmp_path):
         for o in ("final:slider.x", "peak_impulse"):
             assert np.std(data[f"out:{o}"]) > 1e-3 * np.mean(np.abs(data[f"out:{o}"]))
         assert np.all(data["out:peak_impulse"] > 0)
+
+
+def test_a_study_runs_the_schemes_variant_for_forward_runs_unless_differentiated():
+    """Moreau–Jean's forward variant stops the cone sweeps at the tolerance (the implicit solve); the study
+    records the scheme it ran, and a differentiated evaluator (pce-grad) keeps the scheme as given."""
+    from jaxcontact.studies.montecarlo import prepare_study
+
+    spec = StudySpec("bouncing-ball", ParamSpace.parse(("restitution=uniform(0.5,0.9)",)), n=4,
+                     outcomes=("impacts",), sensitivity=False, scheme=MoreauJean(iterations=30))
+    assert prepare_study(spec).scheme == MoreauJean(iterations=30, differentiation="implicit")
+    assert prepare_study(spec, differentiated=True).scheme == MoreauJean(iterations=30)
+    assert Penalty().for_forward_runs() == Penalty()
+
+
+def test_the_study_options_of_a_scheme_yield_to_the_command_line():
+    import argparse
+
+    from jaxcontact.commands.scheme_options import add_scheme_arguments, scheme_from_args
+
+    p = argparse.ArgumentParser()
+    add_scheme_arguments(p)
+    study = {"moreau-jean": {"iterations": 500, "tol": 1e-4}}
+    assert scheme_from_args(p.parse_args([]), "moreau-jean", study) == MoreauJean(iterations=500, tol=1e-4)
+    assert scheme_from_args(p.parse_args(["--iterations", "20"]), "moreau-jean", study) == MoreauJean(
+        iterations=20, tol=1e-4)
+    assert scheme_from_args(p.parse_args(["--scheme", "penalty"]), "moreau-jean", study) == Penalty()
+
+
+@pytest.mark.slow  # box tosses of 1 s: ~30 s of compile and solves
+def test_box_toss_default_study_converges_and_equals_single_runs(tmp_path):
+    """The default box study (NSGS to Siconos' error 1e-4, at most 500 sweeps, see DEFAULT_STUDIES) converges on
+    every sample, tumbling boxes included, and equals single runs of the same scheme."""
+    from jaxcontact.studies.montecarlo import default_study
+
+    spec = default_study("box-toss", n=4, t_final=1.0, sensitivity=False, chunk_size=8)
+    summary = run_study(spec, str(tmp_path), progress=False, plot=False)
+    assert summary["failures"]["n_failed"] == 0
+    run = summary["study"]["scheme"]
+    assert (run["differentiation"], run["iterations"], run["tol"]) == ("implicit", 500, 1e-4)
+    data = np.load(tmp_path / "samples.npz")
+    m0 = get_model("box-toss")
+    for i in range(len(data["valid"])):
+        sample = {k.split(":", 1)[1]: float(data[k][i]) for k in data.files if k.startswith("param:")}
+        m = get_model("box-toss", **sample)
+        traj = simulate_model(m, t_final=1.0, scheme=spec.scheme.for_forward_runs())
+        for o in ("final:box.x", "final:box.y", "impacts"):
+            single = np.asarray(outcome(o, m0.system).fn(traj, m.system, m.params))
+            np.testing.assert_allclose(data[f"out:{o}"][i], single, rtol=1e-12, atol=1e-12, err_msg=o)
