@@ -26,7 +26,8 @@ def _shapes(assembly, p):
     zero = np.zeros(3)
     for c in assembly.contacts:
         if isinstance(c, SpherePlane):
-            out.append((c.body.index, "sphere", float(Value(c.radius, "radius")(p)), zero))
+            out.append((c.body.index, "sphere", float(Value(c.radius, "radius")(p)),
+                        np.array([float(Value(v, "centre")(p)) for v in c.centre])))
         elif isinstance(c, SphereSphere):
             out += [(c.a.index, "sphere", float(Value(c.radius_a, "radius")(p)), zero),
                     (c.b.index, "sphere", float(Value(c.radius_b, "radius")(p)), zero)]
