@@ -142,7 +142,7 @@ def model(**overrides) -> Model:
         raise ValueError(f"parameter offset = {a} >= radius = {r} breaks the rule offset < radius "
                          f"(the centre of mass must lie inside the sphere)")
     ASSEMBLY.validate(params)
-    return Model("tippe-top", SYSTEM, params, initial_state, dt=2.5e-4, t_final=10.0,
+    return Model("tippe-top", SYSTEM, params, initial_state, dt=1.25e-4, t_final=10.0,
                  description="The tippe top (an eccentric sphere spun on a rough plane, spatial body, Coulomb "
                              "cone): friction turns it over, its centre of mass rises and its spin about its own "
                              "axis reverses; Jellett's integral R L_z − a L_3 stays constant.",
