@@ -151,10 +151,21 @@ def model(**overrides) -> Model:
                  picture=_picture)
 
 
-def _picture(traj, params, path):
-    """3D snapshots with the stem: a segment along ê₃ from the sphere's centre out through its top."""
+def _picture(traj, params, path, count: int = 7):
+    """3D snapshots in a row, the stem drawn along ê₃ from the sphere's centre out through its top.
+
+    The top wanders over the plane far more than its size, so each snapshot is moved to its own place
+    on a line (sphere centres 2.5 R apart), keeping its height and orientation: the dashed path through
+    the centres of mass then shows them rise from R − a to R + a.
+    """
+    from types import SimpleNamespace
+
     a, r = float(params["offset"]), float(params["radius"])
-    return snapshots(traj, params, path, assembly=ASSEMBLY, count=8,
-                     segments=((0, (0.0, 0.0, a), (0.0, 0.0, a + 1.5 * r)),))
-
-
+    q, t = np.asarray(traj.q), np.asarray(traj.t)
+    rows = np.unique(np.linspace(0, len(t) - 1, count).round().astype(int))
+    q = q[rows].copy()
+    centres = q[:, :3] + a * np.asarray(axis(jnp.asarray(q)))
+    q[:, 0] += 2.5 * r * np.arange(len(rows)) - centres[:, 0]
+    q[:, 1] -= centres[:, 1]
+    return snapshots(SimpleNamespace(t=t[rows], q=q), params, path, assembly=ASSEMBLY, count=len(rows),
+                     segments=((0, (0.0, 0.0, a), (0.0, 0.0, a + 1.6 * r)),), min_span=0.0, view=(12.0, -80.0))
