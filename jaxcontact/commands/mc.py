@@ -81,7 +81,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--outcome", action="append", default=[], metavar="NAME",
                    help="outcome (repeatable; default: the model's default list): peak_impulse, impacts, "
                         "rest_time, max_penetration, max_phi, max_phi_dot, peak_force, free_flight, final:<coord>, "
-                        "max:<coord>, min:<coord>, peak_accel:<coord>, series:<coord>|gap|energy|phi|speed "
+                        "max:<coord>, min:<coord>, peak_accel:<coord>, first_above:<coord>=<level>, "
+                        "first_below:<coord>=<level>, series:<coord>|gap|energy|phi|speed "
                         "(<coord>: a coordinate or a model observable)")
     p.add_argument("--chunk", type=checks.positive_int, default=None,
                    help="samples per chunk (one compiled call, split over the devices, one file on disk; "

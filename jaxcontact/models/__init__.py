@@ -28,6 +28,7 @@ REGISTRY: dict[str, str] = {
     "pushed-block": "pushed_block",
     "sphere-on-plane": "sphere_on_plane",
     "box-toss": "box_toss",
+    "tippe-top": "tippe_top",
     "newton-cradle": "newton_cradle",
     "spatial-slider-crank": "spatial_slider_crank",
 }

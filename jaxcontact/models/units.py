@@ -15,7 +15,8 @@ PARAM_UNITS = {
     "slope_deg": "deg", "speed": "m/s", "push_rate": "N/s", "slip_width": "m/s", "slip_width0": "m/s",
     "stiffness": "N/m^exponent",
     "half_x": "m", "half_y": "m", "half_z": "m", "length": "m", "drop": "m", "tilt_deg": "deg", "angle_deg": "deg",
-    "vertical_speed": "m/s", "ball_radius": "m", "offset_y": "m", "offset_z": "m", "spin": "rad/s", "spin_x": "rad/s", "spin_y": "rad/s", "spin_z": "rad/s",
+    "vertical_speed": "m/s", "ball_radius": "m", "offset": "m", "axial_inertia": "1", "inertia_ratio": "1",
+    "offset_y": "m", "offset_z": "m", "spin": "rad/s", "spin_x": "rad/s", "spin_y": "rad/s", "spin_z": "rad/s",
 }
 # Damping laws differ between models: the slider–bar paper's c δ δ̇, Hunt–Crossley's c δ^n δ̇.
 MODEL_PARAM_UNITS = {("slider-bar", "damping"): "N·s/m²",

@@ -9,7 +9,9 @@ specs, so every physical number is a named, batchable parameter.
 The elements place their shapes on the bodies (a point and an axis in the body frame, value
 specs) and take the world-frame gap geometry from :mod:`jaxcontact.spatial.geometry`:
 
-* :class:`SpherePlane`, :class:`SphereSphere` — spheres on the bodies' centres of mass;
+* :class:`SpherePlane` — a sphere on a point of the body (its centre of mass by default: an offset
+  centre makes an eccentric sphere, a tippe top);
+* :class:`SphereSphere` — spheres on the bodies' centres of mass;
 * :class:`BoxPlane` — a box's 8 vertices on the plane;
 * :class:`CapsulePlane` — a capsule's two end spheres on the plane;
 * :class:`CapsuleCapsule` — the closest points of two capsules' segments;
@@ -128,25 +130,34 @@ def _segment(q, p, body, centre, axis, half_length, where):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class SpherePlane(Contact):
-    """A sphere of ``radius`` centred on ``body``'s centre of mass, on the ground plane."""
+    """A sphere of ``radius`` centred at the body-frame point ``centre`` of ``body``, on the ground plane.
+
+    By default the sphere is centred on the centre of mass. An offset centre c (three value specs)
+    makes an eccentric sphere — a tippe top, a weighted ball: the sphere's world centre is x + R c,
+    and the contact point, its lowest point, moves on the body as it turns, so the contact force
+    has a moment (x + R c − r n − x) × F about the centre of mass.
+    """
 
     body: Body = None
     radius: Any = None
     plane: Plane = Plane()
+    centre: tuple = (0.0, 0.0, 0.0)
 
     def physical(self) -> dict:
         """field -> (value spec, rule)."""
         return {**super().physical(), "radius": (self.radius, POSITIVE)}
 
     def vectors(self) -> dict:
-        """The plane's normal."""
-        return {"plane normal": (self.plane.normal, True)}
+        """The plane's normal (a direction) and the sphere's centre (a point of the body)."""
+        return {"plane normal": (self.plane.normal, True), "centre": (self.centre, False)}
 
     def frames(self, q, p):
         """(gaps, points, normals, ground, body) — the ground is side a, the sphere side b."""
-        n, d = self.plane.resolve(p, f"contact {self.name!r}")
-        x, _ = pose(q, self.body)
-        gap, point = sphere_plane_gap(x, _value(self.radius, f"contact {self.name!r} radius")(p), n, d)
+        where = f"contact {self.name!r}"
+        n, d = self.plane.resolve(p, where)
+        x, R = pose(q, self.body)
+        c = x + R @ _vector(self.centre, p, q.dtype, f"{where} centre")
+        gap, point = sphere_plane_gap(c, _value(self.radius, f"{where} radius")(p), n, d)
         return gap[None], point[None], n[None], _ground(), self.body
 
 

@@ -26,7 +26,8 @@ def _shapes(assembly, p):
     zero = np.zeros(3)
     for c in assembly.contacts:
         if isinstance(c, SpherePlane):
-            out.append((c.body.index, "sphere", float(Value(c.radius, "radius")(p)), zero))
+            out.append((c.body.index, "sphere", float(Value(c.radius, "radius")(p)),
+                        np.array([float(Value(v, "centre")(p)) for v in c.centre])))
         elif isinstance(c, SphereSphere):
             out += [(c.a.index, "sphere", float(Value(c.radius_a, "radius")(p)), zero),
                     (c.b.index, "sphere", float(Value(c.radius_b, "radius")(p)), zero)]
@@ -63,8 +64,11 @@ def _draw(ax, kind, size, x, R, color, alpha):
 
 
 def snapshots(traj, params, path: str, *, assembly, count: int = 6, plane_normal=(0.0, 0.0, 1.0), segments=(),
-              boxes=()) -> str:
+              boxes=(), min_span: float = 0.3, view=None) -> str:
     """Draw ``count`` snapshots of one trajectory of ``assembly``'s bodies into ``path`` (PNG); return the path.
+
+    ``min_span``: the least width of the cube drawn [m] (small bodies that barely move need less);
+    ``view``: None, or the camera's (elevation, azimuth) in degrees.
 
     ``plane_normal``: the ground plane's normal through the origin (drawn as a grey square), or None.
     Bodies without a contact shape (the bars of a mechanism): ``segments`` — (body index, end A, end B)
@@ -96,7 +100,7 @@ def snapshots(traj, params, path: str, *, assembly, count: int = 6, plane_normal
             R = _matrix(qb[3:] / np.linalg.norm(qb[3:]))
             _draw(ax, kind, size, qb[:3] + R @ offset, R, f"C{body % 10}", alpha)
     lo, hi = centres.reshape(-1, 3).min(axis=0), centres.reshape(-1, 3).max(axis=0)
-    span = max(float(np.max(hi - lo)), 0.3)
+    span = max(float(np.max(hi - lo)), min_span)
     mid = 0.5 * (lo + hi)
     if plane_normal is not None:
         n = np.asarray(plane_normal, float) / np.linalg.norm(plane_normal)
@@ -113,6 +117,8 @@ def snapshots(traj, params, path: str, *, assembly, count: int = 6, plane_normal
         getattr(ax, f"set_{axis}lim")(mid[i] - 0.6 * span, mid[i] + 0.6 * span)
         getattr(ax, f"set_{axis}label")(f"{axis} [m]")
     ax.set_box_aspect((1, 1, 1))
+    if view is not None:
+        ax.view_init(*view)
     ax.set_title(f"snapshots at t = {', '.join(f'{t[r]:.2g}' for r in rows)} s", fontsize=9)
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -367,6 +367,16 @@ DEFAULT_STUDIES: dict[str, dict] = {
         "n": 64, "dt": 5e-6, "t_final": 0.0314, "save_every": 40, "scheme": "moreau-jean",
         "model_options": {"moreau-jean": {"contact": "rigid"}, "penalty": {"contact": "compliant"}},
     },
+    # The tippe top's inversion under uncertain friction and spin: the time its axis passes the horizontal
+    # (inclination ≥ π/2; censored at t_final when it does not turn over), how far it turns, where its centre
+    # of mass ends (R − a upright, R + a inverted). The ranges keep the top gliding often enough that its
+    # inversion time converges with the step (with more friction it rolls, and only the step's drift turns
+    # it over: docs/theory/spatial.md); h = 1.25e-4 keeps Moreau–Jean's sinking within a few % of R.
+    "tippe-top": {
+        "params": ("friction=uniform(0.04,0.06)", "spin=uniform(150,220)"),
+        "outcomes": ("first_above:inclination=1.5708", "max:inclination", "final:com_height", "series:inclination"),
+        "n": 64, "dt": 1.25e-4, "t_final": 12.0, "save_every": 400, "scheme": "moreau-jean",
+    },
     "box-toss": {
         "params": ("friction=uniform(0.2,0.6)", "restitution=uniform(0.1,0.5)", "tilt_deg=uniform(0,60)"),
         "outcomes": ("rest_time", "final:box.x", "final:box.y", "impacts", "max_penetration", "series:box.z"),

@@ -17,6 +17,9 @@ peaks and impact counts see every step). Scalar outcomes:
     max:<coord>, min:<coord>   extreme of a coordinate over time
     rebound:<coord>  max of a coordinate after the first impact (the bouncing
                      ball's first rebound height; NaN if there is no impact)
+    first_above:<coord>=<level>, first_below:<coord>=<level>
+                     first time a coordinate is ≥ (≤) the level [s] (censored:
+                     t_final when it never is; a tippe top's inversion time)
     peak_force       largest contact force: the largest normal impulse of one step / dt [N]
                      (force-based schemes report the force integrated over the step)
     peak_accel:<coord>   max |Δu / dt| of a coordinate between consecutive steps; with spatial
@@ -48,6 +51,7 @@ from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxcontact.simulate import Fold, fold_steps
 from jaxcontact.stepping.base import Scheme
@@ -99,6 +103,11 @@ def max_after_first_impact(x, impulse_normal, threshold):
     first = jnp.argmax(hit)
     after = jnp.arange(x.shape[0]) >= first
     return jnp.where(jnp.any(hit), jnp.max(jnp.where(after, x, -jnp.inf)), jnp.nan)
+
+
+def first_time(t, reached):
+    """The first time t where ``reached`` (T,) holds; t_final (censored) when it never does."""
+    return jnp.where(jnp.any(reached), t[jnp.argmax(reached)], t[-1])
 
 
 def keep_every(x, k: int):
@@ -233,6 +242,28 @@ def _rebound_stream(i, threshold) -> Stream:
                   lambda c, r, s, p: fold(c[0], c[1], r), lambda c: jnp.where(c[0], c[1], jnp.nan))
 
 
+def _first_time_stream(reached) -> Stream:
+    """``first_time`` row by row: carry (reached yet, answer so far) — the row's own time until it is reached,
+    so an unreached level ends at the last row's time."""
+    def update(c, r, s, p):
+        return c[0] | reached(r, s, p), jnp.where(c[0], c[1], r.t)
+
+    return Stream(lambda r, s, p: (reached(r, s, p), r.t), update, lambda c: c[1])
+
+
+def _level(name: str, arg: str):
+    """(coordinate spec, level) of ``<coord>=<level>``; ValueError naming the outcome otherwise."""
+    spec, eq, level = arg.rpartition("=")
+    try:
+        value = float(level)
+    except ValueError:
+        value = None
+    if not eq or not spec or value is None or not np.isfinite(value):
+        raise ValueError(f"outcome {name!r} must read first_above:<coord>=<level> (or first_below:) with a finite "
+                         f"number as the level")
+    return spec, value
+
+
 def _row_gaps(r, s, p):
     return s.gaps(r.q, r.t, p)
 
@@ -328,6 +359,14 @@ def outcome(name: str, system, *, save_every: int = 1, impact_threshold: float =
         return Outcome(name, "scalar", f"max of {arg} after the first impact", "",
                        lambda tr, s, p: max_after_first_impact(tr.q[:, i], tr.impulse_normal, impact_threshold),
                        _rebound_stream(i, impact_threshold))
+    if kind in ("first_above", "first_below") and arg:
+        spec, level = _level(name, arg)
+        value, series_of = _quantity(system, spec, observables)
+        cmp = jnp.greater_equal if kind == "first_above" else jnp.less_equal
+        word = "≥" if kind == "first_above" else "≤"
+        return Outcome(name, "scalar", f"first time {spec} {word} {level:g} (t_final if never)", "s",
+                       lambda tr, s, p: first_time(tr.t, cmp(series_of(tr, s, p), level)),
+                       _first_time_stream(lambda r, s, p: cmp(value(r, s, p), level)))
     if kind == "series" and arg:
         if arg.startswith("gap"):
             if not has_contacts:
@@ -347,7 +386,8 @@ def outcome(name: str, system, *, save_every: int = 1, impact_threshold: float =
         value, series_of = _quantity(system, arg, observables)
         return Outcome(name, "series", f"{arg} over time", "", lambda tr, s, p: keep_every(series_of(tr, s, p), k),
                        Stream(value=value))
-    raise ValueError(f"unknown outcome {name!r}; scalars: {list(SCALARS)} or final:/max:/min:/rebound:<coord>; "
+    raise ValueError(f"unknown outcome {name!r}; scalars: {list(SCALARS)} or final:/max:/min:/rebound:<coord>, "
+                     f"first_above:/first_below:<coord>=<level>; "
                      f"series: series:<coord> or series:{{{','.join(SERIES_FIELDS)}}}")
 
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from jaxcontact.models import box_toss, newton_cradle, sphere_on_plane
+from jaxcontact.models import box_toss, newton_cradle, sphere_on_plane, tippe_top
 from jaxcontact.plotting import plot_trajectory
 from jaxcontact.simulate import Diagnostics, Trajectory
 
@@ -31,7 +31,7 @@ def test_plots_of_a_spatial_trajectory(tmp_path):
 
 
 def test_snapshots_draw_every_model(tmp_path):
-    for module, n_bodies, k in ((sphere_on_plane, 1, 1), (box_toss, 1, 8), (newton_cradle, 3, 2)):
+    for module, n_bodies, k in ((sphere_on_plane, 1, 1), (box_toss, 1, 8), (newton_cradle, 3, 2), (tippe_top, 1, 1)):
         m = module.model()
         path = m.picture(_trajectory(n_bodies, k), m.params, str(tmp_path / f"{m.name}.png"))
         assert (tmp_path / f"{m.name}.png").stat().st_size > 10_000 and path.endswith(".png")

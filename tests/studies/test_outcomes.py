@@ -7,8 +7,8 @@ import pytest
 
 from jaxcontact.models import get_model
 from jaxcontact.simulate import simulate
-from jaxcontact.studies.outcomes import (impact_count, keep_every, max_after_first_impact, max_penetration, outcome,
-                                         peak_impulse, rest_time, simulate_outcomes)
+from jaxcontact.studies.outcomes import (first_time, impact_count, keep_every, max_after_first_impact, max_penetration,
+                                         outcome, peak_impulse, rest_time, simulate_outcomes)
 
 
 def test_array_reductions():
@@ -31,6 +31,9 @@ def test_array_reductions():
     assert float(max_after_first_impact(x, imp, 1e-9)) == 0.9
     assert np.isnan(float(max_after_first_impact(x, jnp.zeros((6, 1)), 1e-9)))
     np.testing.assert_array_equal(keep_every(jnp.arange(11), 5), [0, 5, 10])
+    assert float(first_time(t, x >= 0.5)) == 0.0 and float(first_time(t, (x >= 0.5) & (t > 0))) == 3.0
+    assert float(first_time(t, x >= 2.0)) == 5.0  # never: censored at t_final
+    assert float(first_time(t, (x <= 0.35) & (t > 0))) == 1.0
 
 
 def test_named_outcomes_on_a_bouncing_ball():
@@ -40,7 +43,7 @@ def test_named_outcomes_on_a_bouncing_ball():
     dt, n = 1e-3, 1500
     tr = simulate(m.system, m.params, q0, u0, dt=dt, n_steps=n)
     names = ["peak_impulse", "impacts", "rest_time", "max_penetration", "final:y", "max:0", "rebound:y",
-             "series:y", "series:gap", "series:energy", "series:speed"]
+             "series:y", "series:gap", "series:energy", "series:speed", "first_below:y=0.5", "first_above:y=2"]
     outs = {name: outcome(name, m.system, save_every=10) for name in names}
     all_outcomes = jax.jit(lambda tr, p: {k: o.fn(tr, m.system, p) for k, o in outs.items()})
     vals = {k: np.asarray(v) for k, v in all_outcomes(tr, m.params).items()}
@@ -58,6 +61,9 @@ def test_named_outcomes_on_a_bouncing_ball():
     np.testing.assert_array_equal(vals["series:gap"], vals["series:y"])  # radius 0: gap = y
     assert vals["max_penetration"] == pytest.approx(max(0.0, -float(tr.q[:, 0].min())))
     assert outs["rest_time"].kind == "scalar" and outs["series:y"].kind == "series"
+    # Free fall from 1 m reaches y = 0.5 at √(2 · 0.5 / g), to the step; y = 2 is never reached (t_final).
+    assert abs(vals["first_below:y=0.5"] - np.sqrt(1.0 / 9.81)) <= dt
+    assert vals["first_above:y=2"] == pytest.approx(n * dt)
 
 
 def test_rebound_height_converges_to_e_squared():
@@ -74,6 +80,9 @@ def test_rebound_height_converges_to_e_squared():
 
 def test_unknown_outcome_and_coordinate():
     m = get_model("bouncing-ball")
+    for bad in ("first_above:y", "first_above:y=high", "first_below:=1", "first_above:y=nan"):
+        with pytest.raises(ValueError, match=r"first_above:<coord>=<level>"):
+            outcome(bad, m.system)
     with pytest.raises(ValueError, match=r"unknown outcome 'peak'; scalars: \['peak_impulse'"):
         outcome("peak", m.system)
     with pytest.raises(ValueError, match=r"unknown coordinate 'x'; coordinates: \['y'\]"):
@@ -88,7 +97,7 @@ def test_unknown_outcome_and_coordinate():
                   "series:energy", "series:phi", "series:speed", "peak_force", "peak_accel:bar1.theta",
                   "free_flight"], 405),
     ("bouncing-ball", ["peak_impulse", "impacts", "rest_time", "max_penetration", "max:y", "rebound:y",
-                       "series:y", "series:energy"], 1500),
+                       "series:y", "series:energy", "first_below:y=0.5", "first_above:y=2"], 1500),
 ])
 def test_streamed_outcomes_equal_the_trajectory_outcomes(model_name, names, n_steps):
     """simulate_outcomes (reduced inside the scan, no trajectory) = the reductions of a stored trajectory.
