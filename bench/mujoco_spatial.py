@@ -28,7 +28,8 @@ initial state; where the scenes end is checked over their whole horizon, box 1 s
 largest batch, jaxcontact's first sample by chaining the compiled window):
 
 * jaxcontact: one jitted ``simulate`` of a chunk of the batch (vmap; final state only, no
-  diagnostics; the default ``MoreauJean()``: 50 Gauss–Seidel sweeps on the cones per step),
+  diagnostics; ``MoreauJean().for_forward_runs()``, what a study runs: Gauss–Seidel sweeps on the
+  cones until Siconos' error ≤ 1e-8, at most 50 per step),
   chunks run one after another so memory stays bounded (``--chunk``); float64 and float32;
   compile s = first call − steady state (``common.time_call``), apart;
 * MuJoCo: ``mujoco.rollout.rollout`` with ``--threads`` MjData (its thread pool), float64
@@ -148,7 +149,7 @@ def _jax_rates(scene, batches, dtype_name, chunk, window):
     from jaxcontact.stepping.moreau_jean import MoreauJean
 
     dtype = jnp.dtype(dtype_name)
-    scheme = MoreauJean(diagnostics=False)
+    scheme = MoreauJean(diagnostics=False).for_forward_runs()
     programs = {}  # one compiled program per chunk shape
 
     def program(system):
