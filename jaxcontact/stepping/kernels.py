@@ -14,6 +14,9 @@
 * :func:`gap_closed`: which rigid contacts are closed (g_N ≤ a tolerance, by default a
   rounding guard); the rows of the closed or active contacts are then kept, and the others
   decoupled at a fixed shape, by :func:`jaxcontact.lcp.rows.decouple_rows`;
+* :func:`regularized_solve`: a Cholesky solve of a positive semidefinite matrix shifted by a
+  small multiple of its diagonal and refined once (rank-deficient Schur complements of the
+  projections: singular configurations, redundant contacts);
 * :func:`diffrax_solver`: the adaptive diffrax solvers by name.
 """
 
@@ -91,6 +94,32 @@ def bilateral_rows(system: LagrangianSystem, p, q, u, t, alpha, beta):
     if T is not None:
         phi_q = phi_q @ T
     return phi_q, -convective + baumgarte_acceleration_rhs(phi, phi_dot, alpha, beta)
+
+
+def regularization_shift(dtype, regularization=None) -> float:
+    """The relative shift δ of :func:`regularized_solve`: ``regularization``, or 100 eps of the dtype."""
+    return 100.0 * float(jnp.finfo(dtype).eps) if regularization is None else regularization
+
+
+def regularized_solve(A, rhs, reg, lm=None):
+    """A⁻¹ rhs through the Cholesky factor of A + δ I, δ = reg · max diag A (reg if that is 0).
+
+    With ``lm`` = κ‖Φ(q_k)‖ (Levenberg–Marquardt, position only) the shift
+    grows by lm · √(max diag A) (see "Rank loss" in :mod:`jaxcontact.stepping.projection`).
+
+    One step of iterative refinement with the same factor removes the shift's
+    first-order bias (relative error (δ/σ_min)² instead of δ/σ_min), so the
+    one-shot velocity projection is accurate in float32 too. On a null
+    direction of A the refined step is twice the damped one: still bounded.
+    """
+    scale = jnp.max(jnp.diagonal(A), initial=0.0)
+    scale = jnp.where(scale > 0, scale, 1.0)
+    shift = reg * scale
+    if lm is not None:
+        shift = shift + lm * jnp.sqrt(scale)
+    chol = cho_factor(A + shift * jnp.eye(A.shape[0], dtype=A.dtype), lower=True)
+    x = cho_solve(chol, rhs)
+    return x + cho_solve(chol, rhs - A @ x)
 
 
 def constrained_response(M, phi_q, force, columns, rhs, diagonal_mass=False):

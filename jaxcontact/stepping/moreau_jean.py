@@ -251,10 +251,6 @@ class MoreauJean(Scheme):
             if self.force_rule != "theta-point":
                 raise ValueError(f"the moreau-jean scheme's force_rule = {self.force_rule!r} is not available for a "
                                  f"system with a velocity map (spatial bodies): use force_rule 'theta-point'")
-            if self.projection and self.contact_projection and system.gaps is not None:
-                raise ValueError("the moreau-jean scheme's projection of resting contacts (contact_projection = True) "
-                                 "is not available for a system with a velocity map (spatial bodies) yet: set "
-                                 "contact_projection=False to project the joints only")
             if self.impact_location != "step" and system.gaps is not None:
                 raise ValueError(f"the moreau-jean scheme's impact_location = {self.impact_location!r} is not "
                                  f"available for a system with a velocity map (spatial bodies) yet: use 'step'")

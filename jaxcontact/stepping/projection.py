@@ -142,8 +142,9 @@ from jax.scipy.linalg import cho_factor, cho_solve
 
 from jaxcontact.lcp.pgs import pgs
 from jaxcontact.lcp.rows import decouple_rows
-from jaxcontact.stepping.manifold_projection import project_joints
-from jaxcontact.system import LagrangianSystem
+from jaxcontact.stepping.kernels import regularization_shift, regularized_solve
+from jaxcontact.stepping.manifold_projection import project_on_manifold
+from jaxcontact.system import LagrangianSystem, coordinate_rate
 
 CONTACT_MODES = ("equality", "inequality")
 
@@ -168,10 +169,6 @@ def _check_options(system, q, *, contact_mode, contact_iterations, regularizatio
         raise ValueError(f"regularization must be a positive float or None; got {regularization!r}")
 
 
-def _regularization(dtype, regularization):
-    return 100.0 * float(jnp.finfo(dtype).eps) if regularization is None else regularization
-
-
 # ----------------------------------------------------------------------------- linear algebra
 
 def _safe_norm(x):
@@ -179,27 +176,6 @@ def _safe_norm(x):
     s = jnp.sum(x * x)
     pos = s > 0
     return jnp.where(pos, jnp.sqrt(jnp.where(pos, s, 1.0)), 0.0)
-
-
-def _regularized_solve(A, rhs, reg, lm=None):
-    """A⁻¹ rhs through the Cholesky factor of A + δ I, δ = reg · max diag A (reg if that is 0).
-
-    With ``lm`` = κ‖Φ(q_k)‖ (Levenberg–Marquardt, position only) the shift
-    grows by lm · √(max diag A) (see "Rank loss" in the module docstring).
-
-    One step of iterative refinement with the same factor removes the shift's
-    first-order bias (relative error (δ/σ_min)² instead of δ/σ_min), so the
-    one-shot velocity projection is accurate in float32 too. On a null
-    direction of A the refined step is twice the damped one: still bounded.
-    """
-    scale = jnp.max(jnp.diagonal(A), initial=0.0)
-    scale = jnp.where(scale > 0, scale, 1.0)
-    shift = reg * scale
-    if lm is not None:
-        shift = shift + lm * jnp.sqrt(scale)
-    chol = cho_factor(A + shift * jnp.eye(A.shape[0], dtype=A.dtype), lower=True)
-    x = cho_solve(chol, rhs)
-    return x + cho_solve(chol, rhs - A @ x)
 
 
 def _affine_projection(chol_M, x0, J, r, W, s, mask, *, mode, contact_iterations, reg, lm=None):
@@ -220,7 +196,7 @@ def _affine_projection(chol_M, x0, J, r, W, s, mask, *, mode, contact_iterations
         if m == 0:
             return x0
         Y = cho_solve(chol_M, J.T)                                    # M⁻¹ Φ_qᵀ  (n, m)
-        return x0 - Y @ _regularized_solve(J @ Y, r, reg, lm)
+        return x0 - Y @ regularized_solve(J @ Y, r, reg, lm)
     if mode == "equality":
         rows = jnp.concatenate([jnp.ones((m,), bool), mask])
         R = jnp.where(rows[:, None], jnp.concatenate([J, W.T]), 0.0)   # (m + k, n)
@@ -229,14 +205,14 @@ def _affine_projection(chol_M, x0, J, r, W, s, mask, *, mode, contact_iterations
         scale = jnp.max(jnp.diagonal(G), initial=0.0)
         G, rhs = decouple_rows(G, jnp.concatenate([r, s]), rows, diagonal=jnp.where(scale > 0, scale, 1.0),
                                outside=0.0)
-        return x0 - Y @ _regularized_solve(G, rhs, reg, lm)
+        return x0 - Y @ regularized_solve(G, rhs, reg, lm)
     x = x0
     Z = cho_solve(chol_M, W)                            # M⁻¹ W     (n, k)
     if m:
         Y = cho_solve(chol_M, J.T)
         G = J @ Y
-        x = x0 - Y @ _regularized_solve(G, r, reg, lm)
-        Z = Z - Y @ _regularized_solve(G, J @ Z, reg)   # M̂ W
+        x = x0 - Y @ regularized_solve(G, r, reg, lm)
+        Z = Z - Y @ regularized_solve(G, J @ Z, reg)   # M̂ W
     A = W.T @ Z
     b = s + W.T @ (x - x0)                              # contact rows after the bilateral step
     scale = jnp.max(jnp.where(mask, jnp.diagonal(A), 0.0), initial=0.0)
@@ -293,7 +269,7 @@ def project_position(system: LagrangianSystem, q, t, p, *, iterations: int = 2,
     use_contacts = contacts and system.gaps is not None
     if iterations == 0 or (system.constraints is None and not use_contacts):
         return q
-    reg = _regularization(q.dtype, regularization)
+    reg = regularization_shift(q.dtype, regularization)
     t = jnp.asarray(t, q.dtype)
     q_tilde = q
     chol_M = cho_factor(system.mass(q_tilde, p), lower=True)
@@ -368,7 +344,7 @@ def project_velocity(system: LagrangianSystem, q, u, t, p, *, contacts: bool = T
     use_contacts = contacts and system.gaps is not None
     if system.constraints is None and not use_contacts:
         return u
-    reg = _regularization(u.dtype, regularization)
+    reg = regularization_shift(u.dtype, regularization)
     t = jnp.asarray(t, u.dtype)
     n = system.n_dof
     chol_M = cho_factor(system.mass(q, p), lower=True)
@@ -398,17 +374,20 @@ def project_velocity(system: LagrangianSystem, q, u, t, p, *, contacts: bool = T
 def resting_contacts(system: LagrangianSystem, q, u, t, p, impulses, rest_speed):
     """Contacts in persistent contact after a step: boolean (k,) mask.
 
-    A contact is resting when it carried an impulse in the step (P_N > 0) and
-    its normal velocity at the end of the step is small, |γ_N(q, u, t)| ≤
-    ``rest_speed`` (a velocity, an array leaf is fine). These are the contacts
-    that :func:`project` may put back on their surface without pumping energy
-    (see "Contacts in a time stepper" in the module docstring).
+    A contact is resting when its normal velocity at the end of the step is
+    small, |γ_N(q, u, t)| ≤ ``rest_speed`` (a velocity, an array leaf is fine),
+    and it carried an impulse in the step (P_N > 0) or is inside its obstacle
+    (g_N < 0). These are the contacts that :func:`project` may put back on their
+    surface without pumping energy (see "Contacts in a time stepper" in the
+    module docstring). Redundant contacts need the second condition: a box
+    resting on a face is held by impulses on some of its four vertices only (the
+    split is not unique), and lifting those alone tilts it into the plane.
     """
     if system.gaps is None:
         return jnp.zeros((0,), bool)
     t = jnp.asarray(t, q.dtype)
-    gamma = jax.jvp(lambda x, s: system.gaps(x, s, p), (q, t), (u, jnp.ones_like(t)))[1]
-    return (jnp.asarray(impulses) > 0) & (jnp.abs(gamma) <= rest_speed)
+    gamma = jax.jvp(lambda x, s: system.gaps(x, s, p), (q, t), (coordinate_rate(system, q, u), jnp.ones_like(t)))[1]
+    return ((jnp.asarray(impulses) > 0) | (system.gaps(q, t, p) < 0)) & (jnp.abs(gamma) <= rest_speed)
 
 
 def project(system: LagrangianSystem, q, u, t, p, *, position_iterations: int = 2,
@@ -486,11 +465,11 @@ class Projection:
 
     def apply(self, system: LagrangianSystem, p, q, u, t, impulses):
         """(q, u) projected (see the class docstring); unchanged when there is nothing to project."""
-        if system.velocity_map is not None:  # spatial bodies: joint corrections through the position update
-            return project_joints(system, q, u, t, p, iterations=self.position_iterations)
         contacts = self.resting_contacts and system.gaps is not None and jnp.shape(impulses)[0] > 0
         if system.constraints is None and not contacts:
             return q, u
         rest = resting_contacts(system, q, u, t, p, impulses, self.rest_speed) if contacts else None
+        if system.velocity_map is not None:  # spatial bodies: corrections through the position update
+            return project_on_manifold(system, q, u, t, p, iterations=self.position_iterations, resting=rest)
         return project(system, q, u, t, p, position_iterations=self.position_iterations, contacts=contacts,
                        position_candidates=rest, velocity_closed=rest, velocity_contact_mode="equality")

@@ -9,7 +9,7 @@ from jaxcontact.planar import Mechanism
 from jaxcontact.simulate import simulate
 from jaxcontact.spatial import (Assembly, Cylindrical, Fixed, Prismatic, Revolute, Spherical, Universal,
                                 rotations)
-from jaxcontact.stepping.manifold_projection import project_joints
+from jaxcontact.stepping.manifold_projection import project_on_manifold
 from jaxcontact.stepping.moreau_jean import MoreauJean
 
 PROJECTED = MoreauJean(projection=True)
@@ -104,7 +104,7 @@ def test_each_joint_stays_assembled_with_projection(kind):
     identity = jnp.asarray([1.0, 0.0, 0.0, 0.0])
     q0 = jnp.concatenate([jnp.asarray([0.3, 0.0, 0.0]), identity, jnp.asarray([0.6, 0.0, 0.0]), identity])
     u_guess = jax.random.normal(jax.random.PRNGKey(0), (12,))
-    q0, u0 = jax.jit(project_joints, static_argnums=0)(system, q0, u_guess, 0.0, p)
+    q0, u0 = jax.jit(project_on_manifold, static_argnums=0)(system, q0, u_guess, 0.0, p)
     assert np.allclose(q0[:3], [0.3, 0.0, 0.0])  # already assembled: the positions do not move
     projected = simulate(system, p, q0, u0, dt=1e-3, n_steps=400, scheme=PROJECTED)
     free = simulate(system, p, q0, u0, dt=1e-3, n_steps=400)
