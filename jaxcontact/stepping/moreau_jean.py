@@ -255,9 +255,6 @@ class MoreauJean(Scheme):
                 raise ValueError("the moreau-jean scheme's projection of resting contacts (contact_projection = True) "
                                  "is not available for a system with a velocity map (spatial bodies) yet: set "
                                  "contact_projection=False to project the joints only")
-            if self.impact_location != "step" and system.gaps is not None:
-                raise ValueError(f"the moreau-jean scheme's impact_location = {self.impact_location!r} is not "
-                                 f"available for a system with a velocity map (spatial bodies) yet: use 'step'")
 
     def with_soft_activation(self, key: str) -> "MoreauJean":
         """A copy of the scheme with soft contact activation of the given kind (for identification)."""
