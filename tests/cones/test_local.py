@@ -63,7 +63,6 @@ def test_reverse_gradient_of_a_head_on_stick_is_the_inverse_block():
     B = jnp.diag(jnp.asarray([1.0, 3.5, 3.5]))  # a unit-mass solid sphere: 1/m normal, 1/m + r²/I tangential
     c, mu, zero = jnp.asarray([-1.0, 0.0, 0.0]), jnp.asarray(0.2), jnp.zeros(3)
     solve = lambda c: local_solve(B, c, mu, zero)
-    np.testing.assert_allclose(solve(c), -jnp.linalg.solve(B, c), rtol=1e-15)
     exact = -np.linalg.inv(np.asarray(B))
-    np.testing.assert_allclose(jax.jacrev(solve)(c), exact, rtol=1e-14, atol=0)
-    np.testing.assert_allclose(jax.jacfwd(solve)(c), exact, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(jax.jit(jax.jacrev(solve))(c), exact, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(jax.jit(jax.jacfwd(solve))(c), exact, rtol=1e-14, atol=0)
