@@ -39,6 +39,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from jaxcontact.cones.branch import unless
 from jaxcontact.cones.laws import _norm, modified_velocity, project_cone
@@ -120,7 +121,11 @@ def _solve_small(B, c):
 
 def _slide_newton(B, c, mu, rs):
     """Slide from Newton steps on G started at the angle of the stick solution's tangential part."""
-    th = jnp.arctan2(rs[2], rs[1])
+    # The start is only a guess: a slide accepted as exact is a converged root, whose derivative the
+    # Newton steps carry and the start does not enter. Its own derivative is not merely unused but
+    # harmful: arctan2's is 0/0 where the stick's tangential part vanishes (a head-on impact on an
+    # isotropic block), and a reverse pass carries that NaN through the ``where`` that discards the slide.
+    th = jnp.arctan2(lax.stop_gradient(rs[2]), lax.stop_gradient(rs[1]))
     G = lambda th: _slide_parts(B, c, mu, th)[0]
     for _ in range(SLIDE_NEWTON):
         g, gp = jax.jvp(G, (th,), (jnp.ones_like(th),))

@@ -251,9 +251,6 @@ class MoreauJean(Scheme):
             if self.force_rule != "theta-point":
                 raise ValueError(f"the moreau-jean scheme's force_rule = {self.force_rule!r} is not available for a "
                                  f"system with a velocity map (spatial bodies): use force_rule 'theta-point'")
-            if self.impact_location != "step" and system.gaps is not None:
-                raise ValueError(f"the moreau-jean scheme's impact_location = {self.impact_location!r} is not "
-                                 f"available for a system with a velocity map (spatial bodies) yet: use 'step'")
 
     def for_forward_runs(self) -> "MoreauJean":
         """The implicit contact solve: Coulomb cones are then swept until Siconos' error ≤ ``tol`` (under vmap,

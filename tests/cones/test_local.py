@@ -54,3 +54,15 @@ def test_tabulated_search_takes_over_when_the_fast_slide_misses(monkeypatch):
     check(R, B, C, mu)
     R = jax.jit(lambda B, C, mu: local_solve_all(B, C, mu, zeros))(B, C, mu)
     check(R, B, C, mu)
+
+
+def test_reverse_gradient_of_a_head_on_stick_is_the_inverse_block():
+    """A head-on impact on an isotropic block (a sphere dropped on a plane): c_T = 0, so the stick solution
+    r = −B⁻¹c has no tangential part and the fast slide starts from an undefined angle. The slide is
+    discarded, and its start must not poison the reverse pass: ∂r/∂c = −B⁻¹ in both modes."""
+    B = jnp.diag(jnp.asarray([1.0, 3.5, 3.5]))  # a unit-mass solid sphere: 1/m normal, 1/m + r²/I tangential
+    c, mu, zero = jnp.asarray([-1.0, 0.0, 0.0]), jnp.asarray(0.2), jnp.zeros(3)
+    solve = lambda c: local_solve(B, c, mu, zero)
+    exact = -np.linalg.inv(np.asarray(B))
+    np.testing.assert_allclose(jax.jit(jax.jacrev(solve))(c), exact, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(jax.jit(jax.jacfwd(solve))(c), exact, rtol=1e-14, atol=0)

@@ -4,7 +4,9 @@ import json
 from pathlib import Path
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from jaxcontact.models import box_toss, get_model
 from jaxcontact.simulate import simulate_model
@@ -59,3 +61,24 @@ def test_tossed_box_bounces_slides_and_rests_on_a_face(box_toss_run):
     assert abs(rest_time - stored["rest_time"]) <= 1e-3
     assert np.allclose(np.asarray(traj.q[-1]), stored["final_q"], atol=1e-8)
     assert impacts == stored["impact_steps"]
+
+
+@pytest.mark.slow  # reverse mode through 100 steps of four implicit cone solves: ~1 min of compile
+def test_friction_gradient_of_the_sliding_box_is_the_closed_form():
+    """While the flat box slides, x(t) = v t − ½ μ g t², so ∂x/∂μ = −½ g t² — by reverse mode through the
+    implicit (IFT) gradients of its four redundant bottom contacts, and by central differences."""
+    m = get_model("box-toss", tilt_deg=0.0, spin_x=0.0, spin_y=0.0, spin_z=0.0, height=0.05, speed=1.0,
+                  friction=0.4)
+    t = 0.1  # sliding stops at v / (μ g) = 0.25 s
+
+    def x_at(mu):
+        return simulate_model(m, params={**m.params, "friction": mu}, dt=1e-3, t_final=t, scheme=SCHEME).q[-1, 0]
+
+    mu = jnp.asarray(0.4)
+    g = float(jax.grad(x_at)(mu))
+    exact = -0.5 * 9.81 * t**2
+    assert abs(g - exact) < 1e-9 * abs(exact)
+    # x is linear in μ here, so h is limited only by the solves' tolerance (1e-12 on impulses), not truncation.
+    h = 1e-4
+    fd = float(x_at(mu + h) - x_at(mu - h)) / (2 * h)
+    assert abs(g - fd) < 1e-7 * abs(exact)

@@ -191,3 +191,29 @@ def test_bad_input_is_refused_by_name():
         outcome("peak_accel:slider.x", m.system, dt=1e-5)
     with pytest.raises(ValueError, match="penalty scheme treats compliant contacts only"):
         simulate_model(m, scheme=Penalty())
+
+
+@pytest.mark.slow  # the 18-velocity mechanism through located impacts (four steps each), in both modes: minutes of compile
+def test_clearance_gradient_after_the_first_impact_matches_finite_differences():
+    """The slider's position 1.2 ms in (after the ball's first impact in its socket at 0.71 ms, before the second
+    at 1.58 ms) against the clearance, with the impact located in the step so the motion is continuous in c: forward
+    and reverse mode against the fourth-order central stencil."""
+    m = get_model("spatial-slider-crank", contact="rigid")
+    scheme = MoreauJean(impact_location="interpolated", diagnostics=False)
+    dt, t = 1e-5, 1.2e-3
+
+    def run(c):
+        return simulate_model(m, params={**m.params, "clearance": c}, dt=dt, t_final=t, scheme=scheme)
+
+    c0 = jnp.asarray(m.params["clearance"])
+    assert int(jnp.sum(run(c0).impulse_normal[:, 0] > 0)) == 1  # one impact in the window
+    x = lambda c: run(c).q[-1, 14]  # the slider's x
+    # h = 2e-4 c: the stencil's truncation is below its rounding, ε · 0.2 m / h ≈ 4e-10 per evaluation and more
+    # through the located crossing (a gap of 5e-4 m as a difference of positions of 0.1 m): 1e-6 relative.
+    h = 1e-7
+    f = lambda k: float(x(c0 + k * h))
+    fd = (8.0 * (f(1) - f(-1)) - (f(2) - f(-2))) / (12.0 * h)
+    assert abs(fd) > 1e-2  # the slider feels the clearance
+    for g in (jax.jacfwd(x)(c0), jax.grad(x)(c0)):
+        assert np.isfinite(float(g))
+        np.testing.assert_allclose(float(g), fd, rtol=1e-6)
