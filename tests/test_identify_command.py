@@ -87,5 +87,5 @@ def test_identify_default_scheme_locates_impacts_and_projects_resting_contacts_w
     assert identify_default(MoreauJean(), ball, projection=False) == MoreauJean(impact_location="interpolated")
     siconos = MoreauJean(force_rule="siconos")  # cannot locate impacts: keeps its own law
     assert identify_default(siconos, ball) == siconos
-    box = get_model("box-toss")  # spatial contacts: neither located impacts nor contact projection yet
-    assert identify_default(MoreauJean(), box) == MoreauJean()
+    box = get_model("box-toss")  # spatial contacts: located through q̇ = T(q) u, projected through the position update
+    assert identify_default(MoreauJean(), box) == MoreauJean(impact_location="interpolated", projection=Projection())

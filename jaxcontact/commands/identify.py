@@ -148,8 +148,8 @@ def identify_default(scheme, model, *, projection=True):
     Measured impacts fall anywhere inside a step: located ones keep the misfit continuous in the parameters.
     A measured resting contact sits on its surface, where the step leaves it about g·h² inside (the last free
     sub-step before it comes to rest): the projection puts it back at any step, so a record that ends at rest
-    is not fitted by biasing the parameters. A variant that cannot locate impacts (Siconos' rule) or project
-    them (spatial contacts) keeps its own law.
+    is not fitted by biasing the parameters. A variant that cannot locate impacts (Siconos' rule) keeps its
+    own law.
     """
     from jaxcontact.simulate import check_scheme
     from jaxcontact.stepping.projection import Projection
