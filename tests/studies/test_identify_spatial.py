@@ -11,8 +11,8 @@ cone solve converged to 1e-12, so not solver noise).
   fall before it does not), and for every ε inside the bounds (0.4, 0.99) the second impact comes after
   the record (at 0.364 s for ε = 0.4): the misfit is the rebound flight's, smooth in ε.
 * Box: launched flat on its face (height = half_z) at 1 m/s and spinning 5 rad/s about the vertical,
-  recorded 0.3 s: four vertex contacts on Coulomb cones slide, the direction of each slip turning with
-  the spin, until translation and spin stop (≈ 0.25 s). No impacts: the misfit is smooth in μ. The model's
+  recorded 0.2 s: four vertex contacts on Coulomb cones slide, the direction of each slip turning with
+  the spin (the box stops after ≈ 0.2 s at μ = 0.52, later below). No impacts: the misfit is smooth in μ. The model's
   default toss is no use here: its first impact sticks (‖P_T‖ = 0.13 P_N) for every μ ≥ 0.13, so nothing
   before its tumbling impacts depends on μ.
 
@@ -34,7 +34,7 @@ SPHERE_BOUNDS = {"restitution": (0.4, 0.99)}
 SPHERE_OBS = (0, 2)  # x and z of the centre: the rebound height and the impact's friction impulse (∝ (1 + ε))
 
 BOX = get_model("box-toss", tilt_deg=0.0, spin_x=0.0, spin_y=0.0, spin_z=5.0, height=0.05, speed=1.0)
-BOX_T = 0.3
+BOX_T = 0.2
 BOX_BOUNDS = {"friction": (0.05, 1.0)}
 
 
@@ -50,6 +50,7 @@ def _noisy(y, seed):
     return y + sd * np.random.default_rng(seed).standard_normal(y.shape), sd
 
 
+@pytest.mark.slow  # 1–2 min: compiling L-BFGS and its line search through the spatial step with forward derivatives
 def test_sphere_restitution_recovered_from_30_percent_below():
     t, y = _data(SPHERE, SPHERE_T, SPHERE_OBS)
     r = fit(SPHERE, t, y, ("restitution",), {"restitution": 0.49}, SPHERE_BOUNDS, observe=coordinates(*SPHERE_OBS),
@@ -58,6 +59,7 @@ def test_sphere_restitution_recovered_from_30_percent_below():
     assert r.interval_method["restitution"] == "exact fit"
 
 
+@pytest.mark.slow  # 1–2 min: the fit, then the Laplace interval checked against the loss
 def test_sphere_restitution_interval_contains_the_truth_with_1_percent_noise():
     t, y = _data(SPHERE, SPHERE_T, SPHERE_OBS)
     y, sd = _noisy(y, seed=0)
@@ -69,17 +71,19 @@ def test_sphere_restitution_interval_contains_the_truth_with_1_percent_noise():
     assert hi - lo < 0.01  # informative: the rebound flight pins ε
 
 
+@pytest.mark.slow  # 2–3 min: forward derivatives through four sliding cone contacts (50 Gauss–Seidel sweeps per step)
 def test_box_friction_recovered_from_30_percent_below_while_it_slides_and_spins():
     t, y = _data(BOX, BOX_T)
-    r = fit(BOX, t, y, ("friction",), {"friction": 0.28}, BOX_BOUNDS, steps=15)
+    r = fit(BOX, t, y, ("friction",), {"friction": 0.28}, BOX_BOUNDS, steps=8)
     assert abs(r.estimates["friction"] - 0.4) < 1e-6, r.estimates
     assert r.interval_method["friction"] == "exact fit"
 
 
+@pytest.mark.slow  # 3 min: the fit, then the Laplace interval checked against the loss
 def test_box_friction_interval_contains_the_truth_with_1_percent_noise():
     t, y = _data(BOX, BOX_T)
     y, sd = _noisy(y, seed=0)
-    r = fit(BOX, t, y, ("friction",), {"friction": 0.52}, BOX_BOUNDS, steps=15, noise=sd)
+    r = fit(BOX, t, y, ("friction",), {"friction": 0.52}, BOX_BOUNDS, steps=10, noise=sd)
     lo, hi = r.interval95["friction"]
     assert lo < 0.4 < hi, (r.estimates, (lo, hi))
     assert r.interval_method["friction"] == "laplace"
