@@ -1,8 +1,8 @@
 """Identification on spatial models: the sphere's restitution and the box's friction from 30 % off.
 
-Data are simulated by the model itself with plain Moreau–Jean at the model's step (dt = 1 ms, what
-``identify`` fits spatial systems with: located impacts are not available for them), sampled every
-10 steps. Each record is chosen where the misfit is smooth in the fitted coefficient: a spatial impact's
+Data are simulated by the model itself with plain Moreau–Jean at the model's step (dt = 1 ms, the
+scheme of ``fit``'s default; the command's default locates impacts and projects resting contacts, so the
+command test names the data's scheme), sampled every 10 steps. Each record is chosen where the misfit is smooth in the fitted coefficient: a spatial impact's
 time is quantised to the step, so a record whose impacts move with the parameter makes the misfit a
 sawtooth (the tossed box over 0.6 s: local minima ≈ 2e-4 apart in μ around the truth, the same with the
 cone solve converged to 1e-12, so not solver noise).
@@ -108,7 +108,8 @@ def test_identify_command_recovers_the_sphere_restitution_from_simulate_output(t
     out = tmp_path / "fit"
     rc = identify.run(parse(identify, ["sphere-on-plane", "--set", "drop=0.2", "--data", str(data / "trajectory.npz"),
                                        "--observe", "ball.x,ball.z", "--fit", "restitution=0.49", "--bounds",
-                                       "restitution=0.4,0.99", "--steps", "15", "--no-plots", "--out", str(out)]))
+                                       "restitution=0.4,0.99", "--steps", "15", "--no-plots", "--out", str(out),
+                                       "--impact-location", "step", "--no-projection"]))
     assert rc == 0
     res = json.loads((out / "fit.json").read_text())
     assert abs(res["estimates"]["restitution"] - 0.7) < 1e-6, res["estimates"]
