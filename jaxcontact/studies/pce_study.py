@@ -84,6 +84,10 @@ def run_pce_study(spec: StudySpec, out_dir: str, *, method: str = "pce", progres
     if not uncertain:
         raise ValueError("a polynomial chaos study needs at least one uncertain (not fixed) parameter")
     germs = germs_of(spec.space)  # refuses a law without a family before any compute
+    if method == "pce-grad" and "forward" not in spec.scheme.differentiation_modes:
+        raise ValueError(f"method = 'pce-grad' takes forward-mode gradients, and the {spec.scheme.name} scheme with "
+                         f"these options is differentiated in {', '.join(sorted(spec.scheme.differentiation_modes))} "
+                         f"mode only: use method 'pce', or the scheme's differentiation = 'unroll'")
     model, dt, t_final, n_steps, outcomes, values, _, _, scheme, evaluate = prepare_study(
         spec, differentiated=method == "pce-grad")
     _check_out_dir(out_dir)

@@ -139,8 +139,6 @@ def test_schemes_without_spatial_support_are_refused_by_name():
     from jaxcontact.models import get_model
     from jaxcontact.simulate import simulate_model
 
-    with pytest.raises(ValueError, match="contact_projection=False"):
-        simulate_model(get_model("sphere-on-plane"), scheme=MoreauJean(projection=True))
     with pytest.raises(ValueError, match="solver = 'lemke' cannot solve spatial Coulomb friction"):
         simulate_model(get_model("sphere-on-plane"), scheme=MoreauJean(solver="lemke"))
 

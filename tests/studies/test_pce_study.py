@@ -1,6 +1,7 @@
 """Polynomial chaos studies of built-in models: gradients through the study's evaluator, PCE against
 Monte Carlo on the four-bar, the unreliable-fit flag on an impact count, the CLI's --method."""
 
+import dataclasses
 import json
 import warnings
 from pathlib import Path
@@ -27,7 +28,7 @@ def _four_bar(n, sampler="lhs"):
 
 
 def _gradient_against_fd(spec, sample, outcome, h):
-    ps = prepare_study(spec)
+    ps = prepare_study(spec, differentiated=True)
     uncertain = list(spec.space.uncertain)
     fn = jax.jit(with_gradients(ps.evaluate, uncertain, [outcome]))
     f = jax.jit(lambda s: ps.evaluate(s)[outcome])
@@ -227,6 +228,9 @@ def test_method_refuses_what_it_cannot_expand(tmp_path):
         run_pce_study(spec, str(tmp_path), progress=False, plot=False)
     with pytest.raises(ValueError, match="method = 'lars' must be one of"):
         run_pce_study(spec, str(tmp_path), method="lars", progress=False, plot=False)
+    implicit = dataclasses.replace(spec, scheme=MoreauJean(differentiation="implicit"), outcomes=("impacts",))
+    with pytest.raises(ValueError, match="'pce-grad' takes forward-mode gradients, and the moreau-jean scheme"):
+        run_pce_study(implicit, str(tmp_path), method="pce-grad", progress=False, plot=False)
 
 
 def test_cli_refuses_no_sobol_with_pce(tmp_path, capsys):
