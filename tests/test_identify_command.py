@@ -89,3 +89,6 @@ def test_identify_default_scheme_locates_impacts_and_projects_resting_contacts_w
     assert identify_default(siconos, ball) == siconos
     box = get_model("box-toss")  # spatial contacts: located through q̇ = T(q) u, projected through the position update
     assert identify_default(MoreauJean(), box) == MoreauJean(impact_location="interpolated", projection=Projection())
+    top = get_model("tippe-top")  # declares that its resting contact must not be projected
+    assert identify_default(MoreauJean(), top) == MoreauJean(impact_location="interpolated",
+                                                             projection=Projection(resting_contacts=False))

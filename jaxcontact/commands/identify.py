@@ -142,7 +142,8 @@ def observed_columns(spec, names, n) -> list:
 
 def identify_default(scheme, model, *, projection=True):
     """The scheme identify fits with when none of its impact options is given: impacts located inside the step
-    and, with ``projection``, resting contacts and joints projected after every step; the first of these that
+    and, with ``projection``, joints and resting contacts (unless the model says they must not be:
+    ``Model.resting_projection``) projected after every step; the first of these that
     the scheme and the model accept, else ``scheme`` itself.
 
     Measured impacts fall anywhere inside a step: located ones keep the misfit continuous in the parameters.
@@ -158,7 +159,7 @@ def identify_default(scheme, model, *, projection=True):
     try:
         located = scheme.with_impact_location("interpolated")
         if projection:
-            candidates.append(lambda: located.with_projection(Projection()))
+            candidates.append(lambda: located.with_projection(Projection(resting_contacts=model.resting_projection)))
         candidates.append(lambda: located)
     except ValueError:
         pass

@@ -47,6 +47,9 @@ class Model(NamedTuple):
       coordinates (a journal's eccentricity), usable in outcomes (``series:<name>``, ``max:<name>``…).
     picture: None, or ``(trajectory, params, path) -> path`` drawing the model's own figure
       (spatial models: 3D snapshots), written by ``jaxcontact simulate`` beside the plots.
+    resting_projection: False when resting contacts must not be projected onto their surfaces after a
+      step (a light body spinning fast in persistent contact, the tippe top: the mass-metric correction
+      turns it instead of lifting it); identification's default then projects the joints only.
     """
 
     name: str
@@ -59,6 +62,7 @@ class Model(NamedTuple):
     derive: Callable[[dict], dict] | None = None
     observables: dict | None = None
     picture: Callable | None = None
+    resting_projection: bool = True
 
 
 def apply_overrides(defaults: dict, overrides: dict, rules: dict | None = None) -> dict:

@@ -148,7 +148,10 @@ def model(**overrides) -> Model:
                              "axis reverses; Jellett's integral R L_z − a L_3 stays constant.",
                  observables={"inclination": inclination,
                               "com_height": lambda q, p: q[..., 2]},
-                 picture=_picture)
+                 picture=_picture,
+                 # Projecting the contact back onto the plane turns the top upright and stops its
+                 # inversion (docs/theory/spatial.md, "The sinking").
+                 resting_projection=False)
 
 
 def _picture(traj, params, path, count: int = 7):
