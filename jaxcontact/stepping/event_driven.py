@@ -84,8 +84,8 @@ from jaxcontact.lcp import lemke
 from jaxcontact.lcp.rows import decouple_rows
 from jaxcontact.stepping.base import Scheme, StepInfo, register
 from jaxcontact.stepping.baumgarte import baumgarte_acceleration_rhs, baumgarte_rates
-from jaxcontact.stepping.kernels import (bilateral_rows, constrained_response, constraint_residuals, gap_closed, rk4,
-                                         second_rate)
+from jaxcontact.stepping.kernels import (bilateral_rows, constrained_response, constraint_residuals, gap_closed,
+                                         gaps_and_rates, rk4, second_rate)
 from jaxcontact.stepping.projection import Projection
 from jaxcontact.system import LagrangianSystem, compliant_contact_forces, energy
 
@@ -461,11 +461,8 @@ class EventDriven(Scheme):
         if system.gaps is None:
             return jnp.ones((), q0.dtype), jnp.zeros((0,), bool)
 
-        def gap_and_rate(q, u, t):
-            return jax.jvp(lambda qq, tt: system.gaps(qq, tt, p), (q, t), (u, jnp.ones_like(t)))
-
-        g0, r0 = gap_and_rate(q0, u0, t0)
-        g1, r1 = gap_and_rate(q1, u1, t1)
+        g0, r0 = gaps_and_rates(system, p, q0, u0, t0)
+        g1, r1 = gaps_and_rates(system, p, q1, u1, t1)
         event = ~closed & (g1 < 0)
         tau = self._crossing_fraction(g0, g1, r0 * H, r1 * H, event)
         first = jnp.min(tau, initial=1.0)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jaxcontact.system import coordinate_rate
+from jaxcontact.stepping.kernels import gaps_and_rates
 
 IMPACT_LOCATIONS = ("step", "interpolated")
 
@@ -68,8 +68,7 @@ def located_step(system, scheme, p, state, dt, step_fn, is_active):
     """
     h = jnp.asarray(dt, state.q.dtype)
     t_A = jnp.asarray(state.t, state.q.dtype)
-    qdot = coordinate_rate(system, state.q, state.u)  # q̇ = T(q) u for spatial bodies, not u
-    g_A, gdot_A = jax.jvp(lambda q, t: system.gaps(q, t, p), (state.q, t_A), (qdot, jnp.ones_like(t_A)))
+    g_A, gdot_A = gaps_and_rates(system, p, state.q, state.u, t_A)
     closed_A = is_active(g_A, state.q)
     trial, trial_info = _substep(step_fn, state, h, closed_A)
     g_F = system.gaps(trial.q, t_A + h, p)

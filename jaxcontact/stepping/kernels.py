@@ -11,6 +11,8 @@
 * :func:`rk4`: one classical Runge–Kutta step as a ``lax.scan`` over its four stages
   (the right-hand side is traced once), with per-stage outputs for the caller to weight;
 * :func:`constraint_residuals`: ‖Φ‖ and ‖Φ̇‖, the diagnostics every scheme reports;
+* :func:`gaps_and_rates`: the gaps g_N and their rates ġ_N along q̇ = T(q) u (one owner of
+  that rate: with a velocity map q̇ is not u);
 * :func:`gap_closed`: which rigid contacts are closed (g_N ≤ a tolerance, by default a
   rounding guard); the rows of the closed or active contacts are then kept, and the others
   decoupled at a fixed shape, by :func:`jaxcontact.lcp.rows.decouple_rows`;
@@ -162,6 +164,13 @@ def constraint_residuals(system: LagrangianSystem, q, u, t, p):
     phi, phi_dot = jax.jvp(lambda qq, tt: system.constraints(qq, tt, p), (q, t),
                            (coordinate_rate(system, q, u), jnp.ones_like(t)))
     return _safe_norm(phi), _safe_norm(phi_dot)
+
+
+def gaps_and_rates(system: LagrangianSystem, p, q, u, t):
+    """(g_N, ġ_N) at (q, u, t): the gaps and their time derivatives W_Nᵀ u + ∂g/∂t, q moving at
+    q̇ = T(q) u (u itself without a velocity map)."""
+    t = jnp.asarray(t, q.dtype)
+    return jax.jvp(lambda qq, tt: system.gaps(qq, tt, p), (q, t), (coordinate_rate(system, q, u), jnp.ones_like(t)))
 
 
 def gap_closed(gap, q, tol=None):

@@ -142,9 +142,9 @@ from jax.scipy.linalg import cho_factor, cho_solve
 
 from jaxcontact.lcp.pgs import pgs
 from jaxcontact.lcp.rows import decouple_rows
-from jaxcontact.stepping.kernels import regularization_shift, regularized_solve
+from jaxcontact.stepping.kernels import gaps_and_rates, regularization_shift, regularized_solve
 from jaxcontact.stepping.manifold_projection import project_on_manifold
-from jaxcontact.system import LagrangianSystem, coordinate_rate
+from jaxcontact.system import LagrangianSystem
 
 CONTACT_MODES = ("equality", "inequality")
 
@@ -385,9 +385,8 @@ def resting_contacts(system: LagrangianSystem, q, u, t, p, impulses, rest_speed)
     """
     if system.gaps is None:
         return jnp.zeros((0,), bool)
-    t = jnp.asarray(t, q.dtype)
-    gamma = jax.jvp(lambda x, s: system.gaps(x, s, p), (q, t), (coordinate_rate(system, q, u), jnp.ones_like(t)))[1]
-    return ((jnp.asarray(impulses) > 0) | (system.gaps(q, t, p) < 0)) & (jnp.abs(gamma) <= rest_speed)
+    gap, gamma = gaps_and_rates(system, p, q, u, t)
+    return ((jnp.asarray(impulses) > 0) | (gap < 0)) & (jnp.abs(gamma) <= rest_speed)
 
 
 def project(system: LagrangianSystem, q, u, t, p, *, position_iterations: int = 2,

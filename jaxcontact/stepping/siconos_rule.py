@@ -33,6 +33,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from jaxcontact.stepping.kernels import gaps_and_rates
+
 # Siconos' MoreauJeanOSI predicts the gap half a step ahead whatever θ (its default γ = ½).
 PREDICTION_GAMMA = 0.5
 
@@ -56,7 +58,7 @@ def start_velocities(system, p, q_A, u_A, t_A):
     """(g, ġ_N, γ_T) at the step start: the gaps, their rates W_Nᵀ u_A + ∂g/∂t and the slip
     velocities (zeros without friction) — the ``y`` and ``ẏ`` of Siconos' interactions."""
     t_A = jnp.asarray(t_A, q_A.dtype)
-    gap, gap_dot = jax.jvp(lambda qq, tt: system.gaps(qq, tt, p), (q_A, t_A), (u_A, jnp.ones_like(t_A)))
+    gap, gap_dot = gaps_and_rates(system, p, q_A, u_A, t_A)
     if system.slip_velocity is None:
         return gap, gap_dot, jnp.zeros_like(gap)
     return gap, gap_dot, system.slip_velocity(q_A, u_A, t_A, p)
