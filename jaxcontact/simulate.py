@@ -154,6 +154,10 @@ def _is_concrete(x) -> bool:
     return not isinstance(x, jax.core.Tracer)
 
 
+def _all_concrete(tree) -> bool:
+    return all(_is_concrete(leaf) for leaf in jax.tree_util.tree_leaves(tree))
+
+
 def _validate(system, params, q0, u0, dt, n_steps, save_every, t0) -> bool:
     """Check the run's inputs; return whether it is a batch."""
     if not isinstance(system, LagrangianSystem):
@@ -194,10 +198,14 @@ def _validate(system, params, q0, u0, dt, n_steps, save_every, t0) -> bool:
     for label, x in (("q0", q0), ("u0", u0)):
         if _is_concrete(x) and not np.all(np.isfinite(np.asarray(x))):
             raise ValueError(f"{label} = {np.asarray(x)} must be finite")
-    if all(_is_concrete(leaf) for _, leaf in leaves) and _is_concrete(q0):
+    # Inside an outer trace (jit, grad) even constant parameters give traced laws, masses and Jacobians: their
+    # rules are checked only where they have values.
+    concrete = all(_is_concrete(leaf) for _, leaf in leaves)
+    if concrete and _is_concrete(q0):
         _check_mass_and_constraints(system, params, q0, t0, batched)
-    if system.laws is not None and all(_is_concrete(leaf) for _, leaf in leaves):
-        laws = jax.vmap(system.laws)(params) if batched else system.laws(params)
+    law = lambda f: (jax.vmap(f)(params) if batched else f(params)) if f is not None and concrete else None  # noqa: E731
+    laws, compliant = law(system.laws), law(system.compliant_laws)
+    if laws is not None and _all_concrete(laws):
         for field, (lo, hi) in LAW_RANGES.items():
             a = np.asarray(getattr(laws, field))
             if np.any(a < lo) or np.any(a > hi):
@@ -205,9 +213,8 @@ def _validate(system, params, q0, u0, dt, n_steps, save_every, t0) -> bool:
         if laws.static_friction is not None and np.any(np.asarray(laws.static_friction) < np.asarray(laws.friction)):
             raise ValueError(f"contact law static_friction = {np.asarray(laws.static_friction)} must be ≥ "
                              f"friction = {np.asarray(laws.friction)} (μ0 ≥ μ)")
-    if system.compliant_laws is not None and all(_is_concrete(leaf) for _, leaf in leaves):
-        _check_compliant_laws(jax.vmap(system.compliant_laws)(params) if batched else system.compliant_laws(params),
-                              system.friction_regularization)
+    if compliant is not None and _all_concrete(compliant):
+        _check_compliant_laws(compliant, system.friction_regularization)
     return batched
 
 
@@ -240,6 +247,8 @@ def _mass_and_jacobian(params, q0, t0, *, system, batched):
 def _check_mass_and_constraints(system, params, q0, t0, batched):
     """M(q0) symmetric positive definite and Φ_q(q0) of full row rank, with errors that say so."""
     M, J = _mass_and_jacobian(params, q0, jnp.asarray(t0, q0.dtype), system=system, batched=batched)
+    if not _all_concrete((M, J)):
+        return
     nb = q0.shape[0] if batched else 1
     M, J = np.asarray(M).reshape((nb,) + M.shape[-2:]), np.asarray(J).reshape((nb,) + J.shape[-2:])
     where = (lambda i: f" (batch sample {i})") if batched else (lambda i: "")

@@ -112,6 +112,19 @@ def test_input_errors_name_the_value():
         n_steps_for(0.1, 0.0)
 
 
+def test_simulate_inside_jit_with_constant_parameters():
+    """Inside jit, laws and masses computed from constant parameters are traced: the checks that need their values
+    step aside instead of failing on a tracer, and the run equals the one outside jit."""
+    sys, p = BALL.system, BALL.params
+
+    def height_at_end(y0):
+        return simulate(sys, p, jnp.reshape(y0, (1,)), jnp.zeros(1), dt=1e-3, n_steps=300).q[-1, 0]
+
+    assert float(jax.jit(height_at_end)(1.0)) == float(height_at_end(1.0))
+    with pytest.raises(ValueError, match=r"contact law restitution = \[1.5\] must lie in \[0.0, 1.0\]"):
+        simulate(sys, dict(p, restitution=1.5), jnp.ones(1), jnp.zeros(1), dt=0.1, n_steps=10)
+
+
 def test_model_overrides_are_checked():
     with pytest.raises(ValueError, match="restitution"):
         get_model("bouncing-ball", restitution=2.0)
