@@ -52,6 +52,21 @@ RADIAL = (jnp.zeros(3), SPEED * jnp.asarray([1.0, 2.0, -2.0]) / 3.0)  # from the
 OBLIQUE = (jnp.asarray([0.0, 0.006, 0.0]), SPEED * jnp.asarray([0.8, 0.0, 0.6]))  # 6 mm off the line of flight
 
 
+def test_an_impact_on_a_grid_node_is_located_like_its_neighbours():
+    """c = 0.01 at v = 0.5: the ball reaches the socket at t₁ = 20 ms, exactly the end of step 20, where the gap is
+    0 to rounding. That impact is located (at the next step's start) like those of c ± 1e-9 around it, not
+    applied by the step's θ-point law (which moved the ball 0.425 h too far)."""
+    c, e = 0.01, 0.7
+    q0, v0 = RADIAL
+    d = np.asarray(v0) / SPEED
+    ends = [np.asarray(END(jnp.asarray([c + dc, e, 0.3]), q0, v0)) for dc in (-1e-9, 0.0, 1e-9)]
+    assert abs(ends[1] @ d - (c * (1 + e) - e * SPEED * T)) < 1e-15
+    q0, v0 = OBLIQUE
+    ends = [np.asarray(END(jnp.asarray([c + dc, e, 0.05]), q0, v0)) for dc in (-1e-9, 0.0, 1e-9)]
+    # |∂x/∂c| ≤ 2 here (the oblique Jacobian test): 1e-9 apart in c is at most 2e-9 apart in x; the jump was 1e-4.
+    assert np.abs(ends[1] - ends[0]).max() < 2e-9 and np.abs(ends[2] - ends[1]).max() < 2e-9
+
+
 @pytest.mark.slow  # the located step is four Moreau–Jean steps with a cone solve each: ~1 min of compile per mode
 def test_radial_impact_gradients_in_clearance_and_restitution_are_the_closed_form():
     """From the centre along d at speed v the ball hits at t₁ = c / v and flies back at −ε v: at T,
