@@ -23,8 +23,8 @@ y + h/2 ẏ ≤ 0), so with it no vertex would ever touch the plane. The relatio
 therefore ``ContactR`` (siconos.mechanics.collision.base), the detection-independent parent of
 Bullet's ``BulletR``: a ``NewtonEuler3DR`` whose output is y[0] = distance(), the signed
 distance ±|P2 − P1| from the body's point P1 to the point P2 on the other side (here absolute,
-there being no second body), positive when (P2 − P1)·nc < 0. It is a C++ class used as is
-(no Python subclass: those crash in SWIG's director call).
+there being no second body), positive when (P2 − P1)·nc < 0. It is a C++ class used as is:
+no Python subclass (an earlier attempt with one crashed in SWIG's director call, bench/RESULTS.md).
 
 The detection, in this script, is what Bullet's manifold update does for ``BulletR``
 (ContactR::updateContactPoints): for every vertex r (body frame), P1 = r in the body frame,
