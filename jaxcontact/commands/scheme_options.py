@@ -64,8 +64,9 @@ def add_scheme_arguments(p: argparse.ArgumentParser, default: str = "moreau-jean
                         "(compliant contacts, an ODE) or event-driven (rigid and compliant contacts, stick–slip inside the step); "
                         f"default {default}")
     p.add_argument("--theta", type=checks.unit_float, default=None, help="moreau-jean: θ of the θ-method (default 0.5)")
-    p.add_argument("--solver", choices=("auto", "nsgs", "pgs", "lemke"), default=None,
-                   help="moreau-jean: contact solver (default auto: NSGS with friction, PGS without)")
+    p.add_argument("--solver", choices=("auto", "nsgs", "pgs", "lemke", "newton"), default=None,
+                   help="moreau-jean: contact solver (default auto: NSGS with friction, PGS without; newton: the "
+                        "semismooth Newton on Coulomb cones, spatial friction only)")
     p.add_argument("--iterations", type=checks.positive_int, default=None,
                    help="moreau-jean: sweeps of the iterative contact solver (default 50)")
     p.add_argument("--impact-location", choices=("step", "interpolated"), default=None,

@@ -6,7 +6,11 @@ as for planar contacts (:mod:`jaxcontact.stepping.contact_solve`). Here the rows
 reordered per contact, (N, T1, T2)₀, (N, T1, T2)₁, … (Siconos' order, the one of
 :mod:`jaxcontact.cones`), and the problem — find P with K* ∋ ξ̂ ⟂ P ∈ K, Coulomb's cone
 ‖P_T‖ ≤ μ P_N in De Saxcé's form — goes to the cones' nonsmooth Gauss–Seidel solver
-(:func:`jaxcontact.cones.nsgs`), warm-started from the previous step's impulses.
+(:func:`jaxcontact.cones.nsgs`, the default) or to their semismooth Newton on the
+Alart–Curnier function (:func:`jaxcontact.cones.newton`, ``solver="newton"``: a few
+dense solves where Gauss–Seidel needs many sweeps, as on a column of stacked spheres,
+whose chain of contacts passes a correction one contact per sweep), warm-started from the
+previous step's impulses.
 
 Contacts that are not active get an identity block and a separating free velocity
 c = (1, 0, 0): every solver gives them P = 0, so the problem keeps a fixed shape.
@@ -18,8 +22,11 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jaxcontact.cones import nsgs
+from jaxcontact.cones import newton, nsgs
 from jaxcontact.stepping.contact_solve import ContactSolution
+
+
+CONE_SOLVERS = ("nsgs", "newton")
 
 
 def per_contact_order(k: int):
@@ -29,14 +36,16 @@ def per_contact_order(k: int):
 
 
 def solve_cone_contacts(D, c, mu, active, warm_N, warm_T, *, iterations, omega, tol,
-                        differentiation="unroll") -> ContactSolution:
+                        differentiation="unroll", solver="nsgs") -> ContactSolution:
     """Solve ξ = D P + c on Coulomb cones for the active contacts.
 
     D (3k, 3k), c (3k,): rows and columns ordered [N (k); T1, T2 per contact (2k)];
     mu, active (k,); warm_N (k,), warm_T (2k,): the previous step's impulses.
     ``differentiation``: "unroll" (exactly ``iterations`` sweeps, differentiable in both
     modes) or "implicit" (sweeps until Siconos' error ≤ tol, gradients by the implicit
-    function theorem, reverse mode). Returns P_N (k,), P_T (2k,) and the solver's
+    function theorem, reverse mode). ``solver``: "nsgs" or "newton" (at most ``iterations``
+    Newton steps until the error ≤ tol; implicit gradients whatever ``differentiation``
+    says, ``omega`` unused). Returns P_N (k,), P_T (2k,) and the solver's
     residual (Siconos' error), sweeps and convergence flag.
     """
     k = active.shape[0]
@@ -48,7 +57,10 @@ def solve_cone_contacts(D, c, mu, active, warm_N, warm_T, *, iterations, omega, 
     cp = jnp.where(act, cp, jnp.tile(jnp.asarray([1.0, 0.0, 0.0], c.dtype), k))
     warm = jnp.concatenate([warm_N[:, None], warm_T.reshape(k, 2)], axis=1).reshape(-1)
     warm = jnp.where(act, warm, 0.0)
-    sol = nsgs(Dp, cp, jnp.where(active, mu, 0.0), iterations=iterations, omega=omega, r0=warm, tol=tol,
-               differentiation=differentiation)
+    mu = jnp.where(active, mu, 0.0)
+    if solver == "newton":
+        sol = newton(Dp, cp, mu, iterations=iterations, r0=warm, tol=tol)
+    else:
+        sol = nsgs(Dp, cp, mu, iterations=iterations, omega=omega, r0=warm, tol=tol, differentiation=differentiation)
     r = sol.r.reshape(k, 3)
     return ContactSolution(r[:, 0], r[:, 1:].reshape(-1), sol.residual, sol.iterations, sol.converged)

@@ -56,7 +56,7 @@ from jaxcontact.stepping import siconos_rule, structured
 from jaxcontact.stepping.base import Scheme, StepInfo, register
 from jaxcontact.stepping.baumgarte import baumgarte_rates, baumgarte_velocity_target  # noqa: F401 (re-export)
 from jaxcontact.stepping.contact_solve import SOLVERS, soften_normal_rows, solve_contacts
-from jaxcontact.stepping.cone_contacts import solve_cone_contacts
+from jaxcontact.stepping.cone_contacts import CONE_SOLVERS, solve_cone_contacts
 from jaxcontact.stepping.impact_location import IMPACT_LOCATIONS, located_step
 from jaxcontact.stepping.kernels import UNROLL_MAX, constraint_residuals, gap_closed, spd_solve  # noqa: F401 (re-export)
 from jaxcontact.stepping.projection import Projection
@@ -65,6 +65,7 @@ from jaxcontact.system import LagrangianSystem, advance, energy, kinematics
 
 # "theta-point": forces at (q_M, u_A, t_M); "siconos": Siconos' MoreauJeanOSI step (siconos_rule.py).
 FORCE_RULES = ("theta-point", "siconos")
+ALL_SOLVERS = ("auto",) + SOLVERS + tuple(s for s in CONE_SOLVERS if s not in SOLVERS)
 
 
 @register
@@ -75,9 +76,12 @@ class MoreauJean(Scheme):
     theta: θ ∈ [½, 1] — ½ the midpoint rule, 1 the implicit-position Euler.
     solver: "auto" (NSGS with friction, PGS without), "nsgs", "pgs" (frictionless
       only) or "lemke" (the exact reference; the friction LCP of the planar Moreau–Jean scheme).
-      Spatial friction (Coulomb cones) takes "auto" or "nsgs": the cones' Gauss–Seidel.
+      Spatial friction (Coulomb cones) takes "auto" or "nsgs" (the cones' Gauss–Seidel), or
+      "newton" (the cones' semismooth Newton: for long chains of contacts, such as a column of
+      stacked bodies, where Gauss–Seidel needs many sweeps; gradients implicit, reverse mode only).
     iterations: sweeps of the iterative solvers (fixed count: differentiable, vmap-friendly;
-      a system with a single contact uses one sweep when ω = 1, which is already exact).
+      a system with a single contact uses one sweep when ω = 1, which is already exact), or
+      at most that many steps of the cones' Newton.
     omega: relaxation of the iterative solvers.
     tol: convergence tolerance on the solver residual (None: the dtype default).
     separating: the law of an active contact that is already separating at the
@@ -174,8 +178,8 @@ class MoreauJean(Scheme):
     def __post_init__(self):
         if not 0.5 <= float(self.theta) <= 1.0:
             raise ValueError(f"theta = {self.theta} must lie in [0.5, 1] (θ < ½ is unstable)")
-        if self.solver not in ("auto",) + SOLVERS:
-            raise ValueError(f"solver = {self.solver!r} must be one of {('auto',) + SOLVERS}")
+        if self.solver not in ALL_SOLVERS:
+            raise ValueError(f"solver = {self.solver!r} must be one of {ALL_SOLVERS}")
         if not isinstance(self.iterations, int) or self.iterations < 1:
             raise ValueError(f"iterations = {self.iterations!r} must be a positive int")
         if not 0.0 < float(self.omega) < 2.0:
@@ -223,11 +227,14 @@ class MoreauJean(Scheme):
         """The contact solver this scheme uses on ``system`` ("auto" resolved); ValueError for PGS with friction."""
         friction = system.slip_velocity is not None
         if friction and system.tangent_directions == 2:
-            if self.solver not in ("auto", "nsgs"):
+            if self.solver not in ("auto",) + CONE_SOLVERS:
                 raise ValueError(f"the moreau-jean scheme with solver = {self.solver!r} cannot solve spatial Coulomb "
                                  f"friction (cones), and this system has spatial frictional contacts; use solver "
-                                 f"'nsgs' (the cones' nonsmooth Gauss–Seidel)")
-            return "nsgs"
+                                 f"'nsgs' (the cones' nonsmooth Gauss–Seidel) or 'newton' (their semismooth Newton)")
+            return "nsgs" if self.solver == "auto" else self.solver
+        if self.solver not in ("auto",) + SOLVERS:
+            raise ValueError(f"the moreau-jean scheme's solver = {self.solver!r} solves Coulomb cones (spatial "
+                             f"friction) only, and this system has none; use one of {('auto',) + SOLVERS}")
         if self.solver == "auto":
             return "nsgs" if friction else "pgs"
         if self.solver == "pgs" and friction:
@@ -240,8 +247,9 @@ class MoreauJean(Scheme):
     # module's functions, which stay the primary API.
     @property
     def differentiation_modes(self) -> frozenset:
-        # Implicit LCP gradients are a custom VJP: reverse mode only.
-        return frozenset({"forward", "reverse"} if self.differentiation == "unroll" else {"reverse"})
+        # Implicit LCP gradients are a custom VJP: reverse mode only. The cones' Newton has no unrolled form.
+        unrolled = self.differentiation == "unroll" and self.solver != "newton"
+        return frozenset({"forward", "reverse"} if unrolled else {"reverse"})
 
     def check(self, system: LagrangianSystem) -> None:
         """Refuse, naming the scheme, a system this scheme cannot treat (compliant contacts; friction with PGS)."""
@@ -405,11 +413,11 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, c
             D, active = soften_normal_rows(D, kin.gap, jnp.asarray(p[scheme.soft_activation], dtype), k)
         warm = jnp.concatenate([state.P_N, state.P_T]) if friction else state.P_N
         # One contact with ω = 1: a single (block) Gauss–Seidel sweep is already exact.
-        sweeps = 1 if (k == 1 and float(scheme.omega) == 1.0) else scheme.iterations
+        sweeps = 1 if (k == 1 and float(scheme.omega) == 1.0 and solver != "newton") else scheme.iterations
         if friction and system.tangent_directions == 2:
             sol = solve_cone_contacts(D, c, jnp.asarray(laws.friction, dtype), active, state.P_N, state.P_T,
                                       iterations=sweeps, omega=scheme.omega, tol=scheme.tol,
-                                      differentiation=scheme.differentiation)
+                                      differentiation=scheme.differentiation, solver=solver)
         else:
             sol = solve_contacts(D, c, jnp.asarray(laws.friction, dtype), active, warm, solver=solver,
                                  iterations=sweeps, omega=scheme.omega, tol=scheme.tol,
