@@ -29,7 +29,8 @@ largest batch, jaxcontact's first sample by chaining the compiled window):
 
 * jaxcontact: one jitted ``simulate`` of a chunk of the batch (vmap; final state only, no
   diagnostics; ``MoreauJean().for_forward_runs()``, what a study runs: Gauss–Seidel sweeps on the
-  cones until Siconos' error ≤ 1e-8, at most 50 per step),
+  cones until Siconos' error ≤ 1e-8, at most 50 per step; ``--solver newton``: the cones'
+  semismooth Newton, at most 50 steps),
   chunks run one after another so memory stays bounded (``--chunk``); float64 and float32;
   compile s = first call − steady state (``common.time_call``), apart;
 * MuJoCo: ``mujoco.rollout.rollout`` with ``--threads`` MjData (its thread pool), float64
@@ -129,7 +130,7 @@ def jax_problem(scene, batch, dtype):
     return asm.system(), params, q0, u0
 
 
-def jax_rates(scene, batches, dtype_name, chunk, window):
+def jax_rates(scene, batches, dtype_name, chunk, window, solver="nsgs"):
     """Rows of env-steps/s for each batch (chunks of at most ``chunk`` samples, ``window`` steps from the initial
     state), and the rest check: sample 0 over the scene's whole horizon, by chaining the B = 1 program.
 
@@ -137,10 +138,10 @@ def jax_rates(scene, batches, dtype_name, chunk, window):
     import jax
 
     with jax.enable_x64(dtype_name == "float64"):
-        return _jax_rates(scene, batches, dtype_name, chunk, window)
+        return _jax_rates(scene, batches, dtype_name, chunk, window, solver)
 
 
-def _jax_rates(scene, batches, dtype_name, chunk, window):
+def _jax_rates(scene, batches, dtype_name, chunk, window, solver):
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -149,7 +150,8 @@ def _jax_rates(scene, batches, dtype_name, chunk, window):
     from jaxcontact.stepping.moreau_jean import MoreauJean
 
     dtype = jnp.dtype(dtype_name)
-    scheme = MoreauJean(diagnostics=False).for_forward_runs()
+    scheme = MoreauJean(diagnostics=False, solver=solver).for_forward_runs()
+    label = f"jaxcontact {dtype_name}" + ("" if solver == "nsgs" else f" {solver}")
     programs = {}  # one compiled program per chunk shape
 
     def program(system):
@@ -178,7 +180,7 @@ def _jax_rates(scene, batches, dtype_name, chunk, window):
         # first call: trace + compile on a new chunk shape, plus the batch; then the steady state (one call, two
         # when that took under a second)
         timing = common.time_call(whole, min_repeats=1, max_repeats=2, min_total_s=1.0)
-        rows.append({"scene": scene, "method": f"jaxcontact {dtype_name}", "batch": batch, "chunk": size,
+        rows.append({"scene": scene, "method": label, "batch": batch, "chunk": size,
                      "env_steps_per_s": batch * window / timing.steady_s, "wall_s": timing.steady_s,
                      "compile_s": timing.compile_s if fresh else None, "steps": window})
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
@@ -340,7 +342,7 @@ def report(info, rows, checks, args, errors, command):
         mj = {r["batch"]: r["env_steps_per_s"] for r in rows if r["scene"] == scene and r["method"].startswith("MuJoCo")}
         for dt in args.dtypes:
             ours = {r["batch"]: r["env_steps_per_s"] for r in rows
-                    if r["scene"] == scene and r["method"] == f"jaxcontact {dt}"}
+                    if r["scene"] == scene and r["method"].startswith(f"jaxcontact {dt}")}
             for b in sorted(set(mj) & set(ours)):
                 ratio.append([scene, dt, b, ours[b] / mj[b]])
     lines += ["jaxcontact's env-steps/s over MuJoCo rollout's (target ≥ 5 in float64 at B = 4096):", "",
@@ -361,6 +363,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--chunk", type=int, default=256, help="largest chunk of a batch run in one call (memory)")
     ap.add_argument("--window", type=int, default=50, help="steps per timed call, from the initial state")
+    ap.add_argument("--solver", choices=("nsgs", "newton"), default="nsgs",
+                    help="jaxcontact's cone solver (newton: for the columns' chains of contacts)")
     ap.add_argument("--no-mjx", action="store_true")
     ap.add_argument("--no-append", action="store_true")
     args = ap.parse_args()
@@ -382,7 +386,8 @@ def main():
         rows += mj_rows
         print(json.dumps(mj_rows), file=sys.stderr, flush=True)
         for dt in args.dtypes:
-            ours, checks[f"{scene} jaxcontact {dt}"] = jax_rates(scene, batches_ours, dt, args.chunk, args.window)
+            ours, checks[f"{scene} jaxcontact {dt}"] = jax_rates(scene, batches_ours, dt, args.chunk, args.window,
+                                                                    args.solver)
             rows += ours
         if not args.no_mjx:
             try:
