@@ -28,10 +28,17 @@ tabulated search above run, in a branch (:func:`~jaxcontact.cones.branch.unless`
 Gauss–Seidel loop skips and the Jacobi sweep runs only when some contact of
 the sweep needs it (:func:`local_solve_all`).
 
-Robust fallback: the result replaces the previous value r_old only if its
-local natural-map error ‖r − P_K(r − û)‖ is not larger, so a sweep never
-makes a contact worse, whatever the block (singular, non-symmetric, huge μ,
-or a slide the grid missed).
+Robust fallback: a result that is not exact by construction (the tabulated
+search's slide; in the plane, a slide that does not exist) replaces the
+previous value r_old only if its local natural-map error ‖r − P_K(r − û)‖ is
+not larger, so a sweep never makes a contact worse, whatever the block
+(singular, non-symmetric, huge μ, or a slide the grid missed). Take-off, stick
+and an exact fast slide solve the contact's problem and are taken as they are.
+
+Cost: the stick solve is a few products; the fast slide's Newton steps
+(trigonometry) and the comparison are skipped where the contact takes off or
+sticks — an inactive contact, a body at rest — and, under vmap, run only when
+some member of the batch needs them.
 """
 
 from __future__ import annotations
@@ -135,6 +142,14 @@ def _slide_newton(B, c, mu, rs):
     return (-c[0] / jnp.where(den > 0, den, 1.0)) * t, ok
 
 
+def _exact_fast_slide(B, c, mu, rs):
+    """The fast slide and whether it is exact (its local error at round-off)."""
+    slide, ok = _slide_newton(B, c, mu, rs)
+    u = B @ slide + c
+    scale = jnp.maximum(_norm(c), jnp.maximum(_norm(slide), _norm(u)))
+    return slide, ok & (local_error(slide, u, mu) <= EXACT_ULPS * jnp.finfo(c.dtype).eps * scale)
+
+
 def _candidate(B, c, mu):
     """Take-off, stick or the fast slide, and whether that candidate is exact."""
     rs = -_solve_small(B, c)
@@ -145,11 +160,10 @@ def _candidate(B, c, mu):
     if c.shape[0] == 2:  # the two planar slides are tried directly: always exact when one exists
         slide, slide_ok = _slide_2d(B, c, mu), jnp.bool_(True)
     else:
-        slide, slide_ok = _slide_newton(B, c, mu, rs)
-        u = B @ slide + c
-        scale = jnp.maximum(_norm(c), jnp.maximum(_norm(slide), _norm(u)))
-        err = local_error(slide, u, mu)
-        slide_ok = slide_ok & (err <= EXACT_ULPS * jnp.finfo(c.dtype).eps * scale)
+        # The slide's Newton steps (trigonometry) cost a hundred times the stick solve; a contact that takes
+        # off or sticks (an inactive contact, a body at rest) skips them, under vmap unless some member slides.
+        slide, slide_ok = unless(take_off | stick, (jnp.zeros_like(c), jnp.bool_(True)), _exact_fast_slide,
+                                 B, c, mu, rs)
     r = jnp.where(take_off, 0.0, jnp.where(stick, rs, slide))
     return r, take_off | stick | slide_ok
 
@@ -168,9 +182,14 @@ def local_solve(B, c, mu, r_old):
     batch member needs it (both sides run only where a derivative is taken).
     """
     r, exact = _candidate(B, c, mu)
-    if c.shape[0] == 3:
-        r = unless(exact, r, _slide_3d, B, c, mu)
-    return _no_worse(B, c, mu, r, r_old)
+    if c.shape[0] == 2:
+        return _no_worse(B, c, mu, r, r_old)
+    # An exact candidate solves the contact's problem (local error at round-off): nothing to compare it with.
+    return unless(exact, r, _searched_slide, B, c, mu, r_old)
+
+
+def _searched_slide(B, c, mu, r_old):
+    return _no_worse(B, c, mu, _slide_3d(B, c, mu), r_old)
 
 
 def local_solve_all(B, C, mu, R_old):

@@ -169,7 +169,7 @@ def test_scheme_options_are_checked():
     with pytest.raises(ValueError, match="theta"):
         MoreauJean(theta=0.3)
     with pytest.raises(ValueError, match="solver"):
-        MoreauJean(solver="newton")
+        MoreauJean(solver="robust")
     with pytest.raises(ValueError, match="iterations"):
         MoreauJean(iterations=0)
     with pytest.raises(ValueError, match="separating"):
