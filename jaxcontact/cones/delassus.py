@@ -109,8 +109,10 @@ def block_diagonal_plus(W, A, B):
     """A + B W with A, B block diagonal (nc, d, d): dense, or block rows of W's pattern."""
     nc, d, _ = A.shape
     if is_blocks(W):
-        own = (W.cols == jnp.arange(nc)[:, None]).astype(W.values.dtype)
-        values = jnp.einsum("iab,ikbc->ikac", B, W.values) + own[:, :, None, None] * A[:, None]
+        # A goes into one slot per row: padding slots also point at the row's own contact.
+        own = W.cols == jnp.arange(nc)[:, None]
+        first = (own & (jnp.cumsum(own, axis=1) == 1)).astype(W.values.dtype)
+        values = jnp.einsum("iab,ikbc->ikac", B, W.values) + first[:, :, None, None] * A[:, None]
         return BlockRows(W.cols, values)
     n = nc * d
     J = jnp.einsum("iab,ibn->ian", B, W.reshape(nc, d, n)).reshape(nc, d, nc, d)
