@@ -118,3 +118,18 @@ def block_diagonal_plus(W, A, B):
     J = jnp.einsum("iab,ibn->ian", B, W.reshape(nc, d, n)).reshape(nc, d, nc, d)
     idx = jnp.arange(nc)
     return J.at[idx, :, idx, :].add(A).reshape(n, n)
+
+
+
+def coo(W: BlockRows):
+    """W's entries as coordinates ``(rows, cols, values)`` (padding zeros and repeated positions included).
+
+    ``rows`` is a numpy array fixed by W's shapes at trace time; ``cols`` and
+    ``values`` follow the block columns, so the pattern is W's whatever they are.
+    """
+    nc, kmax, d, _ = W.values.shape
+    n = nc * d
+    rows = np.repeat(np.arange(n, dtype=np.int32), kmax * d)
+    cols = W.cols[:, None, :, None] * d + jnp.arange(d, dtype=W.cols.dtype)  # entry (i, a, k, b)
+    cols = jnp.broadcast_to(cols, (nc, d, kmax, d)).reshape(-1)
+    return rows, cols, W.values.transpose(0, 2, 1, 3).reshape(-1)
