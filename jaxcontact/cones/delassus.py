@@ -120,7 +120,6 @@ def block_diagonal_plus(W, A, B):
     return J.at[idx, :, idx, :].add(A).reshape(n, n)
 
 
-
 def coo(W: BlockRows):
     """W's entries as coordinates ``(rows, cols, values)`` (padding zeros and repeated positions included).
 

@@ -115,7 +115,7 @@ def _sparse_solve(rows, cols, values, b):
 
 def _sparse_levenberg_marquardt(J, F, nF):
     # (JᵀJ + λ I) d = −JᵀF as the augmented system [[I, J], [Jᵀ, −λ I]] [s; d] = [−F; 0]: JᵀJ, whose
-    # pattern reaches two block hops, is never formed, and the system keeps J's conditioning.
+    # pattern reaches two block hops and whose condition number is J's squared, is never formed.
     rows, cols, values = delassus.coo(J)
     n = F.shape[0]
     diag = np.arange(n, dtype=np.int32)
@@ -216,10 +216,10 @@ def newton(W, q, mu, *, iterations: int = 200, line_search: int = 20, r0=None, t
         inner iteration (static int).
       sparse_lu: the Newton system (J + σ I) d = −F by a sparse direct LU
         (SciPy's SuperLU through a host callback), J assembled from W's
-        block rows, and the Levenberg–Marquardt
-        fallback as the equivalent sparse augmented system. Needs W by
-        block rows; excludes ``krylov``. Runs on the host one matrix at a
-        time: under vmap the batch is solved member by member (static bool).
+        block rows, and the Levenberg–Marquardt fallback as the equivalent
+        sparse augmented system. Needs W by block rows; excludes
+        ``krylov``. Runs on the host one matrix at a time: under vmap the
+        batch is solved member by member (static bool).
 
     Returns :class:`~jaxcontact.cones.solution.ContactSolution`; ``r`` has
     implicit-function gradients.
