@@ -1,6 +1,9 @@
 """Newton with a sparse direct LU of the Newton system against the dense Newton and Siconos' stored times.
 
-    nice /work/venv/bin/python bench/fc3d_sparse.py [--rounds 3]
+    OPENBLAS_NUM_THREADS=1 nice /work/venv/bin/python bench/fc3d_sparse.py [--rounds 3]
+
+(One BLAS thread: on a shared machine the dense LU's BLAS threads contend
+with other jobs and its time then says more about the load than the LU.)
 
 float64, Siconos' error ≤ 1e-8, jit, compile apart (first call), then
 ``--rounds`` rounds in which every configuration of a problem is timed once,
