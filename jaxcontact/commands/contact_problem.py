@@ -36,8 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--solver", default="newton", choices=SOLVERS, help="solver (default newton)")
     p.add_argument("--tol", type=float, default=1e-8, help="tolerance on Siconos' error (default 1e-8)")
     p.add_argument("--iterations", type=int, default=None,
-                   help="maximum Newton steps / outer proximal iterations / sweeps "
-                        "(default 200 (both newtons) / 100 / 10000 / 20000)")
+                   help="maximum Newton steps (newton, newton-sparse-lu) / outer proximal iterations / "
+                        "sweeps (nsgs / jacobi) (default 200 / 100 / 10000 / 20000)")
     p.add_argument("--sparse", action="store_true",
                    help="sweeps (nsgs, jacobi) on the 3×3 block rows when the file stores W by blocks")
     p.add_argument("--float32", action="store_true", help="solve in float32 (default float64)")
