@@ -8,8 +8,8 @@ Parts:
 * ``success`` — every bundled problem (``jaxcontact/data/fc3d_siconos``)
   with every solver configuration at Siconos' error ≤ 1e-8 in float64 and
   ≤ 1e-4 in float32 (Jacobi 2 000 sweeps above 60 contacts, 20 000 below;
-  Newton on Alart–Curnier and Fischer–Burmeister, dense LU or GMRES on
-  block rows):
+  Newton on Alart–Curnier and Fischer–Burmeister, dense LU, or GMRES or a
+  sparse direct LU on block rows):
   converged, error, iterations, steady-state time (compile apart); beside
   it Siconos' NSGS (10 000 sweeps), NSN_AC and NSN_FB (1 000 steps) at the
   same tolerance, run now by ``bench/siconos_fc3d.py`` under /usr/bin/python3
@@ -23,7 +23,7 @@ Parts:
   both functions, NSGS, proximal Newton).
 * ``scaling`` — time per NSGS sweep with W dense and by block rows (beside
   Siconos' NSGS time per sweep from the stored reference), and per Newton
-  step with a dense LU and with GMRES on block rows, from 4 to 2 020 contacts (Rover1039, Capsules-i100-889,
+  step with a dense LU, with GMRES and with a sparse LU on block rows, from 4 to 2 020 contacts (Rover1039, Capsules-i100-889,
   the planar granular flows of the shared fc2d data when present).
 """
 
@@ -70,7 +70,8 @@ def siconos_run(files, passes=3):
 JACOBI_LARGE_NC = 60  # above it Jacobi gets 2 000 sweeps (20 000 on the capsules: 6.5 min each, still 1e-7)
 
 
-BLOCK_CONFIGS = ("nsgs-blocks", "newton-krylov-blocks")  # W handed over by block rows
+BLOCK_CONFIGS = ("nsgs-blocks", "newton-krylov-blocks", "newton-sparse-lu-blocks",
+                 "newton-fb-sparse-lu-blocks")  # W handed over by block rows
 
 
 def configs(nc, tol=TOL):
@@ -81,6 +82,9 @@ def configs(nc, tol=TOL):
         "newton": lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=200),
         "newton-fb": lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=200, function="fischer_burmeister"),
         "newton-krylov-blocks": lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=200, krylov=30),
+        "newton-sparse-lu-blocks": lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=200, sparse_lu=True),
+        "newton-fb-sparse-lu-blocks": lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=200, sparse_lu=True,
+                                                              function="fischer_burmeister"),
         "proximal-newton": lambda W, q, mu: proximal_newton(W, q, mu, tol=tol),
         "nsgs": lambda W, q, mu: nsgs(W, q, mu, tol=tol, iterations=10000),
         "nsgs-blocks": lambda W, q, mu: nsgs(W, q, mu, tol=tol, iterations=10000),
@@ -252,15 +256,18 @@ def part_scaling():
             tn = "—"
         f_krylov = jax.jit(lambda W, q, mu: newton(W, q, mu, iterations=3, tol=0.0, krylov=30))
         _, tk, _ = timed(f_krylov, Wb, p.q, p.mu)
+        f_sparse = jax.jit(lambda W, q, mu: newton(W, q, mu, iterations=3, tol=0.0, sparse_lu=True))
+        _, ts, _ = timed(f_sparse, Wb, p.q, p.mu)
         key = f"{p.name}/NSGS"
         sic_sweep = (f"{float(sic[key + '/time8']) / max(int(sic[key + '/iters8']), 1) * 1e3:.3f}"
                      if f"{key}/time8" in getattr(sic, "files", ()) else "—")
         rows.append([p.name, p.nc, p.dim, len(blocks.rows), f"{td / sweeps * 1e3:.3f}",
-                     f"{tb / sweeps * 1e3:.3f}", sic_sweep, tn, f"{tk / 3 * 1e3:.2f}"])
+                     f"{tb / sweeps * 1e3:.3f}", sic_sweep, tn, f"{tk / 3 * 1e3:.2f}", f"{ts / 3 * 1e3:.2f}"])
         print(rows[-1], flush=True)
     return common.markdown_table(["problem", "nc", "d", "nonzero blocks", "NSGS sweep dense ms",
                                   "NSGS sweep block rows ms", "Siconos NSGS sweep ms", "Newton step (dense LU) ms",
-                                  "Newton step (block rows, GMRES 30 × ≤ 4) ms"], rows)
+                                  "Newton step (block rows, GMRES 30 × ≤ 4) ms",
+                                  "Newton step (block rows, sparse LU) ms"], rows)
 
 
 def main() -> int:

@@ -13,8 +13,10 @@ float64, and returns a :class:`ContactSolution` (r, u, residual = Siconos'
   a sweep in O(nnz)).
 * :func:`newton` — global semismooth Newton on the Alart–Curnier function
   (or the Fischer–Burmeister function of the cone, ``function=`` option),
-  line search, proximal regularisation; :func:`proximal_newton` — proximal
-  point iterations around it, for semidefinite W (:mod:`.newton`).
+  line search, proximal regularisation; the Newton system by a dense LU, by
+  GMRES (``krylov=``) or by a sparse direct LU (``sparse_lu=True``) on W's
+  block rows; :func:`proximal_newton` — proximal point iterations around
+  it, for semidefinite W (:mod:`.newton`).
 * Gradients of r in (W, q, μ) by the implicit function theorem on each
   contact's regime (:mod:`.implicit`), or by unrolling the sweeps.
 * :func:`read_problem` — Siconos text files (dense, sparse block) and FCLIB

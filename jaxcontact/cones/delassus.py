@@ -109,10 +109,26 @@ def block_diagonal_plus(W, A, B):
     """A + B W with A, B block diagonal (nc, d, d): dense, or block rows of W's pattern."""
     nc, d, _ = A.shape
     if is_blocks(W):
-        own = (W.cols == jnp.arange(nc)[:, None]).astype(W.values.dtype)
-        values = jnp.einsum("iab,ikbc->ikac", B, W.values) + own[:, :, None, None] * A[:, None]
+        # A goes into one slot per row: padding slots also point at the row's own contact.
+        own = W.cols == jnp.arange(nc)[:, None]
+        first = (own & (jnp.cumsum(own, axis=1) == 1)).astype(W.values.dtype)
+        values = jnp.einsum("iab,ikbc->ikac", B, W.values) + first[:, :, None, None] * A[:, None]
         return BlockRows(W.cols, values)
     n = nc * d
     J = jnp.einsum("iab,ibn->ian", B, W.reshape(nc, d, n)).reshape(nc, d, nc, d)
     idx = jnp.arange(nc)
     return J.at[idx, :, idx, :].add(A).reshape(n, n)
+
+
+def coo(W: BlockRows):
+    """W's entries as coordinates ``(rows, cols, values)`` (padding zeros and repeated positions included).
+
+    ``rows`` is a numpy array fixed by W's shapes at trace time; ``cols`` and
+    ``values`` follow the block columns, so the pattern is W's whatever they are.
+    """
+    nc, kmax, d, _ = W.values.shape
+    n = nc * d
+    rows = np.repeat(np.arange(n, dtype=np.int32), kmax * d)
+    cols = W.cols[:, None, :, None] * d + jnp.arange(d, dtype=W.cols.dtype)  # entry (i, a, k, b)
+    cols = jnp.broadcast_to(cols, (nc, d, kmax, d)).reshape(-1)
+    return rows, cols, W.values.transpose(0, 2, 1, 3).reshape(-1)

@@ -28,16 +28,23 @@ under vmap, the batch runs until its last problem stops, finished problems
 frozen). By default the Newton system is solved by a dense LU (O(n³) a
 step; block-row W is densified); with ``krylov=k`` by preconditioned GMRES
 from products with J only, so W by block rows stays sparse (O(nnz) per inner
-iteration; the inexact direction is still checked for descent). Gradients: implicit at the result (:mod:`jaxcontact.cones.implicit`).
+iteration; the inexact direction is still checked for descent); with
+``sparse_lu=True`` by a sparse direct LU of J + σ I assembled from W's block
+rows (SciPy's SuperLU through a host callback), exact like the dense LU
+where GMRES stalls on near-singular J. Gradients: implicit at the result
+(:mod:`jaxcontact.cones.implicit`).
 """
 
 from __future__ import annotations
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
+import scipy.sparse
+import scipy.sparse.linalg
 from jax import lax
-
 from jax.scipy.sparse.linalg import cg, gmres
 
 from jaxcontact.cones import delassus
@@ -87,7 +94,47 @@ def _krylov_directions(J, F, grad, nF, sigma, krylov, nc):
     return unless(descent, d, lm, J, grad, nF)
 
 
-def _newton_r(W, q, mu, r0, *, tol, iterations, line_search, law=alart_curnier, krylov=None):
+def _host_solve(rows, cols, values, b):
+    A = scipy.sparse.csc_matrix((values, (rows, cols)), shape=(b.size, b.size))  # repeated positions summed
+    with warnings.catch_warnings():  # a singular matrix gives NaN, which the caller checks for
+        warnings.simplefilter("ignore", scipy.sparse.linalg.MatrixRankWarning)
+        return scipy.sparse.linalg.spsolve(A, b).astype(b.dtype)
+
+
+def _sparse_solve(rows, cols, values, b):
+    """x with A x = b, A = Σ values at (rows, cols): SciPy's SuperLU on the host, one matrix per call.
+
+    ``jax.experimental.sparse.linalg.spsolve`` calls the same SuperLU on CPU but
+    needs canonical CSR (sorted, no repeated entries; else its callback fails
+    on read-only buffers) and has no batching rule; this callback takes the
+    block-row layout as it is and, under vmap, solves member by member.
+    """
+    out = jax.ShapeDtypeStruct(b.shape, b.dtype)
+    return jax.pure_callback(_host_solve, out, rows, cols, values, b, vmap_method="sequential")
+
+
+def _sparse_levenberg_marquardt(J, F, nF):
+    # (JᵀJ + λ I) d = −JᵀF as the augmented system [[I, J], [Jᵀ, −λ I]] [s; d] = [−F; 0]: JᵀJ, whose
+    # pattern reaches two block hops and whose condition number is J's squared, is never formed.
+    rows, cols, values = delassus.coo(J)
+    n = F.shape[0]
+    diag = np.arange(n, dtype=np.int32)
+    R = jnp.concatenate([rows, n + cols, diag, n + diag])
+    C = jnp.concatenate([n + cols, rows, diag, n + diag])
+    V = jnp.concatenate([values, values, jnp.ones(n, F.dtype), jnp.full(n, -nF, F.dtype)])
+    return _sparse_solve(R, C, V, jnp.concatenate([-F, jnp.zeros_like(F)]))[n:]
+
+
+def _sparse_directions(J, F, grad, nF, sigma):
+    rows, cols, values = delassus.coo(J)
+    diag = np.arange(F.shape[0], dtype=np.int32)
+    d = _sparse_solve(np.concatenate([rows, diag]), jnp.concatenate([cols, diag]),
+                      jnp.concatenate([values, jnp.full(F.shape, sigma, F.dtype)]), -F)
+    descent = jnp.all(jnp.isfinite(d)) & (grad @ d < 0)
+    return unless(descent, d, _sparse_levenberg_marquardt, J, F, nF)
+
+
+def _newton_r(W, q, mu, r0, *, tol, iterations, line_search, law=alart_curnier, krylov=None, sparse_lu=False):
     nc = mu.shape[0]
     rho = alart_curnier_rho(delassus.diagonal_blocks(W, nc))
 
@@ -108,6 +155,8 @@ def _newton_r(W, q, mu, r0, *, tol, iterations, line_search, law=alart_curnier, 
         sigma = jnp.minimum(nF, SIGMA_MAX)
         if krylov:
             d = _krylov_directions(J, F, grad, nF, sigma, krylov, nc)
+        elif sparse_lu:
+            d = _sparse_directions(J, F, grad, nF, sigma)
         else:
             d = _dense_directions(J, F, grad, nF, sigma)
         d = jnp.where(jnp.all(jnp.isfinite(d)), d, -grad)
@@ -146,7 +195,7 @@ def _newton_r(W, q, mu, r0, *, tol, iterations, line_search, law=alart_curnier, 
 
 
 def newton(W, q, mu, *, iterations: int = 200, line_search: int = 20, r0=None, tol=None,
-           function: str = "alart_curnier", krylov: int = 0) -> ContactSolution:
+           function: str = "alart_curnier", krylov: int = 0, sparse_lu: bool = False) -> ContactSolution:
     """Semismooth Newton with line search and proximal regularisation (module docstring).
 
     Args:
@@ -165,6 +214,12 @@ def newton(W, q, mu, *, iterations: int = 200, line_search: int = 20, r0=None, t
         the fallback by conjugate gradients, from products with J = A + B W
         only: W by block rows is never densified, a step costs O(nnz(W)) per
         inner iteration (static int).
+      sparse_lu: the Newton system (J + σ I) d = −F by a sparse direct LU
+        (SciPy's SuperLU through a host callback), J assembled from W's
+        block rows, and the Levenberg–Marquardt fallback as the equivalent
+        sparse augmented system. Needs W by block rows; excludes
+        ``krylov``. Runs on the host one matrix at a time: under vmap the
+        batch is solved member by member (static bool).
 
     Returns :class:`~jaxcontact.cones.solution.ContactSolution`; ``r`` has
     implicit-function gradients.
@@ -175,12 +230,20 @@ def newton(W, q, mu, *, iterations: int = 200, line_search: int = 20, r0=None, t
         raise ValueError(f"newton: line_search must be a static int >= 1; got {line_search!r}")
     if isinstance(krylov, bool) or not isinstance(krylov, int) or krylov < 0:
         raise ValueError(f"newton: krylov must be a static int >= 0 (0: dense LU); got {krylov!r}")
-    if not krylov:
+    if not isinstance(sparse_lu, bool):
+        raise ValueError(f"newton: sparse_lu must be a static bool; got {sparse_lu!r}")
+    if sparse_lu and krylov:
+        raise ValueError(f"newton: sparse_lu=True and krylov={krylov} are two solvers of the Newton system; "
+                         "choose one")
+    if sparse_lu and not delassus.is_blocks(W):
+        raise ValueError(f"newton: sparse_lu=True needs W by block rows (BlockRows, from block_rows): the "
+                         f"sparsity pattern is read from its block columns; got a dense array {np.shape(W)}")
+    if not (krylov or sparse_lu):
         W = delassus.to_dense(W)
 
     def solve(W, q, mu, r0):
         return _newton_r(W, q, mu, r0, tol=tol, iterations=iterations, line_search=line_search, law=law,
-                         krylov=krylov)
+                         krylov=krylov, sparse_lu=sparse_lu)
 
     return implicit_solution(solve, W, q, mu, r0, tol=tol)
 

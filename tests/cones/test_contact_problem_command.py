@@ -31,3 +31,10 @@ def test_errors_are_named(tmp_path):
         main(["contact-problem", str(bundled_dir() / "Rover4396.dat"), "--sparse"])
     with pytest.raises(SystemExit, match="give problem files"):
         main(["contact-problem"])
+
+
+def test_sparse_lu_newton_takes_block_rows(capsys):
+    f = str(bundled_dir() / "OneObject-i100000-316.hdf5.dat")
+    assert main(["contact-problem", f, "--solver", "newton-sparse-lu", "--json", "--repeat", "1"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["storage"] == "blocks" and row["converged"] and row["residual"] <= 1e-8

@@ -23,8 +23,9 @@ def test_equals_the_dense_newton(name):
     np.testing.assert_allclose(sol.r, ref.r, rtol=0, atol=1e-8 * float(jnp.max(jnp.abs(ref.r))))
 
 
-def test_block_products_equal_dense():
-    p = read_problem(bundled_dir() / "Confeti-ex13-4contact-Fc3D-SBM.dat")
+@pytest.mark.parametrize("name", ["Confeti-ex13-4contact-Fc3D-SBM.dat", "OneObject-i100000-316.hdf5.dat"])
+def test_block_products_equal_dense(name):  # OneObject's block rows differ in length: padded slots
+    p = read_problem(bundled_dir() / name)
     Wb = block_rows(p.blocks, p.nc)
     rng = np.random.default_rng(0)
     x = jnp.asarray(rng.normal(size=p.q.size))
