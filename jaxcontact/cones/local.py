@@ -66,12 +66,20 @@ def local_error(r, u, mu):
 
 def _slide_parts(B, c, mu, th):
     """G(θ), whether the slide at θ is admissible, B_N· t and t(θ) (θ any shape)."""
-    e = jnp.stack([jnp.cos(th), jnp.sin(th)], axis=-1)
-    t = jnp.concatenate([jnp.ones_like(th)[..., None], mu * e], axis=-1)
-    den = t @ B[0]
-    v = -c[0] * (t @ B[1:].T) + den[..., None] * c[1:]  # den · u_T
-    G = v[..., 0] * e[..., 1] - v[..., 1] * e[..., 0]
-    ok = (den > 0) & (jnp.sum(v * e, axis=-1) <= 0)
+    return _slide_parts_at(B, c, mu, jnp.stack([jnp.cos(th), jnp.sin(th)], axis=-1))
+
+
+def _slide_parts_at(B, c, mu, e):
+    """:func:`_slide_parts` at the unit tangent direction e = (cos θ, sin θ) (shape (..., 2))."""
+    # Component by component: elementwise code that XLA fuses into one kernel, where each 3-vector product
+    # (a reduction) would be a kernel call of its own inside the Newton steps.
+    e1, e2 = e[..., 0], e[..., 1]
+    row = lambda i: B[i, 0] + mu * (e1 * B[i, 1] + e2 * B[i, 2])  # noqa: E731 (B t)_i
+    den = row(0)
+    v1, v2 = -c[0] * row(1) + den * c[1], -c[0] * row(2) + den * c[2]  # den · u_T
+    G = v1 * e2 - v2 * e1
+    ok = (den > 0) & (v1 * e1 + v2 * e2 <= 0)
+    t = jnp.stack([jnp.ones_like(e1), mu * e1, mu * e2], axis=-1)
     return G, ok, den, t
 
 
@@ -127,18 +135,27 @@ def _solve_small(B, c):
 
 
 def _slide_newton(B, c, mu, rs):
-    """Slide from Newton steps on G started at the angle of the stick solution's tangential part."""
+    """Slide from Newton steps on G started at the direction of the stick solution's tangential part.
+
+    The unknown is the unit direction e itself, moved by the Newton step δ = G / G' along e⊥ and
+    renormalised (a rotation by arctan δ instead of δ: the same root, still quadratic convergence), so the
+    steps need no trigonometry. G' = dG/dθ is G's derivative along e⊥.
+    """
     # The start is only a guess: a slide accepted as exact is a converged root, whose derivative the
     # Newton steps carry and the start does not enter. Its own derivative is not merely unused but
-    # harmful: arctan2's is 0/0 where the stick's tangential part vanishes (a head-on impact on an
+    # harmful: the normalisation's is 0/0 where the stick's tangential part vanishes (a head-on impact on an
     # isotropic block), and a reverse pass carries that NaN through the ``where`` that discards the slide.
-    th = jnp.arctan2(lax.stop_gradient(rs[2]), lax.stop_gradient(rs[1]))
-    G = lambda th: _slide_parts(B, c, mu, th)[0]
+    rt = lax.stop_gradient(rs[1:])
+    n = _norm(rt)
+    e = jnp.where(n > 0, rt / jnp.where(n > 0, n, 1.0), jnp.asarray([1.0, 0.0], c.dtype))
+    G = lambda e: _slide_parts_at(B, c, mu, e)[0]
+    perp = lambda e: jnp.stack([-e[1], e[0]])
     for _ in range(SLIDE_NEWTON):
-        g, gp = jax.jvp(G, (th,), (jnp.ones_like(th),))
-        step = g / jnp.where(gp != 0, gp, 1.0)
-        th = th - jnp.clip(step, -0.5, 0.5)  # a bounded step: G is 2π-periodic, a far jump lands anywhere
-    _, ok, den, t = _slide_parts(B, c, mu, th)
+        g, gp = jax.jvp(G, (e,), (perp(e),))
+        step = jnp.clip(g / jnp.where(gp != 0, gp, 1.0), -0.5, 0.5)  # bounded: G is periodic, a far jump lands anywhere
+        e = e - step * perp(e)
+        e = e / jnp.sqrt(e @ e)
+    _, ok, den, t = _slide_parts_at(B, c, mu, e)
     return (-c[0] / jnp.where(den > 0, den, 1.0)) * t, ok
 
 
