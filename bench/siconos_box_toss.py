@@ -89,6 +89,25 @@ def initial_state(p):
     return q, v
 
 
+def time_stepping(nsds, h, newton):
+    """Siconos' TimeStepping of the comparison: MoreauJeanOSI(½), FrictionContact(3) by NSGS to SOLVER_TOL,
+    Newton option ``newton`` (a name in siconos.kernel); returns (simulation, one-step problem, solver options:
+    the residual of the last solve is in its dparam)."""
+    import siconos.kernel as sk
+    import siconos.numerics as sn
+
+    so = sk.solver_options_create(sn.SICONOS_FRICTION_3D_NSGS)
+    so.dparam[sn.SICONOS_DPARAM_TOL] = SOLVER_TOL
+    so.iparam[sn.SICONOS_IPARAM_MAX_ITER] = SOLVER_MAX_ITER
+    fc = sk.FrictionContact(3, so)
+    fc.setKeepLambdaAndYState(True)
+    sim = sk.TimeStepping(nsds, sk.TimeDiscretisation(0.0, h))
+    sim.insertIntegrator(sk.MoreauJeanOSI(0.5))
+    sim.insertNonSmoothProblem(fc)
+    sim.setNewtonOptions(getattr(sk, newton))
+    return sim, fc, so
+
+
 def run(p, h, t_final, settings):
     """Siconos' run with the given detection settings: every step's t, q, twist, contact count, Σ λ_N, NSGS error."""
     import siconos.kernel as sk
@@ -131,16 +150,8 @@ def run(p, h, t_final, settings):
 
     nsds = sk.NonSmoothDynamicalSystem(0.0, t_final)
     nsds.insertDynamicalSystem(body)
-    so = sk.solver_options_create(sn.SICONOS_FRICTION_3D_NSGS)
-    so.dparam[sn.SICONOS_DPARAM_TOL] = SOLVER_TOL
-    so.iparam[sn.SICONOS_IPARAM_MAX_ITER] = SOLVER_MAX_ITER
-    fc = sk.FrictionContact(3, so)
-    fc.setKeepLambdaAndYState(True)
-    sim = sk.TimeStepping(nsds, sk.TimeDiscretisation(0.0, h))
-    sim.insertIntegrator(sk.MoreauJeanOSI(0.5))
-    sim.insertNonSmoothProblem(fc)
+    sim, fc, so = time_stepping(nsds, h, settings["newton"])
     sim.insertInteractionManager(manager)
-    sim.setNewtonOptions(getattr(sk, settings["newton"]))
 
     n_steps = int(round(t_final / h))
     t = np.zeros(n_steps + 1)

@@ -52,7 +52,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from siconos_box_toss import IMPACT, SOLVER_MAX_ITER, SOLVER_TOL, SUMMARY, initial_state, outcome  # noqa: E402
+from siconos_box_toss import (IMPACT, SOLVER_MAX_ITER, SOLVER_TOL, SUMMARY, initial_state, outcome,  # noqa: E402
+                              time_stepping)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "data", "siconos", "box_toss_vertices.npz")
@@ -109,15 +110,7 @@ def run(p, h, t_final):
         nsds.link(inter, body)
         interactions.append(inter)
 
-    so = sk.solver_options_create(sn.SICONOS_FRICTION_3D_NSGS)
-    so.dparam[sn.SICONOS_DPARAM_TOL] = SOLVER_TOL
-    so.iparam[sn.SICONOS_IPARAM_MAX_ITER] = SOLVER_MAX_ITER
-    fc = sk.FrictionContact(3, so)
-    fc.setKeepLambdaAndYState(True)
-    sim = sk.TimeStepping(nsds, sk.TimeDiscretisation(0.0, h))
-    sim.insertIntegrator(sk.MoreauJeanOSI(0.5))
-    sim.insertNonSmoothProblem(fc)
-    sim.setNewtonOptions(getattr(sk, NEWTON))
+    sim, fc, so = time_stepping(nsds, h, NEWTON)
 
     n_steps = int(round(t_final / h))
     t = np.zeros(n_steps + 1)
