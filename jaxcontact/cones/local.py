@@ -20,9 +20,10 @@ local solver, and the first exact one is taken:
    θ = 0, π are tried directly.
 
 Fast path: the slide root is first sought by ``SLIDE_NEWTON`` Newton steps on
-G from the angle of the (rejected) stick solution's tangential part — the
+G from the direction of the (rejected) stick solution's tangential part — the
 exact root when the block is isotropic in the tangent plane, and close to it
-otherwise. The slide is accepted if its local error is at round-off; only
+otherwise; the steps move the unit direction (cos θ, sin θ) itself, so they
+need no trigonometry. The slide is accepted if its local error is at round-off; only
 when it is not (a root far from that angle, a non-converged Newton) does the
 tabulated search above run, in a branch (:func:`~jaxcontact.cones.branch.unless`) that the sequential
 Gauss–Seidel loop skips and the Jacobi sweep runs only when some contact of
@@ -35,8 +36,8 @@ not larger, so a sweep never makes a contact worse, whatever the block
 (singular, non-symmetric, huge μ, or a slide the grid missed). Take-off, stick
 and an exact fast slide solve the contact's problem and are taken as they are.
 
-Cost: the stick solve is a few products; the fast slide's Newton steps
-(trigonometry) and the comparison are skipped where the contact takes off or
+Cost: the stick solve is a few products; the fast slide's Newton steps and
+the comparison are skipped where the contact takes off or
 sticks — an inactive contact, a body at rest — and, under vmap, run only when
 some member of the batch needs them.
 """
@@ -177,8 +178,8 @@ def _candidate(B, c, mu):
     if c.shape[0] == 2:  # the two planar slides are tried directly: always exact when one exists
         slide, slide_ok = _slide_2d(B, c, mu), jnp.bool_(True)
     else:
-        # The slide's Newton steps (trigonometry) cost a hundred times the stick solve; a contact that takes
-        # off or sticks (an inactive contact, a body at rest) skips them, under vmap unless some member slides.
+        # The slide's Newton steps cost many times the stick solve; a contact that takes off or sticks (an
+        # inactive contact, a body at rest) skips them, under vmap unless some member slides.
         slide, slide_ok = unless(take_off | stick, (jnp.zeros_like(c), jnp.bool_(True)), _exact_fast_slide,
                                  B, c, mu, rs)
     r = jnp.where(take_off, 0.0, jnp.where(stick, rs, slide))
