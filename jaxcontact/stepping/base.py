@@ -88,7 +88,8 @@ class Scheme(abc.ABC):
                 other = "compliant" if kind == "rigid" else "rigid"
                 raise ValueError(f"the {self.name} scheme treats {' and '.join(sorted(self.contact_kinds))} contacts "
                                  f"only, and this system has {kind} contacts: choose a scheme that treats them "
-                                 f"({', '.join(schemes_for(kind))}) or make the contacts {other}")
+                                 f"({', '.join(schemes_for(kind, system.velocity_map is not None))}) or make the "
+                                 f"contacts {other}")
         spatial = [n for n, s in SCHEMES.items() if s.spatial]
         if system.velocity_map is not None and not self.spatial:
             raise ValueError(f"the {self.name} scheme advances q by q̇ = u only, and this system has "
@@ -145,6 +146,7 @@ def register(cls):
     return cls
 
 
-def schemes_for(kind: str) -> list[str]:
-    """Names of the registered schemes that treat contacts of ``kind`` ("rigid" or "compliant")."""
-    return [n for n, s in SCHEMES.items() if kind in s.contact_kinds]
+def schemes_for(kind: str, spatial: bool = False) -> list[str]:
+    """Names of the registered schemes that treat contacts of ``kind`` ("rigid" or "compliant"), on spatial
+    systems if ``spatial``."""
+    return [n for n, s in SCHEMES.items() if kind in s.contact_kinds and (s.spatial or not spatial)]
