@@ -72,8 +72,9 @@ def _iterate(sweep, W, q, mu, r0, tol, iterations, check_every, differentiation)
 
     def body(state):
         r, k, _ = state
-        r = lax.fori_loop(0, chunk, lambda _, r: sweep(r), r)
-        return r, k + chunk, err(r)
+        n = jnp.minimum(chunk, iterations - k)  # the last chunk stops at ``iterations``
+        r = lax.fori_loop(0, n, lambda _, r: sweep(r), r)
+        return r, k + n, err(r)
 
     r, k, _ = lax.while_loop(cond, body, (r0, jnp.int32(0), err(r0)))
     return r, k

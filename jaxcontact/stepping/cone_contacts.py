@@ -27,6 +27,10 @@ from jaxcontact.stepping.contact_solve import ContactSolution
 
 
 CONE_SOLVERS = ("nsgs", "newton")
+# Sweeps between two error checks of the implicit mode. A step's problem, warm-started from the last step's
+# impulses, is often solved in one or two sweeps; checking every 10 (the solver's default for a cold problem) runs
+# them ten at a time.
+CHECK_EVERY = 3
 
 
 def per_contact_order(k: int):
@@ -61,6 +65,7 @@ def solve_cone_contacts(D, c, mu, active, warm_N, warm_T, *, iterations, omega, 
     if solver == "newton":
         sol = newton(Dp, cp, mu, iterations=iterations, r0=warm, tol=tol)
     else:
-        sol = nsgs(Dp, cp, mu, iterations=iterations, omega=omega, r0=warm, tol=tol, differentiation=differentiation)
+        sol = nsgs(Dp, cp, mu, iterations=iterations, omega=omega, r0=warm, tol=tol, check_every=CHECK_EVERY,
+                   differentiation=differentiation)
     r = sol.r.reshape(k, 3)
     return ContactSolution(r[:, 0], r[:, 1:].reshape(-1), sol.residual, sol.iterations, sol.converged)

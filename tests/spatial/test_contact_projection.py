@@ -29,7 +29,9 @@ def test_tossed_box_comes_to_rest_on_the_plane_with_four_vertices(box_toss_run):
     assert np.max(np.abs(g_proj[:4])) < 1e-12 and g_proj[4] > 0.09  # the upper face is 2 half_z above
     q = np.asarray(projected.q)
     assert np.max(np.abs(np.linalg.norm(q[:, 3:], axis=1) - 1.0)) < 1e-14
-    assert np.max(np.abs(np.asarray(projected.u[-1]))) < 1e-12
+    # At rest up to the solve: its error (Siconos', relative) stops at 1e-12, which leaves contact-point speeds of
+    # that order; spread over lever arms of 0.05–0.15 m that is up to ~1e-11 in ω.
+    assert np.max(np.abs(np.asarray(projected.u[-1]))) < 1e-11
     # Same flight and first impact; where it rests differs by the sinking it no longer has (tens of µm).
     first = np.flatnonzero(np.asarray(plain.impulse_normal).any(axis=1))[0]
     assert first == np.flatnonzero(np.asarray(projected.impulse_normal).any(axis=1))[0]
