@@ -72,8 +72,9 @@ def located_step(system, scheme, p, state, dt, step_fn, is_active):
     # A contact closed at t_A that approaches and carried no impulse in the last step has just arrived (its gap
     # crossed zero at the grid node, to rounding): its impact is located at s = 0. The ordinary step's law would
     # instead apply it at the step's θ-point, a different motion from the crossings just before and after the node.
-    arriving = is_active(g_A, state.q) & (gdot_A < 0) & (state.P_N <= 0)
-    closed_A = is_active(g_A, state.q) & ~arriving
+    touching = is_active(g_A, state.q)
+    arriving = touching & (gdot_A < 0) & (state.P_N <= 0)
+    closed_A = touching & ~arriving
     trial, trial_info = _substep(step_fn, state, h, closed_A)
     g_F = system.gaps(trial.q, t_A + h, p)
     s, closing = crossing_fraction(jnp.where(closed_A, -1.0, g_A), gdot_A, g_F, h)

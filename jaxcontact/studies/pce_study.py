@@ -87,7 +87,7 @@ def run_pce_study(spec: StudySpec, out_dir: str, *, method: str = "pce", progres
     if method == "pce-grad" and "forward" not in spec.scheme.differentiation_modes:
         raise ValueError(f"method = 'pce-grad' takes forward-mode gradients, and the {spec.scheme.name} scheme with "
                          f"these options is differentiated in {', '.join(sorted(spec.scheme.differentiation_modes))} "
-                         f"mode only: use method 'pce', or the scheme's differentiation = 'unroll'")
+                         f"mode only: use method 'pce', or scheme options with forward-mode gradients")
     model, dt, t_final, n_steps, outcomes, values, _, _, scheme, evaluate = prepare_study(
         spec, differentiated=method == "pce-grad")
     _check_out_dir(out_dir)
