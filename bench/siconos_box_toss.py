@@ -111,7 +111,6 @@ def time_stepping(nsds, h, newton):
 def run(p, h, t_final, settings):
     """Siconos' run with the given detection settings: every step's t, q, twist, contact count, Σ λ_N, NSGS error."""
     import siconos.kernel as sk
-    import siconos.numerics as sn
     from siconos.mechanics.collision.bullet import (SiconosBox, SiconosBulletCollisionManager,
                                                     SiconosBulletOptions, SiconosContactor,
                                                     SiconosContactorSet, SiconosPlane)
@@ -154,11 +153,26 @@ def run(p, h, t_final, settings):
     sim.insertInteractionManager(manager)
 
     n_steps = int(round(t_final / h))
+    impulse_normal = np.zeros(n_steps + 1)
+
+    def impulses(k, t, q, nc):
+        if nc:
+            impulse_normal[k] = np.asarray(fc.z())[:3 * nc].reshape(-1, 3)[:, 0].sum()
+
+    res = record_steps(sim, fc, so, body, n_steps, impulses)
+    return dict(res, impulse_normal=impulse_normal[:len(res["t"])], inertia=np.diag(inertia), q0=q0, v0=v0)
+
+
+def record_steps(sim, fc, so, body, n_steps, after):
+    """Run at most ``n_steps`` steps of ``sim``; returns t, q, v, the one-step problem's contact count and NSGS'
+    error, row 0 the start and one row per step taken. ``after(k, t, q, nc)`` is called after step k, before
+    Siconos moves on: the step's impulses and the interactions' outputs are readable there."""
+    import siconos.numerics as sn
+
     t = np.zeros(n_steps + 1)
     q = np.zeros((n_steps + 1, 7))
     v = np.zeros((n_steps + 1, 6))
     contacts = np.zeros(n_steps + 1, dtype=np.int64)
-    impulse_normal = np.zeros(n_steps + 1)
     solver_error = np.zeros(n_steps + 1)
     q[0], v[0] = np.asarray(body.q()), np.asarray(body.twist())
     k = 0
@@ -170,13 +184,10 @@ def run(p, h, t_final, settings):
         nc = fc.getSizeOutput() // 3 if sim.numberOfOSNSProblems() and fc.hasInteractions() else 0
         contacts[k] = nc
         if nc:
-            lam = np.asarray(fc.z())[:3 * nc].reshape(-1, 3)
-            impulse_normal[k] = lam[:, 0].sum()
             solver_error[k] = so.dparam[sn.SICONOS_DPARAM_RESIDU]
+        after(k, t[k], q[k], nc)
         sim.nextStep()
-    return dict(t=t[:k + 1], q=q[:k + 1], v=v[:k + 1], contacts=contacts[:k + 1],
-                impulse_normal=impulse_normal[:k + 1], solver_error=solver_error[:k + 1],
-                inertia=np.diag(inertia), q0=q0, v0=v0)
+    return dict(t=t[:k + 1], q=q[:k + 1], v=v[:k + 1], contacts=contacts[:k + 1], solver_error=solver_error[:k + 1])
 
 
 def outcome(res):

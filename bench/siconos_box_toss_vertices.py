@@ -53,7 +53,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from siconos_box_toss import (IMPACT, SOLVER_MAX_ITER, SOLVER_TOL, SUMMARY, initial_state, outcome,  # noqa: E402
-                              time_stepping)
+                              record_steps, time_stepping)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "data", "siconos", "box_toss_vertices.npz")
@@ -79,7 +79,6 @@ def rotation(quat):
 def run(p, h, t_final):
     """Siconos' run with vertex contacts: every step's t, q, twist, contact count, λ_N per vertex, NSGS error."""
     import siconos.kernel as sk
-    import siconos.numerics as sn
     from siconos.mechanics.collision.base import ContactR
 
     m, a, b, c = p["mass"], p["half_x"], p["half_y"], p["half_z"]
@@ -113,35 +112,22 @@ def run(p, h, t_final):
     sim, fc, so = time_stepping(nsds, h, NEWTON)
 
     n_steps = int(round(t_final / h))
-    t = np.zeros(n_steps + 1)
-    q = np.zeros((n_steps + 1, 7))
-    v = np.zeros((n_steps + 1, 6))
-    contacts = np.zeros(n_steps + 1, dtype=np.int64)
     impulse = np.zeros((n_steps + 1, len(verts)))
     gap = np.zeros((n_steps + 1, len(verts)))
-    solver_error = np.zeros(n_steps + 1)
-    q[0], v[0] = np.asarray(body.q()), np.asarray(body.twist())
     gap[0] = np.nan  # the outputs are computed when the simulation initialises, in its first step
-    k = 0
-    while sim.hasNextEvent() and k < n_steps:
-        sim.computeOneStep()
-        k += 1
-        t[k] = sim.nextTime()
-        q[k], v[k] = np.asarray(body.q()), np.asarray(body.twist())
-        nc = fc.getSizeOutput() // 3 if sim.numberOfOSNSProblems() and fc.hasInteractions() else 0
-        contacts[k] = nc
-        if nc:
-            solver_error[k] = so.dparam[sn.SICONOS_DPARAM_RESIDU]
+
+    def vertex_columns(k, t, q, nc):
         # λ of the interactions out of the one-step problem is zeroed by updateIndexSet (next call).
         impulse[k] = [inter.lambda_(1)[0] for inter in interactions]
         # The detection at the converged state and the distances there: the next index set's gaps.
-        detect(q[k])
+        detect(q)
         for inter in interactions:
-            inter.computeOutput(t[k], 0)
+            inter.computeOutput(t, 0)
         gap[k] = [inter.y(0)[0] for inter in interactions]
-        sim.nextStep()
-    return dict(t=t[:k + 1], q=q[:k + 1], v=v[:k + 1], contacts=contacts[:k + 1], impulse=impulse[:k + 1],
-                impulse_normal=impulse[:k + 1].sum(axis=1), gap=gap[:k + 1], solver_error=solver_error[:k + 1],
+
+    res = record_steps(sim, fc, so, body, n_steps, vertex_columns)
+    n = len(res["t"])
+    return dict(res, impulse=impulse[:n], impulse_normal=impulse[:n].sum(axis=1), gap=gap[:n],
                 inertia=np.diag(inertia), q0=q0, v0=v0)
 
 
