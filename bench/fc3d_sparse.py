@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 import time
 from pathlib import Path
 
 import jax
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
@@ -115,22 +119,17 @@ def step_split(steps=20, calls=5):
             ["sparse solves per step (Levenberg–Marquardt fallbacks add one)", f"{spent['solves'] / n:.2f}"]]
 
 
-def table(head, rows):
-    return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-                     + ["| " + " | ".join(str(x) for x in r) + " |" for r in rows])
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--parts", default="solves,split")
     args = ap.parse_args()
     if "solves" in args.parts:
-        print(table(["problem", "nc", "solver", "steps", "error", "converged ≤ 1e-8", "time ms"],
-                    solves(args.rounds)))
+        print(common.markdown_table(["problem", "nc", "solver", "steps", "error", "converged ≤ 1e-8", "time ms"],
+                                    solves(args.rounds)))
         print()
     if "split" in args.parts:
-        print(table(["Capsules-i100-889, sparse-LU Newton (AC), per step", "ms"], step_split()))
+        print(common.markdown_table(["Capsules-i100-889, sparse-LU Newton (AC), per step", "ms"], step_split()))
 
 
 if __name__ == "__main__":
