@@ -51,7 +51,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
-from mujoco_simulate import median_time  # noqa: E402
 
 DT = 1e-3
 STEPS = {"box": 1000, "column": 500}
@@ -268,6 +267,7 @@ def mujoco_rates(scene, batches, threads, window):
     import mujoco
     import numpy as np
     from mujoco import rollout
+    from mujoco_simulate import median_time  # imports mujoco: the jax side of this module needs none
 
     m = mujoco.MjModel.from_xml_string(mjcf(scene))
     n_steps = STEPS[kind(scene)]

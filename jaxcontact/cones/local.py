@@ -25,9 +25,8 @@ exact root when the block is isotropic in the tangent plane, and close to it
 otherwise; the steps move the unit direction (cos θ, sin θ) itself, so they
 need no trigonometry. The slide is accepted if its local error is at round-off; only
 when it is not (a root far from that angle, a non-converged Newton) does the
-tabulated search above run, in a branch (:func:`~jaxcontact.cones.branch.unless`) that the sequential
-Gauss–Seidel loop skips and the Jacobi sweep runs only when some contact of
-the sweep needs it (:func:`local_solve_all`).
+tabulated search above run, in a branch (:func:`~jaxcontact.cones.branch.unless`) taken only
+when some lane needs it.
 
 Robust fallback: a result that is not exact by construction (the tabulated
 search's slide; in the plane, a slide that does not exist) replaces the
@@ -36,10 +35,14 @@ not larger, so a sweep never makes a contact worse, whatever the block
 (singular, non-symmetric, huge μ, or a slide the grid missed). Take-off, stick
 and an exact fast slide solve the contact's problem and are taken as they are.
 
-Cost: the stick solve is a few products; the fast slide's Newton steps and
-the comparison are skipped where the contact takes off or
-sticks — an inactive contact, a body at rest — and, under vmap, run only when
-some member of the batch needs them.
+Lanes: the spatial solve is written on contacts laid out with the batch last
+(:func:`local_solve_lanes`: B (3, 3, L), c (3, L), μ (L,)), component by
+component, so that every operation is elementwise over L contiguous lanes (the
+layout of :mod:`jaxcontact.cones.lanes`); one contact is L = 1, and a sweep's
+contacts or a batch's problems are lanes. The stick solve is a few products;
+the fast slide's Newton steps run only if some lane neither takes off nor
+sticks (an inactive contact, a body at rest), and under an outer vmap only
+when some member of that batch needs them.
 """
 
 from __future__ import annotations
@@ -135,89 +138,158 @@ def _solve_small(B, c):
     return (cof.T @ c) / det
 
 
-def _slide_newton(B, c, mu, rs):
-    """Slide from Newton steps on G started at the direction of the stick solution's tangential part.
-
-    The unknown is the unit direction e itself, moved by the Newton step δ = G / G' along e⊥ and
-    renormalised (a rotation by arctan δ instead of δ: the same root, still quadratic convergence), so the
-    steps need no trigonometry. G' = dG/dθ is G's derivative along e⊥.
-    """
-    # The start is only a guess: a slide accepted as exact is a converged root, whose derivative the
-    # Newton steps carry and the start does not enter. Its own derivative is not merely unused but
-    # harmful: the normalisation's is 0/0 where the stick's tangential part vanishes (a head-on impact on an
-    # isotropic block), and a reverse pass carries that NaN through the ``where`` that discards the slide.
-    rt = lax.stop_gradient(rs[1:])
-    n = _norm(rt)
-    e = jnp.where(n > 0, rt / jnp.where(n > 0, n, 1.0), jnp.asarray([1.0, 0.0], c.dtype))
-    G = lambda e: _slide_parts_at(B, c, mu, e)[0]
-    perp = lambda e: jnp.stack([-e[1], e[0]])
-    for _ in range(SLIDE_NEWTON):
-        g, gp = jax.jvp(G, (e,), (perp(e),))
-        step = jnp.clip(g / jnp.where(gp != 0, gp, 1.0), -0.5, 0.5)  # bounded: G is periodic, a far jump lands anywhere
-        e = e - step * perp(e)
-        e = e / jnp.sqrt(e @ e)
-    _, ok, den, t = _slide_parts_at(B, c, mu, e)
-    return (-c[0] / jnp.where(den > 0, den, 1.0)) * t, ok
-
-
-def _exact_fast_slide(B, c, mu, rs):
-    """The fast slide and whether it is exact (its local error at round-off)."""
-    slide, ok = _slide_newton(B, c, mu, rs)
-    u = B @ slide + c
-    scale = jnp.maximum(_norm(c), jnp.maximum(_norm(slide), _norm(u)))
-    return slide, ok & (local_error(slide, u, mu) <= EXACT_ULPS * jnp.finfo(c.dtype).eps * scale)
-
-
-def _candidate(B, c, mu):
-    """Take-off, stick or the fast slide, and whether that candidate is exact."""
-    rs = -_solve_small(B, c)
-    rs_ok = jnp.all(jnp.isfinite(rs))
-    rs = jnp.where(rs_ok, rs, 0.0)
-    stick = rs_ok & (rs[0] >= 0) & (_norm(rs[1:]) <= mu * rs[0])
-    take_off = c[0] >= 0
-    if c.shape[0] == 2:  # the two planar slides are tried directly: always exact when one exists
-        slide, slide_ok = _slide_2d(B, c, mu), jnp.bool_(True)
-    else:
-        # The slide's Newton steps cost many times the stick solve; a contact that takes off or sticks (an
-        # inactive contact, a body at rest) skips them, under vmap unless some member slides.
-        slide, slide_ok = unless(take_off | stick, (jnp.zeros_like(c), jnp.bool_(True)), _exact_fast_slide,
-                                 B, c, mu, rs)
-    r = jnp.where(take_off, 0.0, jnp.where(stick, rs, slide))
-    return r, take_off | stick | slide_ok
-
-
 def _no_worse(B, c, mu, r, r_old):
     err_new = local_error(r, B @ r + c, mu)
     err_old = local_error(r_old, B @ r_old + c, mu)
     return jnp.where(err_new <= err_old, r, r_old)
 
 
-def local_solve(B, c, mu, r_old):
-    """Solution r of one contact's problem (see the module docstring).
+def _local_2d(B, c, mu, r_old):
+    """The planar contact: take-off, stick or one of the two slides, never worse than r_old."""
+    rs = -_solve_small(B, c)
+    rs_ok = jnp.all(jnp.isfinite(rs))
+    rs = jnp.where(rs_ok, rs, 0.0)
+    stick = rs_ok & (rs[0] >= 0) & (jnp.abs(rs[1]) <= mu * rs[0])
+    r = jnp.where(c[0] >= 0, 0.0, jnp.where(stick, rs, _slide_2d(B, c, mu)))
+    return _no_worse(B, c, mu, r, r_old)
 
-    The tabulated search runs only when the fast path missed, by
-    :func:`~jaxcontact.cones.branch.unless`: under vmap it runs only if some
-    batch member needs it (both sides run only where a derivative is taken).
+
+# --------------------------------------------------------------------------- the spatial contact on lanes
+# Every function below takes one contact per lane: B (3, 3, L), c and r (3, L), μ (L,). Indexing the leading
+# axes gives contiguous (L,) arrays, so the arithmetic is elementwise over the lanes (module docstring).
+
+
+def _hypot(x, y):
+    s = x * x + y * y
+    pos = s > 0
+    return jnp.where(pos, jnp.sqrt(jnp.where(pos, s, 1.0)), 0.0)
+
+
+def project_cone_lanes(x, mu):
+    """:func:`~jaxcontact.cones.laws.project_cone` of (3, L) lanes, component by component."""
+    xn, x1, x2 = x[0], x[1], x[2]
+    nt = _hypot(x1, x2)
+    inside = nt <= mu * xn
+    polar = mu * nt <= -xn
+    s = (mu * nt + xn) / (mu * mu + 1.0)
+    k = jnp.where(polar, 0.0, jnp.where(inside, 1.0, mu * s / jnp.where(nt > 0, nt, 1.0)))
+    return jnp.stack([jnp.where(polar, 0.0, jnp.where(inside, xn, s)), k * x1, k * x2])
+
+
+def local_error_lanes(r, u, mu):
+    """:func:`local_error` of (3, L) lanes: ‖r − P_K(r − û)‖ per lane."""
+    uh = jnp.stack([u[0] + mu * _hypot(u[1], u[2]), u[1], u[2]])
+    e = r - project_cone_lanes(r - uh, mu)
+    return jnp.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2])
+
+
+def _product_lanes(B, r):
+    """B r per lane, (3, L)."""
+    return jnp.stack([B[i, 0] * r[0] + B[i, 1] * r[1] + B[i, 2] * r[2] for i in range(3)])
+
+
+def _stick_lanes(B, c):
+    """−B⁻¹ c per lane by cofactors, and whether it is finite."""
+    b = lambda i, j: B[i % 3, j % 3]  # noqa: E731
+    cof = [[b(i + 1, j + 1) * b(i + 2, j + 2) - b(i + 1, j + 2) * b(i + 2, j + 1) for j in range(3)]
+           for i in range(3)]
+    det = B[0, 0] * cof[0][0] + B[0, 1] * cof[0][1] + B[0, 2] * cof[0][2]
+    rs = jnp.stack([-(cof[0][j] * c[0] + cof[1][j] * c[1] + cof[2][j] * c[2]) / det for j in range(3)])
+    ok = jnp.all(jnp.isfinite(rs), axis=0)
+    return jnp.where(ok, rs, 0.0), ok
+
+
+def _slide_newton_lanes(B, c, mu, rs):
+    """The fast slide: ``SLIDE_NEWTON`` Newton steps on G from the stick solution's tangential direction.
+
+    The unknown is the unit direction e itself, moved by the Newton step δ = G / G' along e⊥ and
+    renormalised (a rotation by arctan δ instead of δ: the same root, still quadratic convergence), so the
+    steps need no trigonometry; G' = dG/dθ, G's derivative along e⊥, is written out. The start is only a
+    guess: a slide accepted as exact is a converged root, whose derivative the Newton steps carry. The start's
+    own derivative is not merely unused but harmful: the normalisation's is 0/0 where the stick's tangential
+    part vanishes (a head-on impact on an isotropic block), and a reverse pass would carry that NaN through
+    the ``where`` that discards the slide.
     """
-    r, exact = _candidate(B, c, mu)
-    if c.shape[0] == 2:
-        return _no_worse(B, c, mu, r, r_old)
-    # An exact candidate solves the contact's problem (local error at round-off): nothing to compare it with.
-    return unless(exact, r, _searched_slide, B, c, mu, r_old)
+    t1, t2 = lax.stop_gradient(rs[1]), lax.stop_gradient(rs[2])
+    n = _hypot(t1, t2)
+    safe = jnp.where(n > 0, n, 1.0)
+    e1, e2 = jnp.where(n > 0, t1 / safe, 1.0), jnp.where(n > 0, t2 / safe, 0.0)
+
+    def parts(e1, e2):
+        row = [B[i, 0] + mu * (e1 * B[i, 1] + e2 * B[i, 2]) for i in range(3)]  # (B t)_i
+        den = row[0]
+        return row, den, -c[0] * row[1] + den * c[1], -c[0] * row[2] + den * c[2]  # den · u_T
+
+    for _ in range(SLIDE_NEWTON):
+        p1, p2 = -e2, e1
+        row, den, v1, v2 = parts(e1, e2)
+        drow = [mu * (p1 * B[i, 1] + p2 * B[i, 2]) for i in range(3)]
+        dv1 = -c[0] * drow[1] + drow[0] * c[1]
+        dv2 = -c[0] * drow[2] + drow[0] * c[2]
+        g = v1 * e2 - v2 * e1
+        gp = dv1 * e2 + v1 * p2 - dv2 * e1 - v2 * p1
+        step = jnp.clip(g / jnp.where(gp != 0, gp, 1.0), -0.5, 0.5)  # bounded: G is periodic
+        e1, e2 = e1 - step * p1, e2 - step * p2
+        norm = jnp.sqrt(e1 * e1 + e2 * e2)
+        e1, e2 = e1 / norm, e2 / norm
+    _, den, v1, v2 = parts(e1, e2)
+    ok = (den > 0) & (v1 * e1 + v2 * e2 <= 0)
+    rn = -c[0] / jnp.where(den > 0, den, 1.0)
+    return jnp.stack([rn, rn * mu * e1, rn * mu * e2]), ok
+
+
+def _exact_fast_slide_lanes(B, c, mu, rs):
+    """The fast slide and whether it is exact (its local error at round-off), per lane."""
+    slide, ok = _slide_newton_lanes(B, c, mu, rs)
+    u = _product_lanes(B, slide) + c
+    norm = lambda x: jnp.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])  # noqa: E731
+    scale = jnp.maximum(norm(c), jnp.maximum(norm(slide), norm(u)))
+    return slide, ok & (local_error_lanes(slide, u, mu) <= EXACT_ULPS * jnp.finfo(c.dtype).eps * scale)
+
+
+def _candidate_lanes(B, c, mu):
+    """Take-off, stick or the fast slide per lane, and whether that candidate is exact.
+
+    The slide's Newton steps cost many times the stick solve: they run only if some lane neither takes
+    off nor sticks (an inactive contact, a body at rest skip them)."""
+    rs, rs_ok = _stick_lanes(B, c)
+    stick = rs_ok & (rs[0] >= 0) & (_hypot(rs[1], rs[2]) <= mu * rs[0])
+    take_off = c[0] >= 0
+    easy = take_off | stick
+    slide, slide_ok = unless(jnp.all(easy), (jnp.zeros_like(c), jnp.ones_like(easy)), _exact_fast_slide_lanes,
+                             B, c, mu, rs)
+    r = jnp.where(take_off, 0.0, jnp.where(stick, rs, slide))
+    return r, easy | slide_ok
 
 
 def _searched_slide(B, c, mu, r_old):
     return _no_worse(B, c, mu, _slide_3d(B, c, mu), r_old)
 
 
-def local_solve_all(B, C, mu, R_old):
-    """:func:`local_solve` for every contact at once (B (nc, d, d), C, R_old (nc, d), mu (nc,)).
+_searched_lanes = jax.vmap(_searched_slide, in_axes=(-1, -1, -1, -1), out_axes=-1)
 
-    The tabulated slide search runs only if some contact's fast path missed
-    (:func:`~jaxcontact.cones.branch.unless`, as in :func:`local_solve`).
+
+def local_solve_lanes(B, c, mu, r_old):
+    """Solution of one contact's problem per lane: B (d, d, L), c and r_old (d, L), μ (L,) → (d, L).
+
+    The tabulated search runs only where the fast path missed, and only if some lane did (a branch).
     """
-    R, exact = jax.vmap(_candidate)(B, C, mu)
-    if C.shape[-1] == 3:
-        slides = lambda B, C, mu: jax.vmap(_slide_3d)(B, C, mu)
-        R = jnp.where(exact[:, None], R, unless(jnp.all(exact), R, slides, B, C, mu))
-    return jax.vmap(_no_worse)(B, C, mu, R, R_old)
+    if c.shape[0] == 2:
+        return jax.vmap(_local_2d, in_axes=(-1, -1, -1, -1), out_axes=-1)(B, c, mu, r_old)
+    r, exact = _candidate_lanes(B, c, mu)
+    # An exact candidate solves the contact's problem (local error at round-off): nothing to compare it with.
+    return unless(jnp.all(exact), r, _searched_where_inexact, B, c, mu, r_old, r, exact)
+
+
+def _searched_where_inexact(B, c, mu, r_old, r, exact):
+    return jnp.where(exact, r, _searched_lanes(B, c, mu, r_old))
+
+
+def local_solve(B, c, mu, r_old):
+    """Solution r of one contact's problem (see the module docstring): B (d, d), c, r_old (d,), μ scalar."""
+    return local_solve_lanes(B[..., None], c[:, None], jnp.asarray(mu)[None], r_old[:, None])[:, 0]
+
+
+def local_solve_all(B, C, mu, R_old):
+    """:func:`local_solve` for every contact at once (B (nc, d, d), C, R_old (nc, d), mu (nc,)): the contacts as lanes."""
+    return local_solve_lanes(jnp.moveaxis(B, 0, -1), C.T, mu, R_old.T).T

@@ -25,6 +25,8 @@ the sweeps.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -32,52 +34,10 @@ from jax import lax
 from jaxcontact.cones import delassus
 from jaxcontact.cones.implicit import implicit_solution
 from jaxcontact.cones.laws import fc3d_error, project_cone
-from jaxcontact.cones.local import local_solve, local_solve_all
+from jaxcontact.cones.lanes import gs_sweep_lanes, in_lanes, iterate_lanes, jacobi_sweep_lanes
 from jaxcontact.cones.solution import ContactSolution, make_solution, prepare
 
 DIFFERENTIATION_MODES = ("implicit", "unroll")
-
-
-def _gs_sweep(W, q, mu, diag, r, omega, nc, d):
-    def contact(i, r):
-        ri = lax.dynamic_slice_in_dim(r, i * d, d)
-        c = delassus.row_product(W, i, r, nc, d) - diag[i] @ ri + lax.dynamic_slice_in_dim(q, i * d, d)
-        new = local_solve(diag[i], c, mu[i], ri)
-        new = project_cone(ri + omega * (new - ri), mu[i])
-        return lax.dynamic_update_slice_in_dim(r, new, i * d, axis=0)
-
-    return lax.fori_loop(0, nc, contact, r)
-
-
-def _jacobi_sweep(W, q, mu, diag, r, omega, nc, d):
-    R = r.reshape(nc, d)
-    C = (delassus.matvec(W, r) + q).reshape(nc, d) - jnp.einsum("iab,ib->ia", diag, R)
-    new = local_solve_all(diag, C, mu, R)
-    return project_cone(R + omega * (new - R), mu).reshape(-1)
-
-
-def _iterate(sweep, W, q, mu, r0, tol, iterations, check_every, differentiation):
-    if differentiation == "unroll":
-        r, _ = lax.scan(lambda r, _: (sweep(r), None), r0, None, length=iterations)
-        return r, jnp.int32(iterations)
-    chunk = max(1, min(check_every, iterations)) if iterations else 1
-
-    def err(r):
-        e = fc3d_error(r, delassus.matvec(W, r) + q, mu, q)
-        return jnp.where(jnp.isfinite(e), e, jnp.inf)
-
-    def cond(state):
-        r, k, e = state
-        return (k < iterations) & (e > tol)
-
-    def body(state):
-        r, k, _ = state
-        n = jnp.minimum(chunk, iterations - k)  # the last chunk stops at ``iterations``
-        r = lax.fori_loop(0, n, lambda _, r: sweep(r), r)
-        return r, k + n, err(r)
-
-    r, k, _ = lax.while_loop(cond, body, (r0, jnp.int32(0), err(r0)))
-    return r, k
 
 
 def _run(name, sweep_fn, W, q, mu, *, iterations, omega, r0, tol, check_every,
@@ -94,10 +54,10 @@ def _run(name, sweep_fn, W, q, mu, *, iterations, omega, r0, tol, check_every,
     r0 = project_cone(r0.reshape(nc, d), mu).reshape(-1)
 
     def solve(W, q, mu, r0):
-        diag = delassus.diagonal_blocks(W, nc)
-        om = default_omega(W, diag, nc, d) if omega is None else jnp.asarray(omega, q.dtype)
-        sweep = lambda r: sweep_fn(W, q, mu, diag, r, om, nc, d)
-        return _iterate(sweep, W, q, mu, r0, tol, iterations, check_every, differentiation)
+        om = default_omega(W, delassus.diagonal_blocks(W, nc), nc, d) if omega is None else omega
+        kernel = functools.partial(iterate_lanes, sweep_fn, tol=tol, iterations=iterations, check_every=check_every,
+                                   unroll=differentiation == "unroll")
+        return in_lanes(kernel, W, q, mu, r0, jnp.asarray(om, q.dtype))
 
     if differentiation == "unroll":
         r, k = solve(W, q, mu, r0)
@@ -122,7 +82,7 @@ def nsgs(W, q, mu, *, iterations: int = 1000, omega=None, r0=None, tol=None,
       check_every: sweeps between error checks (static).
       differentiation: ``"implicit"`` or ``"unroll"`` (module docstring).
     """
-    return _run("nsgs", _gs_sweep, W, q, mu, iterations=iterations, omega=omega, r0=r0, tol=tol,
+    return _run("nsgs", gs_sweep_lanes, W, q, mu, iterations=iterations, omega=omega, r0=r0, tol=tol,
                 check_every=check_every, differentiation=differentiation,
                 default_omega=lambda W, diag, nc, d: jnp.asarray(1.0, diag.dtype))
 
@@ -149,6 +109,6 @@ def jacobi(W, q, mu, *, iterations: int = 5000, omega=None, r0=None, tol=None,
     Arguments as :func:`nsgs`; ``omega`` defaults to the block Gershgorin
     relaxation (module docstring).
     """
-    return _run("jacobi", _jacobi_sweep, W, q, mu, iterations=iterations, omega=omega, r0=r0, tol=tol,
+    return _run("jacobi", jacobi_sweep_lanes, W, q, mu, iterations=iterations, omega=omega, r0=r0, tol=tol,
                 check_every=check_every, differentiation=differentiation,
                 default_omega=block_gershgorin_omega)

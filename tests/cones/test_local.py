@@ -26,6 +26,12 @@ def sliding_contacts(n=40, seed=7):
     return (jnp.asarray(np.array(x)) for x in (Bs, cs, rs, mus))
 
 
+def candidates(B, C, mu):
+    """The take-off / stick / fast-slide candidate of each contact, the contacts as lanes."""
+    R, exact = jax.jit(local._candidate_lanes)(jnp.moveaxis(B, 0, -1), C.T, mu)
+    return R.T, exact
+
+
 def check(R, B, C, mu):
     """Every r solves its contact's problem (a non-symmetric block may have more than one solution)."""
     err = jax.vmap(lambda r, b, c, m: local_error(r, b @ r + c, m))(R, B, C, mu)
@@ -34,7 +40,7 @@ def check(R, B, C, mu):
 
 def test_fast_slide_is_exact_and_single_equals_batched():
     B, C, _, mu = sliding_contacts()
-    R, exact = jax.jit(jax.vmap(lambda b, c, m: local._candidate(b, c, m)))(B, C, mu)
+    R, exact = candidates(B, C, mu)
     assert bool(jnp.all(exact))
     check(R, B, C, mu)
     zeros = jnp.zeros_like(C)
@@ -47,7 +53,7 @@ def test_tabulated_search_takes_over_when_the_fast_slide_misses(monkeypatch):
     """Without Newton steps the fast slide is the stick direction: inexact on these blocks, the search must answer."""
     monkeypatch.setattr(local, "SLIDE_NEWTON", 0)
     B, C, _, mu = sliding_contacts()
-    _, exact = jax.jit(jax.vmap(lambda b, c, m: local._candidate(b, c, m)))(B, C, mu)
+    _, exact = candidates(B, C, mu)
     assert int(jnp.sum(~exact)) >= len(mu) // 2
     zeros = jnp.zeros_like(C)
     R = jax.jit(jax.vmap(lambda b, c, m, z: local_solve(b, c, m, z)))(B, C, mu, zeros)

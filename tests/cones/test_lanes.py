@@ -1,0 +1,66 @@
+"""The batch-last ("lanes") sweeps: a vmapped solve is the problems solved one by one, flags included."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxcontact.cones import jacobi, nsgs
+from jaxcontact.models import get_model
+from jaxcontact.simulate import simulate
+from jaxcontact.stepping.moreau_jean import MoreauJean
+
+from tests.cones.test_properties import known_solution_problem
+
+
+def batch_of_problems(n=12, nc=4, seed=3):
+    rng = np.random.default_rng(seed)
+    Ws, qs, mus = [], [], []
+    for _ in range(n):
+        mu = rng.uniform(0.1, 1.0, nc)
+        W, q, _ = known_solution_problem(rng, list(rng.choice(["separate", "stick", "slide"], nc)), mu)
+        Ws.append(W), qs.append(q), mus.append(mu)
+    return (jnp.asarray(np.array(x)) for x in (Ws, qs, mus))
+
+
+def test_batched_solve_equals_one_by_one_with_its_own_sweep_counts():
+    W, q, mu = batch_of_problems()
+    for solver in (nsgs, jacobi):
+        solve = jax.jit(lambda W, q, mu: solver(W, q, mu, tol=1e-12))
+        batched = jax.jit(jax.vmap(lambda W, q, mu: solver(W, q, mu, tol=1e-12)))(W, q, mu)
+        for i in range(len(mu)):
+            one = solve(W[i], q[i], mu[i])
+            assert int(batched.iterations[i]) == int(one.iterations)
+            np.testing.assert_allclose(batched.r[i], one.r, rtol=0, atol=1e-12)
+            assert bool(batched.converged[i]) == bool(one.converged)
+        assert len(set(np.asarray(batched.iterations).tolist())) > 1  # lanes stopped at different sweeps
+
+
+def test_a_lane_that_cannot_converge_in_the_budget_is_reported_and_the_others_are_not():
+    W, q, mu = batch_of_problems()
+    solve = lambda budget: jax.jit(jax.vmap(  # noqa: E731
+        lambda W, q, mu: nsgs(W, q, mu, tol=1e-12, iterations=budget, check_every=1)))(W, q, mu)
+    need = np.asarray(solve(1000).iterations)  # the sweeps each problem needs
+    budget = int(need.max()) - 1
+    assert budget >= 2 and np.sum(need > budget) >= 1 and np.sum(need <= budget) >= 1
+    sol = solve(budget)
+    ok = np.asarray(sol.converged)
+    np.testing.assert_array_equal(ok, need <= budget)
+    np.testing.assert_array_equal(np.asarray(sol.iterations), np.minimum(need, budget))
+    assert np.all(np.asarray(sol.residual)[~ok] > 1e-12) and np.all(np.asarray(sol.residual)[ok] <= 1e-12)
+
+
+def test_box_toss_batch_equals_single_runs_sample_by_sample():
+    m = get_model("box-toss")
+    B, n = 3, 400
+    params = {k: jnp.full((B,), float(v)) for k, v in m.params.items()}
+    params["speed"] = jnp.asarray([0.5, 1.0, 1.5])
+    params["tilt_deg"] = jnp.asarray([0.0, 30.0, 50.0])
+    q0, u0 = jax.vmap(m.initial_state)(params)
+    scheme = MoreauJean(diagnostics=False).for_forward_runs()
+    run = lambda p, q, u: simulate(m.system, p, q, u, dt=1e-3, n_steps=n, scheme=scheme, save_every=n)  # noqa: E731
+    batched = jax.jit(run)(params, q0, u0)
+    for i in range(B):
+        one = jax.jit(run)(jax.tree.map(lambda x: x[i], params), q0[i], u0[i])
+        np.testing.assert_allclose(batched.q[i], one.q, rtol=0, atol=1e-9)
+        np.testing.assert_array_equal(batched.diagnostics.iterations[i], one.diagnostics.iterations)
+        np.testing.assert_array_equal(batched.diagnostics.converged[i], one.diagnostics.converged)
