@@ -86,15 +86,6 @@ def to_dense(W):
     return D.transpose(0, 2, 1, 3).reshape(nc * d, nc * d)
 
 
-def row_product(W, i, r, nc: int, d: int):
-    """(W r)_i, the d velocities of contact i, in O(row length)."""
-    if is_blocks(W):
-        R = r.reshape(nc, d)
-        return jnp.einsum("kab,kb->a", W.values[i], R[W.cols[i]])
-    rows = jax.lax.dynamic_slice_in_dim(W, i * d, d, axis=0)
-    return rows @ r
-
-
 def transpose_matvec(W, x):
     """Wᵀ x for either storage (block rows: a scatter-add over the block columns)."""
     if is_blocks(W):
