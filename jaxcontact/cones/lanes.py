@@ -24,6 +24,8 @@ moves the batch axis last); derivatives are those of the one-problem kernel.
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -116,13 +118,23 @@ def error_lanes(W, q, mu, r):
     return jnp.where(jnp.isfinite(err), err, jnp.inf)
 
 
-def iterate_lanes(sweep, W, q, mu, r0, omega, *, tol, iterations: int, check_every: int, unroll: bool):
-    """Sweeps of every lane's problem: (r (n, L), sweeps (L,) int32).
+def iterate_lanes(sweep, W, q, mu, r0, omega, *, tol, iterations: int, check_every: int, unroll: bool,
+                  rescue=None, rescue_after: int = 0, rescue_lanes: float = 0.0):
+    """Sweeps of every lane's problem: (r (n, L), work (L,) int32: sweeps, plus Newton steps of a rescue).
 
     ``sweep(W, q, mu, diag, r, omega)`` is :func:`gs_sweep_lanes` or :func:`jacobi_sweep_lanes`.
     ``unroll``: exactly ``iterations`` sweeps (a ``lax.scan``, differentiable through the sweeps);
     otherwise chunks of ``check_every`` sweeps until each lane's error ≤ ``tol`` or ``iterations``
     sweeps, a converged lane frozen with its own count (module docstring).
+
+    ``rescue``: None, or a one-problem solver ``(W, q, mu, r0) -> (r, steps)`` (the cones' Newton) for the
+    stragglers: after ``rescue_after`` sweeps, the ⌈``rescue_lanes`` L⌉ lanes furthest from their tolerance
+    (at least one) are gathered into a small batch of their own and solved by it, warm-started from their
+    sweeps; a lane takes its result where that is closer to the cone law, and the sweeps then go on for
+    whatever has not converged. The batch then runs the sweeps most of its lanes need, not the slowest
+    lane's, and Gauss–Seidel's slow lanes (redundant contacts, whose impulses it moves only slowly along
+    the null space of W) get the solver that suits them. A batch with more stragglers than that leaves
+    the rest to the sweeps.
     """
     nc = mu.shape[0]
     L = q.shape[-1]
@@ -133,21 +145,46 @@ def iterate_lanes(sweep, W, q, mu, r0, omega, *, tol, iterations: int, check_eve
         return r, jnp.full((L,), iterations, jnp.int32)
     chunk = max(1, min(check_every, iterations)) if iterations else 1
 
-    def cond(state):
-        _, k, done, _ = state
-        return (k < iterations) & ~jnp.all(done)
+    def sweeps_until(state, limit):
+        def cond(state):
+            _, k, done, _ = state
+            return (k < limit) & ~jnp.all(done)
 
-    def body(state):
-        r, k, done, sweeps = state
-        n = jnp.minimum(chunk, iterations - k)  # the last chunk stops at ``iterations``
-        new = lax.fori_loop(0, n, lambda _, r: step(r), r)
-        r = jnp.where(done[None], r, new)
-        sweeps = sweeps + jnp.where(done, 0, n)
-        return r, k + n, done | (error_lanes(W, q, mu, r) <= tol), sweeps
+        def body(state):
+            r, k, done, work = state
+            n = jnp.minimum(chunk, limit - k)  # the last chunk stops at ``limit``
+            new = lax.fori_loop(0, n, lambda _, r: step(r), r)
+            r = jnp.where(done[None], r, new)
+            work = work + jnp.where(done, 0, n)
+            return r, k + n, done | (error_lanes(W, q, mu, r) <= tol), work
 
-    done0 = error_lanes(W, q, mu, r0) <= tol
-    r, _, _, sweeps = lax.while_loop(cond, body, (r0, jnp.int32(0), done0, jnp.zeros((L,), jnp.int32)))
-    return r, sweeps
+        return lax.while_loop(cond, body, state)
+
+    state = (r0, jnp.int32(0), error_lanes(W, q, mu, r0) <= tol, jnp.zeros((L,), jnp.int32))
+    if rescue is not None and rescue_after < iterations:
+        state = sweeps_until(state, rescue_after)
+        state = lax.cond(jnp.all(state[2]), lambda s: s, lambda s: _rescue(rescue, W, q, mu, s, tol, rescue_lanes),
+                         state)
+    r, _, _, work = sweeps_until(state, iterations)
+    return r, work
+
+
+def _rescue(rescue, W, q, mu, state, tol, fraction):
+    """The rescue of :func:`iterate_lanes`: its solver on the lanes furthest from converged, gathered."""
+    r, k, done, work = state
+    L = q.shape[-1]
+    size = max(1, min(L, math.ceil(fraction * L)))
+    err = error_lanes(W, q, mu, r)
+    _, idx = lax.top_k(jnp.where(done, -1.0, jnp.where(jnp.isfinite(err), err, jnp.finfo(err.dtype).max)), size)
+    pick = lambda x: jnp.moveaxis(x[..., idx], -1, 0)  # noqa: E731 (…, L) → (size, …)
+    Wk = delassus.BlockRows(W.cols, pick(W.values)) if delassus.is_blocks(W) else pick(W)
+    rk, steps = jax.vmap(rescue)(Wk, pick(q), pick(mu), pick(r))
+    tried = r.at[:, idx].set(rk.T)
+    err_tried = error_lanes(W, q, mu, tried)
+    better = ~done & (err_tried < err)
+    r = jnp.where(better[None], tried, r)
+    work = work + jnp.where(better, jnp.zeros_like(work).at[idx].set(steps.astype(work.dtype)), 0)
+    return r, k, done | (better & (err_tried <= tol)), work
 
 
 def _to_lanes(x, batched, size):

@@ -53,7 +53,7 @@ import numpy as np
 from jax import lax
 
 from jaxcontact.cones.branch import unless
-from jaxcontact.cones.laws import _norm, modified_velocity, project_cone
+from jaxcontact.cones.laws import modified_velocity, project_cone
 
 GRID = 16
 BISECTIONS = 12

@@ -134,7 +134,8 @@ def _sparse_directions(J, F, grad, nF, sigma):
     return unless(descent, d, _sparse_levenberg_marquardt, J, F, nF)
 
 
-def _newton_r(W, q, mu, r0, *, tol, iterations, line_search, law=alart_curnier, krylov=None, sparse_lu=False):
+def newton_iterate(W, q, mu, r0, *, tol, iterations, line_search, law=alart_curnier, krylov=None, sparse_lu=False):
+    """The Newton steps of :func:`newton` from r0 on a prepared problem: (r, steps), no checks, no gradient rule."""
     nc = mu.shape[0]
     rho = alart_curnier_rho(delassus.diagonal_blocks(W, nc))
 
@@ -242,8 +243,8 @@ def newton(W, q, mu, *, iterations: int = 200, line_search: int = 20, r0=None, t
         W = delassus.to_dense(W)
 
     def solve(W, q, mu, r0):
-        return _newton_r(W, q, mu, r0, tol=tol, iterations=iterations, line_search=line_search, law=law,
-                         krylov=krylov, sparse_lu=sparse_lu)
+        return newton_iterate(W, q, mu, r0, tol=tol, iterations=iterations, line_search=line_search, law=law,
+                              krylov=krylov, sparse_lu=sparse_lu)
 
     return implicit_solution(solve, W, q, mu, r0, tol=tol)
 
@@ -263,8 +264,8 @@ def _proximal_r(W, q, mu, r0, *, tol, sigma, outer, inner, line_search, law):
 
     def body(state):
         r, k, steps, _ = state
-        r, m = _newton_r(Ws, q - s * r, mu, r, tol=0.1 * tol, iterations=inner, line_search=line_search,
-                         law=law)
+        r, m = newton_iterate(Ws, q - s * r, mu, r, tol=0.1 * tol, iterations=inner, line_search=line_search,
+                              law=law)
         return r, k + 1, steps + m, err(r)
 
     r, _, steps, _ = lax.while_loop(cond, body, (r0, jnp.int32(0), jnp.int32(0), err(r0)))

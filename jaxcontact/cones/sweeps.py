@@ -21,6 +21,12 @@ stops, the others frozen); gradients then come from the implicit function
 theorem at the result (:mod:`jaxcontact.cones.implicit`). With ``"unroll"``
 exactly ``iterations`` sweeps run in a ``lax.scan``, differentiable through
 the sweeps.
+
+Layout: both sweeps run on problems laid out with the batch last
+(:mod:`jaxcontact.cones.lanes`), one problem being a batch of one; under
+vmap a batch is solved in one call, each problem stopping as it would alone.
+``rescue_after`` (:func:`nsgs`) hands the problems the sweeps have not solved
+after that many sweeps to the cones' Newton, gathered into a small batch.
 """
 
 from __future__ import annotations
@@ -33,15 +39,22 @@ from jax import lax
 
 from jaxcontact.cones import delassus
 from jaxcontact.cones.implicit import implicit_solution
-from jaxcontact.cones.laws import fc3d_error, project_cone
+from jaxcontact.cones.laws import project_cone
 from jaxcontact.cones.lanes import gs_sweep_lanes, in_lanes, iterate_lanes, jacobi_sweep_lanes
+from jaxcontact.cones.newton import newton_iterate
 from jaxcontact.cones.solution import ContactSolution, make_solution, prepare
 
 DIFFERENTIATION_MODES = ("implicit", "unroll")
+# The stragglers' rescue (``rescue_after``): the share of a batch's lanes gathered for the cones' Newton, and
+# its step budget (a straggler is a problem Gauss–Seidel has not solved in ``rescue_after`` sweeps; the sweeps
+# go on for whatever the Newton steps leave).
+RESCUE_LANES = 1 / 16
+RESCUE_STEPS = 30
+RESCUE_LINE_SEARCH = 20
 
 
 def _run(name, sweep_fn, W, q, mu, *, iterations, omega, r0, tol, check_every,
-         differentiation, default_omega):
+         differentiation, default_omega, rescue_after=None, rescue_lanes=RESCUE_LANES):
     if differentiation not in DIFFERENTIATION_MODES:
         raise ValueError(f"{name}: differentiation must be one of {DIFFERENTIATION_MODES}; got {differentiation!r}")
     if isinstance(check_every, bool) or not isinstance(check_every, int) or check_every < 1:
@@ -51,12 +64,24 @@ def _run(name, sweep_fn, W, q, mu, *, iterations, omega, r0, tol, check_every,
         o = float(omega)
         if not 0 < o < 2:
             raise ValueError(f"{name}: omega must be in (0, 2); got {omega!r}")
+    if rescue_after is not None and (isinstance(rescue_after, bool) or not isinstance(rescue_after, int)
+                                     or rescue_after < 0):
+        raise ValueError(f"{name}: rescue_after must be None or a static int >= 0; got {rescue_after!r}")
+    if not 0.0 < float(rescue_lanes) <= 1.0:
+        raise ValueError(f"{name}: rescue_lanes must be in (0, 1]; got {rescue_lanes!r}")
     r0 = project_cone(r0.reshape(nc, d), mu).reshape(-1)
+
+    def newton_rescue(W, q, mu, r0):
+        return newton_iterate(delassus.to_dense(W), q, mu, r0, tol=tol, iterations=RESCUE_STEPS,
+                              line_search=RESCUE_LINE_SEARCH)
+
+    rescue = newton_rescue if rescue_after is not None and differentiation == "implicit" else None
 
     def solve(W, q, mu, r0):
         om = default_omega(W, delassus.diagonal_blocks(W, nc), nc, d) if omega is None else omega
         kernel = functools.partial(iterate_lanes, sweep_fn, tol=tol, iterations=iterations, check_every=check_every,
-                                   unroll=differentiation == "unroll")
+                                   unroll=differentiation == "unroll", rescue=rescue,
+                                   rescue_after=rescue_after or 0, rescue_lanes=rescue_lanes)
         return in_lanes(kernel, W, q, mu, r0, jnp.asarray(om, q.dtype))
 
     if differentiation == "unroll":
@@ -66,7 +91,8 @@ def _run(name, sweep_fn, W, q, mu, *, iterations, omega, r0, tol, check_every,
 
 
 def nsgs(W, q, mu, *, iterations: int = 1000, omega=None, r0=None, tol=None,
-         check_every: int = 10, differentiation: str = "implicit") -> ContactSolution:
+         check_every: int = 10, differentiation: str = "implicit", rescue_after: int | None = None,
+         rescue_lanes: float = RESCUE_LANES) -> ContactSolution:
     """Nonsmooth block Gauss–Seidel for the frictional contact problem on cones.
 
     Args:
@@ -81,9 +107,15 @@ def nsgs(W, q, mu, *, iterations: int = 1000, omega=None, r0=None, tol=None,
         (default 1e-8 in float64, 1e-4 in float32).
       check_every: sweeps between error checks (static).
       differentiation: ``"implicit"`` or ``"unroll"`` (module docstring).
+      rescue_after: None, or (implicit mode) the sweeps after which the problems not yet solved — under
+        vmap, the ⌈``rescue_lanes`` B⌉ furthest from it — are handed to the cones' semismooth Newton
+        (:func:`~jaxcontact.cones.newton`, at most ``RESCUE_STEPS`` steps, warm-started from the sweeps), the
+        sweeps going on afterwards for whatever it leaves (:func:`~jaxcontact.cones.lanes.iterate_lanes`).
+        ``iterations`` then counts sweeps and Newton steps.
     """
     return _run("nsgs", gs_sweep_lanes, W, q, mu, iterations=iterations, omega=omega, r0=r0, tol=tol,
-                check_every=check_every, differentiation=differentiation,
+                check_every=check_every, differentiation=differentiation, rescue_after=rescue_after,
+                rescue_lanes=rescue_lanes,
                 default_omega=lambda W, diag, nc, d: jnp.asarray(1.0, diag.dtype))
 
 

@@ -31,6 +31,11 @@ CONE_SOLVERS = ("nsgs", "newton")
 # impulses, is often solved in one or two sweeps; checking every 10 (the solver's default for a cold problem) runs
 # them ten at a time.
 CHECK_EVERY = 3
+# Sweeps after which the implicit mode hands a step's unsolved problems to the cones' Newton (``nsgs``'s
+# ``rescue_after``): most warm-started steps are solved in a sweep or two, and the few that are not (a box
+# resting on redundant vertex contacts, whose impulses Gauss–Seidel moves only slowly along the null space of
+# W) would otherwise set the number of sweeps of every sample of a batch.
+RESCUE_AFTER = 9
 
 
 def per_contact_order(k: int):
@@ -65,7 +70,8 @@ def solve_cone_contacts(D, c, mu, active, warm_N, warm_T, *, iterations, omega, 
     if solver == "newton":
         sol = newton(Dp, cp, mu, iterations=iterations, r0=warm, tol=tol)
     else:
+        rescue = RESCUE_AFTER if differentiation == "implicit" else None
         sol = nsgs(Dp, cp, mu, iterations=iterations, omega=omega, r0=warm, tol=tol, check_every=CHECK_EVERY,
-                   differentiation=differentiation)
+                   differentiation=differentiation, rescue_after=rescue)
     r = sol.r.reshape(k, 3)
     return ContactSolution(r[:, 0], r[:, 1:].reshape(-1), sol.residual, sol.iterations, sol.converged)
