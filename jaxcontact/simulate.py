@@ -42,10 +42,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcontact.initial import START_MODES, check_state, project_state
 from jaxcontact.stepping.base import Scheme, StepInfo
 from jaxcontact.stepping.kernels import constraint_residuals
 from jaxcontact.stepping.moreau_jean import MoreauJean
-from jaxcontact.system import LAW_RANGES, LagrangianSystem, energy, velocity_matrix
+from jaxcontact.system import LAW_RANGES, LagrangianSystem, energy
 
 
 class Diagnostics(NamedTuple):
@@ -89,13 +90,18 @@ class Trajectory(NamedTuple):
 
 
 def simulate(system: LagrangianSystem, params, q0, u0, *, dt, n_steps: int, t0=0.0,
-             scheme=MoreauJean(), save_every: int = 1) -> Trajectory:
+             scheme=MoreauJean(), save_every: int = 1, start: str = "check") -> Trajectory:
     """Simulate ``system`` from (q0, u0) for ``n_steps`` steps of size ``dt``.
 
     Batch: q0, u0 of shape (B, n) and every leaf of ``params`` with leading axis B
     (use ``jax.tree.map(lambda x: jnp.broadcast_to(x, (B,) + jnp.shape(x)), p)``
     for shared values). Raises ValueError for bad input (outside jit); inside a
     trace only shape rules are checked.
+
+    ``start``: "check" — a concrete start must be consistent (:func:`jaxcontact.initial.check_state`:
+    on its manifold, joints assembled, no contact in penetration), else ValueError naming the row;
+    "project" — (q0, u0) are first projected onto the constraints
+    (:func:`jaxcontact.initial.project_state`), then checked.
     """
     if not isinstance(system, LagrangianSystem):
         raise TypeError(f"system must be a LagrangianSystem; got {type(system).__name__}")
@@ -104,7 +110,14 @@ def simulate(system: LagrangianSystem, params, q0, u0, *, dt, n_steps: int, t0=0
     if not jnp.issubdtype(q0.dtype, jnp.floating):
         q0 = q0.astype(jnp.result_type(float))
     u0 = u0.astype(q0.dtype)
+    if start not in START_MODES:
+        raise ValueError(f"start = {start!r} must be one of {START_MODES}")
     batched = _validate(system, params, q0, u0, dt, n_steps, save_every, t0)
+    if start == "project":
+        project = functools.partial(project_state, system)
+        q0, u0 = (jax.vmap(project, in_axes=(0, 0, 0, None)) if batched else project)(params, q0, u0, t0)
+    if _all_concrete((params, q0, t0)):
+        check_state(system, params, q0, None, t0)
     params = jax.tree.map(lambda x: jnp.asarray(x, q0.dtype) if jnp.issubdtype(jnp.result_type(x), jnp.floating) else x, params)
     return _run(params, q0, u0, jnp.asarray(dt, q0.dtype), jnp.asarray(t0, q0.dtype), system=system,
                 scheme=scheme, n_steps=int(n_steps), save_every=int(save_every), batched=batched)
@@ -147,6 +160,8 @@ def n_steps_for(dt, t_final) -> int:
         raise ValueError(f"dt = {dt} must be finite and > 0")
     if not (np.isfinite(t_final) and t_final > 0):
         raise ValueError(f"t_final = {t_final} must be finite and > 0")
+    if dt > t_final:  # one step would run past the horizon, to t = dt
+        raise ValueError(f"dt = {dt:g} s must be ≤ t_final = {t_final:g} s (one step would end at t = {dt:g} s)")
     return max(1, int(round(t_final / dt)))
 
 
@@ -201,8 +216,6 @@ def _validate(system, params, q0, u0, dt, n_steps, save_every, t0) -> bool:
     # Inside an outer trace (jit, grad) even constant parameters give traced laws, masses and Jacobians: their
     # rules are checked only where they have values.
     concrete = all(_is_concrete(leaf) for _, leaf in leaves)
-    if concrete and _is_concrete(q0):
-        _check_mass_and_constraints(system, params, q0, t0, batched)
     law = lambda f: (jax.vmap(f)(params) if batched else f(params)) if f is not None and concrete else None  # noqa: E731
     laws, compliant = law(system.laws), law(system.compliant_laws)
     if laws is not None and _all_concrete(laws):
@@ -230,47 +243,6 @@ def _check_compliant_laws(laws, regularization):
                              ">= 0 and < slip_width (linear model)")):
         if not np.all(ok):
             raise ValueError(f"compliant contact law {field} = {a[field]} must be {rule}")
-
-
-@functools.partial(jax.jit, static_argnames=("system", "batched"))
-def _mass_and_jacobian(params, q0, t0, *, system, batched):
-    def parts(p, q):
-        M = system.mass(q, p)
-        J = jax.jacfwd(system.constraints)(q, t0, p) if system.constraints is not None else jnp.zeros((0, q.shape[0]))
-        if system.velocity_map is not None:  # the Jacobian in the velocities
-            J = J @ velocity_matrix(system, q)
-        return M, J
-
-    return jax.vmap(parts)(params, q0) if batched else parts(params, q0)
-
-
-def _check_mass_and_constraints(system, params, q0, t0, batched):
-    """M(q0) symmetric positive definite and Φ_q(q0) of full row rank, with errors that say so."""
-    M, J = _mass_and_jacobian(params, q0, jnp.asarray(t0, q0.dtype), system=system, batched=batched)
-    if not _all_concrete((M, J)):
-        return
-    nb = q0.shape[0] if batched else 1
-    M, J = np.asarray(M).reshape((nb,) + M.shape[-2:]), np.asarray(J).reshape((nb,) + J.shape[-2:])
-    where = (lambda i: f" (batch sample {i})") if batched else (lambda i: "")
-    for i in range(M.shape[0]):
-        if not np.all(np.isfinite(M[i])):
-            raise ValueError(f"mass matrix M(q0){where(i)} must be finite; got {M[i]}")
-        if not np.allclose(M[i], M[i].T, rtol=1e-10, atol=1e-300):
-            raise ValueError(f"mass matrix M(q0){where(i)} must be symmetric; got {M[i]}")
-    eig = np.linalg.eigvalsh(M)
-    bad = np.where(eig.min(axis=1) <= 0)[0]
-    if bad.size:
-        i = int(bad[0])
-        raise ValueError(f"mass matrix M(q0){where(i)} must be positive definite (a mass or inertia ≤ 0?); "
-                         f"its eigenvalues are {eig[i]}")
-    if J.shape[1]:
-        sv = np.linalg.svd(J, compute_uv=False)
-        rank_tol = sv.max(axis=1, keepdims=True) * max(J.shape[1:]) * np.finfo(J.dtype).eps * 1e3
-        bad = np.where((sv <= rank_tol).any(axis=1))[0]
-        if bad.size:
-            i = int(bad[0])
-            raise ValueError(f"constraint Jacobian Φ_q(q0){where(i)} is singular (redundant or conflicting "
-                             f"constraints, or a singular configuration); its singular values are {sv[i]}")
 
 
 class Fold(NamedTuple):

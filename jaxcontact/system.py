@@ -132,6 +132,8 @@ class LagrangianSystem:
         contacts, ``slip_velocity`` returns (k, 2), the slip along two tangent directions,
         and the contact law is Coulomb's cone.
       velocity_names: optional names of the velocities when they are not the coordinates' rates.
+      constraint_names: optional names of the rows of Φ (a joint and its direction), for errors and plots.
+      contact_names: optional names of the rows of ``gaps`` (a contact, and its point when it has several).
       gyroscopic: h contains terms quadratic in u (ω × Iω of spatial bodies): Moreau–Jean then
         evaluates h at a predicted θ-point velocity instead of u_A, which keeps a free rigid
         body's energy and angular momentum to O(h²) (explicit in u_A it drifts at O(h)).
@@ -159,6 +161,8 @@ class LagrangianSystem:
     tangent_directions: int = 1
     gyroscopic: bool = False
     velocity_names: tuple[str, ...] = ()
+    constraint_names: tuple[str, ...] = ()
+    contact_names: tuple[str, ...] = ()
 
     @property
     def n_u(self) -> int:

@@ -325,6 +325,38 @@ def set_and_param_conflict(sets: dict, param_texts) -> None:
 
 # ---------------------------------------------------------------- accuracy warnings
 
+def smallest_length(model) -> float | None:
+    """The smallest positive parameter in metres (a bar, a radius, a gap): the model's finest length scale, or
+    None when no parameter is a length."""
+    from jaxcontact.models.units import param_unit
+
+    lengths = [float(np.min(np.abs(np.asarray(v)))) for k, v in model.params.items() if param_unit(k, model.name) == "m"]
+    lengths = [v for v in lengths if v > 0]
+    return min(lengths) if lengths else None
+
+
+# A joint error or penetration above this share of the model's smallest length changes its geometry visibly.
+LARGE_ERROR_SHARE = 0.01
+
+
+def result_warnings(model, phi, converged, residual) -> list[str]:
+    """Warnings about a finished run (per saved row ``phi`` = ‖Φ‖, ``converged``, ``residual``): steps whose
+    contact solve did not converge, and a joint error large against the model's smallest length."""
+    out = []
+    phi, converged, residual = np.asarray(phi), np.asarray(converged, bool), np.asarray(residual)
+    bad = int(np.sum(~converged))
+    if bad:
+        out.append(f"the contact solver did not converge at {bad} of {converged.size} saved steps (largest residual "
+                   f"{float(np.max(residual)):.3g}): the impulses there are approximate; raise --iterations or try "
+                   f"--solver newton")
+    h = smallest_length(model)
+    if h and phi.size and float(np.max(phi)) > LARGE_ERROR_SHARE * h:
+        out.append(f"the joints drift by up to ‖Φ‖ = {float(np.max(phi)):.3g}, {100 * float(np.max(phi)) / h:.0f} % "
+                   f"of {model.name}'s smallest length ({h:g} m): use a smaller --dt (or, in Python, "
+                   f"MoreauJean(projection=True))")
+    return out
+
+
 def step_warnings(model, dt: float, dtype: str = "float64") -> list[str]:
     """Warnings about a time step too large for the model's time scales, or float32 for a model that needs more.
 
@@ -335,14 +367,11 @@ def step_warnings(model, dt: float, dtype: str = "float64") -> list[str]:
     with the step (∝ dt² per step) plus round-off (∝ ε per step): below ``FLOAT32_MIN_DT`` float32's
     round-off dominates and the joint error grows many times over (bench/RESULTS.md).
     """
-    from jaxcontact.models.units import param_unit
-
     out = []
     p = {k: float(np.max(np.abs(np.asarray(v)))) for k, v in model.params.items()}
     g = next((p[k] for k in ("gravity", "g") if k in p and p[k] > 0), None)
-    lengths = [v for k, v in p.items() if v > 0 and param_unit(k, model.name) == "m"]
-    if g and lengths:
-        h = min(lengths)
+    h = smallest_length(model)
+    if g and h:
         tau = math.sqrt(2.0 * h / g)
         if dt > 0.1 * tau:
             out.append(f"dt = {dt:g} s is large for {model.name}: a free fall over its smallest length ({h:g} m) "

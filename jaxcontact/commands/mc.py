@@ -333,6 +333,11 @@ def run(args) -> int:
             print(f"  {name:<18} polynomial chaos: Q² = {_q2(p['q2'])} (degree {p['degree']}, {p['n_terms']} terms)"
                   + ("" if p["reliable"] else f" — UNRELIABLE (Q² < {p['min_q2']}): do not trust its Sobol indices"))
     print(f"wrote {', '.join(os.path.join(out, f) for f in summary['files'])}")
+    fail = summary["failures"]
+    if fail["n_valid"] == 0:
+        print(f"jaxcontact mc: error: every one of the {fail['n_samples']} simulations failed (see 'failed samples' "
+              f"above): the study has no valid result", file=sys.stderr)
+        return 1
     return 0
 
 

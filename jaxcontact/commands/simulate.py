@@ -27,6 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--t-final", type=checks.positive_float, default=None,
                    help="simulated time in s (default: the model's)")
     add_scheme_arguments(p)
+    p.add_argument("--start", default="check", metavar="{check,project}",
+                   help="check (default): refuse a start off its joints, manifold or contacts, naming the row; "
+                        "project: move it onto them first")
     p.add_argument("--save-every", type=checks.positive_int, default=1, help="keep every k-th state (default 1)")
     p.add_argument("--out", default=None, help="output folder, created if needed (default: simulate-<model>)")
     p.add_argument("--no-plots", action="store_true", help="write trajectory.npz only")
@@ -82,7 +85,7 @@ def run(args) -> int:
         q0, u0 = model.initial_state(model.params)
         start = time.perf_counter()
         traj = simulate(model.system, model.params, q0, u0, dt=dt, n_steps=n_steps, scheme=scheme,
-                        save_every=save_every)
+                        save_every=save_every, start=args.start)
         jax.block_until_ready(traj)
         wall = time.perf_counter() - start
     except ValueError as e:
@@ -99,8 +102,16 @@ def run(args) -> int:
     arrays = {k: np.asarray(v) for k, v in arrays.items()}
     params = {f"param_{k}": np.asarray(v) for k, v in model.params.items()}
     np.savez(os.path.join(out, "trajectory.npz"), dt=np.asarray(dt), **arrays, **params)
-    paths = [] if args.no_plots else _plots(traj, model, out)
-
+    finite = np.isfinite(arrays["q"]).all(axis=1) & np.isfinite(arrays["u"]).all(axis=1) & np.isfinite(arrays["energy"])
+    paths = [] if args.no_plots or not finite.all() else _plots(traj, model, out)
+    if not finite.all():
+        k = int(np.argmin(finite))
+        print(f"jaxcontact simulate: error: the run is not finite (state or energy) from t = {float(arrays['t'][k]):g} s (saved row "
+              f"{k}) on: nothing valid after it (a parameter far outside the model's range, or a --dt too large?); "
+              f"wrote {os.path.join(out, 'trajectory.npz')} for inspection", file=sys.stderr)
+        return 1
+    for w in checks.result_warnings(model, arrays["phi"], arrays["converged"], arrays["residual"]):
+        print(f"warning: {w}", file=sys.stderr)
     s = summary(arrays, model.system.names)
     print(f"{model.name}: {n_steps} steps of dt = {dt:g} s to t = {float(arrays['t'][-1]):g} s "
           f"in {wall:.2f} s wall time (including compilation)")

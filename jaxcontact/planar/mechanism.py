@@ -23,24 +23,18 @@ from __future__ import annotations
 import functools
 from typing import Callable, Optional, Union
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcontact.initial import check_state
 from jaxcontact.planar.bodies import COORDINATES, Body, Frames, Point, material_velocity, world_point
 from jaxcontact.planar.contacts import CircleCircle, CircleLine, ClearanceJoint, Contact, Line, PointLine
 from jaxcontact.planar.forces import GeneralizedForce, Gravity, PointForce, SpringDamper, Torque, Wrenches
 from jaxcontact.planar.joints import Driver, Prismatic, Revolute
 from jaxcontact.planar.values import ANY, NONNEGATIVE, POSITIVE, Rule, Value, is_number, law_range_rule
-from jaxcontact.system import CompliantLaws, ContactLaws, LagrangianSystem, kinematics
+from jaxcontact.system import CompliantLaws, ContactLaws, LagrangianSystem
 
 BodyRef = Union[Body, str, None]
-
-
-@functools.lru_cache(maxsize=32)
-def _jitted_kinematics(system: LagrangianSystem):
-    """One compiled ``kinematics`` per system for the checks run outside jit."""
-    return jax.jit(functools.partial(kinematics, system))
 
 
 def _joint_columns(joint) -> tuple[int, ...]:
@@ -404,35 +398,14 @@ class Mechanism:
         return jnp.stack(material_velocity(q, u, b, px, py))
 
     def check_state(self, system: LagrangianSystem, q, p, u=None, t=0.0, tol: float = 1e-8) -> None:
-        """Check an initial state outside jit; raise ValueError naming the broken row or contact.
+        """Check an initial state outside jit; raise ValueError naming the broken row or contact
+        (:func:`jaxcontact.initial.check_state` with this builder's tighter default tol).
 
         Rules: |Φ_i(q, t)| ≤ tol for every constraint row; Φ_q has full row rank (redundant
         or conflicting joints make the stepper's G = Φ_q M⁻¹ Φ_qᵀ singular); no contact gap
         below −tol; with u, |Φ_q u + Φ_t| ≤ tol.
         """
-        q = jnp.asarray(q)
-        k = _jitted_kinematics(system)(q, jnp.asarray(t, q.dtype), p)
-        phi, phi_q = np.asarray(k.phi), np.asarray(k.phi_q)
-        names = self.constraint_names
-        if phi.size:
-            i = int(np.argmax(np.abs(phi)))
-            if abs(phi[i]) > tol:
-                raise ValueError(f"constraint row {names[i]!r}: Φ = {phi[i]:.3e} exceeds tol = {tol:g} "
-                                 "(the initial configuration does not assemble the joints)")
-            sv = np.linalg.svd(phi_q, compute_uv=False)
-            rank = int(np.sum(sv > 1e-10 * max(1.0, sv[0])))
-            if rank < phi.size:
-                raise ValueError(f"the constraint Jacobian has rank {rank} < {phi.size} rows {list(names)}: "
-                                 "redundant or conflicting joints (the constraint solve would be singular)")
-            if u is not None:
-                vel = phi_q @ np.asarray(u) + np.asarray(k.phi_t)
-                i = int(np.argmax(np.abs(vel)))
-                if abs(vel[i]) > tol:
-                    raise ValueError(f"constraint row {names[i]!r}: Φ_q u + Φ_t = {vel[i]:.3e} exceeds tol = {tol:g}")
-        gap = np.asarray(k.gap)
-        if gap.size and gap.min() < -tol:
-            i = int(np.argmin(gap))
-            raise ValueError(f"contact {self.contact_names[i]!r}: gap = {gap[i]:.3e} < 0 (starts in penetration)")
+        check_state(system, p, q, u, t, tol=tol)
 
     # ------------------------------------------------------------------- build
     def validate(self, params: dict) -> None:
@@ -550,7 +523,7 @@ class Mechanism:
             slip_velocity=slip_of(contacts) if frictional else None,
             laws=laws if contacts else None,
             potential=potential if loads else None,
-            names=self.coordinate_names,
+            names=self.coordinate_names, constraint_names=self.constraint_names, contact_names=self.contact_names,
             compliant_gaps=gaps_of(compliant) if compliant else None,
             compliant_slip_velocity=slip_of(compliant) if any(c.friction is not None for c in compliant) else None,
             compliant_laws=compliant_laws if compliant else None,

@@ -184,6 +184,15 @@ class Assembly:
         """Names of the velocities, ``body.vx`` … ``body.wz`` (ω in the body frame)."""
         return tuple(f"{b.name}.{c}" for b in self.bodies for c in B.VELOCITIES)
 
+    def constraint_names(self) -> tuple[str, ...]:
+        """Names of the rows of Φ, ``joint[i]``, in the system's order."""
+        return tuple(f"{j.name}[{i}]" for j in self.joints for i in range(j.size))
+
+    def contact_names(self) -> tuple[str, ...]:
+        """Names of the rigid contact points, in the order of the system's ``gaps``: the contact's name, with
+        ``[i]`` when it has several points (a box's corners)."""
+        return tuple(c.name if c.size == 1 else f"{c.name}[{i}]" for c in self._group(False) for i in range(c.size))
+
     def _mass_diagonal(self, p, dtype):
         parts = []
         for b in self.bodies:
@@ -279,7 +288,8 @@ class Assembly:
             compliant_damping=compliant_damping, friction_regularization=friction_regularization,
             velocity_map=functools.partial(B.velocity_map, n_bodies=n),
             position_update=functools.partial(B.position_update, n_bodies=n),
-            tangent_directions=2, gyroscopic=True, diagonal_mass=True, velocity_names=self.velocity_names())
+            tangent_directions=2, gyroscopic=True, diagonal_mass=True, velocity_names=self.velocity_names(),
+            constraint_names=self.constraint_names(), contact_names=self.contact_names())
 
 
 # The compliant law's fields, their rules and defaults (docs/theory/compliant.md).

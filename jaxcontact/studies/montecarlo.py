@@ -25,6 +25,7 @@ numbers as an uninterrupted one.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import json
 import math
@@ -37,6 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcontact import models as models_pkg
+from jaxcontact.initial import StartError, check_state
 from jaxcontact.simulate import check_scheme, n_steps_for
 from jaxcontact.stepping import SCHEMES
 from jaxcontact.stepping.base import Scheme
@@ -136,19 +138,37 @@ def make_evaluator(model, outcomes, *, dt: float, n_steps: int, scheme: Scheme, 
     The outcomes are reduced inside the simulation's scan (``outcomes.simulate_outcomes``): no
     trajectory is stored and no per-step diagnostic is computed that no outcome reads.
     """
-    base = model.params
 
     def evaluate(sample: dict) -> dict:
-        p = dict(base)
-        for k, v in sample.items():
-            p[k] = jnp.broadcast_to(jnp.asarray(v, jnp.asarray(base[k]).dtype), jnp.shape(base[k]))
-        if model.derive is not None:  # parameters that follow the sampled ones (as building the model does)
-            p = model.derive(p)
+        p = sample_params(model, sample)
         q0, u0 = model.initial_state(p)
         return simulate_outcomes(model.system, p, q0, u0, dt=dt, n_steps=n_steps, outcomes=outcomes,
                                  scheme=scheme, save_every=save_every)
 
     return evaluate
+
+
+def sample_params(model, sample: dict) -> dict:
+    """The model's parameters with one sample's values set (pure jnp), and the parameters that follow them
+    recomputed (``model.derive``), as building the model does."""
+    p = dict(model.params)
+    for k, v in sample.items():
+        p[k] = jnp.broadcast_to(jnp.asarray(v, jnp.asarray(p[k]).dtype), jnp.shape(p[k]))
+    return p if model.derive is None else model.derive(p)
+
+
+def check_starts(model, values: dict) -> None:
+    """Every sample's initial state must be consistent (:func:`jaxcontact.initial.check_state`: on its
+    manifold, joints assembled, no contact in penetration); the error names the sample's values."""
+    if not values:
+        return
+    p = jax.jit(jax.vmap(functools.partial(sample_params, model)))(values)
+    q0, _ = jax.jit(jax.vmap(model.initial_state))(p)
+    try:
+        check_state(model.system, p, q0)
+    except StartError as e:
+        at = ", ".join(f"{k} = {float(np.asarray(v)[e.sample]):.6g}" for k, v in values.items())
+        raise ValueError(f"sampled parameters {at}: {e}; narrow the distributions") from None
 
 
 def _check_out_dir(out_dir: str) -> None:
@@ -204,6 +224,7 @@ def prepare_study(spec: StudySpec, *, differentiated: bool = False) -> PreparedS
     model, dt, t_final, n_steps, outcomes = study_model(spec)
     values, n_base, blocks = design(spec.space, spec.n, spec.sampler, spec.seed, spec.sensitivity)
     check_samples(spec.model, dict(spec.overrides), values, dict(spec.model_options))
+    check_starts(model, {k: values[k] for k in spec.space.names})
     scheme = spec.scheme if differentiated else spec.scheme.for_forward_runs()
     evaluate = make_evaluator(model, outcomes, dt=dt, n_steps=n_steps, scheme=scheme, save_every=spec.save_every)
     return PreparedStudy(model, dt, t_final, n_steps, outcomes, values, n_base, blocks, scheme, evaluate)
