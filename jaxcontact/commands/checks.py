@@ -16,6 +16,7 @@ typed ``--dt 1e-12`` learns that it means 10¹³ steps before anything starts.
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import shutil
@@ -167,9 +168,21 @@ def lock_folder(path: str, name: str = LOCK_FILE) -> None:
 
 
 def release_locks() -> None:
-    """Release the folders this process locked (a command run in-process, e.g. by a test, has ended)."""
+    """Release the folders this process locked."""
     while _LOCKS:
         _LOCKS.pop().close()
+
+
+def releases_locks(run):
+    """Decorate a command's ``run``: the folders it locks are released when it returns or raises, so the same
+    process (a test, a notebook) can run a command on that folder again."""
+    @functools.wraps(run)
+    def wrapped(args):
+        try:
+            return run(args)
+        finally:
+            release_locks()
+    return wrapped
 
 
 # ---------------------------------------------------------------- measured data

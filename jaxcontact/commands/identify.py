@@ -178,6 +178,7 @@ def exact_fit(res, name) -> bool:
     return res.std[name] == 0
 
 
+@checks.releases_locks
 def run(args) -> int:
     """Run ``jaxcontact identify`` with parsed ``args``: fit, write fit.json and plots; returns the exit status."""
     import jax

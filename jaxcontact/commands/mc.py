@@ -250,6 +250,7 @@ def _spawn_local(args, n: int) -> int:
     return bad[0][1] if bad else 0
 
 
+@checks.releases_locks
 def run(args) -> int:
     """Run ``jaxcontact mc`` with parsed ``args``: the study, its summary, files and plots; returns the exit status."""
     try:

@@ -148,6 +148,21 @@ def test_a_lock_left_by_a_dead_process_does_not_block(tmp_path):
     checks.release_locks()
 
 
+def test_a_command_releases_its_folder_when_it_ends(tmp_path):
+    # A command run twice in one process (a test, a notebook) must not find its own earlier run in the way.
+    @checks.releases_locks
+    def run(args):
+        checks.lock_folder(str(tmp_path))
+        if args == "fail":
+            raise RuntimeError("the command failed")
+        return 0
+
+    assert run("ok") == 0
+    with pytest.raises(RuntimeError):
+        run("fail")
+    assert run("ok") == 0
+
+
 # ---------------------------------------------------------------- compile cache
 
 def test_cache_folder_follows_the_environment(monkeypatch, tmp_path):
