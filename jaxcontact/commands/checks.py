@@ -354,9 +354,10 @@ def check_size(size: Size, out: str, allow_large: bool, max_steps: float = LIMIT
                hint: str = STUDY_HINT, resuming: bool = False) -> list[str]:
     """Refuse what cannot fit; ask for --allow-large above ``LIMITS`` (``max_steps`` time steps).
     ``hint`` names the options that make the run smaller; a resumed study (``resuming``) is not made smaller
-    (its options belong to it), so its disk advice is to make room. Returns warnings to print: the disk
-    check, alone of the fit checks, gives way to --allow-large (the estimate errs on the large side; a disk
-    that does fill up ends the run with one line, and a study keeps its finished chunks)."""
+    (its options belong to it), so its disk advice is to make room. Returns warnings to print: unlike
+    the memory check, the disk check gives way to --allow-large (free space can grow while a long run goes
+    on, e.g. on a shared scratch disk; a disk that does fill up ends the run with one line, and a study
+    keeps its finished chunks)."""
     limits = LIMITS | {"env_steps": max_steps}
     ram, free = _ram_bytes(), _free_disk(out)
     if size.memory_bytes > 0.5 * ram:
