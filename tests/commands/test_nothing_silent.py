@@ -53,6 +53,20 @@ def test_ctrl_c_while_compiling_exits_130_every_time(tmp_path):
         assert "interrupted:" in err and "Traceback" not in err, err
 
 
+def test_ctrl_c_while_a_fit_compiles_exits_130(tmp_path):
+    np.savez(tmp_path / "d.npz", t=np.linspace(0.0, 0.5, 51), y=np.ones((51, 1)))
+    for k in range(2):
+        proc = _popen(["identify", "bouncing-ball", "--data", "d.npz", "--fit", "restitution", "--no-plots",
+                       "--no-compile-cache", "--out", f"f{k}"], tmp_path)
+        assert proc.stdout.readline().startswith("bouncing-ball: fitting")
+        time.sleep(0.5)  # not a timing: lands the signal inside the compile
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=TIMEOUT)
+        assert proc.returncode == 130, (k, proc.returncode, err)
+        assert "jaxcontact identify: interrupted" in err and "Traceback" not in err, err
+        assert not (tmp_path / f"f{k}" / "fit.json").exists()
+
+
 # ---------------------------------------------------------------- a full disk
 
 def _fake_saved_chunks(chunks, n_samples, chunk_size, saved_chunks):
