@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import warnings
+from typing import NoReturn
 
 COMMANDS = ("simulate", "mc", "identify", "models", "params", "contact_problem", "lcp_demo")
 
@@ -28,9 +30,69 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"warning: {message}", file=sys.stderr if file is None else file)
 
 
+def compile_cache_dir() -> str:
+    """Where compiled programs are kept between runs: ``$JAXCONTACT_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/jaxcontact/jax-cache`` (``~/.cache`` when XDG_CACHE_HOME is unset)."""
+    if os.environ.get("JAXCONTACT_CACHE_DIR"):
+        return os.environ["JAXCONTACT_CACHE_DIR"]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "jaxcontact", "jax-cache")
+
+
+# A study compiles one program per chunk shape in seconds to minutes; smaller programs (setup, statistics)
+# compile in tenths of a second, and keeping those too makes a repeated command start at once.
+CACHE_MIN_COMPILE_SECONDS = 0.1
+
+
+def use_compile_cache(folder: str) -> None:
+    """Keep XLA's compiled programs in ``folder`` (JAX's persistent compilation cache), so the same command
+    compiles once. A folder that cannot be written turns the cache off with a warning: the run goes on."""
+    from jaxcontact.commands import checks
+
+    try:
+        checks.prove_writable(folder)
+    except OSError as e:
+        print(f"warning: compile cache off: {folder!r} cannot be created or written ({e.strerror or e}); set "
+              "JAXCONTACT_CACHE_DIR to another folder, or give --no-compile-cache", file=sys.stderr)
+        return
+    import jax
+
+    jax.config.update("jax_compilation_cache_dir", folder)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", CACHE_MIN_COMPILE_SECONDS)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+def _add_common_options(p: argparse.ArgumentParser) -> None:
+    """Options every command takes."""
+    p.add_argument("--no-compile-cache", action="store_true",
+                   help="do not keep compiled programs between runs (default: kept in $JAXCONTACT_CACHE_DIR, else "
+                        "$XDG_CACHE_HOME/jaxcontact/jax-cache or ~/.cache/jaxcontact/jax-cache)")
+
+
+def _leave(rc: int) -> NoReturn:
+    """End this process now after Ctrl-C: the interpreter's normal teardown races XLA's compiler and runtime
+    threads, still running, and can die of SIGSEGV after the "interrupted" line. Everything a command keeps
+    is on disk by then (a study's chunks are written atomically, before their manifest entry)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(rc)
+
+
 def main(argv=None) -> int:
-    """Parse the command line and run the chosen sub-command; returns its exit status."""
-    argv = sys.argv[1:] if argv is None else list(argv)
+    """Parse the command line and run the chosen sub-command; returns its exit status.
+
+    Without ``argv`` it runs as the process's own command line: an interrupted command (exit status 130)
+    then ends the process at once (``_leave``) instead of returning."""
+    if argv is None:
+        try:
+            rc = main(sys.argv[1:])
+        except KeyboardInterrupt:  # Ctrl-C before a command started (while parsing or importing)
+            print("\njaxcontact: interrupted before the command started; nothing was written", file=sys.stderr)
+            rc = 130
+        if rc == 130:
+            _leave(rc)
+        return rc
+    argv = list(argv)
     parser = argparse.ArgumentParser(prog="jaxcontact", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"jaxcontact {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -39,6 +101,7 @@ def main(argv=None) -> int:
         mod = importlib.import_module(f"jaxcontact.commands.{mod_name}")
         p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP)
         mod.add_arguments(p)
+        _add_common_options(p)
         modules[mod.NAME] = mod
     args = parser.parse_args(argv)
     args.argv = argv  # the command line as typed, for the "resume with" hint
@@ -46,6 +109,8 @@ def main(argv=None) -> int:
     from jaxcontact.commands import checks
 
     checks.forget_created()
+    if not args.no_compile_cache:
+        use_compile_cache(compile_cache_dir())
     try:
         rc = modules[args.command].run(args)
         if rc == 2 or getattr(args, "check", False):

@@ -16,6 +16,7 @@ typed ``--dt 1e-12`` learns that it means 10¹³ steps before anything starts.
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import shutil
@@ -101,12 +102,22 @@ def output_folder(path: str, option: str = "--out") -> str:
                 p = os.path.dirname(p)
             os.makedirs(path)
             _CREATED.extend(missing)
-        fd, probe = tempfile.mkstemp(prefix=".write-test.", dir=path)
-        os.close(fd)
-        os.unlink(probe)
+        _probe_write(path)
     except OSError as e:
         raise ValueError(f"{option} {path!r}: the folder cannot be created or written ({e.strerror or e})") from None
     return path
+
+
+def _probe_write(path: str) -> None:
+    fd, probe = tempfile.mkstemp(prefix=".write-test.", dir=path)
+    os.close(fd)
+    os.unlink(probe)
+
+
+def prove_writable(path: str) -> None:
+    """Create the folder ``path`` if needed and write a file in it; OSError when either fails."""
+    os.makedirs(path, exist_ok=True)
+    _probe_write(path)
 
 
 def forget_created() -> None:
@@ -123,6 +134,55 @@ def discard_created() -> None:
         except OSError:
             pass
     _CREATED.clear()
+
+
+# ---------------------------------------------------------------- one writer per folder
+
+LOCK_FILE = ".jaxcontact.lock"
+# Lock files held by this process: the OS releases them when it ends, however it ends (flock), so a
+# crashed or killed run never leaves a folder locked.
+_LOCKS: list = []
+
+
+def lock_folder(path: str, name: str = LOCK_FILE) -> None:
+    """Hold an exclusive lock on ``path/name`` for the rest of the command (``release_locks``) or process.
+
+    Two runs writing one study folder would each recompute everything and take each other's half-written
+    chunks for damaged ones: the second is refused, naming the folder and the other run's process id."""
+    import fcntl
+
+    f = open(os.path.join(path, name), "a+")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.seek(0)
+        pid = f.read().strip() or "unknown"
+        f.close()
+        raise ValueError(f"study folder {path!r} is in use by another jaxcontact run (pid {pid}); wait for it to "
+                         "finish or give another --out") from None
+    f.seek(0)
+    f.truncate()
+    f.write(str(os.getpid()))
+    f.flush()
+    _LOCKS.append(f)
+
+
+def release_locks() -> None:
+    """Release the folders this process locked."""
+    while _LOCKS:
+        _LOCKS.pop().close()
+
+
+def releases_locks(run):
+    """Decorate a command's ``run``: the folders it locks are released when it returns or raises, so the same
+    process (a test, a notebook) can run a command on that folder again."""
+    @functools.wraps(run)
+    def wrapped(args):
+        try:
+            return run(args)
+        finally:
+            release_locks()
+    return wrapped
 
 
 # ---------------------------------------------------------------- measured data
@@ -264,14 +324,16 @@ def trajectory_size(model, n_steps: int, save_every: int) -> Size:
 
 
 def study_size(model, *, n_simulations: int, n_params: int, n_steps: int, save_every: int, n_series: int,
-               n_scalars: int, chunk: int) -> Size:
+               n_scalars: int, chunk: int, n_saved: int = 0) -> Size:
     """A Monte Carlo study: inputs and outputs of every sample (kept for the statistics), one chunk's
-    series on the devices, and samples.npz plus the chunk files on disk."""
+    series on the devices, and samples.npz plus the chunk files on disk. A resumed study (``n_saved``
+    samples already in chunks) writes only the missing chunks and samples.npz."""
     rows = n_steps // save_every + 1
     per_sample = 8.0 * (n_series * rows + n_scalars + 4 + n_params)
     everything = n_simulations * per_sample
     memory = 2 * everything + min(chunk, n_simulations) * per_sample + 8.0 * n_simulations * 3 * n_params
-    return Size(memory, 2 * everything, float(n_simulations) * n_steps)
+    left = max(0, n_simulations - n_saved) * per_sample
+    return Size(memory, everything + left, float(n_simulations) * n_steps)
 
 
 def fit_size(model, n_steps: int, starts: int, iterations: int) -> Size:
@@ -289,25 +351,39 @@ STUDY_HINT = "a larger --dt, a shorter --t-final, a larger --save-every or a sma
 
 
 def check_size(size: Size, out: str, allow_large: bool, max_steps: float = LIMITS["env_steps"],
-               hint: str = STUDY_HINT) -> None:
+               hint: str = STUDY_HINT, resuming: bool = False) -> list[str]:
     """Refuse what cannot fit; ask for --allow-large above ``LIMITS`` (``max_steps`` time steps).
-    ``hint`` names the options that make the run smaller."""
+    ``hint`` names the options that make the run smaller; a resumed study (``resuming``) is not made smaller
+    (its options belong to it), so its disk advice is to make room. Returns warnings to print: unlike
+    the memory check, the disk check gives way to --allow-large (free space can grow while a long run goes
+    on, e.g. on a shared scratch disk; a disk that does fill up ends the run with one line, and a study
+    keeps its finished chunks)."""
     limits = LIMITS | {"env_steps": max_steps}
     ram, free = _ram_bytes(), _free_disk(out)
     if size.memory_bytes > 0.5 * ram:
         raise ValueError(f"this run needs {size.describe()}: more than half the machine's memory "
                          f"({_bytes(ram)}); use {hint}")
+    warns = []
     if size.disk_bytes > free:
-        raise ValueError(f"this run needs {size.describe()}: more than the {_bytes(free)} free in {out!r}; use "
-                         f"{hint}")
+        short = f"this run needs {size.describe()}: more than the {_bytes(free)} free in {out!r}"
+        if allow_large:
+            warns.append(f"{short}; running anyway (--allow-large): it stops with an error if the disk fills up")
+        elif resuming:
+            raise ValueError(f"{short}; to resume, free space on that disk, or move {out!r} (with its chunks "
+                             "folder) to a disk with more room and resume there; or add --allow-large to try anyway")
+        else:
+            raise ValueError(f"{short}; use {hint}, another --out on a disk with more room, or add --allow-large "
+                             "to try anyway")
     over = [k for k, v in (("memory_bytes", size.memory_bytes), ("disk_bytes", size.disk_bytes),
                            ("env_steps", size.env_steps)) if v > limits[k]]
     if over and not allow_large:
         what = {"memory_bytes": f"{_bytes(limits['memory_bytes'])} of memory",
                 "disk_bytes": f"{_bytes(limits['disk_bytes'])} on disk",
                 "env_steps": f"{limits['env_steps']:.0e} time steps"}
-        raise ValueError(f"this run needs {size.describe()}, above {' and '.join(what[k] for k in over)}; "
-                         f"to shrink it use {hint}, or add --allow-large to run it anyway")
+        advice = ("this study is under way (its options belong to it): add --allow-large to resume it" if resuming
+                  else f"to shrink it use {hint}, or add --allow-large to run it anyway")
+        raise ValueError(f"this run needs {size.describe()}, above {' and '.join(what[k] for k in over)}; {advice}")
+    return warns
 
 
 # ---------------------------------------------------------------- option conflicts

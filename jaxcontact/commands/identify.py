@@ -178,6 +178,7 @@ def exact_fit(res, name) -> bool:
     return res.std[name] == 0
 
 
+@checks.releases_locks
 def run(args) -> int:
     """Run ``jaxcontact identify`` with parsed ``args``: fit, write fit.json and plots; returns the exit status."""
     import jax
@@ -213,14 +214,15 @@ def run(args) -> int:
         smoothing = Smoothing(*args.smooth) if args.smooth else None
         dt = args.dt or data_dt
         size = checks.fit_size(model, n_steps_for(dt, float(t[-1])), args.starts, args.steps)
-        checks.check_size(size, out, args.allow_large, hint="a larger --dt, fewer --starts or fewer --steps")
-        for w in checks.step_warnings(model, dt):
+        warns = checks.check_size(size, out, args.allow_large, hint="a larger --dt, fewer --starts or fewer --steps")
+        for w in warns + checks.step_warnings(model, dt):
             print(f"warning: {w}", file=sys.stderr)
         print(f"{model.name}: fitting {', '.join(guesses)} to {len(t)} samples of "
               f"{', '.join(names[c] for c in cols)} ({args.optimizer}, {args.steps} iterations, dt = {dt:g} s "
               f"from {'--dt' if args.dt else dt_source}); {size.describe()}")
         if args.check:
             return 0
+        checks.lock_folder(out)
         res = fit(model, t, y, tuple(guesses), guesses, bounds, observe=coordinates(*cols),
                   optimizer=args.optimizer, steps=args.steps, learning_rate=args.learning_rate,
                   smoothing=smoothing, windows=args.windows, data_state=state if args.windows > 1 else None,

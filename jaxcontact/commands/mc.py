@@ -151,10 +151,11 @@ def _host_devices(requested: int | None) -> None:
     os.environ["XLA_FLAGS"] = (flags + f" --xla_force_host_platform_device_count={n}").strip()
 
 
-def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.Size", list]:
-    """What will run (simulations, design, steps) in one line, its size estimate and accuracy warnings; no compute."""
+def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.Size", list, int]:
+    """What will run (simulations, design, steps) in one line, its size estimate, accuracy warnings and the
+    samples already saved by an earlier run of it (a resume); no compute."""
     from jaxcontact.studies.montecarlo import study_model
-    from jaxcontact.studies.runner import CHUNK_PER_DEVICE, study_chunk_size
+    from jaxcontact.studies.runner import CHUNK_PER_DEVICE, saved_samples, study_chunk_size
     from jaxcontact.studies.sensitivity import base_rows, design_size
 
     model, dt, _, n_steps, outcomes = study_model(spec)
@@ -169,12 +170,15 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.
         n_sim, design = spec.n, f"{spec.sampler} design"
     n_series = sum(o.kind == "series" for o in outcomes)
     chunk = spec.chunk_size or study_chunk_size(chunk_folder) or CHUNK_PER_DEVICE * usable_cores()
+    # Chunks of another study do not count: the runner refuses to resume it, naming what differs.
+    saved, total = saved_samples(chunk_folder) if os.path.isdir(chunk_folder) else (0, 0)
+    saved = saved if total == n_sim else 0
     size = checks.study_size(model, n_simulations=n_sim, n_params=len(spec.space), n_steps=n_steps,
                              save_every=spec.save_every, n_series=n_series,
-                             n_scalars=len(spec.outcomes) - n_series, chunk=chunk)
+                             n_scalars=len(spec.outcomes) - n_series, chunk=chunk, n_saved=saved)
     warn = checks.step_warnings(model, dt, dtype)
-    return (f"{spec.model}: {n_sim} simulations ({design}) × {n_steps} steps of {dt:g} s; {size.describe()}",
-            size, warn)
+    return (f"{spec.model}: {n_sim} simulations ({design}) × {n_steps} steps of {dt:g} s; {size.describe()}"
+            + (f"; resuming: {saved} samples already saved" if saved else ""), size, warn, saved)
 
 
 PROCESS_TIMEOUT = 300  # seconds a process waits for the others to join jax.distributed
@@ -246,6 +250,7 @@ def _spawn_local(args, n: int) -> int:
     return bad[0][1] if bad else 0
 
 
+@checks.releases_locks
 def run(args) -> int:
     """Run ``jaxcontact mc`` with parsed ``args``: the study, its summary, files and plots; returns the exit status."""
     try:
@@ -292,13 +297,15 @@ def run(args) -> int:
                              sensitivity=not args.no_sobol and args.method == "mc", dt=args.dt,
                              t_final=args.t_final, save_every=args.save_every, overrides=sets,
                              chunk_size=args.chunk, n_bootstrap=args.bootstrap, scheme=scheme)
-        line, size, warns = plan(spec, chunks, args.dtype)
-        checks.check_size(size, out, args.allow_large)
+        line, size, warns, saved = plan(spec, chunks, args.dtype)
+        warns = checks.check_size(size, out, args.allow_large, resuming=saved > 0) + warns
         print(line)
         for w in warns:
             print(f"warning: {w}", file=sys.stderr)
         if args.check:
             return 0
+        # One writer per process slot: the processes of one distributed study each write their own files.
+        checks.lock_folder(out, checks.LOCK_FILE + (f".p{distributed[2]}" if distributed and distributed[2] else ""))
         if args.method == "mc":
             summary = run_study(spec, out, progress=not args.quiet, plot=not args.no_plots)
         else:

@@ -74,9 +74,9 @@ def run(args) -> int:
         check_scheme(scheme, model.system, model.name)
         out = checks.output_folder(args.out or default_out("simulate", name))
         size = checks.trajectory_size(model, n_steps, save_every)
-        checks.check_size(size, out, args.allow_large, max_steps=checks.SINGLE_RUN_STEPS,
-                          hint="a larger --dt, a shorter --t-final or a larger --save-every")
-        for w in checks.step_warnings(model, dt):
+        warns = checks.check_size(size, out, args.allow_large, max_steps=checks.SINGLE_RUN_STEPS,
+                                  hint="a larger --dt, a shorter --t-final or a larger --save-every")
+        for w in warns + checks.step_warnings(model, dt):
             print(f"warning: {w}", file=sys.stderr)
         if args.check:
             print(f"{model.name}: {n_steps} steps of dt = {dt:g} s to t = {n_steps * dt:g} s ({scheme.name}); "

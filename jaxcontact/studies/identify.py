@@ -312,6 +312,11 @@ def _grid_sweep(loss, z, y, *, i, k, lo, hi, tau):
     return cand[jnp.argmin(jnp.where(jnp.isfinite(values), values, jnp.inf))]
 
 
+def _progress_line(text: str) -> None:
+    """One progress line of a fit (``progress``): compiling and the later stages take minutes on long data."""
+    print(f"  {text}", flush=True)
+
+
 def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimizer, steps, learning_rate,
            scheme, smoothing, windows, data_state, dt, fixed, starts, seed, noise, progress, batched, grid_start,
            posterior=None, gradient="auto"):
@@ -369,6 +374,8 @@ def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimi
         z0 = jnp.broadcast_to(z0, y_all.shape[:1] + z0.shape[-2:])
     chunk = jax.jit(one)
     every = steps if (progress is None or batched) else max(1, int(progress))
+    say = _progress_line if progress and not batched else (lambda text: None)
+    say(f"compiling the fit ({len(fit_names)} parameter(s), {starts} start(s)); a line every {every} iterations")
     z, s = z0, init(z0)
     losses, zs = [], []
     for a in range(0, steps, every):
@@ -379,8 +386,8 @@ def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimi
             b = int(np.nanargmin(np.asarray(v)[:, -1]))
             th = np.asarray(_to_theta(z[b], lo, hi))
             tau = f" tau={float(taus[min(a + every, steps) - 1]):.3g}" if soft else ""
-            print(f"  iter {min(a + every, steps):5d}  loss={float(v[b, -1]):.6g}{tau}  "
-                  + "  ".join(f"{n}={x:.6g}" for n, x in zip(fit_names, th)), flush=True)
+            say(f"iter {min(a + every, steps):5d}  loss={float(v[b, -1]):.6g}{tau}  "
+                + "  ".join(f"{n}={x:.6g}" for n, x in zip(fit_names, th)))
     axis = 2 if batched else 1
     losses, zs = np.concatenate(losses, axis=axis), np.concatenate(zs, axis=axis)
 
@@ -412,6 +419,7 @@ def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimi
         return BatchFitResult(fit_names, np.asarray(theta), np.asarray(sd), np.asarray(lossv),
                               losses[np.arange(z.shape[0]), best], steps, time.perf_counter() - t_start)
     b = int(best)
+    say("intervals: Laplace sd from the Jacobian, then a check of the loss along each parameter")
     theta = _to_theta(z[b], lo, hi)
     sd, lossv = jax.jit(laplace)(theta, y_all)
     theta, sd = np.asarray(theta), np.asarray(sd)
@@ -438,6 +446,7 @@ def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimi
         sigma = noise if noise is not None else float(np.sqrt(m_res * lossv / max(m_res - len(fit_names), 1)))
         scale = [max((c.interval[1] - c.interval[0]) / 3.92, 1e-12 * float(hi[i] - lo[i]))
                  for i, c in enumerate(checked)]
+        say("posterior: random-walk Metropolis (" + ", ".join(f"{k} {v}" for k, v in posterior.items()) + ")")
         post = sample(lambda th: jnp.mean(res_fn(th, y_all, tau_end) ** 2), [c.estimate for c in checked], scale,
                       np.asarray(lo), np.asarray(hi), n_residuals=m_res, sigma=sigma, seed=seed, **posterior)
     return FitResult(est, {n: float(sd[i]) for i, n in enumerate(fit_names)},

@@ -64,6 +64,7 @@ import io
 import json
 import math
 import os
+import sys
 import tempfile
 import time
 import warnings
@@ -436,6 +437,9 @@ def run_chunks(batch_fn: Callable, inputs, *, chunk_size: int, store: ChunkStore
     try:
         todo = [i for i in range(n_chunks) if parts[i] is None and i % n_processes == process]
         if warmup is not None and todo:
+            if progress:  # compiling a study (a gradient one most) can take minutes before the bar appears
+                print(f"{desc}: compiling one program for chunks of {chunk_size} samples", file=sys.stderr,
+                      flush=True)
             start = todo[0] * chunk_size
             warmup(_pad(jax.tree.map(lambda a: a[start:start + chunk_size], inputs), chunk_size))
         with tqdm(total=n, initial=n_loaded, unit="sample", unit_scale=True, desc=desc, disable=not progress,

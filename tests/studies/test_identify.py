@@ -92,3 +92,11 @@ def test_grid_start_moves_a_far_guess_next_to_the_truth_before_the_optimiser():
     assert abs(r.param_history[0, 0] - E) < 0.01, r.param_history[0]
     with pytest.raises(ValueError, match="grid_start"):
         fit(MODEL, DATA_T, DATA_Y, ("restitution",), GUESS, BOUNDS, grid_start=-1)
+
+
+@pytest.mark.slow  # compiles a fit and its intervals
+def test_progress_says_each_stage_of_a_fit(capsys):
+    # Compiling the fit and its intervals took minutes without a word; every stage now has its line.
+    fit(MODEL, DATA_T[:40], DATA_Y[:40], ("restitution",), GUESS, BOUNDS, observe=Y, steps=2, progress=1)
+    lines = [ln.split()[0] for ln in capsys.readouterr().out.splitlines()]
+    assert lines == ["compiling", "iter", "iter", "intervals:"]

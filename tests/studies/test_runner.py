@@ -186,6 +186,18 @@ def test_interrupt_reports_saved_samples(tmp_path):
     assert saved_samples(tmp_path) == (16, 40)
 
 
+def test_the_compile_before_the_first_chunk_is_announced(capsys):
+    # A gradient study compiles for minutes before its progress bar shows: a line says what is happening.
+    inputs = _inputs(6)
+    order = []
+    batch_fn = lambda x: order.append("chunk") or {"c": x["c"]}  # noqa: E731
+    warmup = lambda x: order.append(capsys.readouterr().err)  # noqa: E731
+    run_chunks(batch_fn, inputs, chunk_size=4, progress=True, desc="pce-grad toy", warmup=warmup)
+    assert order[0] == "pce-grad toy: compiling one program for chunks of 4 samples\n" and order[1:] == ["chunk"] * 2
+    run_chunks(batch_fn, inputs, chunk_size=4, progress=False, desc="pce-grad toy", warmup=warmup)
+    assert "compiling" not in capsys.readouterr().err  # --quiet is quiet
+
+
 def test_bad_arguments(tmp_path):
     with pytest.raises(ValueError, match=r"chunk size = 0 must be an int ≥ 1"):
         run_samples(evaluate, _inputs(4), chunk_size=0, progress=False)
