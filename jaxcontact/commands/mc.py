@@ -155,9 +155,10 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.
     """What will run (simulations, design, steps) in one line, its size estimate and accuracy warnings; no compute."""
     from jaxcontact.studies.montecarlo import study_model
     from jaxcontact.studies.runner import CHUNK_PER_DEVICE, study_chunk_size
-    from jaxcontact.studies.sensitivity import base_rows, design_size
+    from jaxcontact.studies.sensitivity import MIN_BASE_ROWS, base_rows, design_size, too_few_rows
 
     model, dt, _, n_steps, outcomes = study_model(spec)
+    warn = checks.step_warnings(model, dt, dtype)
     d = len(spec.space.uncertain)
     if spec.sensitivity and d >= 1:
         n_base = base_rows(spec.n, d)
@@ -165,6 +166,9 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.
         design = f"Saltelli design for Sobol indices: {n_base} base rows × (d + 2 = {d + 2})"
         if n_sim != spec.n:
             design += f", asked --n {spec.n}"
+        if too_few_rows(n_base):
+            warn.append(f"{too_few_rows(n_base)} base rows: the study will report no Sobol indices "
+                        f"(--n {design_size(MIN_BASE_ROWS, d)} or more gives them; --no-sobol skips the Saltelli design)")
     else:
         n_sim, design = spec.n, f"{spec.sampler} design"
     n_series = sum(o.kind == "series" for o in outcomes)
@@ -172,7 +176,6 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.
     size = checks.study_size(model, n_simulations=n_sim, n_params=len(spec.space), n_steps=n_steps,
                              save_every=spec.save_every, n_series=n_series,
                              n_scalars=len(spec.outcomes) - n_series, chunk=chunk)
-    warn = checks.step_warnings(model, dt, dtype)
     return (f"{spec.model}: {n_sim} simulations ({design}) × {n_steps} steps of {dt:g} s; {size.describe()}",
             size, warn)
 
