@@ -334,7 +334,7 @@ def run(args) -> int:
         elif "pce" in o:
             p = o["pce"]
             print(f"  {name:<18} polynomial chaos: Q² = {_q2(p['q2'])} (degree {p['degree']}, {p['n_terms']} terms)"
-                  + ("" if p["reliable"] else f" — UNRELIABLE (Q² < {p['min_q2']}): do not trust its Sobol indices"))
+                  + ("" if p["reliable"] else f" — UNRELIABLE ({p['unreliable_because']}): do not trust its Sobol indices"))
     print(f"wrote {', '.join(os.path.join(out, f) for f in summary['files'])}")
     return 0
 
