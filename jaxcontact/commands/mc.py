@@ -329,14 +329,18 @@ def run(args) -> int:
         return 0  # process 0 prints the summary and writes the files
     print(format_summary(summary))
     for name, o in summary["outcomes"].items():
-        if "pce" in o and "error" in o["pce"]:
-            print(f"  {name:<18} polynomial chaos: not fitted: {o['pce']['error']}")
-        elif "pce" in o:
-            p = o["pce"]
-            print(f"  {name:<18} polynomial chaos: Q² = {_q2(p['q2'])} (degree {p['degree']}, {p['n_terms']} terms)"
-                  + ("" if p["reliable"] else f" — UNRELIABLE ({p['unreliable_because']}): do not trust its Sobol indices"))
+        if "pce" in o:
+            print(pce_line(name, o["pce"]))
     print(f"wrote {', '.join(os.path.join(out, f) for f in summary['files'])}")
     return 0
+
+
+def pce_line(name: str, p: dict) -> str:
+    """One outcome's polynomial chaos line of the printed summary: its Q², and why it is unreliable if it is."""
+    if "error" in p:
+        return f"  {name:<18} polynomial chaos: not fitted: {p['error']}"
+    return (f"  {name:<18} polynomial chaos: Q² = {_q2(p['q2'])} (degree {p['degree']}, {p['n_terms']} terms)"
+            + ("" if p["reliable"] else f" — UNRELIABLE ({p['unreliable_because']}): do not trust its Sobol indices"))
 
 
 def _q2(x) -> str:
