@@ -158,3 +158,16 @@ def test_distribution_arguments_in_commands_are_quoted_for_the_shell():
     unquoted = re.compile(r"--param[ =][^'\"` ][^ ]*\(")
     found = _matching_lines(unquoted, ("docs", "examples", "jaxcontact", "bench"), extra_files=("README.md",))
     assert not found, "\n".join(found)
+
+
+def test_home_page_names_every_model_and_command_and_its_links_resolve():
+    from jaxcontact.cli import COMMANDS
+    from jaxcontact.models import REGISTRY
+
+    docs = os.path.join(ROOT, "docs")
+    with open(os.path.join(docs, "index.md"), encoding="utf-8") as f:
+        home = f.read()
+    names = list(REGISTRY) + [importlib.import_module(f"jaxcontact.commands.{c}").NAME for c in COMMANDS]
+    assert not [n for n in names if f"`{n}`" not in home]
+    links = re.findall(r"\]\(([^)#:]+\.md)\)", home)
+    assert links and not [link for link in links if not os.path.isfile(os.path.join(docs, link))]
