@@ -140,14 +140,24 @@ def _host_devices(requested: int | None) -> None:
 
     if requested is not None and requested < 1:
         raise ValueError(f"--devices {requested} must be ≥ 1")
-    n = usable_cores() if requested is None else requested
+    cores = usable_cores()
+    n = cores if requested is None else requested
     flags = os.environ.get("XLA_FLAGS", "")
-    if n < 2 or "xla_force_host_platform_device_count" in flags:
+    if "xla_force_host_platform_device_count" in flags:
+        if requested is not None:
+            print(f"note: --devices {requested} ignored (XLA_FLAGS already sets the host device count)",
+                  file=sys.stderr)
+        return
+    if n < 2:
         return
     if xla_bridge.backends_are_initialized():
         if requested is not None:
             print(f"note: --devices {requested} ignored (the XLA backend is already running)", file=sys.stderr)
         return
+    if n > cores:
+        # XLA makes as many host devices as asked; past one per core they only take turns on the cores.
+        print(f"warning: --devices {n} is more than the {cores} core(s) this process may use: the {n} host "
+              f"devices share them and run no faster than {cores}", file=sys.stderr)
     os.environ["XLA_FLAGS"] = (flags + f" --xla_force_host_platform_device_count={n}").strip()
 
 
