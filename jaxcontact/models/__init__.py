@@ -145,7 +145,6 @@ def user_model_error(e: BaseException) -> str | None:
     return f"error in user model {shown}:{where[1]}: {type(e).__name__}: {message}"
 
 
-
 def _user_module(path: str):
     """The module of a user model file, loaded once per (file, modification time): a model built twice
     from it shares its system object, so compiled programs are reused."""

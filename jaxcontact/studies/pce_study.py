@@ -18,10 +18,12 @@ with two differences:
 
 Each scalar outcome's entry in summary.json keeps the sample statistics and
 adds ``pce`` (Q² by cross-validation, leave-one-out Q², the share of the
-variance in the last degrees, degree, terms, reliable and why not, the PCE mean and std); its ``sobol`` section has the indices of the
-expansion and no bootstrap intervals (``[null, null]``). An outcome whose Q² is below
-the threshold, or whose coefficients do not decay, is reported with ``reliable: false`` and a warning — its
-indices are then not to be trusted (an impact count is not smooth).
+variance in the last degrees, degree, terms, reliable and why not, the PCE
+mean and std); its ``sobol`` section has the indices of the expansion and no
+bootstrap intervals (``[null, null]``). An outcome whose Q² is below the
+threshold, or whose coefficients do not decay, is reported with
+``reliable: false``, the reason and a warning — its indices are then not to
+be trusted (an impact count is not smooth).
 ``pce_diagnostics.png`` plots Q² per outcome and each expansion's coefficient
 decay (the largest |c_α| of each total degree).
 """
