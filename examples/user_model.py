@@ -4,7 +4,7 @@ Every command takes it as ``FILE.py:FUNCTION`` beside the built-in names:
 
     jaxcontact simulate examples/user_model.py:pendulum --out out/pendulum
     jaxcontact simulate --model examples/user_model.py:soft_pendulum --scheme penalty --dt 1e-5 --t-final 0.5
-    jaxcontact mc examples/user_model.py:pendulum --param restitution=uniform(0.3,0.9) --n 256
+    jaxcontact mc examples/user_model.py:pendulum --param 'restitution=uniform(0.3,0.9)' --n 256
     jaxcontact identify examples/user_model.py:pendulum --data out/pendulum/trajectory.npz --fit restitution=0.5
 
 A function of this kind takes parameter overrides by name and returns a

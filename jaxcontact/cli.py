@@ -120,11 +120,21 @@ def main(argv=None) -> int:
         # Commands that can resume (mc) say how; the others have nothing to keep.
         print(f"\njaxcontact {args.command}: interrupted; nothing was written after the last message", file=sys.stderr)
         return 130
-    except OSError as e:
-        # The checks prove the output folder writable up front; a disk that fills up later still gets one line.
-        print(f"jaxcontact {args.command}: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "),
-              file=sys.stderr)
-        return 1
+    except Exception as e:
+        from jaxcontact.models import user_model_error
+
+        line = user_model_error(e)
+        if line is None and isinstance(e, OSError):
+            # The checks prove the output folder writable up front; a disk that fills up later still gets one line.
+            print(f"jaxcontact {args.command}: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "),
+                  file=sys.stderr)
+            return 1
+        if line is None:
+            raise
+        # An error in the user's own model file: its line, not jaxcontact's traceback, is what to fix.
+        print(f"jaxcontact {args.command}: {line}", file=sys.stderr)
+        checks.discard_created()
+        return 2
 
 
 if __name__ == "__main__":

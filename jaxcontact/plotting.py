@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from jaxcontact.models.units import coordinate_unit
+from jaxcontact.models.units import coordinate_unit, velocity_unit
 from jaxcontact.studies.plots import _tidy
 
 
@@ -56,7 +56,7 @@ def plot_trajectory(traj, out_dir: str, *, names=(), title: str = "", velocity_n
             _tidy(axes[i, 1], 5, 4)
         elif i < n_u:  # velocities that are not the coordinates' rates (spatial: v and body-frame ω)
             axes[i, 1].plot(t, u[:, i], lw=1, color="C1")
-            axes[i, 1].set_ylabel(velocity_names[i], fontsize=9)
+            axes[i, 1].set_ylabel(f"{velocity_names[i]} [{velocity_unit(velocity_names[i])}]", fontsize=9)
             _tidy(axes[i, 1], 5, 4)
         else:
             axes[i, 1].set_visible(False)

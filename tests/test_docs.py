@@ -124,19 +124,24 @@ if __name__ == "__main__":
 def test_no_references_to_the_internal_specification_or_issue_numbers():
     """Code and tests say what they mean (a theory page or the paper), not the team's spec tags or issue numbers."""
     tag = re.compile(r"\bS" r"PEC\b|\b[Ii]ssue ?#?\d+")
-    here = os.path.abspath(__file__)
-    found = []
-    for folder in ("jaxcontact", "tests"):
-        for dirpath, _, files in os.walk(os.path.join(ROOT, folder)):
-            for name in files:
-                path = os.path.join(dirpath, name)
-                if not name.endswith((".py", ".md")) or path == here:
-                    continue
-                with open(path, encoding="utf-8") as f:
-                    for i, line in enumerate(f, 1):
-                        if tag.search(line):
-                            found.append(f"{os.path.relpath(path, ROOT)}:{i}: {line.strip()}")
+    here = os.path.relpath(os.path.abspath(__file__), ROOT)
+    found = [hit for hit in _matching_lines(tag, ("jaxcontact", "tests")) if not hit.startswith(here + ":")]
     assert not found, "\n".join(found)
+
+
+def _matching_lines(pattern, folders, extra_files=()) -> list[str]:
+    """'path:line: text' of every line of the .py and .md files under ``folders`` (and ``extra_files``)
+    that ``pattern`` matches."""
+    paths = [os.path.join(ROOT, f) for f in extra_files]
+    for folder in folders:
+        for dirpath, _, files in os.walk(os.path.join(ROOT, folder)):
+            paths += [os.path.join(dirpath, n) for n in sorted(files) if n.endswith((".py", ".md"))]
+    found = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            found += [f"{os.path.relpath(path, ROOT)}:{i}: {line.strip()}"
+                      for i, line in enumerate(f, 1) if pattern.search(line)]
+    return found
 
 
 def test_every_module_is_in_the_api_reference():
@@ -146,3 +151,23 @@ def test_every_module_is_in_the_api_reference():
     listed = set(re.findall(r"^::: ([\w.]+)", pages, flags=re.M))
     missing = sorted(m.__name__ for m in _public_modules() if m.__name__ not in listed)
     assert not missing, f"modules missing from docs/api/*.md: {missing}"
+
+
+def test_distribution_arguments_in_commands_are_quoted_for_the_shell():
+    """``--param name=uniform(a,b)`` unquoted is a shell syntax error: every one the project shows is quoted."""
+    unquoted = re.compile(r"--param[ =][^'\"` ][^ ]*\(")
+    found = _matching_lines(unquoted, ("docs", "examples", "jaxcontact", "bench"), extra_files=("README.md",))
+    assert not found, "\n".join(found)
+
+
+def test_home_page_names_every_model_and_command_and_its_links_resolve():
+    from jaxcontact.cli import COMMANDS
+    from jaxcontact.models import REGISTRY
+
+    docs = os.path.join(ROOT, "docs")
+    with open(os.path.join(docs, "index.md"), encoding="utf-8") as f:
+        home = f.read()
+    names = list(REGISTRY) + [importlib.import_module(f"jaxcontact.commands.{c}").NAME for c in COMMANDS]
+    assert not [n for n in names if f"`{n}`" not in home]
+    links = re.findall(r"\]\(([^)#:]+\.md)\)", home)
+    assert links and not [link for link in links if not os.path.isfile(os.path.join(docs, link))]

@@ -396,7 +396,7 @@ def set_and_param_conflict(sets: dict, param_texts) -> None:
     both = sorted(set(sets) & set(varied))
     if both:
         raise ValueError(f"{', '.join(both)}: given both by --set (fixed) and --param (uncertain); keep one "
-                         f"(--param {both[0]}=fixed(v) also fixes it)")
+                         f"(--param '{both[0]}=fixed(v)' also fixes it)")
 
 
 # ---------------------------------------------------------------- accuracy warnings

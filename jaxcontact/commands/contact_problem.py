@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 import numpy as np
@@ -59,6 +60,28 @@ def _solver(name: str, tol: float, iterations):
     return lambda W, q, mu: jacobi(W, q, mu, tol=tol, iterations=iterations or 20000)
 
 
+def _bad_options(args, paths) -> str | None:
+    """What is wrong with the options (None: nothing), before any file is read."""
+    if not paths:
+        return "give problem files, or --bundled"
+    if not args.tol > 0:
+        return f"--tol must be > 0; got {args.tol}"
+    if args.iterations is not None and args.iterations < 1:
+        return f"--iterations must be >= 1; got {args.iterations}"
+    if args.repeat < 1:
+        return f"--repeat must be >= 1; got {args.repeat}"
+    if args.sparse and args.solver not in ("nsgs", "jacobi"):
+        return (f"--sparse applies to nsgs and jacobi, not {args.solver} (newton and proximal-newton factorise "
+                "W dense; newton-sparse-lu always takes W by block rows)")
+    return None
+
+
+def _error(message: str) -> int:
+    """Bad input: one line on stderr, exit status 2."""
+    print(f"jaxcontact contact-problem: error: {message}", file=sys.stderr)
+    return 2
+
+
 def run(args) -> int:
     """Solve each file's problem and print contacts, solver, iterations, residual, time and convergence."""
     import jax
@@ -69,26 +92,18 @@ def run(args) -> int:
     from jaxcontact.cones.problem import bundled_files, dense_to_blocks, read_problem
 
     paths = list(args.files) + ([str(f) for f in bundled_files()] if args.bundled else [])
-    if not paths:
-        raise SystemExit("contact-problem: give problem files, or --bundled")
-    if not args.tol > 0:
-        raise SystemExit(f"contact-problem: --tol must be > 0; got {args.tol}")
-    if args.iterations is not None and args.iterations < 1:
-        raise SystemExit(f"contact-problem: --iterations must be >= 1; got {args.iterations}")
-    if args.repeat < 1:
-        raise SystemExit(f"contact-problem: --repeat must be >= 1; got {args.repeat}")
-    if args.sparse and args.solver not in ("nsgs", "jacobi"):
-        raise SystemExit(f"contact-problem: --sparse applies to nsgs and jacobi, not {args.solver} "
-                         "(newton and proximal-newton factorise W dense; newton-sparse-lu always takes "
-                         "W by block rows)")
+    bad = _bad_options(args, paths)
+    if bad:
+        return _error(bad)
     dtype = np.float32 if args.float32 else np.float64
     fn = jax.jit(_solver(args.solver, args.tol, args.iterations))
     rows = []
     for path in paths:
         try:
             p = read_problem(path)
-        except (ValueError, FileNotFoundError, OSError) as e:
-            raise SystemExit(f"contact-problem: {e}") from None
+        except (ValueError, OSError) as e:
+            # A message from the reader names the file; one from the OS or h5py may not.
+            return _error(str(e) if str(path) in str(e) else f"{path}: {e}")
         W = p.W.astype(dtype)
         by_blocks = args.solver in BLOCK_SOLVERS or (args.sparse and p.blocks is not None)
         if by_blocks:

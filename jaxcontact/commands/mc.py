@@ -140,14 +140,24 @@ def _host_devices(requested: int | None) -> None:
 
     if requested is not None and requested < 1:
         raise ValueError(f"--devices {requested} must be ≥ 1")
-    n = usable_cores() if requested is None else requested
+    cores = usable_cores()
+    n = cores if requested is None else requested
     flags = os.environ.get("XLA_FLAGS", "")
-    if n < 2 or "xla_force_host_platform_device_count" in flags:
+    if "xla_force_host_platform_device_count" in flags:
+        if requested is not None:
+            print(f"note: --devices {requested} ignored (XLA_FLAGS already sets the host device count)",
+                  file=sys.stderr)
+        return
+    if n < 2:
         return
     if xla_bridge.backends_are_initialized():
         if requested is not None:
             print(f"note: --devices {requested} ignored (the XLA backend is already running)", file=sys.stderr)
         return
+    if n > cores:
+        # XLA makes as many host devices as asked; past one per core they only take turns on the cores.
+        print(f"warning: --devices {n} is more than the {cores} core(s) this process may use: the {n} host "
+              f"devices share them and run no faster than {cores}", file=sys.stderr)
     os.environ["XLA_FLAGS"] = (flags + f" --xla_force_host_platform_device_count={n}").strip()
 
 
@@ -156,9 +166,10 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.
     samples already saved by an earlier run of it (a resume); no compute."""
     from jaxcontact.studies.montecarlo import study_model
     from jaxcontact.studies.runner import CHUNK_PER_DEVICE, saved_samples, study_chunk_size
-    from jaxcontact.studies.sensitivity import base_rows, design_size
+    from jaxcontact.studies.sensitivity import MIN_BASE_ROWS, base_rows, design_size, too_few_rows
 
     model, dt, _, n_steps, outcomes = study_model(spec)
+    warn = checks.step_warnings(model, dt, dtype)
     d = len(spec.space.uncertain)
     if spec.sensitivity and d >= 1:
         n_base = base_rows(spec.n, d)
@@ -166,6 +177,9 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.
         design = f"Saltelli design for Sobol indices: {n_base} base rows × (d + 2 = {d + 2})"
         if n_sim != spec.n:
             design += f", asked --n {spec.n}"
+        if too_few_rows(n_base):
+            warn.append(f"{too_few_rows(n_base)} base rows: the study will report no Sobol indices "
+                        f"(--n {design_size(MIN_BASE_ROWS, d)} or more gives them; --no-sobol skips the Saltelli design)")
     else:
         n_sim, design = spec.n, f"{spec.sampler} design"
     n_series = sum(o.kind == "series" for o in outcomes)
@@ -176,7 +190,6 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.
     size = checks.study_size(model, n_simulations=n_sim, n_params=len(spec.space), n_steps=n_steps,
                              save_every=spec.save_every, n_series=n_series,
                              n_scalars=len(spec.outcomes) - n_series, chunk=chunk, n_saved=saved)
-    warn = checks.step_warnings(model, dt, dtype)
     return (f"{spec.model}: {n_sim} simulations ({design}) × {n_steps} steps of {dt:g} s; {size.describe()}"
             + (f"; resuming: {saved} samples already saved" if saved else ""), size, warn, saved)
 
@@ -333,12 +346,8 @@ def run(args) -> int:
         return 0  # process 0 prints the summary and writes the files
     print(format_summary(summary))
     for name, o in summary["outcomes"].items():
-        if "pce" in o and "error" in o["pce"]:
-            print(f"  {name:<18} polynomial chaos: not fitted: {o['pce']['error']}")
-        elif "pce" in o:
-            p = o["pce"]
-            print(f"  {name:<18} polynomial chaos: Q² = {_q2(p['q2'])} (degree {p['degree']}, {p['n_terms']} terms)"
-                  + ("" if p["reliable"] else f" — UNRELIABLE (Q² < {p['min_q2']}): do not trust its Sobol indices"))
+        if "pce" in o:
+            print(pce_line(name, o["pce"]))
     print(f"wrote {', '.join(os.path.join(out, f) for f in summary['files'])}")
     fail = summary["failures"]
     if fail["n_valid"] == 0:
@@ -346,6 +355,14 @@ def run(args) -> int:
               f"above): the study has no valid result", file=sys.stderr)
         return 1
     return 0
+
+
+def pce_line(name: str, p: dict) -> str:
+    """One outcome's polynomial chaos line of the printed summary: its Q², and why it is unreliable if it is."""
+    if "error" in p:
+        return f"  {name:<18} polynomial chaos: not fitted: {p['error']}"
+    return (f"  {name:<18} polynomial chaos: Q² = {_q2(p['q2'])} (degree {p['degree']}, {p['n_terms']} terms)"
+            + ("" if p["reliable"] else f" — UNRELIABLE ({p['unreliable_because']}): do not trust its Sobol indices"))
 
 
 def _q2(x) -> str:

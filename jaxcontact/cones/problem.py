@@ -95,7 +95,10 @@ def problem_name(path) -> str:
 class _Tokens:
     def __init__(self, path: Path):
         self.path = path
-        self.tokens = path.read_text().split()
+        try:
+            self.tokens = path.read_text().split()
+        except UnicodeDecodeError:
+            raise ValueError(f"{path}: not a text file (Siconos problems are text; FCLIB ones end in .hdf5)") from None
         self.k = 0
 
     def next(self, kind=float, what="a number"):
@@ -208,14 +211,18 @@ def read_fclib(path) -> ContactProblem:
     import h5py
 
     path = Path(path)
-    with h5py.File(path, "r") as f:
-        if "fclib_local" not in f:
-            raise ValueError(f"{path}: no /fclib_local group (only FCLIB local problems are read)")
-        g = f["fclib_local"]
-        d = int(np.asarray(g["spacedim"]).ravel()[0])
-        W = _csparse(g["W"], path)
-        q = np.asarray(g["vectors/q"], float).ravel()
-        mu = np.asarray(g["vectors/mu"], float).ravel()
+    try:
+        with h5py.File(path, "r") as f:
+            if "fclib_local" not in f:
+                raise ValueError(f"{path}: no /fclib_local group (only FCLIB local problems are read)")
+            g = f["fclib_local"]
+            d = int(np.asarray(g["spacedim"]).ravel()[0])
+            W = _csparse(g["W"], path)
+            q = np.asarray(g["vectors/q"], float).ravel()
+            mu = np.asarray(g["vectors/mu"], float).ravel()
+    except (OSError, KeyError) as e:
+        # h5py's messages (no HDF5 signature, a missing dataset) do not name the file.
+        raise ValueError(f"{path}: not a readable FCLIB HDF5 local problem: {e}") from None
     if W.shape != (q.size, q.size) or q.size != d * mu.size:
         raise ValueError(f"{path}: W {W.shape}, q ({q.size},), mu ({mu.size},) do not fit dimension {d}")
     return _checked(ContactProblem(problem_name(path), W, q, mu,

@@ -121,6 +121,30 @@ def get_model(name: str, **overrides) -> Model:
 _USER_MODULES: dict = {}
 
 
+def user_model_error(e: BaseException) -> str | None:
+    """``error in user model FILE:LINE: Type: message`` for an exception raised in a loaded user model
+    file (the last frame of its traceback inside one, or a syntax error in one); None for any other.
+
+    The user's line is what they can fix; the frames of jaxcontact and JAX around it are noise to them.
+    """
+    import os
+    import traceback
+
+    files = {full for full, _ in _USER_MODULES} | {getattr(e, "jaxcontact_user_file", None)}
+    where = None
+    if isinstance(e, SyntaxError) and e.filename and os.path.abspath(e.filename) in files:
+        where = (e.filename, e.lineno)
+    for frame in traceback.extract_tb(e.__traceback__):
+        if os.path.abspath(frame.filename) in files:
+            where = (frame.filename, frame.lineno)
+    if where is None:
+        return None
+    message = e.msg if isinstance(e, SyntaxError) else str(e)
+    shown = os.path.relpath(where[0])
+    shown = where[0] if shown.startswith("..") else shown  # a file outside the working folder: its full path
+    return f"error in user model {shown}:{where[1]}: {type(e).__name__}: {message}"
+
+
 def _user_module(path: str):
     """The module of a user model file, loaded once per (file, modification time): a model built twice
     from it shares its system object, so compiled programs are reused."""
@@ -134,6 +158,11 @@ def _user_module(path: str):
     if key not in _USER_MODULES:
         spec = importlib.util.spec_from_file_location(f"jaxcontact_user_model_{len(_USER_MODULES)}", full)
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as e:
+            # A file that fails to load is not in _USER_MODULES: the exception names it to user_model_error.
+            e.jaxcontact_user_file = full
+            raise
         _USER_MODULES[key] = module
     return _USER_MODULES[key]

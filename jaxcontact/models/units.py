@@ -35,3 +35,14 @@ def coordinate_unit(name: str) -> str:
     if last in ("qw", "qx", "qy", "qz"):
         return "1"
     return "rad" if last.startswith("theta") else "m"
+
+
+def velocity_unit(name: str) -> str:
+    """m/s or rad/s: a spatial body's velocity (``…vx`` … ``…vz`` translational, ``…wx`` … ``…wz`` angular),
+    else the rate of the coordinate ``name``."""
+    last = name.split(".")[-1]
+    if last in ("vx", "vy", "vz"):
+        return "m/s"
+    if last in ("wx", "wy", "wz"):
+        return "rad/s"
+    return f"{coordinate_unit(name)}/s"

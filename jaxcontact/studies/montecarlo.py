@@ -48,7 +48,7 @@ from jaxcontact.studies.distributions import DEFAULT_BOUNDS, ParamSpace
 from jaxcontact.studies.outcomes import outcome as make_outcome, simulate_outcomes
 from jaxcontact.studies.runner import run_samples
 from jaxcontact.studies.sampling import SAMPLERS, unit_points
-from jaxcontact.studies.sensitivity import base_rows, saltelli_design, sobol_indices
+from jaxcontact.studies.sensitivity import base_rows, saltelli_design, study_indices
 
 
 @dataclasses.dataclass(frozen=True)
@@ -265,9 +265,9 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
         s["sem"] = s["std"] / math.sqrt(n_ind) if n_ind > 1 else float("nan")
         entry = {"description": o.description, "unit": o.unit, **s}
         if spec.sensitivity and uncertain:
-            idx = sobol_indices(x, len(uncertain), valid, n_bootstrap=spec.n_bootstrap, seed=spec.seed)
-            sobol[o.name] = idx
-            entry["sobol"] = idx.to_json(uncertain)
+            idx, entry["sobol"] = study_indices(x, uncertain, valid, n_bootstrap=spec.n_bootstrap, seed=spec.seed)
+            if idx is not None:
+                sobol[o.name] = idx
         summary["outcomes"][o.name] = entry
     bands = {name: statistics.time_bands(x, valid) for name, x in series.items()}
     summary["series"] = {name: {"description": next(o.description for o in outcomes if o.name == name),
@@ -452,10 +452,7 @@ def format_summary(summary: dict) -> str:
         line = (f"  {name:<18} mean {_g(o['mean'], 5)} ± {_g(o['std'], 3)} "
                 f"(5–95 %: {_g(q['0.05'], 5)} … {_g(q['0.95'], 5)}) {o['unit']}").rstrip()
         if "sobol" in o:
-            idx = o["sobol"]["indices"]
-            top = max(idx, key=lambda k: -1.0 if idx[k]["ST"] is None else idx[k]["ST"]) if idx else None
-            if top is not None and idx[top]["ST"] is not None:
-                line += f"; largest ST: {top} {idx[top]['ST']:.2f}"
+            line += _largest_total_index(o["sobol"])
         lines.append(line)
     lines.append(f"  failed samples: {fail['n_failed']} of {fail['n_samples']}"
                  + (f" (not converged {fail.get('not_converged', 0)}, non-finite state "
@@ -467,6 +464,21 @@ def format_summary(summary: dict) -> str:
                     if sps is not None else "nothing computed (resumed from finished chunks)")
                  + f" on {tm['n_devices']} device(s); {tm['n_loaded']} samples resumed from disk")
     return "\n".join(lines)
+
+
+def _largest_total_index(sobol: dict) -> str:
+    """'; largest ST: name value [lo, hi] (level, rows)' — or why no index is given."""
+    if "refused" in sobol:
+        return f"; {sobol['refused']} base rows (ask a larger --n)"
+    idx = sobol["indices"]
+    top = max(idx, key=lambda k: -1.0 if idx[k]["ST"] is None else idx[k]["ST"]) if idx else None
+    if top is None or idx[top]["ST"] is None:
+        return ""
+    lo, hi = idx[top]["ST_ci"]
+    if lo is None or hi is None:  # an expansion's indices (--method pce) come without intervals
+        return f"; largest ST: {top} {idx[top]['ST']:.2f}"
+    return (f"; largest ST: {top} {idx[top]['ST']:.2f} [{lo:.2f}, {hi:.2f}] "
+            f"({100 * sobol['confidence']:g} %, {sobol['n_base_used']} base rows)")
 
 
 def _g(x, digits: int) -> str:

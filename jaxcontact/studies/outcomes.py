@@ -182,7 +182,7 @@ def _coord_index(system, spec: str, observables=None) -> int:
 def _velocity_index(system, spec: str) -> tuple[int, str]:
     """(index in u, unit of the velocity's coordinate) of the velocity named by ``spec``: a coordinate when
     q̇ = u, a velocity name (``system.velocity_names``) when the system has a velocity map."""
-    from jaxcontact.models.units import coordinate_unit
+    from jaxcontact.models.units import coordinate_unit, velocity_unit
 
     if not system.kinematic_map:
         return _coord_index(system, spec), coordinate_unit(spec)
@@ -190,7 +190,7 @@ def _velocity_index(system, spec: str) -> tuple[int, str]:
     if spec not in names:
         raise ValueError(f"peak_accel:{spec}: this system's velocities are not its coordinates' rates (spatial "
                          f"bodies); name a velocity: {list(names)}")
-    return names.index(spec), "rad" if spec.split(".")[-1].startswith("w") else "m"
+    return names.index(spec), velocity_unit(spec).removesuffix("/s")
 
 
 def _gaps(traj, system, params):

@@ -46,7 +46,13 @@ the value rows disagree with the gradient rows and shows as a poor Q².
 **Poor fits are flagged.** An outcome that jumps (an impact count) has no
 convergent polynomial expansion: its Q² stays low, :func:`fit_pce` warns
 (:class:`PCEWarning`) and the fit says ``reliable = False``; its indices are
-then not to be trusted.
+then not to be trusted. Q² alone can pass a jump (enough samples fit a step
+to Q² > 0.95 with a polynomial that rings), so the coefficients must also
+decay: the share of the variance carried by the expansion's last
+:data:`TAIL_DEGREES` total degrees (:attr:`PCE.tail_share`) must stay under
+:data:`MAX_TAIL_SHARE`. A smooth outcome's coefficients fall geometrically
+with the degree; a jump's fall like 1/degree, so its top degrees keep a
+share that more degrees do not shrink.
 """
 
 from __future__ import annotations
@@ -65,10 +71,21 @@ from jaxcontact.studies.distributions import Fixed, LogNormal, Normal, ParamSpac
 FAMILIES = ("legendre", "hermite")
 # Below this Q² an expansion is called unreliable (its Sobol indices are not reported as trustworthy).
 MIN_Q2 = 0.95
+# The coefficient-decay test looks at the last three total degrees: the Legendre and Hermite terms of
+# an even or odd dependence skip every other degree, so one or two degrees can be empty by parity alone.
+TAIL_DEGREES = 3
+# The decay is only judged on expansions reaching twice that degree: a low-degree polynomial outcome is
+# represented exactly and its top degree may carry any share of the variance.
+MIN_JUDGED_DEGREE = 2 * TAIL_DEGREES
+# The last degrees' share estimates the variance the truncation leaves out; the Sobol indices are
+# shares of the variance, and the fits are tested to 1e-3 on them, so a larger tail is no longer
+# negligible against that accuracy.
+MAX_TAIL_SHARE = 1e-3
 
 
 class PCEWarning(UserWarning):
-    """A polynomial chaos fit whose leave-one-out Q² is below the reliability threshold."""
+    """A polynomial chaos fit that is not to be trusted: its cross-validated Q² is below the threshold,
+    or its coefficients do not decay (:attr:`PCE.unreliable_because` says which)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -304,7 +321,8 @@ class PCE:
 
     ``cv_error`` is the cross-validated error of the fitting procedure and ``loo`` the leave-one-out
     error of the chosen terms, both relative to the outcome's variance; ``q2`` = 1 − cv_error and
-    ``q2_loo`` = 1 − loo; ``reliable`` = q2 ≥ the threshold used at fit time. ``n_samples`` / ``gradient`` say what it was fitted on.
+    ``q2_loo`` = 1 − loo; ``reliable``: q2 ≥ the threshold used at fit time and the coefficients decay
+    (``tail_share`` ≤ ``max_tail_share``). ``n_samples`` / ``gradient`` say what it was fitted on.
     """
 
     germs: tuple
@@ -317,6 +335,7 @@ class PCE:
     n_samples: int
     gradient: bool
     min_q2: float = MIN_Q2
+    max_tail_share: float = MAX_TAIL_SHARE
 
     @property
     def q2(self) -> float:
@@ -327,8 +346,30 @@ class PCE:
         return 1.0 - self.loo
 
     @property
+    def tail_share(self) -> float:
+        """Share of the variance in the last :data:`TAIL_DEGREES` total degrees of the non-zero terms
+        (NaN, not judged, for an expansion below :data:`MIN_JUDGED_DEGREE` or without variance)."""
+        tot = self.alphas.sum(axis=1)
+        c2 = self.coef**2
+        V = c2[tot > 0].sum()
+        top = int(tot[self.coef != 0].max(initial=0))
+        if top < MIN_JUDGED_DEGREE or not V > 0:
+            return float("nan")
+        return float(c2[tot > top - TAIL_DEGREES].sum() / V)
+
+    @property
+    def unreliable_because(self) -> str | None:
+        """Why the expansion is not to be trusted (None: it passes both tests)."""
+        if not self.q2 >= self.min_q2:
+            return f"cross-validated Q² = {self.q2:.3f} < {self.min_q2}"
+        if self.tail_share > self.max_tail_share:
+            return (f"coefficients do not decay: the last {TAIL_DEGREES} degrees carry {self.tail_share:.1e} "
+                    f"of the variance (> {self.max_tail_share:g}) although Q² = {self.q2:.3f}")
+        return None
+
+    @property
     def reliable(self) -> bool:
-        return bool(self.q2 >= self.min_q2)
+        return self.unreliable_because is None
 
     @property
     def mean(self) -> float:
@@ -429,7 +470,7 @@ def fit_pce(germs, xi, y, dy_dxi=None, *, degrees=range(1, 21), q: float = 0.75,
     cv = _cross_validation_error(system, alphas, n, y, folds)
     best = PCE(germs, alphas, coef, cv, loo, p, q, n, dy_dxi is not None, min_q2)
     if warn and not best.reliable:
-        warnings.warn(f"{name}: polynomial chaos cross-validated Q² = {best.q2:.3f} < {min_q2}: the outcome is "
+        warnings.warn(f"{name}: polynomial chaos {best.unreliable_because}: the outcome is "
                       f"not well approximated by a polynomial of these samples — it may jump (a count of impacts "
                       f"has no convergent expansion) or need more samples; the mean, variance and Sobol indices "
                       f"of this expansion are not reliable", PCEWarning, stacklevel=2)

@@ -17,11 +17,13 @@ with two differences:
   fit uses them as extra rows.
 
 Each scalar outcome's entry in summary.json keeps the sample statistics and
-adds ``pce`` (Q² by cross-validation, leave-one-out Q², degree, terms,
-reliable, the PCE mean and std); its ``sobol`` section has the indices of the
-expansion and no bootstrap intervals (``[null, null]``). An outcome whose Q² is below
-the threshold is reported with ``reliable: false`` and a warning — its
-indices are then not to be trusted (an impact count is not smooth).
+adds ``pce`` (Q² by cross-validation, leave-one-out Q², the share of the
+variance in the last degrees, degree, terms, reliable and why not, the PCE
+mean and std); its ``sobol`` section has the indices of the expansion and no
+bootstrap intervals (``[null, null]``). An outcome whose Q² is below the
+threshold, or whose coefficients do not decay, is reported with
+``reliable: false``, the reason and a warning — its indices are then not to
+be trusted (an impact count is not smooth).
 ``pce_diagnostics.png`` plots Q² per outcome and each expansion's coefficient
 decay (the largest |c_α| of each total degree).
 """
@@ -142,6 +144,8 @@ def run_pce_study(spec: StudySpec, out_dir: str, *, method: str = "pce", progres
         sobol[o.name] = SobolIndices(S1, ST, nan2, nan2, nan1, nan1, float("nan"), int(ok.sum()), int((~ok).sum()),
                                      fit.variance)
         entry["pce"] = {"q2": fit.q2, "q2_loo": fit.q2_loo, "reliable": fit.reliable, "min_q2": min_q2,
+                        "tail_share": fit.tail_share, "max_tail_share": fit.max_tail_share,
+                        "unreliable_because": fit.unreliable_because,
                         "degree": fit.degree, "n_terms": fit.n_terms, "n_candidates": int(fit.alphas.shape[0]),
                         "mean": fit.mean, "std": math.sqrt(fit.variance), "gradient_rows": fit.gradient,
                         "warning": None if fit.reliable else str(caught[0].message) if caught else None}

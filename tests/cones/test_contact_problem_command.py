@@ -24,13 +24,37 @@ def test_table_and_unconverged(capsys):
     assert "Rover4396" in out and "False" in out
 
 
-def test_errors_are_named(tmp_path):
-    with pytest.raises(SystemExit, match="no such problem file"):
-        main(["contact-problem", str(tmp_path / "missing.dat")])
-    with pytest.raises(SystemExit, match="--sparse applies to nsgs and jacobi"):
-        main(["contact-problem", str(bundled_dir() / "Rover4396.dat"), "--sparse"])
-    with pytest.raises(SystemExit, match="give problem files"):
-        main(["contact-problem"])
+def _error_line(capsys, argv):
+    """Run the command on bad input: exit status 2 and exactly one line on stderr, returned."""
+    assert main(["contact-problem", *argv]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    return line
+
+
+def test_errors_are_named(tmp_path, capsys):
+    assert "no such problem file" in _error_line(capsys, [str(tmp_path / "missing.dat")])
+    assert "--sparse applies to nsgs and jacobi" in _error_line(capsys, [str(bundled_dir() / "Rover4396.dat"),
+                                                                         "--sparse"])
+    assert "give problem files" in _error_line(capsys, [])
+
+
+def test_bad_files_exit_2_naming_the_file(tmp_path, capsys):
+    not_hdf5 = tmp_path / "garbage.hdf5"
+    not_hdf5.write_text("not an HDF5 file")
+    line = _error_line(capsys, [str(not_hdf5)])
+    assert str(not_hdf5) in line and "not a readable FCLIB HDF5 local problem" in line
+    h5py = pytest.importorskip("h5py")
+    incomplete = tmp_path / "incomplete.hdf5"
+    with h5py.File(incomplete, "w") as f:
+        f.create_group("fclib_local")  # no spacedim, W, vectors
+    assert str(incomplete) in _error_line(capsys, [str(incomplete)])
+    binary = tmp_path / "binary.dat"
+    binary.write_bytes(bytes(range(128, 256)))
+    line = _error_line(capsys, [str(binary)])
+    assert str(binary) in line and "not a text file" in line
+    truncated = tmp_path / "truncated.dat"
+    truncated.write_text("3 1 0 3 3")
+    assert str(truncated) in _error_line(capsys, [str(truncated)])
 
 
 def test_sparse_lu_newton_takes_block_rows(capsys):

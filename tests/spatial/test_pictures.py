@@ -35,3 +35,20 @@ def test_snapshots_draw_every_model(tmp_path):
         m = module.model()
         path = m.picture(_trajectory(n_bodies, k), m.params, str(tmp_path / f"{m.name}.png"))
         assert (tmp_path / f"{m.name}.png").stat().st_size > 10_000 and path.endswith(".png")
+
+
+def test_spatial_velocity_axes_carry_units(tmp_path, monkeypatch):
+    import jaxcontact.plotting as plotting
+
+    labels = {}
+    save = plotting._save
+
+    def record(fig, out_dir, name, plt):
+        labels[name] = [ax.get_ylabel() for ax in fig.axes]
+        return save(fig, out_dir, name, plt)
+
+    monkeypatch.setattr(plotting, "_save", record)
+    system = box_toss.SYSTEM
+    plot_trajectory(_trajectory(1, 8), str(tmp_path), names=system.names, velocity_names=system.velocity_names)
+    got = labels["coordinates.png"]
+    assert "box.vx [m/s]" in got and "box.vz [m/s]" in got and "box.wx [rad/s]" in got and "box.wz [rad/s]" in got

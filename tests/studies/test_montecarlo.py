@@ -250,3 +250,46 @@ def test_four_bar_study_same_numbers_on_two_devices(tmp_path):
     """The default four-bar study (structured Schur complement, impacts) on 2 host devices equals 1 device bitwise:
     the mc command uses one device per core, so its numbers must not depend on the machine."""
     _same_study_on_devices(tmp_path, "four-bar", 2)
+
+
+def _printed_summary(sobol):
+    summary = {"study": {"model": "m", "sampler": "random", "seed": 0, "n_steps": 10, "dt": 0.1, "params": {}},
+               "failures": {"n_samples": 100, "n_failed": 0},
+               "timing": {"wall_seconds": 1.0, "compile_seconds": 0.5, "samples_per_second": None, "n_devices": 1,
+                          "n_loaded": 100},
+               "outcomes": {"y": {"mean": 1.0, "std": 0.1, "quantiles": {"0.05": 0.9, "0.95": 1.1}, "unit": "m",
+                                  "sobol": sobol}}}
+    return format_summary(summary)
+
+
+def test_printed_sobol_index_carries_its_interval_or_the_reason_it_is_missing():
+    given = {"indices": {"a": {"S1": 0.2, "S1_ci": [0.1, 0.3], "ST": 0.3, "ST_ci": [0.2, 0.4]},
+                         "b": {"S1": 0.6, "S1_ci": [0.5, 0.7], "ST": 0.7, "ST_ci": [0.6, 0.8]}},
+             "confidence": 0.95, "n_base_used": 40, "n_base_dropped": 0}
+    assert "largest ST: b 0.70 [0.60, 0.80] (95 %, 40 base rows)" in _printed_summary(given)
+    refused = {"refused": "too few rows for Sobol indices: 13 < 32", "n_base_used": 13}
+    text = _printed_summary(refused)
+    assert "too few rows for Sobol indices: 13 < 32 base rows" in text and "largest ST" not in text
+
+
+def test_plan_warns_that_a_small_saltelli_design_gives_no_indices(tmp_path, capsys):
+    rc = _cli(["bouncing-ball", "--n", "16", "--only", "--param", "restitution=uniform(0.6,0.95)", "--check",
+               "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert rc == 0 and "warning: too few rows for Sobol indices: 6 < 32 base rows" in err and "--n 96" in err
+
+
+def test_more_devices_than_cores_is_said(monkeypatch, capsys):
+    from jax._src import xla_bridge
+
+    monkeypatch.setattr(mc, "usable_cores", lambda: 2)
+    monkeypatch.setattr(xla_bridge, "backends_are_initialized", lambda: False)
+    monkeypatch.setenv("XLA_FLAGS", "")  # restored after the test: the device count asked here goes nowhere
+    mc._host_devices(64)
+    assert "warning: --devices 64 is more than the 2 core(s) this process may use" in capsys.readouterr().err
+    assert os.environ["XLA_FLAGS"] == "--xla_force_host_platform_device_count=64"
+    mc._host_devices(64)  # the flag is now set, as by a user's XLA_FLAGS: --devices cannot change it
+    assert "note: --devices 64 ignored (XLA_FLAGS already sets the host device count)" in capsys.readouterr().err
+    monkeypatch.setenv("XLA_FLAGS", "")
+    mc._host_devices(2)
+    assert capsys.readouterr().err == ""

@@ -226,3 +226,38 @@ def test_chaospy_live():
     S1, ST = _same_basis_as_chaospy(ref)
     np.testing.assert_allclose(chaospy.Sens_m(model, joint), S1, atol=1e-9)
     np.testing.assert_allclose(chaospy.Sens_t(model, joint), ST, atol=1e-9)
+
+
+def _two_inputs(n):
+    """Two uniform inputs' germs and an LHS design of n points in their standard variables."""
+    return germs_of(ParamSpace.parse(["e=uniform(0.6,0.95)", "w=uniform(0.04,0.08)"])), 2 * unit_points(n, 2, "lhs", 0) - 1
+
+
+def test_a_staircase_with_a_passing_q2_is_flagged_by_its_coefficient_decay():
+    # A count of events, floor(4 (ξ_1 + 1)): 256 samples fit it to Q² > 0.95, but the coefficients
+    # of a jump do not decay, so the expansion's last degrees keep a share of the variance.
+    from jaxcontact.studies.pce import MAX_TAIL_SHARE
+
+    germs, xi = _two_inputs(256)
+    with pytest.warns(PCEWarning, match=r"count: polynomial chaos coefficients do not decay: the last 3 degrees "
+                                        r"carry .* of the variance \(> 0.001\) although Q² = 0.9"):
+        count = fit_pce(germs, xi, np.floor(4 * (xi[:, 0] + 1)), name="count")
+    assert count.q2 > 0.95 and count.tail_share > MAX_TAIL_SHARE and not count.reliable
+    for y in (np.exp(0.5 * xi[:, 0]) + 0.1 * xi[:, 1], np.sin(2 * xi[:, 0]) * np.cos(xi[:, 1])):
+        smooth = fit_pce(germs, xi, y, name="smooth")
+        assert smooth.reliable and smooth.tail_share < 1e-12 and smooth.unreliable_because is None
+    # an exact low-degree polynomial is not judged by its decay (its top degree may carry everything)
+    cubic = fit_pce(germs, xi, xi[:, 0] ** 3 + xi[:, 1], name="cubic")
+    assert cubic.reliable
+
+
+def test_the_printed_line_of_an_unreliable_fit_gives_its_reason():
+    from jaxcontact.commands.mc import pce_line
+
+    germs, xi = _two_inputs(256)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PCEWarning)
+        fit = fit_pce(germs, xi, np.floor(4 * (xi[:, 0] + 1)))
+    entry = {"q2": fit.q2, "degree": fit.degree, "n_terms": fit.n_terms, "reliable": fit.reliable,
+             "unreliable_because": fit.unreliable_because}
+    assert "UNRELIABLE (coefficients do not decay: the last 3 degrees carry" in pce_line("impacts", entry)
