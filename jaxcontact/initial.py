@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.system import LagrangianSystem, kinematics, retract
+from jaxcontact.system import LagrangianSystem, retract, velocity_matrix
 
 # Largest |Φ_i(q0)|, penetration −g_N(q0) and distance of q0 from its manifold a start may have (model units,
 # metres in SI). Far above round-off of a consistently built float32 start (~1e-7 of the model's size), far
@@ -56,9 +56,17 @@ class StartValues(NamedTuple):
 def start_values(params, q0, u0, t0, *, system: LagrangianSystem, batched: bool) -> StartValues:
     """:class:`StartValues` of one start, or of a batch (every leaf with a leading axis)."""
 
-    def one(p, q, u):
-        k = kinematics(system, q, t0, p)
-        return StartValues(retract(system, q), system.mass(q, p), k.phi, k.phi_q, k.phi_q @ u + k.phi_t, k.gap)
+    def one(p, q, u):  # only what the rules read: no contact Jacobian
+        T = velocity_matrix(system, q)
+        if system.constraints is None:
+            phi, phi_q, phi_t = jnp.zeros((0,), q.dtype), jnp.zeros((0, system.n_u), q.dtype), jnp.zeros((0,), q.dtype)
+        else:
+            phi = system.constraints(q, t0, p)
+            phi_q = jax.jacfwd(system.constraints)(q, t0, p)
+            phi_q = phi_q if T is None else phi_q @ T
+            phi_t = jax.jacfwd(system.constraints, argnums=1)(q, t0, p)
+        gap = jnp.zeros((0,), q.dtype) if system.gaps is None else system.gaps(q, t0, p)
+        return StartValues(retract(system, q), system.mass(q, p), phi, phi_q, phi_q @ u + phi_t, gap)
 
     return jax.vmap(one)(params, q0, u0) if batched else one(params, q0, u0)
 
@@ -144,11 +152,15 @@ def _check_manifold(system, q, on, tol, where):
 
 
 def _check_mass(M, where):
-    for b in range(M.shape[0]):
-        if not np.all(np.isfinite(M[b])):
-            raise where.error(f"mass matrix M(q0){where(b)} must be finite; got {M[b]}", b)
-        if not np.allclose(M[b], M[b].T, rtol=1e-10, atol=1e-300):
-            raise where.error(f"mass matrix M(q0){where(b)} must be symmetric; got {M[b]}", b)
+    finite = np.isfinite(M).all(axis=(1, 2))
+    if not finite.all():
+        b = int(np.argmin(finite))
+        raise where.error(f"mass matrix M(q0){where(b)} must be finite; got {M[b]}", b)
+    MT = np.swapaxes(M, 1, 2)
+    symmetric = (np.abs(M - MT) <= 1e-300 + 1e-10 * np.abs(MT)).all(axis=(1, 2))
+    if not symmetric.all():
+        b = int(np.argmin(symmetric))
+        raise where.error(f"mass matrix M(q0){where(b)} must be symmetric; got {M[b]}", b)
     eig = np.linalg.eigvalsh(M)
     bad = np.flatnonzero(eig.min(axis=1) <= 0)
     if bad.size:

@@ -63,7 +63,7 @@ def run_tutorial(page: str, short: bool, tmp: str | None = None) -> dict:
 
 
 def test_every_tutorial_has_code_and_short_settings():
-    assert len(PAGES) == 6
+    assert len(PAGES) == 7
     for page in PAGES:
         full, short = tutorial_code(page, False), tutorial_code(page, True)
         assert full.strip(), page
@@ -171,3 +171,25 @@ def test_home_page_names_every_model_and_command_and_its_links_resolve():
     assert not [n for n in names if f"`{n}`" not in home]
     links = re.findall(r"\]\(([^)#:]+\.md)\)", home)
     assert links and not [link for link in links if not os.path.isfile(os.path.join(docs, link))]
+
+
+def test_a_broken_reference_fails_the_ci_docs_build(tmp_path):
+    """CI's own ``mkdocs build`` line (from .ci/run) fails on a link to a page that does not exist, naming the
+    link: a flag that silences the warnings strict mode counts (``--quiet``) would let it pass."""
+    pytest.importorskip("mkdocs")
+    import shutil
+    import subprocess
+
+    for name in ("mkdocs.yml", "README.md"):
+        shutil.copy(os.path.join(ROOT, name), tmp_path / name)
+    for name in ("docs", "bench", "jaxcontact", "examples"):
+        shutil.copytree(os.path.join(ROOT, name), tmp_path / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.npz", "*.json"))
+    with open(tmp_path / "docs" / "index.md", "a") as f:
+        f.write("\nSee [a page that is gone](no-such-page.md).\n")
+    line = next(x for x in open(os.path.join(ROOT, ".ci", "run")) if "mkdocs build" in x and not x.startswith("#"))
+    options = line.split("mkdocs", 1)[1].replace('"$site"', str(tmp_path / "site")).split()
+    build = subprocess.run([sys.executable, "-m", "mkdocs", *options], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=600)
+    assert build.returncode != 0
+    assert "no-such-page.md" in build.stderr
