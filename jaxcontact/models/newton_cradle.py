@@ -103,4 +103,4 @@ def model(**overrides) -> Model:
     return Model("newton-cradle", SYSTEM, params, initial_state, dt=1e-3, t_final=1.0,
                  description="Newton's cradle: three balls on spherical joints; Moreau–Jean's simultaneous impact "
                              "law sends ball 1 back at −v/3 and balls 2–3 off at 2v/3 (ε = 1).",
-                 picture=functools.partial(snapshots, assembly=ASSEMBLY, plane_normal=None))
+                 picture=functools.partial(snapshots, assembly=ASSEMBLY))

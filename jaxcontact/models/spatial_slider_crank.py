@@ -180,5 +180,5 @@ def picture(traj, params, path, contact="rigid"):
     links = [(0, (-0.5, "l1"), (0.5, "l1")), (1, (-0.5, "l2"), (0.5, "l2"))]
     p = {k: float(np.asarray(v)) for k, v in params.items() if np.ndim(v) == 0}
     segments = [(b, (a * p[l], 0.0, 0.0), (c * p[l], 0.0, 0.0)) for b, (a, l), (c, _) in links]
-    return snapshots(traj, params, path, assembly=ASSEMBLIES[contact], plane_normal=None, segments=segments,
+    return snapshots(traj, params, path, assembly=ASSEMBLIES[contact], segments=segments,
                      boxes=[(2, (0.015, 0.01, 0.01))])

@@ -19,6 +19,8 @@ v = v* + (5/7) g sin α (t − t*), which needs μ ≥ (2/7) tan α (:func:`roll
 
 from __future__ import annotations
 
+import functools
+
 import jax.numpy as jnp
 import numpy as np
 
@@ -113,9 +115,4 @@ def model(**overrides) -> Model:
     return Model("sphere-on-plane", SYSTEM, params, initial_state, dt=1e-3, t_final=1.0,
                  description="A solid sphere launched sliding (and spinning) on a rough, possibly inclined plane "
                              "(spatial body, Coulomb cone): it slips, then rolls at 5/7 of its speed on the flat.",
-                 picture=_picture)
-
-
-def _picture(traj, params, path):
-    n, _ = frame(params)
-    return snapshots(traj, params, path, assembly=ASSEMBLY, plane_normal=tuple(np.asarray(n)))
+                 picture=functools.partial(snapshots, assembly=ASSEMBLY))

@@ -39,7 +39,7 @@ import numpy as np
 
 from jaxcontact.models import Model, apply_overrides
 from jaxcontact.spatial import Assembly, SpherePlane, rotations
-from jaxcontact.spatial.pictures import snapshots
+from jaxcontact.spatial.pictures import save, snapshot_figure
 from jaxcontact.system import law_rule
 
 DEFAULTS = {"mass": 0.015, "radius": 0.02, "offset": 0.006, "axial_inertia": 0.4, "inertia_ratio": 0.9,
@@ -155,11 +155,19 @@ def model(**overrides) -> Model:
 
 
 def _picture(traj, params, path, count: int = 7):
-    """3D snapshots in a row, the stem drawn along ê₃ from the sphere's centre out through its top.
+    """Write :func:`picture_figure` to ``path`` (PNG)."""
+    return save(picture_figure(traj, params, count)[0], path)
+
+
+def picture_figure(traj, params, count: int = 7):
+    """3D snapshots in a row, the stem drawn along ê₃ from the sphere's centre out through its top: (figure, axes).
 
     The top wanders over the plane far more than its size, so each snapshot is moved to its own place
     on a line (sphere centres 2.5 R apart), keeping its height and orientation: the dashed path through
-    the centres of mass then shows them rise from R − a to R + a.
+    the centres of mass then shows them rise from R − a to R + a. Along that line x is a layout, not
+    the top's position, so the axis is labelled by each snapshot's time under it; y is taken about the
+    sphere's centre; z stays the height above the plane. (One axes rather than a panel per instant:
+    side by side on one height scale, the rise of the centre of mass reads at a glance.)
     """
     from types import SimpleNamespace
 
@@ -168,7 +176,14 @@ def _picture(traj, params, path, count: int = 7):
     rows = np.unique(np.linspace(0, len(t) - 1, count).round().astype(int))
     q = q[rows].copy()
     centres = q[:, :3] + a * np.asarray(axis(jnp.asarray(q)))
-    q[:, 0] += 2.5 * r * np.arange(len(rows)) - centres[:, 0]
+    places = 2.5 * r * np.arange(len(rows))
+    q[:, 0] += places - centres[:, 0]
     q[:, 1] -= centres[:, 1]
-    return snapshots(SimpleNamespace(t=t[rows], q=q), params, path, assembly=ASSEMBLY, count=len(rows),
-                     segments=((0, (0.0, 0.0, a), (0.0, 0.0, a + 1.6 * r)),), min_span=0.0, view=(12.0, -80.0))
+    fig, ax = snapshot_figure(SimpleNamespace(t=t[rows], q=q), params, assembly=ASSEMBLY, count=len(rows),
+                              segments=((0, (0.0, 0.0, a), (0.0, 0.0, a + 1.6 * r)),), min_span=0.0,
+                              view=(12.0, -80.0))
+    ax.set_xticks(places, [f"{ti:.2g}" for ti in t[rows]])
+    ax.set_xlabel("snapshot at t [s] (set side by side, not its x)")
+    ax.set_ylabel("y about centre [m]")
+    ax.set_zlabel("height z [m]")
+    return fig, ax

@@ -2,7 +2,8 @@
 
 The bodies are drawn by their contact shapes — a sphere as a wire globe with one marked meridian
 (its rotation shows), a box by its edges — at a few instants, older ones paler, with the path of
-every centre and the ground plane under them.
+every centre, the ground planes the contacts use, and the pivots that hold bodies to the ground
+with the line from each pivot to its body's centre (a pendulum's string).
 """
 
 from __future__ import annotations
@@ -10,7 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from jaxcontact.planar.values import Value
-from jaxcontact.spatial.contacts import BoxPlane, SphereInSphere, SpherePlane, SphereSphere
+from jaxcontact.spatial.contacts import BoxPlane, CapsulePlane, SphereInSphere, SpherePlane, SphereSphere
+from jaxcontact.spatial.joints import Fixed, Revolute, Spherical, Universal
+
+# The joints whose two points coincide: with the ground on one side, the ground's point is a pivot.
+# (A cylindrical or prismatic joint's ground point is only a point of its axis line, no pivot.)
+_PIVOTING = (Spherical, Universal, Revolute, Fixed)
 
 
 def _matrix(quat):
@@ -20,6 +26,10 @@ def _matrix(quat):
                      [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
 
 
+def _vector(spec, p, where):
+    return np.array([float(Value(v, where)(p)) for v in spec])
+
+
 def _shapes(assembly, p):
     """(body index, kind, size, body-frame centre) of every drawable shape: ("sphere", r) or ("box", half extents)."""
     out = []
@@ -27,15 +37,15 @@ def _shapes(assembly, p):
     for c in assembly.contacts:
         if isinstance(c, SpherePlane):
             out.append((c.body.index, "sphere", float(Value(c.radius, "radius")(p)),
-                        np.array([float(Value(v, "centre")(p)) for v in c.centre])))
+                        _vector(c.centre, p, "centre")))
         elif isinstance(c, SphereSphere):
             out += [(c.a.index, "sphere", float(Value(c.radius_a, "radius")(p)), zero),
                     (c.b.index, "sphere", float(Value(c.radius_b, "radius")(p)), zero)]
         elif isinstance(c, SphereInSphere):  # the ball (the socket is inside the crank's drawing)
             out.append((c.b.index, "sphere", float(Value(c.ball_radius, "radius")(p)),
-                        np.array([float(Value(v, "ball point")(p)) for v in c.ball_point])))
+                        _vector(c.ball_point, p, "ball point")))
         elif isinstance(c, BoxPlane):
-            out.append((c.body.index, "box", np.array([float(Value(h, "half extent")(p)) for h in c.half_extents]),
+            out.append((c.body.index, "box", _vector(c.half_extents, p, "half extent"),
                         zero))
     return [s for s in dict(((s[0], s[1]), s) for s in out if s[0] is not None).values()]
 
@@ -63,17 +73,59 @@ def _draw(ax, kind, size, x, R, color, alpha):
                     ax.plot(*v[[i, j]].T, color=color, lw=1.0, alpha=alpha)
 
 
-def snapshots(traj, params, path: str, *, assembly, count: int = 6, plane_normal=(0.0, 0.0, 1.0), segments=(),
-              boxes=(), min_span: float = 0.3, view=None) -> str:
-    """Draw ``count`` snapshots of one trajectory of ``assembly``'s bodies into ``path`` (PNG); return the path.
+def _planes(assembly, p):
+    """[(unit normal (3,), offset)] of the distinct ground planes n·x = offset the contacts touch (none: [])."""
+    out = []
+    for c in assembly.contacts:
+        if isinstance(c, (SpherePlane, BoxPlane, CapsulePlane)):
+            n, d = c.plane.resolve(p, f"contact {c.name!r}")
+            n, d = np.asarray(n, float), float(d)
+            if not any(np.allclose(n, m) and np.isclose(d, e) for m, e in out):  # one square per plane
+                out.append((n, d))
+    return out
+
+
+def _pivots(assembly, p):
+    """[(body index, world point (3,))]: each body pinned to the ground at a point (:data:`_PIVOTING` joints)."""
+    out = []
+    for j in assembly.joints:
+        if not isinstance(j, _PIVOTING):
+            continue
+        for ground, point, body in ((j.a, j.point_a, j.b), (j.b, j.point_b, j.a)):
+            if (ground is None or ground.is_ground) and body is not None and not body.is_ground:
+                out.append((body.index, _vector(point, p, f"joint {j.name!r} ground point")))
+    return out
+
+
+def _plane_square(normal, offset, centre, half):
+    """Corners (3, 2, 2) of the square of side 2·half in the plane n·x = offset, centred on centre's foot."""
+    n = np.asarray(normal, float)
+    e = np.array([0.0, 1.0, 0.0]) if abs(n[1]) < 0.9 else np.array([1.0, 0.0, 0.0])
+    t1 = np.cross(e, n)
+    t1 /= np.linalg.norm(t1)
+    t2 = np.cross(n, t1)
+    c = centre - (centre @ n - offset) * n
+    A, B = np.meshgrid([-half, half], [-half, half])
+    return c[:, None, None] + t1[:, None, None] * A + t2[:, None, None] * B
+
+
+def _feet(planes, point):
+    """The feet of ``point`` on every plane (k, 3): kept in view, so each plane is drawn under the bodies."""
+    return np.array([point - (point @ n - d) * n for n, d in planes]).reshape(-1, 3)
+
+
+def snapshot_figure(traj, params, *, assembly, count: int = 6, segments=(), boxes=(), min_span: float = 0.3,
+                    view=None):
+    """The figure of ``count`` snapshots of one trajectory of ``assembly``'s bodies: (figure, its 3D axes).
 
     ``min_span``: the least width of the cube drawn [m] (small bodies that barely move need less);
     ``view``: None, or the camera's (elevation, azimuth) in degrees.
 
-    ``plane_normal``: the ground plane's normal through the origin (drawn as a grey square), or None.
-    Bodies without a contact shape (the bars of a mechanism): ``segments`` — (body index, end A, end B)
-    with the ends in the body frame, drawn as thick lines; ``boxes`` — (body index, half extents) about
-    the body's centre.
+    The ground planes are those of the assembly's plane contacts (grey squares, gid "plane"); each
+    body pinned to the ground by a joint has its pivot marked (gid "pivot") and a line from the
+    pivot to its centre at each snapshot (gid "string"). Bodies without a contact shape (the bars
+    of a mechanism): ``segments`` — (body index, end A, end B) with the ends in the body frame,
+    drawn as thick lines; ``boxes`` — (body index, half extents) about the body's centre.
     """
     import matplotlib
 
@@ -87,6 +139,7 @@ def snapshots(traj, params, path: str, *, assembly, count: int = 6, plane_normal
     p = {k: np.asarray(v) for k, v in params.items()}
     shapes = _shapes(assembly, p) + [(b, "segment", np.array([a, e], float), np.zeros(3)) for b, a, e in segments] \
         + [(b, "box", np.asarray(h, float), np.zeros(3)) for b, h in boxes]
+    planes, pivots = _planes(assembly, p), _pivots(assembly, p)
     fig = plt.figure(figsize=(7, 6), layout="constrained")
     ax = fig.add_subplot(projection="3d")
     rows = np.unique(np.linspace(0, len(t) - 1, count).round().astype(int))
@@ -95,31 +148,47 @@ def snapshots(traj, params, path: str, *, assembly, count: int = 6, plane_normal
         ax.plot(*centres[:, b].T, color="0.4", lw=0.8, ls="--")
     for k, r in enumerate(rows):
         alpha = 0.25 + 0.75 * (k + 1) / len(rows)
+        for body, pivot in pivots:
+            ax.plot(*np.stack([pivot, centres[r, body]]).T, color="0.3", lw=0.8, alpha=alpha, gid="string")
         for body, kind, size, offset in shapes:
             qb = q[r, 7 * body:7 * body + 7]
             R = _matrix(qb[3:] / np.linalg.norm(qb[3:]))
             _draw(ax, kind, size, qb[:3] + R @ offset, R, f"C{body % 10}", alpha)
-    lo, hi = centres.reshape(-1, 3).min(axis=0), centres.reshape(-1, 3).max(axis=0)
+    pivot_points = np.reshape([pv for _, pv in pivots], (-1, 3))
+    points = np.concatenate([centres.reshape(-1, 3), pivot_points])  # the strings hang in view
+    points = np.concatenate([points, _feet(planes, 0.5 * (points.min(axis=0) + points.max(axis=0)))])
+    lo, hi = points.min(axis=0), points.max(axis=0)
     span = max(float(np.max(hi - lo)), min_span)
     mid = 0.5 * (lo + hi)
-    if plane_normal is not None:
-        n = np.asarray(plane_normal, float) / np.linalg.norm(plane_normal)
-        e = np.array([0.0, 1.0, 0.0]) if abs(n[1]) < 0.9 else np.array([1.0, 0.0, 0.0])
-        t1 = np.cross(e, n)
-        t1 /= np.linalg.norm(t1)
-        t2 = np.cross(n, t1)
-        c = mid - (mid @ n) * n
-        g = np.linspace(-0.6 * span, 0.6 * span, 2)
-        A, Bm = np.meshgrid(g, g)
-        P = c[:, None, None] + t1[:, None, None] * A + t2[:, None, None] * Bm
-        ax.plot_surface(*P, color="0.8", alpha=0.4, linewidth=0)
+    for n, d in planes:
+        ax.plot_surface(*_plane_square(n, d, mid, 0.6 * span), color="0.8", alpha=0.4, linewidth=0, gid="plane")
+    if pivots:
+        ax.scatter(*pivot_points.T, color="k", marker="^", s=30, depthshade=False, gid="pivot",
+                   label="pivot")
+    drawn = sorted({s[0] for s in shapes} | {b for b, _ in pivots})
+    if len(drawn) > 1 or pivots:  # a key to the colours (one body alone needs none)
+        for b in drawn:
+            ax.plot([], [], color=f"C{b % 10}", label=assembly.bodies[b].name)
+        ax.legend(loc="upper left", fontsize=8)
     for i, axis in enumerate("xyz"):
         getattr(ax, f"set_{axis}lim")(mid[i] - 0.6 * span, mid[i] + 0.6 * span)
         getattr(ax, f"set_{axis}label")(f"{axis} [m]")
     ax.set_box_aspect((1, 1, 1))
     if view is not None:
         ax.view_init(*view)
-    ax.set_title(f"snapshots at t = {', '.join(f'{t[r]:.2g}' for r in rows)} s", fontsize=9)
+    ax.set_title(f"snapshots at t = {', '.join(f'{t[r]:.2g}' for r in rows)} s (paler: earlier)", fontsize=9)
+    return fig, ax
+
+
+def save(fig, path: str) -> str:
+    """Write ``fig`` to ``path`` (PNG), close it and return the path."""
+    import matplotlib.pyplot as plt
+
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def snapshots(traj, params, path: str, *, assembly, **options) -> str:
+    """Draw the snapshots of :func:`snapshot_figure` (its ``options``) into ``path`` (PNG); return the path."""
+    return save(snapshot_figure(traj, params, assembly=assembly, **options)[0], path)

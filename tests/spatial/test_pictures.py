@@ -1,5 +1,7 @@
 """Plots of spatial trajectories (7 coordinates, 6 velocities per body): the generic plots and the 3D snapshots."""
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from jaxcontact.models import box_toss, newton_cradle, sphere_on_plane, tippe_top
@@ -52,3 +54,83 @@ def test_spatial_velocity_axes_carry_units(tmp_path, monkeypatch):
     plot_trajectory(_trajectory(1, 8), str(tmp_path), names=system.names, velocity_names=system.velocity_names)
     got = labels["coordinates.png"]
     assert "box.vx [m/s]" in got and "box.vz [m/s]" in got and "box.wx [rad/s]" in got and "box.wz [rad/s]" in got
+
+
+def _artists(ax, gid):
+    return [a for a in ax.lines + ax.collections if a.get_gid() == gid]
+
+
+def test_cradle_snapshots_draw_each_string_from_its_pivot_and_no_plane():
+    """The balls hang from ground pivots (2 i r, 0, 0): each snapshot draws pivot → ball centre; the cradle touches no plane."""
+    import matplotlib.pyplot as plt
+
+    from jaxcontact.spatial.pictures import snapshot_figure
+
+    m = newton_cradle.model()
+    q0 = np.asarray(m.initial_state(m.params)[0])
+    traj = SimpleNamespace(t=np.linspace(0.0, 0.1, 4), q=np.tile(q0, (4, 1)))
+    fig, ax = snapshot_figure(traj, m.params, assembly=newton_cradle.ASSEMBLY, count=4)
+    r = m.params["radius"]
+    pivots = [np.array([2 * i * r, 0.0, 0.0]) for i in range(3)]
+    strings = [np.array(line.get_data_3d()).T for line in _artists(ax, "string")]
+    assert len(strings) == 4 * 3
+    for k, s in enumerate(strings):  # per snapshot, ball by ball
+        i = k % 3
+        assert np.allclose(s, [pivots[i], q0[7 * i:7 * i + 3]])
+    (marks,) = _artists(ax, "pivot")
+    assert np.allclose(np.array(marks._offsets3d).T, pivots)
+    assert not _artists(ax, "plane")
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["pivot", "ball1", "ball2", "ball3"]
+    lo, hi = ax.get_zlim()
+    assert lo < -m.params["length"] and hi > 0.0  # pivots and balls both in view
+    plt.close(fig)
+
+
+def test_planes_are_those_of_the_contacts():
+    """Every distinct plane of a plane contact, resolved from its parameters, and the square drawn lies on it."""
+    from jaxcontact.spatial import Assembly, BoxPlane, Plane, SpherePlane
+    from jaxcontact.spatial.pictures import _plane_square, _planes
+
+    asm = Assembly()
+    ball, box = asm.add_body("ball", 1.0, (1.0,) * 3), asm.add_body("box", 1.0, (1.0,) * 3)
+    floor = Plane(offset="floor")
+    wall = Plane(normal=("tilt", 0.0, 1.0), offset=0.5)
+    asm.add_contact(SpherePlane("a", 0.0, 0.0, body=ball, radius=0.1, plane=floor))
+    asm.add_contact(BoxPlane("b", 0.0, 0.0, body=box, half_extents=(0.1,) * 3, plane=floor))
+    asm.add_contact(BoxPlane("c", 0.0, 0.0, body=box, half_extents=(0.1,) * 3, plane=wall))
+    planes = _planes(asm, {"floor": -0.2, "tilt": 1.0, "gravity": 9.81})
+    assert len(planes) == 2
+    (n1, d1), (n2, d2) = planes
+    assert np.allclose(n1, [0, 0, 1]) and d1 == -0.2
+    assert np.allclose(n2, np.array([1.0, 0.0, 1.0]) / np.sqrt(2)) and d2 == 0.5
+    corners = _plane_square(n2, d2, np.array([1.0, 2.0, 3.0]), 0.4).reshape(3, -1).T
+    assert np.allclose(corners @ n2, d2)
+    assert np.allclose(np.linalg.norm(corners - corners.mean(axis=0), axis=1), 0.4 * np.sqrt(2))
+
+
+def test_snapshots_draw_the_inclined_plane_of_the_model():
+    """sphere-on-plane's plane tilted by slope_deg is the one drawn, and only it."""
+    import matplotlib.pyplot as plt
+
+    from jaxcontact.spatial.pictures import _planes, snapshot_figure
+
+    m = sphere_on_plane.model(slope_deg=30.0)
+    ((n, d),) = _planes(sphere_on_plane.ASSEMBLY, m.params)
+    assert np.allclose(n, [0.5, 0.0, np.sqrt(3) / 2]) and d == 0.0
+    fig, ax = snapshot_figure(_trajectory(1, 1), m.params, assembly=sphere_on_plane.ASSEMBLY)
+    assert len(_artists(ax, "plane")) == 1 and not _artists(ax, "string") and ax.get_legend() is None
+    plt.close(fig)
+
+
+def test_tippe_top_layout_axis_is_labelled_by_time_not_as_x():
+    """The snapshots are set side by side along x: the axis reads each snapshot's time, not a position."""
+    import matplotlib.pyplot as plt
+
+    m = tippe_top.model()
+    traj = _trajectory(1, 1, rows=7)
+    fig, ax = tippe_top.picture_figure(traj, m.params, count=7)
+    assert "x [m]" not in ax.get_xlabel() and "t [s]" in ax.get_xlabel()
+    assert [t.get_text() for t in ax.get_xticklabels()] == [f"{t:.2g}" for t in traj.t]
+    assert np.allclose(ax.get_xticks(), 2.5 * m.params["radius"] * np.arange(7))
+    assert ax.get_zlabel() == "height z [m]"
+    plt.close(fig)
