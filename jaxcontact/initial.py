@@ -8,7 +8,9 @@ coordinate off its manifold (a zero quaternion makes every later value NaN). The
 before any compute, by :func:`check_state` — which :func:`jaxcontact.simulate.simulate` calls on
 every concrete start — with an error that names the coordinate, joint row or contact and the
 value. :func:`project_state` puts a nearly consistent start onto the constraints instead, for a
-user who asks for it (``simulate(..., start="project")``, ``--start project`` on the CLI).
+user who asks for it (``simulate(..., start="project")``, ``--start project`` on the CLI); a run that
+continues an earlier one from its last state says so (``start="continue"``), and keeps that state's
+small drift and penetration, checked only for being finite and on its manifold.
 
 Names come from the system (``names``, ``constraint_names``, ``contact_names``, which both
 builders fill), or are row numbers for a hand-written system.
@@ -30,7 +32,10 @@ from jaxcontact.system import LagrangianSystem, retract, velocity_matrix
 # below a visible break: a start off by this much is a mistake, not a rounding.
 STATE_TOL = 1e-6
 
-START_MODES = ("check", "project")
+# check: refuse an inconsistent start; project: move it onto the constraints first; continue: the state is the end
+# of an earlier run of the same system (the scheme's own O(h) joint drift and contact penetration are part of it):
+# only finite and on its manifold is checked.
+START_MODES = ("check", "project", "continue")
 
 
 class StartError(ValueError):
@@ -88,7 +93,8 @@ def _row_name(names, i: int, kind: str) -> str:
     return f"{kind} {names[i]!r}" if i < len(names) else f"{kind} {i}"
 
 
-def check_state(system: LagrangianSystem, params, q0, u0=None, t0=0.0, *, tol: float = STATE_TOL) -> None:
+def check_state(system: LagrangianSystem, params, q0, u0=None, t0=0.0, *, tol: float = STATE_TOL,
+                constraints: bool = True) -> None:
     """Check a start (q0, u0) of ``system`` outside jit; raise ValueError naming what is broken.
 
     Rules, for one start or for every sample of a batch (q0 of shape (B, n), parameter leaves with
@@ -100,6 +106,8 @@ def check_state(system: LagrangianSystem, params, q0, u0=None, t0=0.0, *, tol: f
       conflicting joints make the stepper's G = Φ_q M⁻¹ Φ_qᵀ singular);
     * every rigid contact's gap g_N(q0) ≥ −tol (compliant contacts start in penetration by design);
     * with u0, |Φ_q u0 + Φ_t| ≤ tol for every row (a velocity the joints allow).
+
+    ``constraints=False`` keeps the first two rules only (a state that ends an earlier run).
 
     Call it in your own code before a run; :func:`jaxcontact.simulate.simulate` checks every
     concrete start this way (positions only: a velocity the joints do not allow is an impact
@@ -126,8 +134,11 @@ def check_state(system: LagrangianSystem, params, q0, u0=None, t0=0.0, *, tol: f
     q = np.asarray(q0).reshape(v.on_manifold.shape)
     _check_manifold(system, q, v.on_manifold, tol, where)
     _check_mass(v.mass, where)
+    if not constraints:
+        return
     _check_rows(system.constraint_names, v.phi, tol, where, "Φ",
-                "the start does not assemble the joints: fix q0, or project it (start='project')")
+                "the start does not assemble the joints: fix q0, project it (start='project'), or, "
+                "if it ends an earlier run, continue it (start='continue')")
     _check_rank(system.constraint_names, v.phi_q, where)
     if velocity:
         _check_rows(system.constraint_names, v.velocity, tol, where, "Φ_q u + Φ_t",
@@ -136,8 +147,8 @@ def check_state(system: LagrangianSystem, params, q0, u0=None, t0=0.0, *, tol: f
     if gap.shape[-1] and np.any(gap < -tol):
         b, i = np.unravel_index(int(np.argmin(gap)), gap.shape)
         raise where.error(f"{_row_name(system.contact_names, i, 'contact')}{where(b)}: gap = {gap[b, i]:.3e} < "
-                          f"−tol = {-tol:g}: the start is in penetration; move it out, or project it "
-                          f"(start='project')", b)
+                          f"−tol = {-tol:g}: the start is in penetration; move it out, project it "
+                          f"(start='project'), or, if it ends an earlier run, continue it (start='continue')", b)
 
 
 def _check_manifold(system, q, on, tol, where):

@@ -101,7 +101,9 @@ def simulate(system: LagrangianSystem, params, q0, u0, *, dt, n_steps: int, t0=0
     ``start``: "check" — a concrete start must be consistent (:func:`jaxcontact.initial.check_state`:
     on its manifold, joints assembled, no contact in penetration), else ValueError naming the row;
     "project" — (q0, u0) are first projected onto the constraints
-    (:func:`jaxcontact.initial.project_state`), then checked.
+    (:func:`jaxcontact.initial.project_state`), then checked; "continue" — the start is the last state of an
+    earlier run of this system, whose small joint drift and contact penetration it keeps (checked only for
+    being finite and on its manifold).
     """
     if not isinstance(system, LagrangianSystem):
         raise TypeError(f"system must be a LagrangianSystem; got {type(system).__name__}")
@@ -117,7 +119,7 @@ def simulate(system: LagrangianSystem, params, q0, u0, *, dt, n_steps: int, t0=0
         project = functools.partial(project_state, system)
         q0, u0 = (jax.vmap(project, in_axes=(0, 0, 0, None)) if batched else project)(params, q0, u0, t0)
     if _all_concrete((params, q0, t0)):
-        check_state(system, params, q0, None, t0)
+        check_state(system, params, q0, None, t0, constraints=start != "continue")
     params = jax.tree.map(lambda x: jnp.asarray(x, q0.dtype) if jnp.issubdtype(jnp.result_type(x), jnp.floating) else x, params)
     return _run(params, q0, u0, jnp.asarray(dt, q0.dtype), jnp.asarray(t0, q0.dtype), system=system,
                 scheme=scheme, n_steps=int(n_steps), save_every=int(save_every), batched=batched)

@@ -45,7 +45,6 @@ def _start(name, change):
     ("sphere-on-plane", lambda q: q.at[2].add(-1.0), r"contact 'plane': gap = -1\.000e\+00 < −tol"),
     ("box-toss", lambda q: q.at[3:7].set(0.0), r"coordinates \['box.qw', 'box.qx', 'box.qy', 'box.qz'\] .* off "
                                                r"their manifold"),
-    ("spatial-slider-crank", lambda q: q.at[0].add(0.3), r"constraint row 'crank_pivot\[0\]': Φ = -3\.000e-01"),
     ("four-bar", lambda q: q.at[0].add(0.3), r"constraint row 'O1.x': Φ = 3\.000e-01"),
 ])
 def test_simulate_refuses_an_impossible_start_by_name(name, change, match):
@@ -64,8 +63,7 @@ def test_a_box_corner_is_named_and_a_batch_names_its_sample():
     check_state(m.system, pb, jnp.tile(q, (5, 1)))  # the consistent batch passes
 
 
-@pytest.mark.parametrize("name, shift", [("four-bar", 0.05), ("spatial-slider-crank", 0.05),
-                                         ("sphere-on-plane", -0.02)])
+@pytest.mark.parametrize("name, shift", [("four-bar", 0.05), ("sphere-on-plane", -0.02)])
 def test_a_start_asked_to_be_projected_lands_on_the_constraints(name, shift):
     index = 2 if name == "sphere-on-plane" else 0
     m, q, u = _start(name, lambda q: q.at[index].add(shift))
@@ -76,6 +74,16 @@ def test_a_start_asked_to_be_projected_lands_on_the_constraints(name, shift):
     assert k.gap.size == 0 or float(jnp.min(k.gap)) > -1e-9
     traj = simulate(m.system, m.params, q, u, dt=m.dt, n_steps=2, start="project")
     np.testing.assert_allclose(traj.q[0], qp, atol=1e-12)
+
+
+def test_a_run_continued_from_its_own_last_state_keeps_its_small_penetration():
+    m, q, u = _start("sphere-on-plane", lambda q: q.at[2].add(-2e-5))  # a landing's O(h v) penetration
+    with pytest.raises(ValueError, match="continue it \\(start='continue'\\)"):
+        simulate(m.system, m.params, q, u, dt=m.dt, n_steps=2)
+    traj = simulate(m.system, m.params, q, u, dt=m.dt, n_steps=2, start="continue")
+    np.testing.assert_allclose(traj.q[0], q)  # kept as it was
+    with pytest.raises(ValueError, match="off their manifold"):  # still finite and on the manifold
+        simulate(m.system, m.params, q.at[3].set(2.0), u, dt=m.dt, n_steps=2, start="continue")
 
 
 def test_user_model_start_on_the_command_line_and_in_a_study(tmp_path, capsys):
