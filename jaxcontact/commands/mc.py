@@ -177,8 +177,9 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.
         design = f"Saltelli design for Sobol indices: {n_base} base rows × (d + 2 = {d + 2})"
         if n_sim != spec.n:
             design += f", asked --n {spec.n}"
-        if too_few_rows(n_base):
-            warn.append(f"{too_few_rows(n_base)} base rows: the study will report no Sobol indices "
+        refused = too_few_rows(n_base)
+        if refused:
+            warn.append(f"{refused} base rows: the study will report no Sobol indices "
                         f"(--n {design_size(MIN_BASE_ROWS, d)} or more gives them; --no-sobol skips the Saltelli design)")
     else:
         n_sim, design = spec.n, f"{spec.sampler} design"

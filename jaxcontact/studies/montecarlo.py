@@ -25,7 +25,6 @@ numbers as an uninterrupted one.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import itertools
 import json
 import math
@@ -162,8 +161,12 @@ def check_starts(model, values: dict) -> None:
     manifold, joints assembled, no contact in penetration); the error names the sample's values."""
     if not values:
         return
-    p = jax.jit(jax.vmap(functools.partial(sample_params, model)))(values)
-    q0, _ = jax.jit(jax.vmap(model.initial_state))(p)
+
+    def start(sample):  # the sample's parameters and start in one program
+        p = sample_params(model, sample)
+        return p, model.initial_state(p)[0]
+
+    p, q0 = jax.jit(jax.vmap(start))(values)
     try:
         check_state(model.system, p, q0)
     except StartError as e:
