@@ -7,6 +7,7 @@ once and bounces) for 400 steps of 1 ms with ``EventDriven()``, compiled once, a
 calls. Prints one JSON line: the source tree, compile seconds, the best wall and process CPU time
 per sample-step, and the 1-minute load. Alternate the trees on a shared machine.
 """
+
 import json
 import os
 import time
@@ -43,9 +44,17 @@ def main():
         wall, cpu = time.perf_counter(), time.process_time()
         jax.block_until_ready(compiled(lengths))
         runs.append((time.perf_counter() - wall, time.process_time() - cpu))
-    print(json.dumps({"src": os.path.dirname(jaxcontact.__file__), "compile_s": t1 - t0,
-                      "wall_per_step_us": min(r[0] for r in runs) / (B * STEPS) * 1e6,
-                      "cpu_per_step_us": min(r[1] for r in runs) / (B * STEPS) * 1e6, "load": os.getloadavg()[0]}))
+    print(
+        json.dumps(
+            {
+                "src": os.path.dirname(jaxcontact.__file__),
+                "compile_s": t1 - t0,
+                "wall_per_step_us": min(r[0] for r in runs) / (B * STEPS) * 1e6,
+                "cpu_per_step_us": min(r[1] for r in runs) / (B * STEPS) * 1e6,
+                "load": os.getloadavg()[0],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

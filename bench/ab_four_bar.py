@@ -10,6 +10,7 @@ must agree) and the 1-minute load. On a shared machine the wall time follows the
 load; the process CPU time per sample does much less, so alternate the trees (A B A B …) and
 compare CPU times.
 """
+
 import json
 import os
 import time
@@ -41,10 +42,19 @@ def main():
         wall, cpu = time.perf_counter(), time.process_time()
         jax.block_until_ready(compiled(values))
         runs.append((time.perf_counter() - wall, time.process_time() - cpu))
-    print(json.dumps({"src": os.path.dirname(jaxcontact.__file__), "trace_s": t1 - t0, "compile_s": t2 - t1,
-                      "wall_per_sample_ms": min(r[0] for r in runs) / N * 1e3,
-                      "cpu_per_sample_ms": min(r[1] for r in runs) / N * 1e3,
-                      "impacts_mean": float(np.mean(out["impacts"])), "load": os.getloadavg()[0]}))
+    print(
+        json.dumps(
+            {
+                "src": os.path.dirname(jaxcontact.__file__),
+                "trace_s": t1 - t0,
+                "compile_s": t2 - t1,
+                "wall_per_sample_ms": min(r[0] for r in runs) / N * 1e3,
+                "cpu_per_sample_ms": min(r[1] for r in runs) / N * 1e3,
+                "impacts_mean": float(np.mean(out["impacts"])),
+                "load": os.getloadavg()[0],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

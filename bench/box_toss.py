@@ -30,7 +30,9 @@ def main():
     e = np.asarray(traj.diagnostics.energy)
     rows = [int(round(s / m.dt)) for s in (0.0, 0.25, 0.5, 2.0)]
     summary = {
-        "model": "box-toss", "dt": m.dt, "t_final": m.t_final,
+        "model": "box-toss",
+        "dt": m.dt,
+        "t_final": m.t_final,
         "params": {k: float(v) for k, v in m.params.items()},
         "rest_time": float(traj.t[moving[-1] + 1]),
         "final_q": np.asarray(traj.q[-1]).tolist(),

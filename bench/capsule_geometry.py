@@ -25,6 +25,7 @@ def brute(p1, d1, p2, d2):
         x = p1 + s * d1
         t = np.clip((x - p2) @ d2 / (d2 @ d2), 0.0, 1.0)
         return np.linalg.norm(x - p2 - t * d2)
+
     res = minimize_scalar(to_b, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-13})
     return min(res.fun, to_b(0.0), to_b(1.0))
 
@@ -34,13 +35,19 @@ def distance_accuracy(n=2000, seed=0):
     p1, p2, d1, d2 = (rng.normal(size=(n, 3)) for _ in range(4))
     k = n // 4
     tilt = 10.0 ** rng.uniform(-12, -3, size=(k, 1))
-    d2[k:2 * k] = d1[k:2 * k] * rng.uniform(-2, 2, size=(k, 1)) + tilt * rng.normal(size=(k, 3))
-    d2[2 * k:3 * k] = d1[2 * k:3 * k] * rng.uniform(-2, 2, size=(k, 1))
-    p2[2 * k:2 * k + k // 2] = p1[2 * k:2 * k + k // 2] + d1[2 * k:2 * k + k // 2] * rng.uniform(-2, 2, (k // 2, 1))
+    d2[k : 2 * k] = d1[k : 2 * k] * rng.uniform(-2, 2, size=(k, 1)) + tilt * rng.normal(size=(k, 3))
+    d2[2 * k : 3 * k] = d1[2 * k : 3 * k] * rng.uniform(-2, 2, size=(k, 1))
+    p2[2 * k : 2 * k + k // 2] = p1[2 * k : 2 * k + k // 2] + d1[2 * k : 2 * k + k // 2] * rng.uniform(
+        -2, 2, (k // 2, 1)
+    )
     dist = np.asarray(jax.jit(jax.vmap(segment_distance))(*(jnp.asarray(v) for v in (p1, d1, p2, d2))))
     err = np.array([dist[i] - brute(p1[i], d1[i], p2[i], d2[i]) for i in range(n)])
-    groups = {"general": slice(0, k), "nearly parallel": slice(k, 2 * k), "parallel / collinear": slice(2 * k, 3 * k),
-              "general (2)": slice(3 * k, n)}
+    groups = {
+        "general": slice(0, k),
+        "nearly parallel": slice(k, 2 * k),
+        "parallel / collinear": slice(2 * k, 3 * k),
+        "general (2)": slice(3 * k, n),
+    }
     print("| pairs | count | max (ours − minimiser) | min (ours − minimiser) |\n|---|---|---|---|")
     for name, sl in groups.items():
         print(f"| {name} | {err[sl].size} | {err[sl].max():.1e} | {err[sl].min():.1e} |")

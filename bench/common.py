@@ -60,10 +60,12 @@ def git_revision(paths=("jaxcontact",)) -> str:
     """Commit of the working tree, with a note when ``paths`` have uncommitted changes."""
     root = BENCH_DIR.parent
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", *paths], cwd=root,
-                               capture_output=True, text=True, check=True).stdout.split("\n")
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", *paths], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.split("\n")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     changed = [line[3:] for line in dirty if line.strip()]
@@ -113,9 +115,10 @@ def machine_markdown(info: dict, extra: dict | None = None) -> str:
         f"- OS: {info['os']}; Python {info['python']}",
     ]
     if "jax" in info:
-        lines.append(f"- jax {info['jax']}, jaxlib {info['jaxlib']}, numpy {info['numpy']}; "
-                     f"devices: {info['jax_devices']}"
-                     + (f"; XLA_FLAGS=`{info['xla_flags']}`" if info.get("xla_flags") else ""))
+        lines.append(
+            f"- jax {info['jax']}, jaxlib {info['jaxlib']}, numpy {info['numpy']}; "
+            f"devices: {info['jax_devices']}" + (f"; XLA_FLAGS=`{info['xla_flags']}`" if info.get("xla_flags") else "")
+        )
     lines.append(f"- OPENBLAS_NUM_THREADS={info.get('blas_threads', 'unset')}; code: git {info.get('git', '?')}")
     if "load_average" in info:
         lines.append(f"- Load average at start (1, 5, 15 min): {', '.join(map(str, info['load_average']))}")
@@ -201,9 +204,11 @@ def append_results(section: str, path: Path = RESULTS_MD) -> Path:
     """Append a Markdown section to the results file (created with a title if missing)."""
     path = Path(path)
     if not path.exists():
-        path.write_text("# jaxcontact benchmark results\n\n"
-                        "Each section is appended by a script under `bench/` "
-                        "(see `bench/README.md`); newest last.\n")
+        path.write_text(
+            "# jaxcontact benchmark results\n\n"
+            "Each section is appended by a script under `bench/` "
+            "(see `bench/README.md`); newest last.\n"
+        )
     with path.open("a") as f:
         f.write("\n" + section.rstrip() + "\n")
     return path

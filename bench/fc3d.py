@@ -61,9 +61,22 @@ def siconos_run(files, passes=3):
             else:
                 args.append(str(f))
         out = Path(tmp) / "siconos.npz"
-        subprocess.run(["nice", "-n", "10", "/usr/bin/python3", str(ROOT / "bench" / "siconos_fc3d.py"),
-                        "--passes", str(passes), "--out", str(out), *args], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                "nice",
+                "-n",
+                "10",
+                "/usr/bin/python3",
+                str(ROOT / "bench" / "siconos_fc3d.py"),
+                "--passes",
+                str(passes),
+                "--out",
+                str(out),
+                *args,
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         d = np.load(out)
         return {k: d[k] for k in d.files if "/W" not in k}
 
@@ -71,8 +84,12 @@ def siconos_run(files, passes=3):
 JACOBI_LARGE_NC = 60  # above it Jacobi gets 2 000 sweeps (20 000 on the capsules: 6.5 min each, still 1e-7)
 
 
-BLOCK_CONFIGS = ("nsgs-blocks", "newton-krylov-blocks", "newton-sparse-lu-blocks",
-                 "newton-fb-sparse-lu-blocks")  # W handed over by block rows
+BLOCK_CONFIGS = (
+    "nsgs-blocks",
+    "newton-krylov-blocks",
+    "newton-sparse-lu-blocks",
+    "newton-fb-sparse-lu-blocks",
+)  # W handed over by block rows
 
 
 def configs(nc, tol=TOL):
@@ -84,8 +101,9 @@ def configs(nc, tol=TOL):
         "newton-fb": lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=200, function="fischer_burmeister"),
         "newton-krylov-blocks": lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=200, krylov=30),
         "newton-sparse-lu-blocks": lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=200, sparse_lu=True),
-        "newton-fb-sparse-lu-blocks": lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=200, sparse_lu=True,
-                                                              function="fischer_burmeister"),
+        "newton-fb-sparse-lu-blocks": lambda W, q, mu: newton(
+            W, q, mu, tol=tol, iterations=200, sparse_lu=True, function="fischer_burmeister"
+        ),
         "proximal-newton": lambda W, q, mu: proximal_newton(W, q, mu, tol=tol),
         "nsgs": lambda W, q, mu: nsgs(W, q, mu, tol=tol, iterations=10000),
         "nsgs-blocks": lambda W, q, mu: nsgs(W, q, mu, tol=tol, iterations=10000),
@@ -128,23 +146,46 @@ def part_success(sic, dtype):
             sol, t, comp = timed(fn, W, p.q.astype(dtype), p.mu.astype(dtype))
             ok = bool(sol.converged)
             success.setdefault(name, []).append((p.name, ok))
-            rows.append([p.name, p.nc, name, ok, f"{float(sol.residual):.1e}", int(sol.iterations),
-                         f"{t * 1e3:.2f}", "—" if np.isnan(comp) else f"{comp:.1f}"])
+            rows.append(
+                [
+                    p.name,
+                    p.nc,
+                    name,
+                    ok,
+                    f"{float(sol.residual):.1e}",
+                    int(sol.iterations),
+                    f"{t * 1e3:.2f}",
+                    "—" if np.isnan(comp) else f"{comp:.1f}",
+                ]
+            )
             print(np.dtype(dtype).name, rows[-1], flush=True)
         for s in ("NSGS", "NSN_AC", "NSN_FB"):
             if dtype != np.float64:
                 break
             key = f"{p.name}/{s}"
-            rows.append([p.name, p.nc, f"Siconos {s}", int(sic[f"{key}/info8"]) == 0,
-                         f"{float(sic[f'{key}/error8']):.1e}", int(sic[f"{key}/iters8"]),
-                         f"{float(sic[f'{key}/time8']) * 1e3:.2f}", "—"])
+            rows.append(
+                [
+                    p.name,
+                    p.nc,
+                    f"Siconos {s}",
+                    int(sic[f"{key}/info8"]) == 0,
+                    f"{float(sic[f'{key}/error8']):.1e}",
+                    int(sic[f"{key}/iters8"]),
+                    f"{float(sic[f'{key}/time8']) * 1e3:.2f}",
+                    "—",
+                ]
+            )
             success.setdefault(f"Siconos {s}", []).append((p.name, int(sic[f"{key}/info8"]) == 0))
-    table = common.markdown_table(["problem", "nc", "solver", "converged", "error", "iterations", "time ms",
-                                   "compile s"], rows)
+    table = common.markdown_table(
+        ["problem", "nc", "solver", "converged", "error", "iterations", "time ms", "compile s"], rows
+    )
     summary = common.markdown_table(
         ["solver", f"solved ≤ {tol:g}", "not solved"],
-        [[k, f"{sum(ok for _, ok in v)}/{len(v)}", ", ".join(n for n, ok in v if not ok) or "—"]
-         for k, v in success.items()])
+        [
+            [k, f"{sum(ok for _, ok in v)}/{len(v)}", ", ".join(n for n, ok in v if not ok) or "—"]
+            for k, v in success.items()
+        ],
+    )
     return table, summary
 
 
@@ -179,8 +220,9 @@ def part_solved_small(dtype):
                 false_claims.append(f"{p.name} ({err:.0e})")
         rows.append([name, f"{len(solved)}/{len(probs)}", ", ".join(failed) or "—", ", ".join(false_claims) or "—"])
         print(np.dtype(dtype).name, rows[-1], flush=True)
-    return common.markdown_table(["solver", f"solved ≤ {tol:g}", "not solved (error)",
-                                  "says converged, is not (error in float64)"], rows)
+    return common.markdown_table(
+        ["solver", f"solved ≤ {tol:g}", "not solved (error)", "says converged, is not (error in float64)"], rows
+    )
 
 
 def perturbed(p, B, seed=0):
@@ -191,36 +233,66 @@ def perturbed(p, B, seed=0):
 
 
 def part_batch(sic):
-    import jax
-
     from functools import partial
+
+    import jax
 
     from jaxcontact.cones import bundled_dir, newton, nsgs, read_problem
 
     B = 256
     rows = []
     fb = partial(newton, function="fischer_burmeister")
-    for fname, solver, name in (("Rover1039.dat", newton, "newton"),
-                                ("Rover1039.dat", fb, "newton-fb"),
-                                ("Rover1039.dat", partial(nsgs, iterations=1000), "nsgs"),
-                                # Not the proximal Newton on the box stack: under vmap every member runs its
-                                # hundreds of inner Newton steps until the slowest has converged.
-                                ("BoxesStack1-i100000-32.hdf5.dat", fb, "newton-fb")):
+    for fname, solver, name in (
+        ("Rover1039.dat", newton, "newton"),
+        ("Rover1039.dat", fb, "newton-fb"),
+        ("Rover1039.dat", partial(nsgs, iterations=1000), "nsgs"),
+        # Not the proximal Newton on the box stack: under vmap every member runs its
+        # hundreds of inner Newton steps until the slowest has converged.
+        ("BoxesStack1-i100000-32.hdf5.dat", fb, "newton-fb"),
+    ):
         p = read_problem(bundled_dir() / fname)
         qs, mus = perturbed(p, B)
-        sic_t = min(float(sic[f"{p.name}/{s}/time8"]) for s in ("NSGS", "NSN_AC", "NSN_FB")
-                    if int(sic[f"{p.name}/{s}/info8"]) == 0)
+        sic_t = min(
+            float(sic[f"{p.name}/{s}/time8"])
+            for s in ("NSGS", "NSN_AC", "NSN_FB")
+            if int(sic[f"{p.name}/{s}/info8"]) == 0
+        )
         for dtype in (np.float64, np.float32):
             tol = TOL if dtype == np.float64 else 1e-4
             fn = jax.jit(jax.vmap(lambda q, mu, W=p.W.astype(dtype), s=solver, tol=tol: s(W, q, mu, tol=tol)))
             sol, t, comp = timed(fn, qs.astype(dtype), mus.astype(dtype))
-            rows.append([p.name, p.nc, name, np.dtype(dtype).name, B, f"{float(np.mean(sol.converged)):.3f}",
-                         f"{float(np.max(sol.residual)):.1e}", f"{B / t:.0f}", f"{1 / sic_t:.0f}",
-                         f"{(B / t) * sic_t:.1f}", "—" if np.isnan(comp) else f"{comp:.1f}"])
+            rows.append(
+                [
+                    p.name,
+                    p.nc,
+                    name,
+                    np.dtype(dtype).name,
+                    B,
+                    f"{float(np.mean(sol.converged)):.3f}",
+                    f"{float(np.max(sol.residual)):.1e}",
+                    f"{B / t:.0f}",
+                    f"{1 / sic_t:.0f}",
+                    f"{(B / t) * sic_t:.1f}",
+                    "—" if np.isnan(comp) else f"{comp:.1f}",
+                ]
+            )
             print(rows[-1], flush=True)
-    return common.markdown_table(["problem", "nc", "solver", "dtype", "batch", "converged", "max error",
-                                  "problems/s", "Siconos problems/s (fastest, 1 by 1)", "ratio",
-                                  "compile s"], rows)
+    return common.markdown_table(
+        [
+            "problem",
+            "nc",
+            "solver",
+            "dtype",
+            "batch",
+            "converged",
+            "max error",
+            "problems/s",
+            "Siconos problems/s (fastest, 1 by 1)",
+            "ratio",
+            "compile s",
+        ],
+        rows,
+    )
 
 
 def part_scaling():
@@ -232,6 +304,7 @@ def part_scaling():
     probs = [read_problem(bundled_dir() / "Rover1039.dat"), read_problem(bundled_dir() / "Capsules-i100-889.dat")]
     if SHARED_FC2D.is_dir():
         from jaxcontact.lcp.fc2d_io import block_permutation, read_fc2d
+
         for f in sorted(SHARED_FC2D.glob("fc2d_granularflowonwall_0[02]*.dat")):
             pr = read_fc2d(f)
             inv = np.argsort(block_permutation(pr.mu.size))
@@ -261,23 +334,53 @@ def part_scaling():
         f_sparse = jax.jit(lambda W, q, mu: newton(W, q, mu, iterations=3, tol=0.0, sparse_lu=True))
         _, ts, _ = timed(f_sparse, Wb, p.q, p.mu)
         key = f"{p.name}/NSGS"
-        sic_sweep = (f"{float(sic[key + '/time8']) / max(int(sic[key + '/iters8']), 1) * 1e3:.3f}"
-                     if f"{key}/time8" in getattr(sic, "files", ()) else "—")
-        rows.append([p.name, p.nc, p.dim, len(blocks.rows), f"{td / sweeps * 1e3:.3f}",
-                     f"{tb / sweeps * 1e3:.3f}", sic_sweep, tn, f"{tk / 3 * 1e3:.2f}", f"{ts / 3 * 1e3:.2f}"])
+        sic_sweep = (
+            f"{float(sic[key + '/time8']) / max(int(sic[key + '/iters8']), 1) * 1e3:.3f}"
+            if f"{key}/time8" in getattr(sic, "files", ())
+            else "—"
+        )
+        rows.append(
+            [
+                p.name,
+                p.nc,
+                p.dim,
+                len(blocks.rows),
+                f"{td / sweeps * 1e3:.3f}",
+                f"{tb / sweeps * 1e3:.3f}",
+                sic_sweep,
+                tn,
+                f"{tk / 3 * 1e3:.2f}",
+                f"{ts / 3 * 1e3:.2f}",
+            ]
+        )
         print(rows[-1], flush=True)
-    return common.markdown_table(["problem", "nc", "d", "nonzero blocks", "NSGS sweep dense ms",
-                                  "NSGS sweep block rows ms", "Siconos NSGS sweep ms", "Newton step (dense LU) ms",
-                                  "Newton step (block rows, GMRES 30 × ≤ 4) ms",
-                                  "Newton step (block rows, sparse LU) ms"], rows)
+    return common.markdown_table(
+        [
+            "problem",
+            "nc",
+            "d",
+            "nonzero blocks",
+            "NSGS sweep dense ms",
+            "NSGS sweep block rows ms",
+            "Siconos NSGS sweep ms",
+            "Newton step (dense LU) ms",
+            "Newton step (block rows, GMRES 30 × ≤ 4) ms",
+            "Newton step (block rows, sparse LU) ms",
+        ],
+        rows,
+    )
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--parts", default="success,batch,scaling")
     ap.add_argument("--no-append", action="store_true")
-    ap.add_argument("--siconos-from", type=Path, default=None,
-                    help="take Siconos' timings from a stored bench/siconos_fc3d.py output instead of running it")
+    ap.add_argument(
+        "--siconos-from",
+        type=Path,
+        default=None,
+        help="take Siconos' timings from a stored bench/siconos_fc3d.py output instead of running it",
+    )
     args = ap.parse_args()
     parts = args.parts.split(",")
     import jax
@@ -286,13 +389,20 @@ def main() -> int:
     from jaxcontact.cones import bundled_files
 
     info = common.machine_info()
-    out = [f"## 3D frictional contact on cones vs Siconos 4.4 (`bench/fc3d.py`) — {info['date_utc']}", "",
-           common.machine_markdown(info), ""]
+    out = [
+        f"## 3D frictional contact on cones vs Siconos 4.4 (`bench/fc3d.py`) — {info['date_utc']}",
+        "",
+        common.machine_markdown(info),
+        "",
+    ]
     if args.siconos_from is not None:
         d = np.load(args.siconos_from)
         sic = {k: d[k] for k in d.files}
-        out += [f"Siconos timings from `{args.siconos_from.name}` (bench/siconos_fc3d.py, same machine, "
-                "earlier the same day), not re-run.", ""]
+        out += [
+            f"Siconos timings from `{args.siconos_from.name}` (bench/siconos_fc3d.py, same machine, "
+            "earlier the same day), not re-run.",
+            "",
+        ]
     elif "success" in parts or "batch" in parts:
         sic = siconos_run(bundled_files())
     else:
@@ -300,12 +410,24 @@ def main() -> int:
     if "success" in parts:
         for dtype, label in ((np.float64, "Siconos error ≤ 1e-8, float64"), (np.float32, "≤ 1e-4, float32")):
             table, summary = part_success(sic, dtype)
-            out += [f"### Which solver solves which problem ({label})", "", summary, "",
-                    f"### Per problem and solver ({label})", "", table, ""]
+            out += [
+                f"### Which solver solves which problem ({label})",
+                "",
+                summary,
+                "",
+                f"### Per problem and solver ({label})",
+                "",
+                table,
+                "",
+            ]
     if "solved-small" in parts:
         for dtype, label in ((np.float64, "≤ 1e-8, float64"), (np.float32, "≤ 1e-4, float32")):
-            out += [f"### Small files (≤ {JACOBI_LARGE_NC} contacts, padded to one size): solved {label}", "",
-                    part_solved_small(dtype), ""]
+            out += [
+                f"### Small files (≤ {JACOBI_LARGE_NC} contacts, padded to one size): solved {label}",
+                "",
+                part_solved_small(dtype),
+                "",
+            ]
     if "batch" in parts:
         out += ["### Batched: 256 perturbed copies, vmapped, against Siconos one by one", "", part_batch(sic), ""]
     if "scaling" in parts:

@@ -36,8 +36,13 @@ from jaxcontact.cones import block_rows, bundled_dir, newton, read_problem  # no
 newton_module = importlib.import_module("jaxcontact.cones.newton")  # the package exports the function newton
 
 ROOT = Path(__file__).resolve().parent.parent
-FILES = ("Capsules-i100-889.dat", "Capsules-i100-1090.dat", "Capsules-i97-269.hdf5",
-         "BoxesStack1-i100000-32.hdf5.dat", "OneObject-i100000-316.hdf5.dat")
+FILES = (
+    "Capsules-i100-889.dat",
+    "Capsules-i100-1090.dat",
+    "Capsules-i97-269.hdf5",
+    "BoxesStack1-i100000-32.hdf5.dat",
+    "OneObject-i100000-316.hdf5.dat",
+)
 TOL = 1e-8
 CONFIGS = {  # name: (storage, keyword arguments of newton)
     "sparse LU, AC": ("blocks", dict(sparse_lu=True)),
@@ -62,22 +67,41 @@ def solves(rounds):
         Wb = block_rows(p.blocks, p.nc)
         fns, sols, times = {}, {}, {}
         for name, (storage, kw) in CONFIGS.items():
-            fns[name] = (jax.jit(lambda W, q, mu, kw=kw: newton(W, q, mu, tol=TOL, iterations=200, **kw)),
-                         Wb if storage == "blocks" else p.W)
+            fns[name] = (
+                jax.jit(lambda W, q, mu, kw=kw: newton(W, q, mu, tol=TOL, iterations=200, **kw)),
+                Wb if storage == "blocks" else p.W,
+            )
             sols[name], _ = once(fns[name][0], fns[name][1], p.q, p.mu)  # compiles
             times[name] = []
         for _ in range(rounds):
             for name, (fn, W) in fns.items():
                 times[name].append(once(fn, W, p.q, p.mu)[1])
         for name, sol in sols.items():
-            rows.append([p.name, p.nc, name, int(sol.iterations), f"{float(sol.residual):.1e}",
-                         "✓" if bool(sol.converged) else "✗", f"{np.median(times[name]) * 1e3:,.1f}"])
+            rows.append(
+                [
+                    p.name,
+                    p.nc,
+                    name,
+                    int(sol.iterations),
+                    f"{float(sol.residual):.1e}",
+                    "✓" if bool(sol.converged) else "✗",
+                    f"{np.median(times[name]) * 1e3:,.1f}",
+                ]
+            )
             print(rows[-1], flush=True)
         for s in ("NSGS", "NSN_AC", "NSN_FB"):
             key = f"{p.name}/{s}"
-            rows.append([p.name, p.nc, f"Siconos {s} (stored)", int(sic[f"{key}/iters8"]),
-                         f"{float(sic[f'{key}/error8']):.1e}", "✓" if int(sic[f"{key}/info8"]) == 0 else "✗",
-                         f"{float(sic[f'{key}/time8']) * 1e3:,.1f}"])
+            rows.append(
+                [
+                    p.name,
+                    p.nc,
+                    f"Siconos {s} (stored)",
+                    int(sic[f"{key}/iters8"]),
+                    f"{float(sic[f'{key}/error8']):.1e}",
+                    "✓" if int(sic[f"{key}/info8"]) == 0 else "✗",
+                    f"{float(sic[f'{key}/time8']) * 1e3:,.1f}",
+                ]
+            )
     return rows
 
 
@@ -91,6 +115,7 @@ def step_split(steps=20, calls=5):
     def timed_host_solve(rows, cols, values, b):
         import scipy.sparse
         import scipy.sparse.linalg
+
         t0 = time.perf_counter()
         A = scipy.sparse.csc_matrix((values, (rows, cols)), shape=(b.size, b.size))
         t1 = time.perf_counter()
@@ -112,11 +137,13 @@ def step_split(steps=20, calls=5):
         newton_module._host_solve = host_solve
     n = steps * calls
     host = spent["assembly"] + spent["factorisation + solve"]
-    return [["whole step", f"{total / n * 1e3:.2f}"],
-            ["host: COO → CSC (SciPy)", f"{spent['assembly'] / n * 1e3:.2f}"],
-            ["host: SuperLU factorisation + solve", f"{spent['factorisation + solve'] / n * 1e3:.2f}"],
-            ["rest (J, F, line search in XLA; callback transfer)", f"{(total - host) / n * 1e3:.2f}"],
-            ["sparse solves per step (Levenberg–Marquardt fallbacks add one)", f"{spent['solves'] / n:.2f}"]]
+    return [
+        ["whole step", f"{total / n * 1e3:.2f}"],
+        ["host: COO → CSC (SciPy)", f"{spent['assembly'] / n * 1e3:.2f}"],
+        ["host: SuperLU factorisation + solve", f"{spent['factorisation + solve'] / n * 1e3:.2f}"],
+        ["rest (J, F, line search in XLA; callback transfer)", f"{(total - host) / n * 1e3:.2f}"],
+        ["sparse solves per step (Levenberg–Marquardt fallbacks add one)", f"{spent['solves'] / n:.2f}"],
+    ]
 
 
 def main():
@@ -125,8 +152,11 @@ def main():
     ap.add_argument("--parts", default="solves,split")
     args = ap.parse_args()
     if "solves" in args.parts:
-        print(common.markdown_table(["problem", "nc", "solver", "steps", "error", "converged ≤ 1e-8", "time ms"],
-                                    solves(args.rounds)))
+        print(
+            common.markdown_table(
+                ["problem", "nc", "solver", "steps", "error", "converged ≤ 1e-8", "time ms"], solves(args.rounds)
+            )
+        )
         print()
     if "split" in args.parts:
         print(common.markdown_table(["Capsules-i100-889, sparse-LU Newton (AC), per step", "ms"], step_split()))

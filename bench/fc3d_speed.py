@@ -25,8 +25,14 @@ import numpy as np
 
 jax.config.update("jax_enable_x64", True)
 
-from jaxcontact.cones import bundled_dir, jacobi, newton, nsgs, read_problem  # noqa: E402
-from jaxcontact.cones import local  # noqa: E402
+from jaxcontact.cones import (  # noqa: E402
+    bundled_dir,
+    jacobi,
+    local,  # noqa: E402
+    newton,
+    nsgs,
+    read_problem,
+)
 
 
 def best(fn, *args, n=5):
@@ -45,8 +51,7 @@ def contact_update():
     N = 1000
 
     def loop(f):
-        return jax.jit(lambda B, c, mu: jax.lax.fori_loop(0, N, lambda i, x: x + f(B, c + x * 1e-9, mu),
-                                                          jnp.zeros(3)))
+        return jax.jit(lambda B, c, mu: jax.lax.fori_loop(0, N, lambda i, x: x + f(B, c + x * 1e-9, mu), jnp.zeros(3)))
 
     one = best(loop(lambda B, c, mu: local.local_solve(B, c, mu, jnp.zeros(3))), B, c, mu, n=20) / N
     search = best(loop(local._slide_3d), B, c, mu, n=20) / N
@@ -61,13 +66,17 @@ def solves():
         print(f"{p.name}: NSGS sweep {t / S * 1e3:.3f} ms ({t / S / p.nc * 1e6:.2f} us per contact)")
         t = best(jax.jit(lambda W, q, mu: newton(W, q, mu, iterations=3, tol=0.0)), p.W, p.q, p.mu)
         print(f"{p.name}: Newton step {t / 3 * 1e3:.2f} ms")
-        for label, fn in (("Newton", lambda W, q, mu: newton(W, q, mu, tol=1e-8)),
-                          ("NSGS", lambda W, q, mu: nsgs(W, q, mu, tol=1e-8, iterations=10000))):
+        for label, fn in (
+            ("Newton", lambda W, q, mu: newton(W, q, mu, tol=1e-8)),
+            ("NSGS", lambda W, q, mu: nsgs(W, q, mu, tol=1e-8, iterations=10000)),
+        ):
             f = jax.jit(fn)
             s = f(p.W, p.q, p.mu)
             t = best(f, p.W, p.q, p.mu, n=2)
-            print(f"{p.name}: {label} to 1e-8: {t * 1e3:.2f} ms, {int(s.iterations)} iterations, "
-                  f"error {float(s.residual):.1e}")
+            print(
+                f"{p.name}: {label} to 1e-8: {t * 1e3:.2f} ms, {int(s.iterations)} iterations, "
+                f"error {float(s.residual):.1e}"
+            )
 
 
 def batched():
@@ -77,14 +86,17 @@ def batched():
     qs = p.q * (1 + 0.05 * rng.uniform(-1, 1, (B, p.q.size)))
     mus = p.mu * (1 + 0.2 * rng.uniform(-1, 1, (B, p.nc)))
     W = jnp.asarray(p.W)
-    for name, s in (("newton", lambda q, mu: newton(W, q, mu, tol=1e-8)),
-                    ("newton-fb", lambda q, mu: newton(W, q, mu, tol=1e-8, function="fischer_burmeister")),
-                    ("nsgs", lambda q, mu: nsgs(W, q, mu, tol=1e-8, iterations=1000)),
-                    ("jacobi", lambda q, mu: jacobi(W, q, mu, tol=1e-8, iterations=5000))):
+    for name, s in (
+        ("newton", lambda q, mu: newton(W, q, mu, tol=1e-8)),
+        ("newton-fb", lambda q, mu: newton(W, q, mu, tol=1e-8, function="fischer_burmeister")),
+        ("nsgs", lambda q, mu: nsgs(W, q, mu, tol=1e-8, iterations=1000)),
+        ("jacobi", lambda q, mu: jacobi(W, q, mu, tol=1e-8, iterations=5000)),
+    ):
         f = jax.jit(jax.vmap(s))
         sol = f(qs, mus)
-        print(f"256 Rovers, {name}: {B / best(f, qs, mus):.0f} problems/s, "
-              f"converged {float(np.mean(sol.converged)):.3f}")
+        print(
+            f"256 Rovers, {name}: {B / best(f, qs, mus):.0f} problems/s, converged {float(np.mean(sol.converged)):.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -111,9 +111,13 @@ def simulate_cell(scene, batch, dtype, steps):
 
     timing = common.time_call(call, params, q0, u0, min_repeats=1, max_repeats=3, min_total_s=1.0)
     converged = np.asarray(last["out"][2])
-    return {"env_steps_per_s": batch * steps / timing.steady_s, "wall_s": timing.steady_s,
-            "compile_s": timing.compile_s, "unconverged_fraction": float(1.0 - converged.mean()),
-            "repeats": timing.repeats}
+    return {
+        "env_steps_per_s": batch * steps / timing.steady_s,
+        "wall_s": timing.steady_s,
+        "compile_s": timing.compile_s,
+        "unconverged_fraction": float(1.0 - converged.mean()),
+        "repeats": timing.repeats,
+    }
 
 
 def mc_cell(batch, steps):
@@ -127,11 +131,16 @@ def mc_cell(batch, steps):
         total = time.perf_counter() - t0
     tm, fail = summary["timing"], summary["failures"]
     n_steps = summary["study"]["n_steps"]
-    return {"steps": n_steps, "env_steps_per_s": batch * n_steps / tm["run_seconds"], "wall_s": tm["run_seconds"],
-            "compile_s": tm["compile_seconds"],
-            "unconverged_fraction": fail.get("not_converged", 0) / fail["n_samples"],
-            "samples_per_s": batch / tm["run_seconds"], "total_wall_s": total,
-            "note": f"{batch / tm['run_seconds']:.3g} samples/s; whole call {total:.3g} s"}
+    return {
+        "steps": n_steps,
+        "env_steps_per_s": batch * n_steps / tm["run_seconds"],
+        "wall_s": tm["run_seconds"],
+        "compile_s": tm["compile_seconds"],
+        "unconverged_fraction": fail.get("not_converged", 0) / fail["n_samples"],
+        "samples_per_s": batch / tm["run_seconds"],
+        "total_wall_s": total,
+        "note": f"{batch / tm['run_seconds']:.3g} samples/s; whole call {total:.3g} s",
+    }
 
 
 def estimate(rows, scene, dtype, batch):
@@ -150,16 +159,38 @@ def estimate(rows, scene, dtype, batch):
 
 
 def report(device, info, rows, skipped, command):
-    lines = [f"{HEADING} on {device}", "", common.machine_markdown(info, {"device": device, "command": f"`{command}`"}),
-             ""]
-    table = [[r["scene"], r["dtype"], r["batch"], r["steps"], r.get("env_steps_per_s", "—"), r.get("wall_s", "—"),
-              r.get("compile_s", "—"), r.get("unconverged_fraction", "—"), r.get("error", r.get("note", ""))]
-             for r in rows]
-    lines += [common.markdown_table(["scene", "dtype", "B", "steps", "env-steps/s", "wall s", "compile s",
-                                     "unconverged fraction", "note"], table), ""]
+    lines = [
+        f"{HEADING} on {device}",
+        "",
+        common.machine_markdown(info, {"device": device, "command": f"`{command}`"}),
+        "",
+    ]
+    table = [
+        [
+            r["scene"],
+            r["dtype"],
+            r["batch"],
+            r["steps"],
+            r.get("env_steps_per_s", "—"),
+            r.get("wall_s", "—"),
+            r.get("compile_s", "—"),
+            r.get("unconverged_fraction", "—"),
+            r.get("error", r.get("note", "")),
+        ]
+        for r in rows
+    ]
+    lines += [
+        common.markdown_table(
+            ["scene", "dtype", "B", "steps", "env-steps/s", "wall s", "compile s", "unconverged fraction", "note"],
+            table,
+        ),
+        "",
+    ]
     if skipped:
-        lines += ["Skipped: " + "; ".join(f"{s['scene']} {s['dtype']} B = {s['batch']} ({s['reason']})"
-                                          for s in skipped), ""]
+        lines += [
+            "Skipped: " + "; ".join(f"{s['scene']} {s['dtype']} B = {s['batch']} ({s['reason']})" for s in skipped),
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -200,8 +231,12 @@ def main(argv=None):
                 elapsed = time.perf_counter() - t_start
                 guess = estimate(rows, scene, dtype, batch)
                 if elapsed + guess > args.budget_s:
-                    skipped.append({**cell, "reason": f"budget: {elapsed:.0f} s spent + {guess:.0f} s estimated "
-                                                      f"> {args.budget_s:g} s"})
+                    skipped.append(
+                        {
+                            **cell,
+                            "reason": f"budget: {elapsed:.0f} s spent + {guess:.0f} s estimated > {args.budget_s:g} s",
+                        }
+                    )
                     continue
                 print(f"{scene} {dtype} B = {batch} …", file=sys.stderr, flush=True)
                 t0 = time.perf_counter()
@@ -223,8 +258,9 @@ def main(argv=None):
     command = "python bench/gpu.py " + " ".join(sys.argv[1:] if argv is None else argv)
     text = report(device, info, rows, skipped, command)
     print(text)
-    common.write_json({"device": device, "machine": info, "command": command, "rows": rows, "skipped": skipped},
-                      args.out)
+    common.write_json(
+        {"device": device, "machine": info, "command": command, "rows": rows, "skipped": skipped}, args.out
+    )
     if not args.no_append:
         common.append_results(text)
     return 0

@@ -49,8 +49,9 @@ def main():
     model = get_model(name, **over)
     scheme = MoreauJean(impact_location="interpolated")
     q0, u0 = model.initial_state(model.params)
-    tr = simulate(model.system, model.params, q0, u0, dt=dt / 4, n_steps=int(round(t_final / dt)) * 4 + 1,
-                  scheme=scheme)
+    tr = simulate(
+        model.system, model.params, q0, u0, dt=dt / 4, n_steps=int(round(t_final / dt)) * 4 + 1, scheme=scheme
+    )
     t, clean = np.asarray(tr.t)[::4], np.asarray(tr.q)[::4]
     sigma = 0.01 * clean.std(axis=0).mean()
     y = clean + sigma * np.random.default_rng(0).standard_normal(clean.shape)
@@ -71,18 +72,45 @@ def main():
     out = {}
     if a.fit_steps:
         t0 = time.perf_counter()
-        r = fit(model, t, y, (par,), {par: 0.8 * truth}, {par: bounds}, observe=coordinates(), dt=dt,
-                steps=a.fit_steps, noise=sigma, scheme=scheme, gradient=a.gradient)
-        out = {"fit_s": round(time.perf_counter() - t0, 1), "estimate": r.estimates[par],
-               "interval": list(r.interval95[par]), "method": r.interval_method[par]}
-    print(json.dumps({
-        "case": a.case, "gradient": a.gradient, "fit_steps": a.fit_steps,
-        "vg_compile_s": round(timing.compile_s, 2), "vg_run_s": round(timing.steady_s, 4),
-        "vg_temp_bytes": None if temp is None else int(temp.temp_size_in_bytes),
-        "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20, 2),
-        "grad_diff": None if other is None else float(np.max(np.abs(g - np.asarray(other)))), "grad": g.tolist(),
-        "load": os.getloadavg()[0], "date": time.strftime("%Y-%m-%d %H:%M"),
-    } | out), flush=True)
+        r = fit(
+            model,
+            t,
+            y,
+            (par,),
+            {par: 0.8 * truth},
+            {par: bounds},
+            observe=coordinates(),
+            dt=dt,
+            steps=a.fit_steps,
+            noise=sigma,
+            scheme=scheme,
+            gradient=a.gradient,
+        )
+        out = {
+            "fit_s": round(time.perf_counter() - t0, 1),
+            "estimate": r.estimates[par],
+            "interval": list(r.interval95[par]),
+            "method": r.interval_method[par],
+        }
+    print(
+        json.dumps(
+            {
+                "case": a.case,
+                "gradient": a.gradient,
+                "fit_steps": a.fit_steps,
+                "vg_compile_s": round(timing.compile_s, 2),
+                "vg_run_s": round(timing.steady_s, 4),
+                "vg_temp_bytes": None if temp is None else int(temp.temp_size_in_bytes),
+                "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
+                "grad_diff": None if other is None else float(np.max(np.abs(g - np.asarray(other)))),
+                "grad": g.tolist(),
+                "load": os.getloadavg()[0],
+                "date": time.strftime("%Y-%m-%d %H:%M"),
+            }
+            | out
+        ),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

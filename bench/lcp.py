@@ -229,57 +229,145 @@ def measure(name, sweeps, M, q, z_true, sharding=None, chunk: int = 0):
 
 
 def report(args, info, rows, skipped, sweeps, siconos, command) -> str:
-    sic_ver = (f"{siconos['siconos_debian_package']} (Debian python3-siconos; module reports "
-               f"{siconos['siconos_module_version']}), numpy {siconos['numpy']}, Python {siconos['python']}"
-               if siconos else "not run")
-    extra = {"Siconos": sic_ver, "Command": f"`{command}`",
-             "Load average at end (1, 5, 15 min)": ", ".join(f"{x:.2f}" for x in os.getloadavg())}
-    parts = [f"## LCP throughput: jaxcontact vs Siconos numerics — {info['date_utc']}", "",
-             common.machine_markdown(info, extra), "",
-             "Problems: random SPD Delassus-like M = J diag(m⁻¹) Jᵀ + 10⁻³·tr/n·I (J n×3n Gaussian) "
-             "with a known solution (half the indices active), seed "
-             f"{args.seed}; the same problems for every solver and for Siconos "
-             "(see `bench/lcp.py`). Throughput = batch / median steady-state call time "
-             "(jit + vmap, `block_until_ready`"
-             + (f"; batches above {args.chunk} run as `lax.map` over chunks of {args.chunk}" if args.chunk else
-                "; one vmap over the whole batch")
-             + (f"; batch sharded over {args.devices} host devices" if args.devices > 1 else "")
-             + "); compile s = first call − steady call. "
-             "Residual = ‖min(z, Mz+q)‖∞ / max(1, ‖q‖∞); converged = the solver's own flag "
-             "(residual ≤ 1e-10 in float64, 1e-4 in float32); |z−z*| = worst ‖z − z_true‖∞ "
-             "over the batch. Iters: median Lemke pivots; fixed PGS/Jacobi sweeps.", ""]
+    sic_ver = (
+        f"{siconos['siconos_debian_package']} (Debian python3-siconos; module reports "
+        f"{siconos['siconos_module_version']}), numpy {siconos['numpy']}, Python {siconos['python']}"
+        if siconos
+        else "not run"
+    )
+    extra = {
+        "Siconos": sic_ver,
+        "Command": f"`{command}`",
+        "Load average at end (1, 5, 15 min)": ", ".join(f"{x:.2f}" for x in os.getloadavg()),
+    }
+    parts = [
+        f"## LCP throughput: jaxcontact vs Siconos numerics — {info['date_utc']}",
+        "",
+        common.machine_markdown(info, extra),
+        "",
+        "Problems: random SPD Delassus-like M = J diag(m⁻¹) Jᵀ + 10⁻³·tr/n·I (J n×3n Gaussian) "
+        "with a known solution (half the indices active), seed "
+        f"{args.seed}; the same problems for every solver and for Siconos "
+        "(see `bench/lcp.py`). Throughput = batch / median steady-state call time "
+        "(jit + vmap, `block_until_ready`"
+        + (
+            f"; batches above {args.chunk} run as `lax.map` over chunks of {args.chunk}"
+            if args.chunk
+            else "; one vmap over the whole batch"
+        )
+        + (f"; batch sharded over {args.devices} host devices" if args.devices > 1 else "")
+        + "); compile s = first call − steady call. "
+        "Residual = ‖min(z, Mz+q)‖∞ / max(1, ‖q‖∞); converged = the solver's own flag "
+        "(residual ≤ 1e-10 in float64, 1e-4 in float32); |z−z*| = worst ‖z − z_true‖∞ "
+        "over the batch. Iters: median Lemke pivots; fixed PGS/Jacobi sweeps.",
+        "",
+    ]
     if sweeps:
-        parts += ["Sweeps (smallest multiple of "
-                  f"{args.sweep_step} converging every problem of the pool, "
-                  "unless fixed by flags):", ""]
-        parts.append(common.markdown_table(
-            ["solver", "dtype"] + [f"n={n}" for n in args.sizes],
-            [[s, d] + [str(sweeps.get((s, n, d), "—")) for n in args.sizes]
-             for s in args.solvers if s != "lemke" for d in args.dtypes]))
+        parts += [
+            "Sweeps (smallest multiple of "
+            f"{args.sweep_step} converging every problem of the pool, "
+            "unless fixed by flags):",
+            "",
+        ]
+        parts.append(
+            common.markdown_table(
+                ["solver", "dtype"] + [f"n={n}" for n in args.sizes],
+                [
+                    [s, d] + [str(sweeps.get((s, n, d), "—")) for n in args.sizes]
+                    for s in args.solvers
+                    if s != "lemke"
+                    for d in args.dtypes
+                ],
+            )
+        )
         parts.append("")
-    parts.append(common.markdown_table(
-        ["n", "batch", "dtype", "solver", "iters", "compile s", "problems/s", "µs/problem",
-         "converged", "median residual", "max |z−z*|"],
-        [[str(r["n"]), str(r["batch"]), r["dtype"], r["solver"], r["iterations"], r["compile_s"],
-          r["problems_per_s"], r["us_per_problem"], f"{r['converged_fraction']:.4f}",
-          r["median_residual"], r["max_truth_error"]] for r in rows]))
+    parts.append(
+        common.markdown_table(
+            [
+                "n",
+                "batch",
+                "dtype",
+                "solver",
+                "iters",
+                "compile s",
+                "problems/s",
+                "µs/problem",
+                "converged",
+                "median residual",
+                "max |z−z*|",
+            ],
+            [
+                [
+                    str(r["n"]),
+                    str(r["batch"]),
+                    r["dtype"],
+                    r["solver"],
+                    r["iterations"],
+                    r["compile_s"],
+                    r["problems_per_s"],
+                    r["us_per_problem"],
+                    f"{r['converged_fraction']:.4f}",
+                    r["median_residual"],
+                    r["max_truth_error"],
+                ]
+                for r in rows
+            ],
+        )
+    )
     if skipped:
-        parts += ["", "Skipped: " + "; ".join(f"n={s['n']} batch={s['batch']} {s['dtype']} {s['solver']} "
-                                            f"({s['reason']})" for s in skipped) + "."]
+        parts += [
+            "",
+            "Skipped: "
+            + "; ".join(f"n={s['n']} batch={s['batch']} {s['dtype']} {s['solver']} ({s['reason']})" for s in skipped)
+            + ".",
+        ]
     if siconos:
-        parts += ["", "Siconos numerics (float64, one problem per `linearComplementarity_driver` call "
-                  f"from Python, tolerance {siconos['results'][0]['tol'] if siconos['results'] else '—'}, "
-                  "single-threaded; first problems of the same pool; median of "
-                  f"{args.siconos_passes} passes):", ""]
-        parts.append(common.markdown_table(
-            ["n", "solver", "problems", "problems/s", "µs/problem", "info ok", "median Siconos error",
-             "median residual", "max |z−z*|", "median iters"],
-            [[str(r["n"]), r["solver"].upper(), str(r["problems"]), r["problems_per_s"], r["us_per_problem"],
-              f"{r['info_ok_fraction']:.4f}", r["median_siconos_error"], r["median_natural_residual"],
-              r["max_truth_error"], r["median_iterations"]] for r in siconos["results"]]))
+        parts += [
+            "",
+            "Siconos numerics (float64, one problem per `linearComplementarity_driver` call "
+            f"from Python, tolerance {siconos['results'][0]['tol'] if siconos['results'] else '—'}, "
+            "single-threaded; first problems of the same pool; median of "
+            f"{args.siconos_passes} passes):",
+            "",
+        ]
+        parts.append(
+            common.markdown_table(
+                [
+                    "n",
+                    "solver",
+                    "problems",
+                    "problems/s",
+                    "µs/problem",
+                    "info ok",
+                    "median Siconos error",
+                    "median residual",
+                    "max |z−z*|",
+                    "median iters",
+                ],
+                [
+                    [
+                        str(r["n"]),
+                        r["solver"].upper(),
+                        str(r["problems"]),
+                        r["problems_per_s"],
+                        r["us_per_problem"],
+                        f"{r['info_ok_fraction']:.4f}",
+                        r["median_siconos_error"],
+                        r["median_natural_residual"],
+                        r["max_truth_error"],
+                        r["median_iterations"],
+                    ]
+                    for r in siconos["results"]
+                ],
+            )
+        )
         if siconos["skipped"]:
-            parts += ["", "Siconos skipped: " + "; ".join(f"{s['solver'].upper()} n={s['n']} ({s['reason']})"
-                                                        for s in siconos["skipped"]) + "."]
+            parts += [
+                "",
+                "Siconos skipped: "
+                + "; ".join(f"{s['solver'].upper()} n={s['n']} ({s['reason']})" for s in siconos["skipped"])
+                + ".",
+            ]
         parts += ["", comparison(args, rows, siconos)]
     return "\n".join(parts) + "\n"
 
@@ -297,29 +385,60 @@ def comparison(args, rows, siconos) -> str:
                     continue
                 one = next((r for r in mine if r["batch"] == 1), None)
                 best = max(mine, key=lambda r: r["problems_per_s"])
-                beat = [r["batch"] for r in sorted(mine, key=lambda r: r["batch"])
-                        if r["problems_per_s"] > ref and r["converged_fraction"] == 1.0]
-                out_rows.append([s, d, str(n), SICONOS_OF[s].upper(), ref,
-                                 one["problems_per_s"] / ref if one else "—",
-                                 best["problems_per_s"] / ref, str(best["batch"]),
-                                 str(beat[0]) if beat else "never"])
-    return ("jaxcontact vs Siconos (ratio of problems/s; > 1 means jaxcontact is faster; "
-            "'overtakes at' = smallest batch measured that is faster with every problem converged):\n\n"
-            + common.markdown_table(["solver", "dtype", "n", "vs Siconos", "Siconos problems/s",
-                                     "ratio at batch 1", "best ratio", "at batch", "overtakes at"], out_rows))
+                beat = [
+                    r["batch"]
+                    for r in sorted(mine, key=lambda r: r["batch"])
+                    if r["problems_per_s"] > ref and r["converged_fraction"] == 1.0
+                ]
+                out_rows.append(
+                    [
+                        s,
+                        d,
+                        str(n),
+                        SICONOS_OF[s].upper(),
+                        ref,
+                        one["problems_per_s"] / ref if one else "—",
+                        best["problems_per_s"] / ref,
+                        str(best["batch"]),
+                        str(beat[0]) if beat else "never",
+                    ]
+                )
+    return (
+        "jaxcontact vs Siconos (ratio of problems/s; > 1 means jaxcontact is faster; "
+        "'overtakes at' = smallest batch measured that is faster with every problem converged):\n\n"
+        + common.markdown_table(
+            [
+                "solver",
+                "dtype",
+                "n",
+                "vs Siconos",
+                "Siconos problems/s",
+                "ratio at batch 1",
+                "best ratio",
+                "at batch",
+                "overtakes at",
+            ],
+            out_rows,
+        )
+    )
 
 
 # --------------------------------------------------------------------------- main
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ints = lambda s: tuple(int(x) for x in s.split(",") if x)  # noqa: E731
     strs = lambda s: tuple(x for x in s.split(",") if x)  # noqa: E731
-    p.add_argument("--grid", choices=tuple(GRIDS), default="quick",
-                   help="preset sizes/batches: quick = n 4,16,64 × batch 1,256,4096; "
-                        "full = n 2…64 × batch 1…16384 (default %(default)s)")
+    p.add_argument(
+        "--grid",
+        choices=tuple(GRIDS),
+        default="quick",
+        help="preset sizes/batches: quick = n 4,16,64 × batch 1,256,4096; "
+        "full = n 2…64 × batch 1…16384 (default %(default)s)",
+    )
     p.add_argument("--sizes", type=ints, help="comma-separated n (overrides --grid)")
     p.add_argument("--batches", type=ints, help="comma-separated batch sizes (overrides --grid)")
     p.add_argument("--solvers", type=strs, default=SOLVERS, help="comma-separated, of " + ",".join(SOLVERS))
@@ -328,23 +447,40 @@ def parse_args(argv=None):
     p.add_argument("--jacobi-sweeps", type=int, help="fixed projected-Jacobi sweep count (default: calibrated)")
     p.add_argument("--sweep-step", type=int, default=5, help="calibration granularity (default %(default)s)")
     p.add_argument("--max-mem-mb", type=float, default=2048, help="skip larger working sets (default %(default)s)")
-    p.add_argument("--max-call-s", type=float, default=3.0,
-                   help="skip a batch whose call is predicted to exceed this (default %(default)s)")
-    p.add_argument("--chunk", type=int, default=0,
-                   help="solve batches larger than this as lax.map over chunks of this many problems "
-                        "(vmap inside); 0 = one vmap over the whole batch (default %(default)s)")
-    p.add_argument("--devices", type=int, default=1,
-                   help="XLA host devices to shard the batch over (sets XLA_FLAGS; default %(default)s)")
+    p.add_argument(
+        "--max-call-s",
+        type=float,
+        default=3.0,
+        help="skip a batch whose call is predicted to exceed this (default %(default)s)",
+    )
+    p.add_argument(
+        "--chunk",
+        type=int,
+        default=0,
+        help="solve batches larger than this as lax.map over chunks of this many problems "
+        "(vmap inside); 0 = one vmap over the whole batch (default %(default)s)",
+    )
+    p.add_argument(
+        "--devices",
+        type=int,
+        default=1,
+        help="XLA host devices to shard the batch over (sets XLA_FLAGS; default %(default)s)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--problems-dir", type=Path, default=common.OUT_DIR / "lcp_problems")
     p.add_argument("--no-siconos", action="store_true", help="skip the Siconos subprocess")
     p.add_argument("--siconos-python", default="/usr/bin/python3")
     p.add_argument("--siconos-solvers", default="lemke,pgs,enum")
-    p.add_argument("--siconos-seconds", type=float, default=2.0,
-                   help="solver time per (Siconos solver, n) (default %(default)s)")
+    p.add_argument(
+        "--siconos-seconds", type=float, default=2.0, help="solver time per (Siconos solver, n) (default %(default)s)"
+    )
     p.add_argument("--siconos-max-problems", type=int, default=2000)
-    p.add_argument("--siconos-passes", type=int, default=3,
-                   help="Siconos solves its problems this many times; median pass counts (default %(default)s)")
+    p.add_argument(
+        "--siconos-passes",
+        type=int,
+        default=3,
+        help="Siconos solves its problems this many times; median pass counts (default %(default)s)",
+    )
     p.add_argument("--results", type=Path, default=common.RESULTS_MD, help="Markdown file to append to")
     p.add_argument("--no-append", action="store_true", help="print the report, do not append it")
     args = p.parse_args(argv)
@@ -366,8 +502,9 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     command = "python bench/lcp.py " + " ".join(sys.argv[1:] if argv is None else argv)
     if args.devices > 1:  # must happen before jax is imported
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
-                                   + f" --xla_force_host_platform_device_count={args.devices}").strip()
+        os.environ["XLA_FLAGS"] = (
+            os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={args.devices}"
+        ).strip()
     import jax
 
     jax.config.update("jax_enable_x64", True)
@@ -375,8 +512,7 @@ def main(argv=None) -> int:
     if args.devices > 1:
         from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-        sharding = NamedSharding(Mesh(np.array(jax.devices()[: args.devices]), ("batch",)),
-                                 PartitionSpec("batch"))
+        sharding = NamedSharding(Mesh(np.array(jax.devices()[: args.devices]), ("batch",)), PartitionSpec("batch"))
     info = common.machine_info()
     t_start = time.perf_counter()
 
@@ -420,27 +556,56 @@ def main(argv=None) -> int:
                         print(f"skip {s} n={n} batch={b} {d}: {skip}", file=sys.stderr)
                         continue
                     use_sharding = sharding if (sharding is not None and b % args.devices == 0) else None
-                    r = measure(s, sweeps.get((s, n, d)), tiled(M, b).astype(d), tiled(q, b).astype(d),
-                                tiled(z_true, b), use_sharding, args.chunk)
+                    r = measure(
+                        s,
+                        sweeps.get((s, n, d)),
+                        tiled(M, b).astype(d),
+                        tiled(q, b).astype(d),
+                        tiled(z_true, b),
+                        use_sharding,
+                        args.chunk,
+                    )
                     r.update(n=n, batch=b, dtype=d, solver=s)
                     rows.append(r)
                     per_problem = r["us_per_problem"] * 1e-6
-                    print(f"{s:16s} n={n:3d} batch={b:6d} {d}: {r['problems_per_s']:.3g}/s, "
-                          f"compile {r['compile_s']:.2f}s, converged {r['converged_fraction']:.4f}, "
-                          f"median residual {r['median_residual']:.1e}", file=sys.stderr)
+                    print(
+                        f"{s:16s} n={n:3d} batch={b:6d} {d}: {r['problems_per_s']:.3g}/s, "
+                        f"compile {r['compile_s']:.2f}s, converged {r['converged_fraction']:.4f}, "
+                        f"median residual {r['median_residual']:.1e}",
+                        file=sys.stderr,
+                    )
 
     siconos = None
     if not args.no_siconos:
-        cmd = [args.siconos_python, str(common.BENCH_DIR / "siconos_lcp.py"),
-               "--problems-dir", str(args.problems_dir), "--sizes", ",".join(map(str, args.sizes)),
-               "--solvers", args.siconos_solvers, "--seconds", str(args.siconos_seconds),
-               "--max-problems", str(args.siconos_max_problems), "--passes", str(args.siconos_passes)]
+        cmd = [
+            args.siconos_python,
+            str(common.BENCH_DIR / "siconos_lcp.py"),
+            "--problems-dir",
+            str(args.problems_dir),
+            "--sizes",
+            ",".join(map(str, args.sizes)),
+            "--solvers",
+            args.siconos_solvers,
+            "--seconds",
+            str(args.siconos_seconds),
+            "--max-problems",
+            str(args.siconos_max_problems),
+            "--passes",
+            str(args.siconos_passes),
+        ]
         siconos = common.run_json_subprocess(cmd, timeout=3600)
 
     text = report(args, info, rows, skipped, sweeps, siconos, command)
-    common.write_json({"machine": info, "rows": rows, "skipped": skipped,
-                       "sweeps": {f"{k[0]} n={k[1]} {k[2]}": v for k, v in sweeps.items()},
-                       "siconos": siconos}, common.OUT_DIR / "lcp_results.json")
+    common.write_json(
+        {
+            "machine": info,
+            "rows": rows,
+            "skipped": skipped,
+            "sweeps": {f"{k[0]} n={k[1]} {k[2]}": v for k, v in sweeps.items()},
+            "siconos": siconos,
+        },
+        common.OUT_DIR / "lcp_results.json",
+    )
     print(text)
     if not args.no_append:
         print(f"appended to {common.append_results(text, args.results)}", file=sys.stderr)

@@ -70,10 +70,18 @@ GRIDS = {
         "four-bar": {"ns": (256, 1024), "chunk": 256, "chunks": (64, 256, 1024), "n_for_chunks": 1024},
     },
     "full": {
-        "ball": {"ns": (256, 1024, 4096, 16384, 65536), "chunk": 1024, "chunks": (64, 256, 1024, 4096),
-                 "n_for_chunks": 16384},
-        "four-bar": {"ns": (256, 1024, 4096, 10000), "chunk": 256, "chunks": (64, 128, 256, 512, 1024, 2048),
-                     "n_for_chunks": 4096},
+        "ball": {
+            "ns": (256, 1024, 4096, 16384, 65536),
+            "chunk": 1024,
+            "chunks": (64, 256, 1024, 4096),
+            "n_for_chunks": 16384,
+        },
+        "four-bar": {
+            "ns": (256, 1024, 4096, 10000),
+            "chunk": 256,
+            "chunks": (64, 128, 256, 512, 1024, 2048),
+            "n_for_chunks": 4096,
+        },
     },
 }
 BALL_OUTCOMES = ("rebound:y", "peak_impulse", "impacts", "rest_time", "max_penetration", "series:y", "series:energy")
@@ -93,11 +101,17 @@ def study_pieces(name: str, n: int, t_final: float | None, seed: int):
     spec = default_study(model_name, n=n, outcomes=outs, sensitivity=False, seed=seed, **kw)
     study = prepare_study(spec)
     inputs = {k: study.values[k] for k in spec.space.names}
-    info = {"model": model_name, "dt": study.dt, "t_final": study.t_final, "n_steps": study.n_steps,
-            "outcomes": list(spec.outcomes), "params": spec.space.to_json(),
-            "diagnostics": bool(study.scheme.diagnostics), "save_every": spec.save_every,
-            "fixed": {k: float(v) for k, v in study.model.params.items()
-                      if k not in inputs and k in ("mass", "gravity")}}
+    info = {
+        "model": model_name,
+        "dt": study.dt,
+        "t_final": study.t_final,
+        "n_steps": study.n_steps,
+        "outcomes": list(spec.outcomes),
+        "params": spec.space.to_json(),
+        "diagnostics": bool(study.scheme.diagnostics),
+        "save_every": spec.save_every,
+        "fixed": {k: float(v) for k, v in study.model.params.items() if k not in inputs and k in ("mass", "gravity")},
+    }
     return study.evaluate, inputs, info
 
 
@@ -120,8 +134,9 @@ def worker(args) -> dict:
         chunk0 = args.chunk.get(name, g["chunk"])
         n_for_chunks = args.n_for_chunks.get(name, g["n_for_chunks"])
         n_max = max(max(ns), n_for_chunks)
-        evaluate, inputs, info = study_pieces(name, n_max, args.four_bar_t_final if name == "four-bar" else None,
-                                              args.seed)
+        evaluate, inputs, info = study_pieces(
+            name, n_max, args.four_bar_t_final if name == "four-bar" else None, args.seed
+        )
         inputs = runner._canonical(inputs)
         compiled = {}
 
@@ -152,15 +167,29 @@ def worker(args) -> dict:
                     break
             secs = float(np.median(times))
             valid = np.asarray(out["converged"]) & np.asarray(out["state_finite"])
-            r = {"model": name, "dtype": args.dtype, "n": n, "chunk": eff, "sweep": sweep, "seconds": secs,
-                 "runs": len(times), "samples_per_s": n / secs, "ms_per_sample": 1e3 * secs / n,
-                 "env_steps_per_s": n * info["n_steps"] / secs, "compile_s": compile_s,
-                 "valid_fraction": float(valid.mean()), "load1": os.getloadavg()[0]}
+            r = {
+                "model": name,
+                "dtype": args.dtype,
+                "n": n,
+                "chunk": eff,
+                "sweep": sweep,
+                "seconds": secs,
+                "runs": len(times),
+                "samples_per_s": n / secs,
+                "ms_per_sample": 1e3 * secs / n,
+                "env_steps_per_s": n * info["n_steps"] / secs,
+                "compile_s": compile_s,
+                "valid_fraction": float(valid.mean()),
+                "load1": os.getloadavg()[0],
+            }
             done[key] = r
             rows.append(r)
-            print(f"{name:8s} {args.dtype} N={n:6d} chunk={eff:5d}: {r['samples_per_s']:8.1f} samples/s "
-                  f"({r['env_steps_per_s']:.3g} env-steps/s), compile {compile_s:.1f} s, valid "
-                  f"{r['valid_fraction']:.4f}, load {r['load1']:.1f}", file=sys.stderr)
+            print(
+                f"{name:8s} {args.dtype} N={n:6d} chunk={eff:5d}: {r['samples_per_s']:8.1f} samples/s "
+                f"({r['env_steps_per_s']:.3g} env-steps/s), compile {compile_s:.1f} s, valid "
+                f"{r['valid_fraction']:.4f}, load {r['load1']:.1f}",
+                file=sys.stderr,
+            )
             if last_out is None or n >= last_out[0]:
                 last_out = (n, out)
         extra[name] = {"study": info}
@@ -173,8 +202,11 @@ def worker(args) -> dict:
         elif "four-bar" == name:
             n, out = last_out
             valid = np.asarray(out["converged"]) & np.asarray(out["state_finite"])
-            extra[name]["outcome_means"] = {k: float(np.nanmean(np.asarray(v)[valid])) for k, v in out.items()
-                                            if np.ndim(v) == 1 and k not in ("converged", "state_finite")}
+            extra[name]["outcome_means"] = {
+                k: float(np.nanmean(np.asarray(v)[valid]))
+                for k, v in out.items()
+                if np.ndim(v) == 1 and k not in ("converged", "state_finite")
+            }
             extra[name]["n_for_means"] = n
     full = None
     if args.full_study:
@@ -195,10 +227,20 @@ def full_study(args) -> dict:
         s = run_study(spec, d, progress=False, plot=False)
         wall = time.perf_counter() - t0
     tm = s["timing"]
-    print(f"full study {name} N={args.full_n} {args.dtype}: wall {wall:.1f} s, compile {tm['compile_seconds']:.1f} s, "
-          f"{tm['samples_per_second']:.1f} samples/s", file=sys.stderr)
-    return {"model": name, "n": args.full_n, "dtype": args.dtype, "wall_s": wall, **tm,
-            "n_failed": s["failures"]["n_failed"], "n_simulations": s["study"]["n_simulations"]}
+    print(
+        f"full study {name} N={args.full_n} {args.dtype}: wall {wall:.1f} s, compile {tm['compile_seconds']:.1f} s, "
+        f"{tm['samples_per_second']:.1f} samples/s",
+        file=sys.stderr,
+    )
+    return {
+        "model": name,
+        "n": args.full_n,
+        "dtype": args.dtype,
+        "wall_s": wall,
+        **tm,
+        "n_failed": s["failures"]["n_failed"],
+        "n_simulations": s["study"]["n_simulations"],
+    }
 
 
 # --------------------------------------------------------------------------- comparison with Siconos
@@ -227,9 +269,14 @@ def compare_ball(jax_ball: dict, sic: dict) -> dict:
         pj = xj[:m]
         d = xs - pj
         res["outcomes"][jname] = {
-            "mean_jax": float(a.mean()), "sem_jax": float(se_j), "mean_siconos": float(xs.mean()),
-            "sem_siconos": float(se_s), "diff": float(diff), "z": float(z),
-            "paired_mean_jax": float(np.nanmean(pj)), "paired_max_abs_diff": float(np.nanmax(np.abs(d))),
+            "mean_jax": float(a.mean()),
+            "sem_jax": float(se_j),
+            "mean_siconos": float(xs.mean()),
+            "sem_siconos": float(se_s),
+            "diff": float(diff),
+            "z": float(z),
+            "paired_mean_jax": float(np.nanmean(pj)),
+            "paired_max_abs_diff": float(np.nanmax(np.abs(d))),
             "paired_median_abs_diff": float(np.nanmedian(np.abs(d))),
             "paired_equal_fraction": float(np.mean(np.isclose(xs, pj, rtol=0, atol=1e-9))),
         }
@@ -241,7 +288,9 @@ def compare_ball(jax_ball: dict, sic: dict) -> dict:
         "sem_jax_all": float(np.asarray(jax_ball["outcomes"]["rebound:y"])[valid].std(ddof=1) / math.sqrt(valid.sum())),
         # E[ε²] E[H] for independent ε ~ U(0.5, 0.95), H ~ U(0.5, 1.5)
         "mean_distribution": (0.95**3 - 0.5**3) / (3 * 0.45) * 1.0,
-        "max_abs_err_jax": float(np.nanmax(np.abs(np.asarray(jax_ball["outcomes"]["rebound:y"])[valid] - exact[valid]))),
+        "max_abs_err_jax": float(
+            np.nanmax(np.abs(np.asarray(jax_ball["outcomes"]["rebound:y"])[valid] - exact[valid]))
+        ),
         "max_abs_err_siconos": float(np.nanmax(np.abs(np.asarray(sic["outcomes"]["rebound_y"]) - exact[:m]))),
     }
     return res
@@ -258,85 +307,167 @@ def uptime() -> str:
 
 
 def report(args, info, results, sic, cmp, up0, up1, wall) -> str:
-    lines = ["## Monte Carlo studies: samples/s vs N and chunk size, and a Siconos loop (`bench/montecarlo.py`)", "",
-             common.machine_markdown(info, {"`uptime` before": f"`{up0}`", "`uptime` after": f"`{up1}`",
-                                            "Command": f"`{' '.join(['bench/montecarlo.py', *[a for a in sys.argv[1:] if a != '--no-append']])}` "
-                                                       f"(grid {args.grid}; whole bench {wall:.0f} s wall)"}), ""]
+    lines = [
+        "## Monte Carlo studies: samples/s vs N and chunk size, and a Siconos loop (`bench/montecarlo.py`)",
+        "",
+        common.machine_markdown(
+            info,
+            {
+                "`uptime` before": f"`{up0}`",
+                "`uptime` after": f"`{up1}`",
+                "Command": f"`{' '.join(['bench/montecarlo.py', *[a for a in sys.argv[1:] if a != '--no-append']])}` "
+                f"(grid {args.grid}; whole bench {wall:.0f} s wall)",
+            },
+        ),
+        "",
+    ]
     any_res = next(iter(results.values()))
     for name in args.models:
         st = any_res["extra"][name]["study"]
-        lines.append(f"- **{name}** study: {st['n_steps']} steps of dt = {st['dt']:g} s ({st['t_final']:g} s), "
-                     f"uncertain {', '.join(f'{k} {v}' for k, v in st['params'].items())}; outcomes "
-                     f"{', '.join(st['outcomes'])}; every step simulated and reduced, series kept every "
-                     f"{st['save_every']} steps; diagnostics {'on' if st['diagnostics'] else 'off'}.")
-    lines += ["", "samples/s = N / wall time of the runner's chunk loop (transfers and padding included, one "
-              "XLA CPU device), compile s apart (once per chunk shape). `chunk` is the chunk actually used "
-              "(min(chunk, N)). valid = converged and finite.", ""]
+        lines.append(
+            f"- **{name}** study: {st['n_steps']} steps of dt = {st['dt']:g} s ({st['t_final']:g} s), "
+            f"uncertain {', '.join(f'{k} {v}' for k, v in st['params'].items())}; outcomes "
+            f"{', '.join(st['outcomes'])}; every step simulated and reduced, series kept every "
+            f"{st['save_every']} steps; diagnostics {'on' if st['diagnostics'] else 'off'}."
+        )
+    lines += [
+        "",
+        "samples/s = N / wall time of the runner's chunk loop (transfers and padding included, one "
+        "XLA CPU device), compile s apart (once per chunk shape). `chunk` is the chunk actually used "
+        "(min(chunk, N)). valid = converged and finite.",
+        "",
+    ]
     for name in args.models:
         for sweep, title in (("N", "against N"), ("chunk", "against chunk size")):
             rows = [r for d in results.values() for r in d["rows"] if r["model"] == name and r["sweep"] == sweep]
             if not rows:
                 continue
             lines += [f"### {name}: samples/s {title}", ""]
-            lines.append(common.markdown_table(
-                ["dtype", "N", "chunk", "samples/s", "ms/sample", "env-steps/s", "compile s", "valid", "load 1 min"],
-                [[r["dtype"], str(r["n"]), str(r["chunk"]), r["samples_per_s"], r["ms_per_sample"],
-                  r["env_steps_per_s"], r["compile_s"], f"{r['valid_fraction']:.4f}", f"{r['load1']:.2f}"]
-                 for r in rows]))
+            lines.append(
+                common.markdown_table(
+                    [
+                        "dtype",
+                        "N",
+                        "chunk",
+                        "samples/s",
+                        "ms/sample",
+                        "env-steps/s",
+                        "compile s",
+                        "valid",
+                        "load 1 min",
+                    ],
+                    [
+                        [
+                            r["dtype"],
+                            str(r["n"]),
+                            str(r["chunk"]),
+                            r["samples_per_s"],
+                            r["ms_per_sample"],
+                            r["env_steps_per_s"],
+                            r["compile_s"],
+                            f"{r['valid_fraction']:.4f}",
+                            f"{r['load1']:.2f}",
+                        ]
+                        for r in rows
+                    ],
+                )
+            )
             lines.append("")
     if "four-bar" in args.models:
         fb = any_res["extra"]["four-bar"]
-        lines.append(f"four-bar outcome means over the valid ones of {fb['n_for_means']} samples ({next(iter(results))}): "
-                     + ", ".join(f"{k} {common.fmt_num(v)}" for k, v in fb["outcome_means"].items()) + ".")
+        lines.append(
+            f"four-bar outcome means over the valid ones of {fb['n_for_means']} samples ({next(iter(results))}): "
+            + ", ".join(f"{k} {common.fmt_num(v)}" for k, v in fb["outcome_means"].items())
+            + "."
+        )
         lines.append("")
     for d, res in results.items():
         if res.get("full_study"):
             f = res["full_study"]
-            lines.append(f"End to end, `run_study` of the default {f['model']} study with n = {f['n']} ({d}, "
-                         f"Saltelli design, {f['n_simulations']} simulations, chunk files, statistics, Sobol "
-                         f"indices, no plots): wall {f['wall_s']:.1f} s, compile {f['compile_seconds']:.1f} s, "
-                         f"{f['samples_per_second']:.1f} samples/s, {f['n_failed']} failed.")
+            lines.append(
+                f"End to end, `run_study` of the default {f['model']} study with n = {f['n']} ({d}, "
+                f"Saltelli design, {f['n_simulations']} simulations, chunk files, statistics, Sobol "
+                f"indices, no plots): wall {f['wall_s']:.1f} s, compile {f['compile_seconds']:.1f} s, "
+                f"{f['samples_per_second']:.1f} samples/s, {f['n_failed']} failed."
+            )
             lines.append("")
     best = {}
     if sic is not None:
         t = sic["seconds_per_sample"]
         ms_sic = 1e3 * float(sorted(t)[len(t) // 2])
-        lines += ["### Bouncing-ball study without jaxcontact: a Python loop over Siconos simulations", "",
-                  f"`/usr/bin/python3 bench/siconos_montecarlo.py` (Siconos {sic['siconos']}, Python {sic['python']}): "
-                  f"{sic['n']} samples (the first of the jaxcontact design: same heights, restitutions, dt "
-                  f"and duration), one MoreauJeanOSI/LCP TimeStepping simulation each, every step recorded and "
-                  f"reduced to the same outcomes; median {ms_sic:.1f} ms per sample "
-                  f"(mean {1e3 * sum(t) / len(t):.1f} ms; build + {sic['steps'][0]} steps + reduction).", ""]
+        lines += [
+            "### Bouncing-ball study without jaxcontact: a Python loop over Siconos simulations",
+            "",
+            f"`/usr/bin/python3 bench/siconos_montecarlo.py` (Siconos {sic['siconos']}, Python {sic['python']}): "
+            f"{sic['n']} samples (the first of the jaxcontact design: same heights, restitutions, dt "
+            f"and duration), one MoreauJeanOSI/LCP TimeStepping simulation each, every step recorded and "
+            f"reduced to the same outcomes; median {ms_sic:.1f} ms per sample "
+            f"(mean {1e3 * sum(t) / len(t):.1f} ms; build + {sic['steps'][0]} steps + reduction).",
+            "",
+        ]
         rows = []
         for d, res in results.items():
             rr = [r for r in res["rows"] if r["model"] == "ball"]
             if rr:
                 b = max(rr, key=lambda r: r["samples_per_s"])
                 best[d] = b
-                rows.append([f"jaxcontact {d}", f"N {b['n']}, chunk {b['chunk']}", b["ms_per_sample"],
-                             b["samples_per_s"], f"{ms_sic / b['ms_per_sample']:.0f}×"])
+                rows.append(
+                    [
+                        f"jaxcontact {d}",
+                        f"N {b['n']}, chunk {b['chunk']}",
+                        b["ms_per_sample"],
+                        b["samples_per_s"],
+                        f"{ms_sic / b['ms_per_sample']:.0f}×",
+                    ]
+                )
         rows.append(["Siconos loop", f"{sic['n']} samples", ms_sic, 1e3 / ms_sic, "1×"])
-        lines.append(common.markdown_table(["", "best point", "ms/sample", "samples/s", "speed-up vs Siconos"],
-                                           rows))
+        lines.append(common.markdown_table(["", "best point", "ms/sample", "samples/s", "speed-up vs Siconos"], rows))
         lines.append("")
     if cmp is not None:
-        lines += [f"Agreement. Unpaired: Siconos on its {cmp['n_siconos']} samples against jaxcontact {cmp['dtype']} on the "
-                  f"{cmp['n_jax']} valid samples after them (independent draws of the same distribution); "
-                  "z = (mean_S − mean_J)/√(se_J² + se_S²), |z| ≲ 2 expected. Paired: the same first samples "
-                  "on both sides.", ""]
-        lines.append(common.markdown_table(
-            ["outcome", "mean jaxcontact ± se", "mean Siconos ± se", "z", "paired mean jaxcontact",
-             "paired median |Δ|", "paired max |Δ|", "paired identical (1e-9)"],
-            [[k, f"{common.fmt_num(v['mean_jax'], 4)} ± {common.fmt_num(v['sem_jax'], 2)}",
-              f"{common.fmt_num(v['mean_siconos'], 4)} ± {common.fmt_num(v['sem_siconos'], 2)}", f"{v['z']:+.2f}",
-              common.fmt_num(v["paired_mean_jax"], 4), v["paired_median_abs_diff"], v["paired_max_abs_diff"],
-              f"{v['paired_equal_fraction']:.3f}"] for k, v in cmp["outcomes"].items()]))
+        lines += [
+            f"Agreement. Unpaired: Siconos on its {cmp['n_siconos']} samples against jaxcontact {cmp['dtype']} on the "
+            f"{cmp['n_jax']} valid samples after them (independent draws of the same distribution); "
+            "z = (mean_S − mean_J)/√(se_J² + se_S²), |z| ≲ 2 expected. Paired: the same first samples "
+            "on both sides.",
+            "",
+        ]
+        lines.append(
+            common.markdown_table(
+                [
+                    "outcome",
+                    "mean jaxcontact ± se",
+                    "mean Siconos ± se",
+                    "z",
+                    "paired mean jaxcontact",
+                    "paired median |Δ|",
+                    "paired max |Δ|",
+                    "paired identical (1e-9)",
+                ],
+                [
+                    [
+                        k,
+                        f"{common.fmt_num(v['mean_jax'], 4)} ± {common.fmt_num(v['sem_jax'], 2)}",
+                        f"{common.fmt_num(v['mean_siconos'], 4)} ± {common.fmt_num(v['sem_siconos'], 2)}",
+                        f"{v['z']:+.2f}",
+                        common.fmt_num(v["paired_mean_jax"], 4),
+                        v["paired_median_abs_diff"],
+                        v["paired_max_abs_diff"],
+                        f"{v['paired_equal_fraction']:.3f}",
+                    ]
+                    for k, v in cmp["outcomes"].items()
+                ],
+            )
+        )
         a = cmp["analytic_rebound"]
-        lines += ["", f"Analytic first rebound ε² H: mean over the design {a['mean_design']:.4f} "
-                  f"(distribution mean E[ε²]E[H] = {a['mean_distribution']:.4f}; jaxcontact's mean over all "
-                  f"{int(cmp['n_jax'] + cmp['n_siconos'])} samples {a['mean_jax_all']:.4f} ± {a['sem_jax_all']:.4f}); worst |rebound − ε² H| "
-                  f"jaxcontact {common.fmt_num(a['max_abs_err_jax'])} m, Siconos "
-                  f"{common.fmt_num(a['max_abs_err_siconos'])} m.", ""]
+        lines += [
+            "",
+            f"Analytic first rebound ε² H: mean over the design {a['mean_design']:.4f} "
+            f"(distribution mean E[ε²]E[H] = {a['mean_distribution']:.4f}; jaxcontact's mean over all "
+            f"{int(cmp['n_jax'] + cmp['n_siconos'])} samples {a['mean_jax_all']:.4f} ± {a['sem_jax_all']:.4f}); worst |rebound − ε² H| "
+            f"jaxcontact {common.fmt_num(a['max_abs_err_jax'])} m, Siconos "
+            f"{common.fmt_num(a['max_abs_err_siconos'])} m.",
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -355,7 +486,9 @@ def parse_map(s: str | None, cast=int) -> dict:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--grid", choices=tuple(GRIDS), default="quick")
     p.add_argument("--models", default="ball,four-bar")
     p.add_argument("--dtypes", default="float64,float32")
@@ -365,8 +498,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--n-for-chunks", default=None, help="N of the chunk sweep per model, e.g. 'four-bar=2048'")
     p.add_argument("--four-bar-t-final", type=float, default=None, help="simulated seconds of the four-bar (2)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--full-study", choices=tuple(MODELS), default=None,
-                   help="also time run_study of this model's default study end to end (each dtype)")
+    p.add_argument(
+        "--full-study",
+        choices=tuple(MODELS),
+        default=None,
+        help="also time run_study of this model's default study end to end (each dtype)",
+    )
     p.add_argument("--full-n", type=int, default=10_000, help="n of --full-study (10000)")
     p.add_argument("--no-siconos", action="store_true")
     p.add_argument("--siconos-python", default="/usr/bin/python3")
@@ -415,20 +552,51 @@ def main(argv=None) -> int:
         st = ball["study"]
         m = min(args.siconos_max_samples, len(ball["samples"]["height"]))
         path = common.OUT_DIR / "mc_ball_samples.json"
-        common.write_json({"height": ball["samples"]["height"][:m], "restitution": ball["samples"]["restitution"][:m],
-                           "dt": st["dt"], "t_final": st["t_final"], "mass": st["fixed"].get("mass", 1.0),
-                           "gravity": st["fixed"].get("gravity", 9.81)}, path)
-        sic = common.run_json_subprocess([args.siconos_python, str(common.BENCH_DIR / "siconos_montecarlo.py"),
-                                          "--samples", str(path), "--seconds", str(args.siconos_seconds)],
-                                         timeout=args.siconos_seconds + 600)
+        common.write_json(
+            {
+                "height": ball["samples"]["height"][:m],
+                "restitution": ball["samples"]["restitution"][:m],
+                "dt": st["dt"],
+                "t_final": st["t_final"],
+                "mass": st["fixed"].get("mass", 1.0),
+                "gravity": st["fixed"].get("gravity", 9.81),
+            },
+            path,
+        )
+        sic = common.run_json_subprocess(
+            [
+                args.siconos_python,
+                str(common.BENCH_DIR / "siconos_montecarlo.py"),
+                "--samples",
+                str(path),
+                "--seconds",
+                str(args.siconos_seconds),
+            ],
+            timeout=args.siconos_seconds + 600,
+        )
         cmp = compare_ball(ball, sic)
         cmp["dtype"] = "float64" if "float64" in results else next(iter(results))
     up1 = uptime()
     text = report(args, info, results, sic, cmp, up0, up1, time.perf_counter() - t0)
-    common.write_json({"machine": info, "results": {d: {k: v for k, v in r.items() if k != "extra"} | {
-        "extra": {m: {k: v for k, v in e.items() if k not in ("samples", "outcomes")} for m, e in r["extra"].items()}}
-        for d, r in results.items()}, "siconos": sic, "comparison": cmp, "uptime": [up0, up1]},
-        common.OUT_DIR / "montecarlo_results.json")
+    common.write_json(
+        {
+            "machine": info,
+            "results": {
+                d: {k: v for k, v in r.items() if k != "extra"}
+                | {
+                    "extra": {
+                        m: {k: v for k, v in e.items() if k not in ("samples", "outcomes")}
+                        for m, e in r["extra"].items()
+                    }
+                }
+                for d, r in results.items()
+            },
+            "siconos": sic,
+            "comparison": cmp,
+            "uptime": [up0, up1],
+        },
+        common.OUT_DIR / "montecarlo_results.json",
+    )
     print(text)
     if not args.no_append:
         common.append_results(text, Path(args.results))

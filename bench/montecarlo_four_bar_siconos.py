@@ -84,21 +84,44 @@ def jax_rows(spec, values, friction_zero: bool):
     for i in range(n):
         p = {k: float(np.asarray(params[k])[i]) for k in params}
         # row 0 is the initial state (no step led there): drop it, as Siconos records after each step
-        out.append([(t[i, j], xa[i, j], q[i, j, 2], imp[i, j], float(np.linalg.norm(sfb.phi(q[i, j], p))))
-                    for j in range(1, t.shape[1])])
+        out.append(
+            [
+                (t[i, j], xa[i, j], q[i, j, 2], imp[i, j], float(np.linalg.norm(sfb.phi(q[i, j], p))))
+                for j in range(1, t.shape[1])
+            ]
+        )
     return out
 
 
 def run_siconos(samples_path, n, seconds, python):
-    cmd = [python, str(HERE / "siconos_four_bar.py"), "--samples", str(samples_path), "--seconds", str(seconds),
-           "--max-samples", str(n)]
+    cmd = [
+        python,
+        str(HERE / "siconos_four_bar.py"),
+        "--samples",
+        str(samples_path),
+        "--seconds",
+        str(seconds),
+        "--max-samples",
+        str(n),
+    ]
     return json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
 
 
 def run_cli(n, out_dir):
     # `python -m` from the repository root: this checkout's jaxcontact, not whatever the script entry imports.
-    cmd = [sys.executable, "-m", "jaxcontact.cli", "mc", "four-bar", "--n", str(n), "--no-plots", "--quiet",
-           "--out", str(out_dir)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "jaxcontact.cli",
+        "mc",
+        "four-bar",
+        "--n",
+        str(n),
+        "--no-plots",
+        "--quiet",
+        "--out",
+        str(out_dir),
+    ]
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=HERE.parent)
     wall = time.perf_counter() - t0
@@ -112,8 +135,20 @@ def trajectory_check(spec, python):
 
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "traj.json"
-        subprocess.run([python, str(HERE / "siconos_four_bar.py"), "--trajectory", str(path),
-                        "--dt", str(spec.dt), "--t-final", str(spec.t_final)], check=True, capture_output=True)
+        subprocess.run(
+            [
+                python,
+                str(HERE / "siconos_four_bar.py"),
+                "--trajectory",
+                str(path),
+                "--dt",
+                str(spec.dt),
+                "--t-final",
+                str(spec.t_final),
+            ],
+            check=True,
+            capture_output=True,
+        )
         sic = json.load(open(path))
     d = sfb.DEFAULTS
     jr = jax_rows(spec, {k: [d[k]] for k in SIC_PARAMS}, friction_zero=True)[0]
@@ -121,12 +156,17 @@ def trajectory_check(spec, python):
     first = lambda R: float(R[np.argmax(R[:, 3] > sfb.IMPACT_THRESHOLD), 0])  # noqa: E731
     t1 = min(first(S), first(J))
     before = S[:, 0] < t1
-    return {"first_impact_siconos": first(S), "first_impact_jax": first(J),
-            "max_abs_dxa_before_impact": float(np.max(np.abs(S[before, 1] - J[before, 1]))),
-            "max_abs_dxa_all": float(np.max(np.abs(S[:, 1] - J[:, 1]))),
-            "final_theta1_siconos": float(S[-1, 2]), "final_theta1_jax": float(J[-1, 2]),
-            "rest_theta1_exact": d["initial_angle"] + math.asin(d["wall_distance"] / d["l1"]),
-            "outcomes_siconos": sfb.outcomes(sic["rows"]), "outcomes_jax": sfb.outcomes(jr)}
+    return {
+        "first_impact_siconos": first(S),
+        "first_impact_jax": first(J),
+        "max_abs_dxa_before_impact": float(np.max(np.abs(S[before, 1] - J[before, 1]))),
+        "max_abs_dxa_all": float(np.max(np.abs(S[:, 1] - J[:, 1]))),
+        "final_theta1_siconos": float(S[-1, 2]),
+        "final_theta1_jax": float(J[-1, 2]),
+        "rest_theta1_exact": d["initial_angle"] + math.asin(d["wall_distance"] / d["l1"]),
+        "outcomes_siconos": sfb.outcomes(sic["rows"]),
+        "outcomes_jax": sfb.outcomes(jr),
+    }
 
 
 def report(res, args) -> str:
@@ -137,47 +177,100 @@ def report(res, args) -> str:
     ms_sic = 1e3 * float(np.median(t))
     ms_cli = 1e3 * cli["wall_s"] / cli["n_simulations"]
     ms_cli_rate = 1e3 / cli["samples_per_second"]
-    lines = ["## Four-bar Monte Carlo study without jaxcontact: a Python loop over Siconos simulations "
-             "(`bench/montecarlo_four_bar_siconos.py`)", "",
-             common.machine_markdown(res["info"], {"`uptime` before": f"`{res['up0']}`",
-                                                   "`uptime` after": f"`{res['up1']}`",
-                                                   "Command": f"`bench/montecarlo_four_bar_siconos.py --n {args.n} "
-                                                              f"--cli-n {args.cli_n}`"}), "",
-             "Siconos model (`bench/siconos_four_bar.py`, Debian python3-siconos 4.4 under /usr/bin/python3): "
-             "LagrangianLinearTIDS (M = diag(m, m, m l²/12) per bar, constant gravity + torque), the 8 revolute "
-             "rows as a LagrangianScleronomousR with EqualityConditionNSL(8), point a vs the wall as a second "
-             "LagrangianScleronomousR with NewtonImpactNSL(ε), frictionless; MoreauJeanOSI(½), MLCP, "
-             "TimeStepping, dt = 1e-3, 2 s. The relations are C plugins (gcc -O2, compiled once): Python "
-             "subclasses overriding computeh/computeJachq crash Siconos 4.4 (segfault in "
-             "MoreauJeanOSI::computeFreeOutput after the callbacks run), so the Siconos side here is *faster* "
-             "than the Python-callback model a user would first try.", "",
-             f"One trajectory, default parameters (ε = 0.8, wall 0.06 m, l1 = 0.2 m, friction 0 in both): first "
-             f"wall impulse at t = {tc['first_impact_siconos']:.3f} s (Siconos) and {tc['first_impact_jax']:.3f} s "
-             f"(jaxcontact); max |Δx_a| before it {common.fmt_num(tc['max_abs_dxa_before_impact'])} m, over the "
-             f"whole 2 s {common.fmt_num(tc['max_abs_dxa_all'])} m; impacts {tc['outcomes_siconos']['impacts']} vs "
-             f"{tc['outcomes_jax']['impacts']}; final θ1 {tc['final_theta1_siconos']:.5f} vs "
-             f"{tc['final_theta1_jax']:.5f} (exact rest against the wall π/2 + asin(d/l1) = "
-             f"{tc['rest_theta1_exact']:.5f}); peak impulse {tc['outcomes_siconos']['peak_impulse']:.4f} vs "
-             f"{tc['outcomes_jax']['peak_impulse']:.4f} N·s; max ‖Φ‖ {common.fmt_num(tc['outcomes_siconos']['max_phi'])} vs "
-             f"{common.fmt_num(tc['outcomes_jax']['max_phi'])} m.", ""]
+    lines = [
+        "## Four-bar Monte Carlo study without jaxcontact: a Python loop over Siconos simulations "
+        "(`bench/montecarlo_four_bar_siconos.py`)",
+        "",
+        common.machine_markdown(
+            res["info"],
+            {
+                "`uptime` before": f"`{res['up0']}`",
+                "`uptime` after": f"`{res['up1']}`",
+                "Command": f"`bench/montecarlo_four_bar_siconos.py --n {args.n} --cli-n {args.cli_n}`",
+            },
+        ),
+        "",
+        "Siconos model (`bench/siconos_four_bar.py`, Debian python3-siconos 4.4 under /usr/bin/python3): "
+        "LagrangianLinearTIDS (M = diag(m, m, m l²/12) per bar, constant gravity + torque), the 8 revolute "
+        "rows as a LagrangianScleronomousR with EqualityConditionNSL(8), point a vs the wall as a second "
+        "LagrangianScleronomousR with NewtonImpactNSL(ε), frictionless; MoreauJeanOSI(½), MLCP, "
+        "TimeStepping, dt = 1e-3, 2 s. The relations are C plugins (gcc -O2, compiled once): Python "
+        "subclasses overriding computeh/computeJachq crash Siconos 4.4 (segfault in "
+        "MoreauJeanOSI::computeFreeOutput after the callbacks run), so the Siconos side here is *faster* "
+        "than the Python-callback model a user would first try.",
+        "",
+        f"One trajectory, default parameters (ε = 0.8, wall 0.06 m, l1 = 0.2 m, friction 0 in both): first "
+        f"wall impulse at t = {tc['first_impact_siconos']:.3f} s (Siconos) and {tc['first_impact_jax']:.3f} s "
+        f"(jaxcontact); max |Δx_a| before it {common.fmt_num(tc['max_abs_dxa_before_impact'])} m, over the "
+        f"whole 2 s {common.fmt_num(tc['max_abs_dxa_all'])} m; impacts {tc['outcomes_siconos']['impacts']} vs "
+        f"{tc['outcomes_jax']['impacts']}; final θ1 {tc['final_theta1_siconos']:.5f} vs "
+        f"{tc['final_theta1_jax']:.5f} (exact rest against the wall π/2 + asin(d/l1) = "
+        f"{tc['rest_theta1_exact']:.5f}); peak impulse {tc['outcomes_siconos']['peak_impulse']:.4f} vs "
+        f"{tc['outcomes_jax']['peak_impulse']:.4f} N·s; max ‖Φ‖ {common.fmt_num(tc['outcomes_siconos']['max_phi'])} vs "
+        f"{common.fmt_num(tc['outcomes_jax']['max_phi'])} m.",
+        "",
+    ]
     pr = res["paired"]
-    lines += [f"Paired, the first {sic['n']} samples of the default design (restitution, wall_distance, l1 as "
-              "drawn; Siconos frictionless, jaxcontact with the sampled friction and with friction 0), reduced by "
-              "the same numpy function:", ""]
-    lines.append(common.markdown_table(
-        ["outcome", "mean Siconos", "mean jaxcontact (friction 0)", "median |Δ|", "max |Δ|",
-         "max |Δ| jaxcontact friction vs 0"],
-        [[k, common.fmt_num(v["mean_siconos"], 4), common.fmt_num(v["mean_jax"], 4), v["median_abs_diff"],
-          v["max_abs_diff"], v["max_abs_diff_friction"]] for k, v in pr.items()]))
-    lines += ["", common.markdown_table(
-        ["", "what", "ms/sample", "samples/s", "speed-up vs Siconos"],
-        [["jaxcontact float64", f"`jaxcontact mc four-bar --n {args.cli_n} --no-plots` whole command "
-          f"({cli['n_simulations']} simulations, compile {cli['compile_seconds']:.1f} s included)",
-          ms_cli, 1e3 / ms_cli, f"{ms_sic / ms_cli:.0f}×"],
-         ["jaxcontact float64", "its own samples/s (summary.json)", ms_cli_rate, cli["samples_per_second"],
-          f"{ms_sic / ms_cli_rate:.0f}×"],
-         ["Siconos loop", f"{sic['n']} samples, median (mean {1e3 * float(np.mean(t)):.1f} ms)", ms_sic,
-          1e3 / ms_sic, "1×"]]), ""]
+    lines += [
+        f"Paired, the first {sic['n']} samples of the default design (restitution, wall_distance, l1 as "
+        "drawn; Siconos frictionless, jaxcontact with the sampled friction and with friction 0), reduced by "
+        "the same numpy function:",
+        "",
+    ]
+    lines.append(
+        common.markdown_table(
+            [
+                "outcome",
+                "mean Siconos",
+                "mean jaxcontact (friction 0)",
+                "median |Δ|",
+                "max |Δ|",
+                "max |Δ| jaxcontact friction vs 0",
+            ],
+            [
+                [
+                    k,
+                    common.fmt_num(v["mean_siconos"], 4),
+                    common.fmt_num(v["mean_jax"], 4),
+                    v["median_abs_diff"],
+                    v["max_abs_diff"],
+                    v["max_abs_diff_friction"],
+                ]
+                for k, v in pr.items()
+            ],
+        )
+    )
+    lines += [
+        "",
+        common.markdown_table(
+            ["", "what", "ms/sample", "samples/s", "speed-up vs Siconos"],
+            [
+                [
+                    "jaxcontact float64",
+                    f"`jaxcontact mc four-bar --n {args.cli_n} --no-plots` whole command "
+                    f"({cli['n_simulations']} simulations, compile {cli['compile_seconds']:.1f} s included)",
+                    ms_cli,
+                    1e3 / ms_cli,
+                    f"{ms_sic / ms_cli:.0f}×",
+                ],
+                [
+                    "jaxcontact float64",
+                    "its own samples/s (summary.json)",
+                    ms_cli_rate,
+                    cli["samples_per_second"],
+                    f"{ms_sic / ms_cli_rate:.0f}×",
+                ],
+                [
+                    "Siconos loop",
+                    f"{sic['n']} samples, median (mean {1e3 * float(np.mean(t)):.1f} ms)",
+                    ms_sic,
+                    1e3 / ms_sic,
+                    "1×",
+                ],
+            ],
+        ),
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -201,8 +294,10 @@ def main():
     out_dir = HERE / "out"
     out_dir.mkdir(exist_ok=True)
     samples_path = out_dir / "mc_four_bar_samples.json"
-    json.dump({**{k: values[k] for k in SIC_PARAMS}, "friction": values["friction"], "dt": spec.dt,
-               "t_final": spec.t_final}, open(samples_path, "w"))
+    json.dump(
+        {**{k: values[k] for k in SIC_PARAMS}, "friction": values["friction"], "dt": spec.dt, "t_final": spec.t_final},
+        open(samples_path, "w"),
+    )
     sic = run_siconos(samples_path, args.n, args.seconds, args.siconos_python)
     n = sic["n"]
     sub = {k: v[:n] for k, v in values.items()}
@@ -215,18 +310,32 @@ def main():
         s = np.array(sic["outcomes"][k], float)
         z = np.array([o[k] for o in oz], float)
         f = np.array([o[k] for o in of], float)
-        paired[k] = {"mean_siconos": float(s.mean()), "mean_jax": float(z.mean()),
-                     "median_abs_diff": float(np.median(np.abs(s - z))), "max_abs_diff": float(np.max(np.abs(s - z))),
-                     "max_abs_diff_friction": float(np.max(np.abs(f - z)))}
+        paired[k] = {
+            "mean_siconos": float(s.mean()),
+            "mean_jax": float(z.mean()),
+            "median_abs_diff": float(np.median(np.abs(s - z))),
+            "max_abs_diff": float(np.max(np.abs(s - z))),
+            "max_abs_diff_friction": float(np.max(np.abs(f - z))),
+        }
     tc = trajectory_check(spec, args.siconos_python)
     with tempfile.TemporaryDirectory() as d:
         wall, summary = run_cli(args.cli_n, Path(d) / "mc")
-    cli = {"wall_s": wall, "n_simulations": summary["study"]["n_simulations"],
-           "samples_per_second": summary["timing"]["samples_per_second"],
-           "compile_seconds": summary["timing"]["compile_seconds"]}
+    cli = {
+        "wall_s": wall,
+        "n_simulations": summary["study"]["n_simulations"],
+        "samples_per_second": summary["timing"]["samples_per_second"],
+        "compile_seconds": summary["timing"]["compile_seconds"],
+    }
     up1 = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    res = {"siconos": sic, "paired": paired, "trajectory": tc, "cli": cli, "up0": up0, "up1": up1,
-           "info": common.machine_info()}
+    res = {
+        "siconos": sic,
+        "paired": paired,
+        "trajectory": tc,
+        "cli": cli,
+        "up0": up0,
+        "up1": up1,
+        "info": common.machine_info(),
+    }
     json.dump(res, open(out_dir / "montecarlo_four_bar_siconos.json", "w"), indent=1, default=float)
     text = report(res, args)
     print(text)

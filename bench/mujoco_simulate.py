@@ -134,8 +134,15 @@ def main():
 
         k = 20
         t = median_time(lambda: serial(k))
-        rows.append({"model": name, "method": "mj_step (C loop, serial)", "batch": 1,
-                     "steps_per_s": k * nstep / t, "note": f"{k} simulations of {nstep} steps one after another"})
+        rows.append(
+            {
+                "model": name,
+                "method": "mj_step (C loop, serial)",
+                "batch": 1,
+                "steps_per_s": k * nstep / t,
+                "note": f"{k} simulations of {nstep} steps one after another",
+            }
+        )
         control = np.full((1, nstep, m.nu), TORQUE) if m.nu else None
         for nthreads in sorted({1, a.threads}):
             datas = [mujoco.MjData(m) for _ in range(nthreads)]
@@ -143,16 +150,26 @@ def main():
                 init = np.tile(state0, (b, 1))
                 rollout.rollout(m, datas, init, control, nstep=nstep)  # warm-up (thread pool, allocation)
                 t = median_time(lambda: rollout.rollout(m, datas, init, control, nstep=nstep))
-                rows.append({"model": name, "method": f"rollout, {nthreads} thread{'s' if nthreads > 1 else ''}",
-                             "batch": b, "steps_per_s": b * nstep / t, "note": f"batch {b} × {nstep} steps"})
+                rows.append(
+                    {
+                        "model": name,
+                        "method": f"rollout, {nthreads} thread{'s' if nthreads > 1 else ''}",
+                        "batch": b,
+                        "steps_per_s": b * nstep / t,
+                        "note": f"batch {b} × {nstep} steps",
+                    }
+                )
     best = []
     for name in models:
         for meth in sorted({r["method"] for r in rows if r["model"] == name}):
             cands = [r for r in rows if r["model"] == name and r["method"] == meth]
             best.append(max(cands, key=lambda r: r["steps_per_s"]))
-    notes = ("soft contact and soft equality constraints, no restitution coefficient: throughput only. "
-             f"mujoco {mujoco.__version__}; four-bar as a hinge tree (3 coordinates) closed by a `connect` "
-             f"equality, h = {a.four_bar_dt:g}, {a.four_bar_steps} steps per simulation; ball on a slide joint, h = 1e-3. First run check: " + json.dumps(checks))
+    notes = (
+        "soft contact and soft equality constraints, no restitution coefficient: throughput only. "
+        f"mujoco {mujoco.__version__}; four-bar as a hinge tree (3 coordinates) closed by a `connect` "
+        f"equality, h = {a.four_bar_dt:g}, {a.four_bar_steps} steps per simulation; ball on a slide joint, h = 1e-3. First run check: "
+        + json.dumps(checks)
+    )
     print(json.dumps({"rows": best, "all_rows": rows, "checks": checks, "notes": notes}))
 
 

@@ -85,11 +85,21 @@ def column_assembly(n):
 
     asm = Assembly(gravity="gravity")
     balls = [asm.add_body(f"ball{i}", mass="mass", inertia=("0.4*mass*radius**2",) * 3) for i in range(n)]
-    asm.add_contact(SpherePlane("plane", restitution="restitution", friction="friction", body=balls[0],
-                                radius="radius"))
+    asm.add_contact(
+        SpherePlane("plane", restitution="restitution", friction="friction", body=balls[0], radius="radius")
+    )
     for i in range(n - 1):
-        asm.add_contact(SphereSphere(f"contact{i}", restitution="restitution", friction="friction",
-                                     a=balls[i], b=balls[i + 1], radius_a="radius", radius_b="radius"))
+        asm.add_contact(
+            SphereSphere(
+                f"contact{i}",
+                restitution="restitution",
+                friction="friction",
+                a=balls[i],
+                b=balls[i + 1],
+                radius_a="radius",
+                radius_b="radius",
+            )
+        )
     return asm
 
 
@@ -167,8 +177,10 @@ def _jax_rates(scene, batches, dtype_name, chunk, window, solver):
         system, params, q0, u0 = jax_problem(scene, batch, dtype)
         fresh = size not in programs
         run = programs.setdefault(size, program(system))
-        pieces = [(jax.tree.map(lambda x: x[i:i + size], params), q0[i:i + size], u0[i:i + size])
-                  for i in range(0, batch, size)]
+        pieces = [
+            (jax.tree.map(lambda x: x[i : i + size], params), q0[i : i + size], u0[i : i + size])
+            for i in range(0, batch, size)
+        ]
         if len(pieces[-1][1]) < size:  # pad the last chunk to the compiled shape
             k = size - len(pieces[-1][1])
             pieces[-1] = jax.tree.map(lambda x: jnp.concatenate([x, x[:k]]), pieces[-1])
@@ -179,9 +191,18 @@ def _jax_rates(scene, batches, dtype_name, chunk, window, solver):
         # first call: trace + compile on a new chunk shape, plus the batch; then the steady state (one call, two
         # when that took under a second)
         timing = common.time_call(whole, min_repeats=1, max_repeats=2, min_total_s=1.0)
-        rows.append({"scene": scene, "method": label, "batch": batch, "chunk": size,
-                     "env_steps_per_s": batch * window / timing.steady_s, "wall_s": timing.steady_s,
-                     "compile_s": timing.compile_s if fresh else None, "steps": window})
+        rows.append(
+            {
+                "scene": scene,
+                "method": label,
+                "batch": batch,
+                "chunk": size,
+                "env_steps_per_s": batch * window / timing.steady_s,
+                "wall_s": timing.steady_s,
+                "compile_s": timing.compile_s if fresh else None,
+                "steps": window,
+            }
+        )
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     check = None
     if 1 in programs:
@@ -197,19 +218,28 @@ def rest_check(scene, q, u, n_steps):
     import numpy as np
 
     if scene == "box":
+        import jax
+
         from jaxcontact.models import box_toss
 
-        import jax
         p = {k: float(v) for k, v in box_toss.DEFAULTS.items()}
         g = np.sort(np.asarray(jax.vmap(lambda qq: box_toss.SYSTEM.gaps(qq, 0.0, p))(q)), axis=1)
-        return {"max_speed": float(np.abs(u).max()), "lowest4_gap_range": [float(g[:, :4].min()), float(g[:, :4].max())],
-                "upper4_gap_range": [float(g[:, 4:].min()), float(g[:, 4:].max())], "after_s": n_steps * DT}
+        return {
+            "max_speed": float(np.abs(u).max()),
+            "lowest4_gap_range": [float(g[:, :4].min()), float(g[:, :4].max())],
+            "upper4_gap_range": [float(g[:, 4:].min()), float(g[:, 4:].max())],
+            "after_s": n_steps * DT,
+        }
     n = n_spheres(scene)
     z = q.reshape(len(q), n, 7)[:, :, 2]
     r = COLUMN["radius"]
     err = z - r * (2 * np.arange(n) + 1)
-    return {"max_speed": float(np.abs(u).max()), "height_error_range": [float(err.min()), float(err.max())],
-            "max_horizontal_drift": float(np.abs(q.reshape(len(q), n, 7)[:, :, :2]).max()), "after_s": n_steps * DT}
+    return {
+        "max_speed": float(np.abs(u).max()),
+        "height_error_range": [float(err.min()), float(err.max())],
+        "max_horizontal_drift": float(np.abs(q.reshape(len(q), n, 7)[:, :, :2]).max()),
+        "after_s": n_steps * DT,
+    }
 
 
 # --------------------------------------------------------------------------- MuJoCo side
@@ -224,18 +254,24 @@ def mjcf(scene):
         m, a, b, c = p["mass"], p["half_x"], p["half_y"], p["half_z"]
         inertia = f"{m * (b * b + c * c) / 3} {m * (a * a + c * c) / 3} {m * (a * a + b * b) / 3}"
         mu = p["friction"]
-        body = (f'<body name="box" pos="0 0 {p["height"]}"><freejoint/>'
-                f'<inertial pos="0 0 0" mass="{m}" diaginertia="{inertia}"/>'
-                f'<geom type="box" size="{a} {b} {c}" mass="0" friction="{mu} 0 0"/></body>')
+        body = (
+            f'<body name="box" pos="0 0 {p["height"]}"><freejoint/>'
+            f'<inertial pos="0 0 0" mass="{m}" diaginertia="{inertia}"/>'
+            f'<geom type="box" size="{a} {b} {c}" mass="0" friction="{mu} 0 0"/></body>'
+        )
     else:
         mu, r, m = COLUMN["friction"], COLUMN["radius"], COLUMN["mass"]
-        body = "".join(f'<body name="ball{i}" pos="0 0 {r * (2 * i + 1) + (i + 1) * COLUMN["gap"]}"><freejoint/>'
-                       f'<geom type="sphere" size="{r}" mass="{m}" friction="{mu} 0 0"/></body>'
-                       for i in range(n_spheres(scene)))
+        body = "".join(
+            f'<body name="ball{i}" pos="0 0 {r * (2 * i + 1) + (i + 1) * COLUMN["gap"]}"><freejoint/>'
+            f'<geom type="sphere" size="{r}" mass="{m}" friction="{mu} 0 0"/></body>'
+            for i in range(n_spheres(scene))
+        )
     g = COLUMN["gravity"]
-    return (f'<mujoco><option timestep="{DT}" gravity="0 0 -{g}" cone="elliptic"/>'
-            f'<worldbody><geom name="floor" type="plane" size="5 5 0.1" friction="{mu} 0 0"/>{body}</worldbody>'
-            f'</mujoco>')
+    return (
+        f'<mujoco><option timestep="{DT}" gravity="0 0 -{g}" cone="elliptic"/>'
+        f'<worldbody><geom name="floor" type="plane" size="5 5 0.1" friction="{mu} 0 0"/>{body}</worldbody>'
+        f"</mujoco>"
+    )
 
 
 def mj_initial_states(m, scene, batch):
@@ -265,7 +301,6 @@ def mujoco_rates(scene, batches, threads, window):
     """Rows of MuJoCo rollout env-steps/s per batch (``window`` steps from the initial state), and the rest check
     of the largest batch over the scene's whole horizon."""
     import mujoco
-    import numpy as np
     from mujoco import rollout
     from mujoco_simulate import median_time  # imports mujoco: the jax side of this module needs none
 
@@ -277,12 +312,21 @@ def mujoco_rates(scene, batches, threads, window):
         init = mj_initial_states(m, scene, batch)
         rollout.rollout(m, datas, init[:1], nstep=2)  # warm-up (thread pool, allocation)
         t = median_time(lambda: rollout.rollout(m, datas, init, nstep=window), repeats=3)
-        rows.append({"scene": scene, "method": f"MuJoCo rollout, {threads} threads", "batch": batch,
-                     "env_steps_per_s": batch * window / t, "wall_s": t, "compile_s": None, "steps": window})
+        rows.append(
+            {
+                "scene": scene,
+                "method": f"MuJoCo rollout, {threads} threads",
+                "batch": batch,
+                "env_steps_per_s": batch * window / t,
+                "wall_s": t,
+                "compile_s": None,
+                "steps": window,
+            }
+        )
         state, _ = rollout.rollout(m, datas, init, nstep=n_steps)
         nq, nv = m.nq, m.nv
         final = state[:, -1, 1:]  # full-physics state: time, qpos, qvel, …
-        check = rest_check(scene, final[:, :nq], final[:, nq:nq + nv], n_steps)
+        check = rest_check(scene, final[:, :nq], final[:, nq : nq + nv], n_steps)
     return rows, check
 
 
@@ -306,8 +350,8 @@ def _mjx_rates(scene, m, inits, window):
     mx = mjx.put_model(m)
     rows = []
     for batch, init in inits.items():
-        qpos = jnp.asarray(init[:, 1:1 + m.nq], jnp.float32)  # noqa: E501
-        qvel = jnp.asarray(init[:, 1 + m.nq:1 + m.nq + m.nv], jnp.float32)
+        qpos = jnp.asarray(init[:, 1 : 1 + m.nq], jnp.float32)  # noqa: E501
+        qvel = jnp.asarray(init[:, 1 + m.nq : 1 + m.nq + m.nv], jnp.float32)
 
         @jax.jit
         def run(qpos, qvel):
@@ -319,9 +363,17 @@ def _mjx_rates(scene, m, inits, window):
             return jax.vmap(one)(qpos, qvel)
 
         timing = common.time_call(run, qpos, qvel, min_repeats=1, max_repeats=3, min_total_s=1.0)
-        rows.append({"scene": scene, "method": "MJX float32 (CPU)", "batch": batch,
-                     "env_steps_per_s": batch * n_steps / timing.steady_s, "wall_s": timing.steady_s,
-                     "compile_s": timing.compile_s, "steps": n_steps})
+        rows.append(
+            {
+                "scene": scene,
+                "method": "MJX float32 (CPU)",
+                "batch": batch,
+                "env_steps_per_s": batch * n_steps / timing.steady_s,
+                "wall_s": timing.steady_s,
+                "compile_s": timing.compile_s,
+                "steps": n_steps,
+            }
+        )
     return rows
 
 
@@ -329,25 +381,55 @@ def _mjx_rates(scene, m, inits, window):
 
 
 def report(info, rows, checks, args, errors, command):
-    lines = ["## Spatial scenes against MuJoCo: box toss and sphere columns (`bench/mujoco_spatial.py`)", "",
-             common.machine_markdown(info, {"mujoco": args.mujoco_version, "command": f"`{command}`"}), ""]
+    lines = [
+        "## Spatial scenes against MuJoCo: box toss and sphere columns (`bench/mujoco_spatial.py`)",
+        "",
+        common.machine_markdown(info, {"mujoco": args.mujoco_version, "command": f"`{command}`"}),
+        "",
+    ]
     table = []
     for r in rows:
-        table.append([r["scene"], r["method"], r["batch"], r.get("chunk", "—"), r["steps"], r["env_steps_per_s"],
-                      r["wall_s"], r["compile_s"] if r["compile_s"] is not None else "—"])
-    lines += [common.markdown_table(["scene", "method", "B", "chunk", "steps", "env-steps/s", "wall s", "compile s"],
-                                    table), ""]
+        table.append(
+            [
+                r["scene"],
+                r["method"],
+                r["batch"],
+                r.get("chunk", "—"),
+                r["steps"],
+                r["env_steps_per_s"],
+                r["wall_s"],
+                r["compile_s"] if r["compile_s"] is not None else "—",
+            ]
+        )
+    lines += [
+        common.markdown_table(["scene", "method", "B", "chunk", "steps", "env-steps/s", "wall s", "compile s"], table),
+        "",
+    ]
     ratio = []
     for scene in args.scenes:
-        mj = {r["batch"]: r["env_steps_per_s"] for r in rows if r["scene"] == scene and r["method"].startswith("MuJoCo")}
+        mj = {
+            r["batch"]: r["env_steps_per_s"] for r in rows if r["scene"] == scene and r["method"].startswith("MuJoCo")
+        }
         for dt in args.dtypes:
-            ours = {r["batch"]: r["env_steps_per_s"] for r in rows
-                    if r["scene"] == scene and r["method"].startswith(f"jaxcontact {dt}")}
+            ours = {
+                r["batch"]: r["env_steps_per_s"]
+                for r in rows
+                if r["scene"] == scene and r["method"].startswith(f"jaxcontact {dt}")
+            }
             for b in sorted(set(mj) & set(ours)):
                 ratio.append([scene, dt, b, ours[b] / mj[b]])
-    lines += ["jaxcontact's env-steps/s over MuJoCo rollout's (target ≥ 5 in float64 at B = 4096):", "",
-              common.markdown_table(["scene", "dtype", "B", "ours / MuJoCo"], ratio), "",
-              "Where the batch ended (rest check, largest batch):", "", "```", json.dumps(checks, indent=1), "```", ""]
+    lines += [
+        "jaxcontact's env-steps/s over MuJoCo rollout's (target ≥ 5 in float64 at B = 4096):",
+        "",
+        common.markdown_table(["scene", "dtype", "B", "ours / MuJoCo"], ratio),
+        "",
+        "Where the batch ended (rest check, largest batch):",
+        "",
+        "```",
+        json.dumps(checks, indent=1),
+        "```",
+        "",
+    ]
     if errors:
         lines += ["Not measured: " + "; ".join(errors), ""]
     return "\n".join(lines)
@@ -363,8 +445,12 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--chunk", type=int, default=256, help="largest chunk of a batch run in one call (memory)")
     ap.add_argument("--window", type=int, default=50, help="steps per timed call, from the initial state")
-    ap.add_argument("--solver", choices=("nsgs", "newton"), default="nsgs",
-                    help="jaxcontact's cone solver (newton: for the columns' chains of contacts)")
+    ap.add_argument(
+        "--solver",
+        choices=("nsgs", "newton"),
+        default="nsgs",
+        help="jaxcontact's cone solver (newton: for the columns' chains of contacts)",
+    )
     ap.add_argument("--no-mjx", action="store_true")
     ap.add_argument("--no-append", action="store_true")
     args = ap.parse_args()
@@ -386,8 +472,9 @@ def main():
         rows += mj_rows
         print(json.dumps(mj_rows), file=sys.stderr, flush=True)
         for dt in args.dtypes:
-            ours, checks[f"{scene} jaxcontact {dt}"] = jax_rates(scene, batches_ours, dt, args.chunk, args.window,
-                                                                    args.solver)
+            ours, checks[f"{scene} jaxcontact {dt}"] = jax_rates(
+                scene, batches_ours, dt, args.chunk, args.window, args.solver
+            )
             rows += ours
         if not args.no_mjx:
             try:
@@ -399,8 +486,10 @@ def main():
     command = "python bench/mujoco_spatial.py " + " ".join(sys.argv[1:])
     text = report(info, rows, checks, args, errors, command)
     print(text)
-    common.write_json({"machine": info, "rows": rows, "checks": checks, "errors": errors},
-                      common.OUT_DIR / "mujoco_spatial_results.json")
+    common.write_json(
+        {"machine": info, "rows": rows, "checks": checks, "errors": errors},
+        common.OUT_DIR / "mujoco_spatial_results.json",
+    )
     if not args.no_append:
         common.append_results(text)
 

@@ -36,8 +36,16 @@ def main():
     t = time.perf_counter()
     model = chaospy.fit_regression(chaospy.generate_expansion(args.order, joint, normed=True), x.T, ishigami(x))
     S1, ST = chaospy.Sens_m(model, joint), chaospy.Sens_t(model, joint)
-    data = {"chaospy": chaospy.__version__, "order": args.order, "n_samples": args.n, "sampler": "lhs", "seed": 0,
-            "S1": np.asarray(S1).tolist(), "ST": np.asarray(ST).tolist(), "seconds": time.perf_counter() - t}
+    data = {
+        "chaospy": chaospy.__version__,
+        "order": args.order,
+        "n_samples": args.n,
+        "sampler": "lhs",
+        "seed": 0,
+        "S1": np.asarray(S1).tolist(),
+        "ST": np.asarray(ST).tolist(),
+        "seconds": time.perf_counter() - t,
+    }
     DATA.parent.mkdir(parents=True, exist_ok=True)
     DATA.write_text(json.dumps(data, indent=1))
     print(json.dumps(data))

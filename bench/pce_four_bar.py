@@ -28,10 +28,8 @@ import os
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
-
 from common import BENCH_DIR, OUT_DIR, append_results, machine_info, machine_markdown, markdown_table
 
 PARAMS = ("restitution=uniform(0.6,0.95)", "wall_distance=uniform(0.04,0.08)", "l1=uniform(0.19,0.21)")
@@ -46,8 +44,18 @@ def spec(n, sampler):
     from jaxcontact.stepping.moreau_jean import MoreauJean
     from jaxcontact.studies.montecarlo import default_study
 
-    return default_study("four-bar", n=n, params=PARAMS, only=True, outcomes=OUTCOMES, sampler=sampler, seed=0,
-                         dt=1e-3, t_final=T_FINAL, scheme=MoreauJean(projection=True, contact_projection=True))
+    return default_study(
+        "four-bar",
+        n=n,
+        params=PARAMS,
+        only=True,
+        outcomes=OUTCOMES,
+        sampler=sampler,
+        seed=0,
+        dt=1e-3,
+        t_final=T_FINAL,
+        scheme=MoreauJean(projection=True, contact_projection=True),
+    )
 
 
 def quadrature_indices(names):
@@ -80,8 +88,11 @@ def pce_samples() -> dict:
     """The plain PCE study's simulated samples (parameters and outcomes), for the fast tests to refit."""
     smp = np.load(OUT_DIR / "pce_four_bar_pce" / "samples.npz")
     names = [p.split("=")[0] for p in PARAMS]
-    return {"names": names, "x": np.stack([smp[f"param:{k}"] for k in names], axis=1).tolist(),
-            **{o: smp[f"out:{o}"].tolist() for o in OUTCOMES}}
+    return {
+        "names": names,
+        "x": np.stack([smp[f"param:{k}"] for k in names], axis=1).tolist(),
+        **{o: smp[f"out:{o}"].tolist() for o in OUTCOMES},
+    }
 
 
 def add_samples() -> None:
@@ -104,7 +115,7 @@ def main():
 
     jax.config.update("jax_enable_x64", True)
     from jaxcontact.studies.montecarlo import run_study
-    from jaxcontact.studies.pce import design_matrix, germs_of, multi_indices, PCE
+    from jaxcontact.studies.pce import PCE, design_matrix, germs_of, multi_indices
     from jaxcontact.studies.pce_study import run_pce_study
 
     info = machine_info()
@@ -119,8 +130,9 @@ def main():
         t = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            res[method] = run_pce_study(spec(n, "lhs"), str(OUT_DIR / f"pce_four_bar_{method}"), method=method,
-                                        progress=False, plot=True)
+            res[method] = run_pce_study(
+                spec(n, "lhs"), str(OUT_DIR / f"pce_four_bar_{method}"), method=method, progress=False, plot=True
+            )
         res[method]["_wall"] = time.perf_counter() - t
         res[method]["_warnings"] = [str(w.message) for w in caught if "polynomial chaos" in str(w.message)]
 
@@ -130,8 +142,9 @@ def main():
     theta = smp["out:final:bar1.theta"]
     rest_dev = float(np.max(np.abs(theta - np.arccos(-x[:, 1] / x[:, 2]))))
     smc = np.load(OUT_DIR / "pce_four_bar_mc" / "samples.npz")
-    rest_dev_mc = float(np.max(np.abs(smc["out:final:bar1.theta"]
-                                      - np.arccos(-smc["param:wall_distance"] / smc["param:l1"]))))
+    rest_dev_mc = float(
+        np.max(np.abs(smc["out:final:bar1.theta"] - np.arccos(-smc["param:wall_distance"] / smc["param:l1"])))
+    )
 
     # chaospy and our own least squares on the same total-degree basis and samples.
     t = time.perf_counter()
@@ -148,53 +161,93 @@ def main():
     rows = []
     for j, k in enumerate(names):
         m = mc["outcomes"]["final:bar1.theta"]["sobol"]["indices"][k]
-        row = [k, f"{truth[k]['S1']:.4f} / {truth[k]['ST']:.4f}",
-               f"{m['S1']:.4f} [{m['S1_ci'][0]:.4f}, {m['S1_ci'][1]:.4f}] / {m['ST']:.4f} [{m['ST_ci'][0]:.4f}, {m['ST_ci'][1]:.4f}]"]
+        row = [
+            k,
+            f"{truth[k]['S1']:.4f} / {truth[k]['ST']:.4f}",
+            f"{m['S1']:.4f} [{m['S1_ci'][0]:.4f}, {m['S1_ci'][1]:.4f}] / {m['ST']:.4f} [{m['ST_ci'][0]:.4f}, {m['ST_ci'][1]:.4f}]",
+        ]
         for method in ("pce", "pce-grad"):
             p = res[method]["outcomes"]["final:bar1.theta"]["sobol"]["indices"][k]
             # Widened by 1e-12: an index that is 0 up to rounding has a rounding-sized interval.
-            inside = (m["S1_ci"][0] - 1e-12 <= p["S1"] <= m["S1_ci"][1] + 1e-12
-                      and m["ST_ci"][0] - 1e-12 <= p["ST"] <= m["ST_ci"][1] + 1e-12)
+            inside = (
+                m["S1_ci"][0] - 1e-12 <= p["S1"] <= m["S1_ci"][1] + 1e-12
+                and m["ST_ci"][0] - 1e-12 <= p["ST"] <= m["ST_ci"][1] + 1e-12
+            )
             row.append(f"{p['S1']:.4f} / {p['ST']:.4f} ({'inside' if inside else 'OUTSIDE'})")
         row.append(f"{cS1[j]:.5f} / {cST[j]:.5f} (ours, same basis: {oS1[j]:.5f} / {oST[j]:.5f})")
         rows.append(row)
     q2 = {m: {o: res[m]["outcomes"][o]["pce"]["q2"] for o in OUTCOMES} for m in res}
-    data = {"description": "four-bar against the wall; see bench/pce_four_bar.py", "params": list(PARAMS),
-            "outcomes": list(OUTCOMES), "dt": 1e-3, "t_final": T_FINAL,
-            "rest_deviation": {"mc": rest_dev_mc, "pce": rest_dev}, "n_mc": mc["failures"]["n_samples"],
-            "mc": {o: mc["outcomes"][o]["sobol"] for o in OUTCOMES},
-            "mc_moments": {o: {"mean": mc["outcomes"][o]["mean"], "std": mc["outcomes"][o]["std"]} for o in OUTCOMES},
-            "quadrature": {"indices": truth, "mean": th_mean, "std": th_std},
-            "chaospy": {"version": __import__("chaospy").__version__, "order": args.chaospy_order,
-                        "n_samples": int(len(theta)), "sampler": "lhs", "seed": 0, "S1": cS1.tolist(),
-                        "ST": cST.tolist()},
-            "pce_samples": pce_samples()}
+    data = {
+        "description": "four-bar against the wall; see bench/pce_four_bar.py",
+        "params": list(PARAMS),
+        "outcomes": list(OUTCOMES),
+        "dt": 1e-3,
+        "t_final": T_FINAL,
+        "rest_deviation": {"mc": rest_dev_mc, "pce": rest_dev},
+        "n_mc": mc["failures"]["n_samples"],
+        "mc": {o: mc["outcomes"][o]["sobol"] for o in OUTCOMES},
+        "mc_moments": {o: {"mean": mc["outcomes"][o]["mean"], "std": mc["outcomes"][o]["std"]} for o in OUTCOMES},
+        "quadrature": {"indices": truth, "mean": th_mean, "std": th_std},
+        "chaospy": {
+            "version": __import__("chaospy").__version__,
+            "order": args.chaospy_order,
+            "n_samples": int(len(theta)),
+            "sampler": "lhs",
+            "seed": 0,
+            "S1": cS1.tolist(),
+            "ST": cST.tolist(),
+        },
+        "pce_samples": pce_samples(),
+    }
     DATA.parent.mkdir(parents=True, exist_ok=True)
     DATA.write_text(json.dumps(data, indent=1))
-    section = "\n".join([
-        f"## Polynomial chaos vs Monte Carlo on the four-bar (`bench/pce_four_bar.py`) — {info['date_utc']}", "",
-        machine_markdown(info), "",
-        f"Uncertain restitution U(0.6, 0.95), wall distance U(0.04, 0.08) m, l1 U(0.19, 0.21) m; {T_FINAL:g} s at dt = 1e-3, "
-        "Moreau–Jean with resting contacts projected onto the wall. Final angle θ (smooth; at rest θ = arccos(−w/l1), "
-        f"largest deviation over the PCE samples {rest_dev:.1e} rad, over the Monte Carlo ones {rest_dev_mc:.1e}) "
-        "and impact count (jumps).", "",
-        f"- Monte Carlo: {mc['failures']['n_samples']} simulations (Saltelli, Sobol points, bootstrap 95 % intervals), "
-        f"{t_mc:.0f} s wall.",
-        f"- PCE: {args.n_pce} simulations (LHS), {res['pce']['_wall']:.0f} s wall; gradient-enhanced: {args.n_grad} "
-        f"simulations with jacfwd gradients, {res['pce-grad']['_wall']:.0f} s wall (compilation included).",
-        f"- Simulations: {mc['failures']['n_samples'] / args.n_pce:.0f}× fewer (PCE), "
-        f"{mc['failures']['n_samples'] / args.n_grad:.0f}× fewer (gradient-enhanced).",
-        f"- Cross-validated Q²: {json.dumps({m: {o: round(v, 4) for o, v in d.items()} for m, d in q2.items()})}; "
-        f"unreliable-fit warnings: pce {len(res['pce']['_warnings'])}, pce-grad {len(res['pce-grad']['_warnings'])} "
-        f"({'; '.join(w.split(':')[0] for w in res['pce']['_warnings'] + res['pce-grad']['_warnings'])}).",
-        f"- chaospy {data['chaospy']['version']}: least squares on the total-degree-{args.chaospy_order} Legendre "
-        f"basis, the {len(theta)} PCE samples, {t_cp:.0f} s.", "",
-        markdown_table(["parameter", "quadrature S1 / ST", "Monte Carlo S1 [95 %] / ST [95 %]", "PCE S1 / ST",
-                        "PCE-grad S1 / ST", "chaospy S1 / ST"], rows),
-        "", "Impact count, Monte Carlo vs PCE (the PCE ones are flagged unreliable): " + json.dumps(
-            {k: {"mc_ST": round(mc["outcomes"]["impacts"]["sobol"]["indices"][k]["ST"], 3),
-                 "pce_ST": round(res["pce"]["outcomes"]["impacts"]["sobol"]["indices"][k]["ST"], 3)} for k in names}),
-    ])
+    section = "\n".join(
+        [
+            f"## Polynomial chaos vs Monte Carlo on the four-bar (`bench/pce_four_bar.py`) — {info['date_utc']}",
+            "",
+            machine_markdown(info),
+            "",
+            f"Uncertain restitution U(0.6, 0.95), wall distance U(0.04, 0.08) m, l1 U(0.19, 0.21) m; {T_FINAL:g} s at dt = 1e-3, "
+            "Moreau–Jean with resting contacts projected onto the wall. Final angle θ (smooth; at rest θ = arccos(−w/l1), "
+            f"largest deviation over the PCE samples {rest_dev:.1e} rad, over the Monte Carlo ones {rest_dev_mc:.1e}) "
+            "and impact count (jumps).",
+            "",
+            f"- Monte Carlo: {mc['failures']['n_samples']} simulations (Saltelli, Sobol points, bootstrap 95 % intervals), "
+            f"{t_mc:.0f} s wall.",
+            f"- PCE: {args.n_pce} simulations (LHS), {res['pce']['_wall']:.0f} s wall; gradient-enhanced: {args.n_grad} "
+            f"simulations with jacfwd gradients, {res['pce-grad']['_wall']:.0f} s wall (compilation included).",
+            f"- Simulations: {mc['failures']['n_samples'] / args.n_pce:.0f}× fewer (PCE), "
+            f"{mc['failures']['n_samples'] / args.n_grad:.0f}× fewer (gradient-enhanced).",
+            f"- Cross-validated Q²: {json.dumps({m: {o: round(v, 4) for o, v in d.items()} for m, d in q2.items()})}; "
+            f"unreliable-fit warnings: pce {len(res['pce']['_warnings'])}, pce-grad {len(res['pce-grad']['_warnings'])} "
+            f"({'; '.join(w.split(':')[0] for w in res['pce']['_warnings'] + res['pce-grad']['_warnings'])}).",
+            f"- chaospy {data['chaospy']['version']}: least squares on the total-degree-{args.chaospy_order} Legendre "
+            f"basis, the {len(theta)} PCE samples, {t_cp:.0f} s.",
+            "",
+            markdown_table(
+                [
+                    "parameter",
+                    "quadrature S1 / ST",
+                    "Monte Carlo S1 [95 %] / ST [95 %]",
+                    "PCE S1 / ST",
+                    "PCE-grad S1 / ST",
+                    "chaospy S1 / ST",
+                ],
+                rows,
+            ),
+            "",
+            "Impact count, Monte Carlo vs PCE (the PCE ones are flagged unreliable): "
+            + json.dumps(
+                {
+                    k: {
+                        "mc_ST": round(mc["outcomes"]["impacts"]["sobol"]["indices"][k]["ST"], 3),
+                        "pce_ST": round(res["pce"]["outcomes"]["impacts"]["sobol"]["indices"][k]["ST"], 3),
+                    }
+                    for k in names
+                }
+            ),
+        ]
+    )
     print(section)
     if not args.no_append:
         append_results(section)

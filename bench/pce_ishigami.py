@@ -18,8 +18,8 @@ import time
 import warnings
 
 import numpy as np
-
 from common import append_results, machine_info, machine_markdown, markdown_table
+
 from jaxcontact.studies.distributions import ParamSpace
 from jaxcontact.studies.pce import PCEWarning, fit_pce, germs_of
 from jaxcontact.studies.sampling import unit_points
@@ -65,25 +65,52 @@ def main():
             rel = np.array([r[2] for r in res])
             ok_at[n] = bool(np.all(err <= TOL))
             # A fit that calls itself reliable but misses 1e-3 by more than 10× would be a dishonest Q².
-            rows.append(["values + gradients" if gradient else "values", str(n), f"{np.median(err):.1e}",
-                         f"{err.max():.1e}", f"{int(np.sum(err <= TOL))}/{args.seeds}", f"{np.median(q2):.4f}",
-                         f"{int(rel.sum())}/{args.seeds}", f"{int(np.sum(rel & (err > 10 * TOL)))}"])
+            rows.append(
+                [
+                    "values + gradients" if gradient else "values",
+                    str(n),
+                    f"{np.median(err):.1e}",
+                    f"{err.max():.1e}",
+                    f"{int(np.sum(err <= TOL))}/{args.seeds}",
+                    f"{np.median(q2):.4f}",
+                    f"{int(rel.sum())}/{args.seeds}",
+                    f"{int(np.sum(rel & (err > 10 * TOL)))}",
+                ]
+            )
             print(rows[-1], flush=True)
         good = [n for i, n in enumerate(grid) if all(ok_at[m] for m in grid[i:])]
         nstar[gradient] = good[0] if good else None
     wall = time.perf_counter() - t0
     ratio = nstar[False] / nstar[True] if nstar[False] and nstar[True] else float("nan")
-    section = "\n".join([
-        f"## Polynomial chaos on Ishigami: samples for Sobol indices to 1e-3 (`bench/pce_ishigami.py`) — "
-        f"{info['date_utc']}", "", machine_markdown(info), "",
-        f"{args.seeds} {args.sampler.upper()} designs per n; a = 7, b = 0.1, U(−π, π)³; sparse PCE by OMP "
-        f"(hyperbolic q = 0.75, degree up to 20, terms chosen by leave-one-out, Q² by 10-fold cross-validation); "
-        f"error = the largest |index − analytic| over S1 and ST. Wall {wall:.0f} s.", "",
-        markdown_table(["fit", "n", "median error", "worst error", "seeds ≤ 1e-3", "median Q²", "reliable",
-                        "reliable but > 1e-2 off"], rows), "",
-        f"n* (every seed within 1e-3 from this n on): values {nstar[False]}, values + gradients {nstar[True]}; "
-        f"ratio {ratio:.2f} (each gradient-enhanced sample also gives 3 derivative rows).",
-    ])
+    section = "\n".join(
+        [
+            f"## Polynomial chaos on Ishigami: samples for Sobol indices to 1e-3 (`bench/pce_ishigami.py`) — "
+            f"{info['date_utc']}",
+            "",
+            machine_markdown(info),
+            "",
+            f"{args.seeds} {args.sampler.upper()} designs per n; a = 7, b = 0.1, U(−π, π)³; sparse PCE by OMP "
+            f"(hyperbolic q = 0.75, degree up to 20, terms chosen by leave-one-out, Q² by 10-fold cross-validation); "
+            f"error = the largest |index − analytic| over S1 and ST. Wall {wall:.0f} s.",
+            "",
+            markdown_table(
+                [
+                    "fit",
+                    "n",
+                    "median error",
+                    "worst error",
+                    "seeds ≤ 1e-3",
+                    "median Q²",
+                    "reliable",
+                    "reliable but > 1e-2 off",
+                ],
+                rows,
+            ),
+            "",
+            f"n* (every seed within 1e-3 from this n on): values {nstar[False]}, values + gradients {nstar[True]}; "
+            f"ratio {ratio:.2f} (each gradient-enhanced sample also gives 3 derivative rows).",
+        ]
+    )
     print(section)
     if not args.no_append:
         append_results(section)

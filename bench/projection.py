@@ -78,8 +78,11 @@ def main(argv=None) -> int:
         row = [name]
         for batch, (pp, qq, uu) in ((1, (p, q0, u0)), (B, (pb, qb, ub))):
             # Under jit the input checks (outside-jit validation) are traced away: only the scan is timed.
-            fn = jax.jit(lambda pp, qq, uu: simulate(system, pp, qq, uu, dt=h, n_steps=args.steps,
-                                                     scheme=sch_fast, save_every=args.steps).q)
+            fn = jax.jit(
+                lambda pp, qq, uu: (
+                    simulate(system, pp, qq, uu, dt=h, n_steps=args.steps, scheme=sch_fast, save_every=args.steps).q
+                )
+            )
             tm = common.time_call(fn, pp, qq, uu)
             per = tm.steady_s / (args.steps * batch)
             cost[(name, batch)] = per
@@ -106,35 +109,63 @@ def main(argv=None) -> int:
             xa = np.asarray(four_bar.point_a(tr.q[-1], p))[0]
             gap = xa + float(p["wall_distance"])
             wall = f"{gap:.1e}" if label.startswith("E1") else "—"
-            drift_rows.append([label, name, f"{phi[-1]:.2e}", f"{phi.max():.2e}", f"{phid[-1]:.2e}",
-                               f"{phid.max():.2e}", wall, str(bool(np.all(tr.diagnostics.converged))),
-                               f"{time.perf_counter() - t0:.1f}"])
+            drift_rows.append(
+                [
+                    label,
+                    name,
+                    f"{phi[-1]:.2e}",
+                    f"{phi.max():.2e}",
+                    f"{phid[-1]:.2e}",
+                    f"{phid.max():.2e}",
+                    wall,
+                    str(bool(np.all(tr.diagnostics.converged))),
+                    f"{time.perf_counter() - t0:.1f}",
+                ]
+            )
             print("drift", drift_rows[-1], flush=True)
     load_after = os.getloadavg()
 
     info = common.machine_info()
-    section = "\n".join([
-        f"## Four-bar constraint treatments: cost per step and drift (bench/projection.py) — {common.utc_date()}",
-        "",
-        common.machine_markdown(info, {"load average (1, 5, 15 min) before / after":
-                                       f"{load_before[0]:.1f} {load_before[1]:.1f} {load_before[2]:.1f} / "
-                                       f"{load_after[0]:.1f} {load_after[1]:.1f} {load_after[2]:.1f} "
-                                       "(2 cores shared with other jobs: absolute times are inflated)"}),
-        "",
-        f"Cost per step: the published four-bar at h = {h} s, {args.steps} steps, float64, frictionless wall (PGS), "
-        "diagnostics off, one device; steady-state median of a jitted call / (steps × batch); "
-        "compile = first call − steady state.",
-        "",
-        common.markdown_table(["option", "µs/step, batch 1", "compile s", f"µs/env-step, batch {B}", "compile s",
-                               "× none (batch 1)", f"× none (batch {B})"], cost_rows),
-        "",
-        f"Drift after {n} steps of h = {h} s (‖Φ‖, ‖Φ̇‖ = ‖Φ_q u + Φ_t‖ at the last step and max over every "
-        f"{save}th step; final gap of point a to the wall; float64). Free swing: torque 0, wall at 1 m "
-        "(never reached), ground 0.45 m (no collinear configuration), released at θ1 = π/4 under gravity.",
-        "",
-        common.markdown_table(["run", "option", "‖Φ‖ final", "‖Φ‖ max", "‖Φ̇‖ final", "‖Φ̇‖ max", "final gap m",
-                               "converged", "wall s"], drift_rows),
-    ])
+    section = "\n".join(
+        [
+            f"## Four-bar constraint treatments: cost per step and drift (bench/projection.py) — {common.utc_date()}",
+            "",
+            common.machine_markdown(
+                info,
+                {
+                    "load average (1, 5, 15 min) before / after": f"{load_before[0]:.1f} {load_before[1]:.1f} {load_before[2]:.1f} / "
+                    f"{load_after[0]:.1f} {load_after[1]:.1f} {load_after[2]:.1f} "
+                    "(2 cores shared with other jobs: absolute times are inflated)"
+                },
+            ),
+            "",
+            f"Cost per step: the published four-bar at h = {h} s, {args.steps} steps, float64, frictionless wall (PGS), "
+            "diagnostics off, one device; steady-state median of a jitted call / (steps × batch); "
+            "compile = first call − steady state.",
+            "",
+            common.markdown_table(
+                [
+                    "option",
+                    "µs/step, batch 1",
+                    "compile s",
+                    f"µs/env-step, batch {B}",
+                    "compile s",
+                    "× none (batch 1)",
+                    f"× none (batch {B})",
+                ],
+                cost_rows,
+            ),
+            "",
+            f"Drift after {n} steps of h = {h} s (‖Φ‖, ‖Φ̇‖ = ‖Φ_q u + Φ_t‖ at the last step and max over every "
+            f"{save}th step; final gap of point a to the wall; float64). Free swing: torque 0, wall at 1 m "
+            "(never reached), ground 0.45 m (no collinear configuration), released at θ1 = π/4 under gravity.",
+            "",
+            common.markdown_table(
+                ["run", "option", "‖Φ‖ final", "‖Φ‖ max", "‖Φ̇‖ final", "‖Φ̇‖ max", "final gap m", "converged", "wall s"],
+                drift_rows,
+            ),
+        ]
+    )
     print(section)
     if not args.no_append:
         common.append_results(section)

@@ -38,8 +38,9 @@ from bench.common import append_results, machine_info, machine_markdown, markdow
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--t-final", type=float, default=1.0)
-    ap.add_argument("--tol", type=float, nargs="+", default=[1e-4, 1e-5],
-                    help="discretisation error tolerances on x_C1 [m]")
+    ap.add_argument(
+        "--tol", type=float, nargs="+", default=[1e-4, 1e-5], help="discretisation error tolerances on x_C1 [m]"
+    )
     ap.add_argument("--no-append", action="store_true")
     args = ap.parse_args(argv)
 
@@ -85,17 +86,52 @@ def main(argv=None):
         return np.asarray(out["x"]), args.t_final / int(out["steps"]) if adaptive else dt, timing
 
     # (name, scheme for a setting, system, params, q0, output step for a setting, settings: finest last).
-    cases = [("event-driven (F3)", lambda h: EventDriven(), m.system, m.params, q0, lambda h: h,
-              (1e-2, 5e-3, 2e-3, 1e-3, 5e-4, 2.5e-4, 1e-4))]
+    cases = [
+        (
+            "event-driven (F3)",
+            lambda h: EventDriven(),
+            m.system,
+            m.params,
+            q0,
+            lambda h: h,
+            (1e-2, 5e-3, 2e-3, 1e-3, 5e-4, 2.5e-4, 1e-4),
+        )
+    ]
     for width in (1e-3, 1e-4):
         params = {**m.params, "slip_width": jnp.asarray(width)}
-        cases.append((f"penalty RK4 (F4), v_r = {width:g}", lambda h: Penalty(diagonal_mass=True), m.system, params,
-                      q0, lambda h: h, (5e-3, 2e-3, 1e-3, 5e-4, 2.5e-4, 1e-4)))
-        cases.append((f"penalty Tsit5 (F4), v_r = {width:g}",
-                      lambda rtol: Penalty(diagonal_mass=True, method="tsit5", rtol=rtol, atol=1e-3 * rtol),
-                      m.system, params, q0, lambda rtol: grid, (1e-2, 1e-3, 1e-4, 1e-6, 1e-8)))
-    cases.append(("Moreau–Jean (F1), rigid", lambda h: MoreauJean(diagonal_mass=True), rigid_system, rigid_params,
-                  q0_rigid, lambda h: h, (5e-3, 2e-3, 1e-3, 5e-4, 2.5e-4, 1e-4)))
+        cases.append(
+            (
+                f"penalty RK4 (F4), v_r = {width:g}",
+                lambda h: Penalty(diagonal_mass=True),
+                m.system,
+                params,
+                q0,
+                lambda h: h,
+                (5e-3, 2e-3, 1e-3, 5e-4, 2.5e-4, 1e-4),
+            )
+        )
+        cases.append(
+            (
+                f"penalty Tsit5 (F4), v_r = {width:g}",
+                lambda rtol: Penalty(diagonal_mass=True, method="tsit5", rtol=rtol, atol=1e-3 * rtol),
+                m.system,
+                params,
+                q0,
+                lambda rtol: grid,
+                (1e-2, 1e-3, 1e-4, 1e-6, 1e-8),
+            )
+        )
+    cases.append(
+        (
+            "Moreau–Jean (F1), rigid",
+            lambda h: MoreauJean(diagonal_mass=True),
+            rigid_system,
+            rigid_params,
+            q0_rigid,
+            lambda h: h,
+            (5e-3, 2e-3, 1e-3, 5e-4, 2.5e-4, 1e-4),
+        )
+    )
 
     rows, needed, ref = [], [], None
     for name, make, system, params, q, output_step, settings in cases:
@@ -103,8 +139,11 @@ def main(argv=None):
         for setting in settings:
             x, step, timing = run(make(setting), system, params, q, output_step(setting))
             runs.append((setting, x, step, timing.steady_s / args.t_final, timing.compile_s))
-            print(f"{name:38s} {setting:8g}: h = {step:8.3g}  {runs[-1][3] * 1e3:9.1f} ms per simulated s  "
-                  f"compile {timing.compile_s:.1f} s", flush=True)
+            print(
+                f"{name:38s} {setting:8g}: h = {step:8.3g}  {runs[-1][3] * 1e3:9.1f} ms per simulated s  "
+                f"compile {timing.compile_s:.1f} s",
+                flush=True,
+            )
         finest = runs[-1][1]
         ref = finest if ref is None else ref  # the first case, event-driven, at its finest step
         bias = float(np.max(np.abs(finest - ref)))
@@ -120,19 +159,38 @@ def main(argv=None):
         needed.append(row + [bias])
 
     load = os.getloadavg() if hasattr(os, "getloadavg") else ("?",)
-    section = "\n\n".join([
-        f"## Schemes on the slider–bar (`bench/schemes.py`)",
-        machine_markdown(info, {"Load average at end": ", ".join(f"{x:.2f}" for x in load),
-                                "Case": f"slider–bar, e = 0.1 m, μ0 = μ = 0.2, t_final = {args.t_final} s, "
-                                        f"batch 1, float64; reference: event-driven at h = 1e-4 s"}),
-        markdown_table(["scheme", "h (Tsit5: mean accepted) [s]", "error vs own finest [m]",
-                        "ms per simulated s", "compile s"], rows),
-        "Errors are max over the 0.01 s grid of the absolute difference in x_C1. Largest step whose "
-        "discretisation error is within each tolerance, its cost, and the scheme's model bias (its finest "
-        "setting vs the event-driven reference):",
-        markdown_table(["scheme"] + [f"{c} (≤ {tol:g} m)" for tol in args.tol for c in ("h [s]", "ms per sim. s")]
-                       + ["bias vs reference [m]"], needed),
-    ])
+    section = "\n\n".join(
+        [
+            "## Schemes on the slider–bar (`bench/schemes.py`)",
+            machine_markdown(
+                info,
+                {
+                    "Load average at end": ", ".join(f"{x:.2f}" for x in load),
+                    "Case": f"slider–bar, e = 0.1 m, μ0 = μ = 0.2, t_final = {args.t_final} s, "
+                    f"batch 1, float64; reference: event-driven at h = 1e-4 s",
+                },
+            ),
+            markdown_table(
+                [
+                    "scheme",
+                    "h (Tsit5: mean accepted) [s]",
+                    "error vs own finest [m]",
+                    "ms per simulated s",
+                    "compile s",
+                ],
+                rows,
+            ),
+            "Errors are max over the 0.01 s grid of the absolute difference in x_C1. Largest step whose "
+            "discretisation error is within each tolerance, its cost, and the scheme's model bias (its finest "
+            "setting vs the event-driven reference):",
+            markdown_table(
+                ["scheme"]
+                + [f"{c} (≤ {tol:g} m)" for tol in args.tol for c in ("h [s]", "ms per sim. s")]
+                + ["bias vs reference [m]"],
+                needed,
+            ),
+        ]
+    )
     print(section)
     if not args.no_append:
         append_results(section)

@@ -62,10 +62,12 @@ SUMMARY = os.path.join(ROOT, "bench", "data", "box_toss_summary.json")
 OUT = os.path.join(ROOT, "tests", "data", "siconos", "box_toss_bullet.npz")
 
 # The reference's settings (see the docstring). Bullet: margins, manifold, the ground.
-REFERENCE = dict(contact_breaking_threshold=0.02,  # Siconos' default
-                 perturbation_iterations=0,  # Siconos' default 3 fires impacts before contact (docstring)
-                 newton="SICONOS_TS_NONLINEAR",  # Siconos' default (mechanics_run)
-                 ground="box")
+REFERENCE = dict(
+    contact_breaking_threshold=0.02,  # Siconos' default
+    perturbation_iterations=0,  # Siconos' default 3 fires impacts before contact (docstring)
+    newton="SICONOS_TS_NONLINEAR",  # Siconos' default (mechanics_run)
+    ground="box",
+)
 INSIDE_MARGIN = 1e-6
 OUTSIDE_MARGIN = 0.0
 GROUND_SIZE = 10.0  # the ground box: 10 m × 10 m × 1 m, its top face the plane z = 0
@@ -74,8 +76,13 @@ SOLVER_TOL = 1e-12
 SOLVER_MAX_ITER = 10000
 # The same run at h/2 and h/4, and with one linearisation per step (SICONOS_TS_LINEAR) at h, h/2, h/4:
 # how much Siconos' answer depends on its step and Newton option.
-SPREAD = [(2, "SICONOS_TS_NONLINEAR"), (4, "SICONOS_TS_NONLINEAR"),
-          (1, "SICONOS_TS_LINEAR"), (2, "SICONOS_TS_LINEAR"), (4, "SICONOS_TS_LINEAR")]
+SPREAD = [
+    (2, "SICONOS_TS_NONLINEAR"),
+    (4, "SICONOS_TS_NONLINEAR"),
+    (1, "SICONOS_TS_LINEAR"),
+    (2, "SICONOS_TS_LINEAR"),
+    (4, "SICONOS_TS_LINEAR"),
+]
 # Impacts: steps whose total normal impulse exceeds this (N·s), as in bench/box_toss.py.
 IMPACT = 0.05
 
@@ -111,10 +118,15 @@ def time_stepping(nsds, h, newton):
 def run(p, h, t_final, settings):
     """Siconos' run with the given detection settings: every step's t, q, twist, contact count, Σ λ_N, NSGS error."""
     import siconos.kernel as sk
-    from siconos.mechanics.collision.bullet import (SiconosBox, SiconosBulletCollisionManager,
-                                                    SiconosBulletOptions, SiconosContactor,
-                                                    SiconosContactorSet, SiconosPlane)
     from siconos.mechanics.collision.base import RigidBodyDS
+    from siconos.mechanics.collision.bullet import (
+        SiconosBox,
+        SiconosBulletCollisionManager,
+        SiconosBulletOptions,
+        SiconosContactor,
+        SiconosContactorSet,
+        SiconosPlane,
+    )
 
     m, a, b, c = p["mass"], p["half_x"], p["half_y"], p["half_z"]
     inertia = np.diag([m * (b * b + c * c) / 3.0, m * (a * a + c * c) / 3.0, m * (a * a + b * b) / 3.0])
@@ -157,10 +169,10 @@ def run(p, h, t_final, settings):
 
     def impulses(k, t, q, nc):
         if nc:
-            impulse_normal[k] = np.asarray(fc.z())[:3 * nc].reshape(-1, 3)[:, 0].sum()
+            impulse_normal[k] = np.asarray(fc.z())[: 3 * nc].reshape(-1, 3)[:, 0].sum()
 
     res = record_steps(sim, fc, so, body, n_steps, impulses)
-    return dict(res, impulse_normal=impulse_normal[:len(res["t"])], inertia=np.diag(inertia), q0=q0, v0=v0)
+    return dict(res, impulse_normal=impulse_normal[: len(res["t"])], inertia=np.diag(inertia), q0=q0, v0=v0)
 
 
 def record_steps(sim, fc, so, body, n_steps, after):
@@ -187,7 +199,9 @@ def record_steps(sim, fc, so, body, n_steps, after):
             solver_error[k] = so.dparam[sn.SICONOS_DPARAM_RESIDU]
         after(k, t[k], q[k], nc)
         sim.nextStep()
-    return dict(t=t[:k + 1], q=q[:k + 1], v=v[:k + 1], contacts=contacts[:k + 1], solver_error=solver_error[:k + 1])
+    return dict(
+        t=t[: k + 1], q=q[: k + 1], v=v[: k + 1], contacts=contacts[: k + 1], solver_error=solver_error[: k + 1]
+    )
 
 
 def outcome(res):
@@ -195,8 +209,12 @@ def outcome(res):
     moving = np.flatnonzero(np.max(np.abs(res["v"]), axis=1) > 1e-9)
     rest = res["t"][moving[-1] + 1] if len(moving) < len(res["t"]) else np.nan
     impacts = np.flatnonzero(res["impulse_normal"] > IMPACT)
-    return dict(rest_time=float(rest), final_q=res["q"][-1], impact_steps=impacts,
-                impact_impulses=res["impulse_normal"][impacts])
+    return dict(
+        rest_time=float(rest),
+        final_q=res["q"][-1],
+        impact_steps=impacts,
+        impact_impulses=res["impulse_normal"][impacts],
+    )
 
 
 def main():
@@ -213,26 +231,58 @@ def main():
         spread_newton_linear=np.array([newton == "SICONOS_TS_LINEAR" for _, newton in SPREAD]),
         spread_rest_time=np.array([v["rest_time"] for v in spread]),
         spread_final_q=np.array([v["final_q"] for v in spread]),
-        spread_impact_times=np.array([np.pad(v["impact_steps"] * h / k, (0, n_imp - len(v["impact_steps"])),
-                                             constant_values=np.nan) for v, (k, _) in zip(spread, SPREAD)]),
-        spread_impact_impulses=np.array([np.pad(v["impact_impulses"], (0, n_imp - len(v["impact_impulses"])),
-                                                constant_values=np.nan) for v in spread]))
-    settings = dict(h=h, t_final=t_final, theta=0.5, inside_margin=INSIDE_MARGIN, outside_margin=OUTSIDE_MARGIN,
-                    ground_size=GROUND_SIZE, solver_tol=SOLVER_TOL, solver_max_iter=SOLVER_MAX_ITER, impact=IMPACT,
-                    contact_breaking_threshold=REFERENCE["contact_breaking_threshold"],
-                    perturbation_iterations=REFERENCE["perturbation_iterations"])
+        spread_impact_times=np.array(
+            [
+                np.pad(v["impact_steps"] * h / k, (0, n_imp - len(v["impact_steps"])), constant_values=np.nan)
+                for v, (k, _) in zip(spread, SPREAD)
+            ]
+        ),
+        spread_impact_impulses=np.array(
+            [
+                np.pad(v["impact_impulses"], (0, n_imp - len(v["impact_impulses"])), constant_values=np.nan)
+                for v in spread
+            ]
+        ),
+    )
+    settings = dict(
+        h=h,
+        t_final=t_final,
+        theta=0.5,
+        inside_margin=INSIDE_MARGIN,
+        outside_margin=OUTSIDE_MARGIN,
+        ground_size=GROUND_SIZE,
+        solver_tol=SOLVER_TOL,
+        solver_max_iter=SOLVER_MAX_ITER,
+        impact=IMPACT,
+        contact_breaking_threshold=REFERENCE["contact_breaking_threshold"],
+        perturbation_iterations=REFERENCE["perturbation_iterations"],
+    )
     settings["newton_linear"] = float(REFERENCE["newton"] == "SICONOS_TS_LINEAR")
     os.makedirs(os.path.dirname(out), exist_ok=True)
-    np.savez_compressed(out, **stored, **{f"param_{k}": np.float64(val) for k, val in p.items()},
-                        **{k: np.float64(val) for k, val in settings.items()})
-    report = dict(out=out, reference={k: np.asarray(v).tolist() for k, v in outcome(ref).items()},
-                  steps_with_contacts=int(np.sum(ref["contacts"] > 0)), max_contacts=int(ref["contacts"].max()),
-                  worst_solver_error=float(ref["solver_error"].max()),
-                  spread=[dict(h=h / k, newton=newton, rest_time=o["rest_time"],
-                               final_q=o["final_q"].round(5).tolist(),
-                               impact_times=(o["impact_steps"] * h / k).round(5).tolist(),
-                               impact_impulses=o["impact_impulses"].round(4).tolist())
-                          for (k, newton), o in zip(SPREAD, spread)])
+    np.savez_compressed(
+        out,
+        **stored,
+        **{f"param_{k}": np.float64(val) for k, val in p.items()},
+        **{k: np.float64(val) for k, val in settings.items()},
+    )
+    report = dict(
+        out=out,
+        reference={k: np.asarray(v).tolist() for k, v in outcome(ref).items()},
+        steps_with_contacts=int(np.sum(ref["contacts"] > 0)),
+        max_contacts=int(ref["contacts"].max()),
+        worst_solver_error=float(ref["solver_error"].max()),
+        spread=[
+            dict(
+                h=h / k,
+                newton=newton,
+                rest_time=o["rest_time"],
+                final_q=o["final_q"].round(5).tolist(),
+                impact_times=(o["impact_steps"] * h / k).round(5).tolist(),
+                impact_impulses=o["impact_impulses"].round(4).tolist(),
+            )
+            for (k, newton), o in zip(SPREAD, spread)
+        ],
+    )
     print(json.dumps(report, indent=1))
 
 

@@ -52,8 +52,16 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from siconos_box_toss import (IMPACT, SOLVER_MAX_ITER, SOLVER_TOL, SUMMARY, initial_state, outcome,  # noqa: E402
-                              record_steps, time_stepping)
+from siconos_box_toss import (
+    IMPACT,
+    SOLVER_MAX_ITER,
+    SOLVER_TOL,
+    SUMMARY,
+    initial_state,
+    outcome,  # noqa: E402
+    record_steps,
+    time_stepping,
+)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "data", "siconos", "box_toss_vertices.npz")
@@ -71,9 +79,13 @@ def vertices(p):
 def rotation(quat):
     """Body-to-world rotation of the unit quaternion (w, x, y, z)."""
     w, x, y, z = quat / np.linalg.norm(quat)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def run(p, h, t_final):
@@ -127,8 +139,15 @@ def run(p, h, t_final):
 
     res = record_steps(sim, fc, so, body, n_steps, vertex_columns)
     n = len(res["t"])
-    return dict(res, impulse=impulse[:n], impulse_normal=impulse[:n].sum(axis=1), gap=gap[:n],
-                inertia=np.diag(inertia), q0=q0, v0=v0)
+    return dict(
+        res,
+        impulse=impulse[:n],
+        impulse_normal=impulse[:n].sum(axis=1),
+        gap=gap[:n],
+        inertia=np.diag(inertia),
+        q0=q0,
+        v0=v0,
+    )
 
 
 def main():
@@ -148,21 +167,49 @@ def main():
         runs_h=np.array([h / k for k in REFINE]),
         runs_rest_time=np.array([o["rest_time"] for o in outs]),
         runs_final_q=np.array([o["final_q"] for o in outs]),
-        runs_impact_times=np.array([np.pad(o["impact_steps"] * h / k, (0, n_imp - len(o["impact_steps"])),
-                                           constant_values=np.nan) for o, k in zip(outs, REFINE)]),
-        runs_impact_impulses=np.array([np.pad(o["impact_impulses"], (0, n_imp - len(o["impact_impulses"])),
-                                              constant_values=np.nan) for o in outs]),
-        runs_solver_error=np.array([r["solver_error"][:i].max() for r, i in zip(runs, rests)]))
-    settings = dict(h=h, t_final=t_final, theta=0.5, solver_tol=SOLVER_TOL, solver_max_iter=SOLVER_MAX_ITER,
-                    impact=IMPACT, newton_linear=float(NEWTON == "SICONOS_TS_LINEAR"))
+        runs_impact_times=np.array(
+            [
+                np.pad(o["impact_steps"] * h / k, (0, n_imp - len(o["impact_steps"])), constant_values=np.nan)
+                for o, k in zip(outs, REFINE)
+            ]
+        ),
+        runs_impact_impulses=np.array(
+            [np.pad(o["impact_impulses"], (0, n_imp - len(o["impact_impulses"])), constant_values=np.nan) for o in outs]
+        ),
+        runs_solver_error=np.array([r["solver_error"][:i].max() for r, i in zip(runs, rests)]),
+    )
+    settings = dict(
+        h=h,
+        t_final=t_final,
+        theta=0.5,
+        solver_tol=SOLVER_TOL,
+        solver_max_iter=SOLVER_MAX_ITER,
+        impact=IMPACT,
+        newton_linear=float(NEWTON == "SICONOS_TS_LINEAR"),
+    )
     os.makedirs(os.path.dirname(out), exist_ok=True)
-    np.savez_compressed(out, **stored, **{f"param_{k}": np.float64(val) for k, val in p.items()},
-                        **{k: np.float64(val) for k, val in settings.items()})
-    report = dict(out=out, detection_error=detection_error, max_contacts=int(ref["contacts"].max()),
-                  runs=[dict(h=h / k, rest_time=o["rest_time"], final_q=o["final_q"].round(5).tolist(),
-                             impact_times=(o["impact_steps"] * h / k).round(5).tolist(),
-                             impact_impulses=o["impact_impulses"].round(4).tolist(), solver_error=float(e))
-                        for k, o, e in zip(REFINE, outs, stored["runs_solver_error"])])
+    np.savez_compressed(
+        out,
+        **stored,
+        **{f"param_{k}": np.float64(val) for k, val in p.items()},
+        **{k: np.float64(val) for k, val in settings.items()},
+    )
+    report = dict(
+        out=out,
+        detection_error=detection_error,
+        max_contacts=int(ref["contacts"].max()),
+        runs=[
+            dict(
+                h=h / k,
+                rest_time=o["rest_time"],
+                final_q=o["final_q"].round(5).tolist(),
+                impact_times=(o["impact_steps"] * h / k).round(5).tolist(),
+                impact_impulses=o["impact_impulses"].round(4).tolist(),
+                solver_error=float(e),
+            )
+            for k, o, e in zip(REFINE, outs, stored["runs_solver_error"])
+        ],
+    )
     print(json.dumps(report, indent=1))
 
 

@@ -37,22 +37,26 @@ import numpy as np
 try:
     import siconos.numerics as sn
 except ImportError as e:
-    sys.exit(f"siconos_fc3d.py: cannot import siconos.numerics ({e}); run it with /usr/bin/python3 "
-             "(Debian's python3-siconos)")
+    sys.exit(
+        f"siconos_fc3d.py: cannot import siconos.numerics ({e}); run it with /usr/bin/python3 "
+        "(Debian's python3-siconos)"
+    )
 
-SOLVERS = {"NSGS": "SICONOS_FRICTION_3D_NSGS", "NSN_AC": "SICONOS_FRICTION_3D_NSN_AC",
-           "NSN_FB": "SICONOS_FRICTION_3D_NSN_FB"}
+SOLVERS = {
+    "NSGS": "SICONOS_FRICTION_3D_NSGS",
+    "NSN_AC": "SICONOS_FRICTION_3D_NSN_AC",
+    "NSN_FB": "SICONOS_FRICTION_3D_NSN_FB",
+}
 MAX_ITER = {"NSGS": 10000, "NSN_AC": 1000, "NSN_FB": 1000}
 DENSE_MAX = 150
-SCALE = 2.0 ** 30  # exact power of two: W e_j · SCALE + q loses nothing relative to W e_j
+SCALE = 2.0**30  # exact power of two: W e_j · SCALE + q loses nothing relative to W e_j
 
 
 def load(path: Path):
     if path.suffix == ".npz":
         d = np.load(path)
         W, q, mu = d["W"], d["q"], d["mu"]
-        return sn.FrictionContactProblem(3, len(mu), np.asarray(W, float), np.asarray(q, float),
-                                          np.asarray(mu, float))
+        return sn.FrictionContactProblem(3, len(mu), np.asarray(W, float), np.asarray(q, float), np.asarray(mu, float))
     return sn.frictionContact_new_from_filename(str(path))
 
 
@@ -118,8 +122,11 @@ def main() -> int:
             out[f"{name}/{solver}/error8"] = np.float64(err8)
             out[f"{name}/{solver}/info8"] = np.int64(info8)
             out[f"{name}/{solver}/iters8"] = np.int64(it8)
-            print(f"{name:40s} nc={nc:4d} {solver:7s} info={info} err={err:.1e} it={it} "
-                  f"tol1e-8: info={info8} err={err8:.1e} t={np.median(times) * 1e3:.2f} ms", flush=True)
+            print(
+                f"{name:40s} nc={nc:4d} {solver:7s} info={info} err={err:.1e} it={it} "
+                f"tol1e-8: info={info8} err={err8:.1e} t={np.median(times) * 1e3:.2f} ms",
+                flush=True,
+            )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(args.out, **out)
     return 0

@@ -56,9 +56,18 @@ import time
 import numpy as np
 
 DEFAULTS = {
-    "l1": 0.2, "l2": 0.4, "l3": 0.2, "m1": 0.1, "m2": 0.2, "m3": 0.1,
-    "ground_length": 0.4, "torque": 10.0, "wall_distance": 0.06, "restitution": 0.8,
-    "gravity": 9.81, "initial_angle": math.pi / 2,
+    "l1": 0.2,
+    "l2": 0.4,
+    "l3": 0.2,
+    "m1": 0.1,
+    "m2": 0.2,
+    "m3": 0.1,
+    "ground_length": 0.4,
+    "torque": 10.0,
+    "wall_distance": 0.06,
+    "restitution": 0.8,
+    "gravity": 9.81,
+    "initial_angle": math.pi / 2,
 }
 IMPACT_THRESHOLD = 1e-9  # N·s, jaxcontact.studies.outcomes default
 
@@ -68,12 +77,18 @@ def phi(q, p):
     x1, y1, t1, x2, y2, t2, x3, y3, t3 = q
     h1, h2, h3 = p["l1"] / 2, p["l2"] / 2, p["l3"] / 2
     c1, s1, c2, s2, c3, s3 = math.cos(t1), math.sin(t1), math.cos(t2), math.sin(t2), math.cos(t3), math.sin(t3)
-    return np.array([
-        x1 - h1 * c1, y1 - h1 * s1,                                   # O1: bar 1 (−l1/2, 0) at (0, 0)
-        x1 + h1 * c1 - x2 + h2 * c2, y1 + h1 * s1 - y2 + h2 * s2,     # A: bar 1 (l1/2, 0) = bar 2 (−l2/2, 0)
-        x2 + h2 * c2 - x3 + h3 * s3, y2 + h2 * s2 - y3 - h3 * c3,     # B: bar 2 (l2/2, 0) = bar 3 (0, l3/2)
-        x3 + h3 * s3 - p["ground_length"], y3 - h3 * c3,              # O3: bar 3 (0, −l3/2) at (L, 0)
-    ])
+    return np.array(
+        [
+            x1 - h1 * c1,
+            y1 - h1 * s1,  # O1: bar 1 (−l1/2, 0) at (0, 0)
+            x1 + h1 * c1 - x2 + h2 * c2,
+            y1 + h1 * s1 - y2 + h2 * s2,  # A: bar 1 (l1/2, 0) = bar 2 (−l2/2, 0)
+            x2 + h2 * c2 - x3 + h3 * s3,
+            y2 + h2 * s2 - y3 - h3 * c3,  # B: bar 2 (l2/2, 0) = bar 3 (0, l3/2)
+            x3 + h3 * s3 - p["ground_length"],
+            y3 - h3 * c3,  # O3: bar 3 (0, −l3/2) at (L, 0)
+        ]
+    )
 
 
 def phi_q(q, p):
@@ -179,16 +194,18 @@ def four_bar_run(p, h=1e-3, T=2.0):
 
     tb = time.perf_counter()
     m1, m2, m3, l1, l2, l3, g = (p[k] for k in ("m1", "m2", "m3", "l1", "l2", "l3", "gravity"))
-    M = np.diag([m1, m1, m1 * l1 ** 2 / 12, m2, m2, m2 * l2 ** 2 / 12, m3, m3, m3 * l3 ** 2 / 12])
+    M = np.diag([m1, m1, m1 * l1**2 / 12, m2, m2, m2 * l2**2 / 12, m3, m3, m3 * l3**2 / 12])
     q0 = initial_state(p)
     ds = sk.LagrangianLinearTIDS(q0, [0.0] * 9, M)
     ds.setFExtPtr(np.array([0.0, -m1 * g, p["torque"], 0.0, -m2 * g, 0.0, 0.0, -m3 * g, 0.0]))
     ds.setzPtr(np.array([l1, l2, l3, p["ground_length"], p["wall_distance"]]))
     lib = plugin_library()
-    joints = sk.Interaction(sk.EqualityConditionNSL(8),
-                            sk.LagrangianScleronomousR(lib + ":joints_h", lib + ":joints_G0"))
-    wall = sk.Interaction(sk.NewtonImpactNSL(p["restitution"]),
-                          sk.LagrangianScleronomousR(lib + ":wall_h", lib + ":wall_G0"))
+    joints = sk.Interaction(
+        sk.EqualityConditionNSL(8), sk.LagrangianScleronomousR(lib + ":joints_h", lib + ":joints_G0")
+    )
+    wall = sk.Interaction(
+        sk.NewtonImpactNSL(p["restitution"]), sk.LagrangianScleronomousR(lib + ":wall_h", lib + ":wall_G0")
+    )
     nsds = sk.NonSmoothDynamicalSystem(0.0, T)
     nsds.insertDynamicalSystem(ds)
     nsds.link(joints, ds)
@@ -199,8 +216,15 @@ def four_bar_run(p, h=1e-3, T=2.0):
     while sim.hasNextEvent():
         sim.computeOneStep()
         q = ds.q()
-        rows.append((sim.nextTime(), q[0] + 0.5 * l1 * math.cos(q[2]), q[2], wall.lambda_(1)[0],
-                     float(np.linalg.norm(phi(q, p)))))
+        rows.append(
+            (
+                sim.nextTime(),
+                q[0] + 0.5 * l1 * math.cos(q[2]),
+                q[2],
+                wall.lambda_(1)[0],
+                float(np.linalg.norm(phi(q, p))),
+            )
+        )
         sim.nextStep()
     return len(rows), rows, build
 
@@ -208,9 +232,12 @@ def four_bar_run(p, h=1e-3, T=2.0):
 def outcomes(rows):
     t, xa, th1, imp, nphi = np.array(rows).T
     on = imp > IMPACT_THRESHOLD
-    return {"impacts": int(np.sum(on & ~np.concatenate([[False], on[:-1]]))),
-            "peak_impulse": float(np.max(imp, initial=0.0)), "final_theta1": float(th1[-1]),
-            "max_phi": float(np.max(nphi))}
+    return {
+        "impacts": int(np.sum(on & ~np.concatenate([[False], on[:-1]]))),
+        "peak_impulse": float(np.max(imp, initial=0.0)),
+        "final_theta1": float(th1[-1]),
+        "max_phi": float(np.max(nphi)),
+    }
 
 
 def main():
@@ -245,8 +272,18 @@ def main():
         if time.perf_counter() - t_start > a.seconds:
             break
     out = {k: [r[k] for r in res] for k in res[0]}
-    print(json.dumps({"n": len(res), "seconds_per_sample": times, "steps": steps, "outcomes": out,
-                      "siconos": "4.4 (Debian python3-siconos)", "python": sys.version.split()[0]}))
+    print(
+        json.dumps(
+            {
+                "n": len(res),
+                "seconds_per_sample": times,
+                "steps": steps,
+                "outcomes": out,
+                "siconos": "4.4 (Debian python3-siconos)",
+                "python": sys.version.split()[0],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -39,8 +39,9 @@ try:
     import siconos
     import siconos.numerics as sn
 except ImportError as e:  # the message says what to do, instead of a bare traceback
-    sys.exit(f"siconos_lcp.py: cannot import siconos.numerics ({e}); run it with /usr/bin/python3 "
-             "(Debian's python3-siconos)")
+    sys.exit(
+        f"siconos_lcp.py: cannot import siconos.numerics ({e}); run it with /usr/bin/python3 (Debian's python3-siconos)"
+    )
 
 SOLVERS = {
     "lemke": sn.SICONOS_LCP_LEMKE,
@@ -53,8 +54,9 @@ def debian_version() -> str:
     import subprocess
 
     try:
-        return subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "python3-siconos"],
-                              capture_output=True, text=True, check=True).stdout.strip()
+        return subprocess.run(
+            ["dpkg-query", "-W", "-f", "${Version}", "python3-siconos"], capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -64,8 +66,7 @@ def natural_residual(M, q, z):
     return float(np.max(np.abs(np.minimum(z, w))) / max(1.0, float(np.max(np.abs(q)))))
 
 
-def solve_many(solver: str, M, q, z_true, *, max_problems: int, seconds: float, tol: float, max_iter: int,
-               passes: int):
+def solve_many(solver: str, M, q, z_true, *, max_problems: int, seconds: float, tol: float, max_iter: int, passes: int):
     """Solve problems 0, 1, … until ``max_problems`` or ``seconds`` of solver time is used.
 
     The same problems are then solved ``passes − 1`` more times and the
@@ -134,22 +135,44 @@ def solve_many(solver: str, M, q, z_true, *, max_problems: int, seconds: float, 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--problems-dir", type=Path, required=True,
-                   help="directory holding lcp_problems_n{n}.npz from bench/lcp.py")
+    p.add_argument(
+        "--problems-dir", type=Path, required=True, help="directory holding lcp_problems_n{n}.npz from bench/lcp.py"
+    )
     p.add_argument("--sizes", default="2,4,8,16,32,64", help="comma-separated n (default %(default)s)")
     p.add_argument("--solvers", default="lemke,pgs,enum", help="comma-separated, of " + ",".join(SOLVERS))
-    p.add_argument("--max-problems", type=int, default=2000,
-                   help="solve at most this many problems per (solver, n) (default %(default)s)")
-    p.add_argument("--seconds", type=float, default=2.0,
-                   help="stop a (solver, n) after this much solver time (default %(default)s)")
-    p.add_argument("--passes", type=int, default=3,
-                   help="solve the same problems this many times; report the median pass (default %(default)s)")
-    p.add_argument("--tol", type=float, default=1e-10,
-                   help="Siconos tolerance (dparam[SICONOS_DPARAM_TOL]) (default %(default)s)")
-    p.add_argument("--max-iter", type=int, default=10000,
-                   help="iparam[SICONOS_IPARAM_MAX_ITER] for LEMKE/PGS (default %(default)s)")
-    p.add_argument("--enum-max-n", type=int, default=12,
-                   help="skip ENUM above this n: it visits up to 2^n index sets (default %(default)s)")
+    p.add_argument(
+        "--max-problems",
+        type=int,
+        default=2000,
+        help="solve at most this many problems per (solver, n) (default %(default)s)",
+    )
+    p.add_argument(
+        "--seconds",
+        type=float,
+        default=2.0,
+        help="stop a (solver, n) after this much solver time (default %(default)s)",
+    )
+    p.add_argument(
+        "--passes",
+        type=int,
+        default=3,
+        help="solve the same problems this many times; report the median pass (default %(default)s)",
+    )
+    p.add_argument(
+        "--tol", type=float, default=1e-10, help="Siconos tolerance (dparam[SICONOS_DPARAM_TOL]) (default %(default)s)"
+    )
+    p.add_argument(
+        "--max-iter",
+        type=int,
+        default=10000,
+        help="iparam[SICONOS_IPARAM_MAX_ITER] for LEMKE/PGS (default %(default)s)",
+    )
+    p.add_argument(
+        "--enum-max-n",
+        type=int,
+        default=12,
+        help="skip ENUM above this n: it visits up to 2^n index sets (default %(default)s)",
+    )
     args = p.parse_args(argv)
 
     sizes = [int(s) for s in args.sizes.split(",") if s]
@@ -171,21 +194,36 @@ def main(argv=None) -> int:
             if s == "enum" and n > args.enum_max_n:
                 skipped.append({"n": n, "solver": s, "reason": f"n > --enum-max-n={args.enum_max_n} (2^n index sets)"})
                 continue
-            r = solve_many(s, M, q, z_true, max_problems=args.max_problems, seconds=args.seconds,
-                           tol=args.tol, max_iter=args.max_iter, passes=max(1, args.passes))
-            print(f"siconos {s:6s} n={n:3d}: {r['problems']:5d} problems, {r['problems_per_s']:.3g}/s, "
-                  f"info ok {r['info_ok_fraction']:.3f}, median residual {r['median_natural_residual']:.2e}",
-                  file=sys.stderr)
+            r = solve_many(
+                s,
+                M,
+                q,
+                z_true,
+                max_problems=args.max_problems,
+                seconds=args.seconds,
+                tol=args.tol,
+                max_iter=args.max_iter,
+                passes=max(1, args.passes),
+            )
+            print(
+                f"siconos {s:6s} n={n:3d}: {r['problems']:5d} problems, {r['problems_per_s']:.3g}/s, "
+                f"info ok {r['info_ok_fraction']:.3f}, median residual {r['median_natural_residual']:.2e}",
+                file=sys.stderr,
+            )
             results.append(r)
 
-    json.dump({
-        "siconos_module_version": str(getattr(siconos, "version", "?")),
-        "siconos_debian_package": debian_version(),
-        "numpy": np.__version__,
-        "python": sys.version.split()[0],
-        "results": results,
-        "skipped": skipped,
-    }, sys.stdout, indent=1)
+    json.dump(
+        {
+            "siconos_module_version": str(getattr(siconos, "version", "?")),
+            "siconos_debian_package": debian_version(),
+            "numpy": np.__version__,
+            "python": sys.version.split()[0],
+            "results": results,
+            "skipped": skipped,
+        },
+        sys.stdout,
+        indent=1,
+    )
     print()
     return 0
 

@@ -48,14 +48,19 @@ def outcomes(traj, T):
     t, y, v, imp = np.array(traj).T
     on = imp > IMPACT_THRESHOLD
     hit = np.flatnonzero(on)
-    rebound = float(np.max(y[hit[0]:])) if hit.size else float("nan")
+    rebound = float(np.max(y[hit[0] :])) if hit.size else float("nan")
     impacts = int(np.sum(on & ~np.concatenate([[False], on[:-1]])))
     moving = np.flatnonzero(np.abs(v) > REST_TOL)
     if moving.size == 0:
         rest = 0.0
     else:
         rest = float(t[min(moving[-1] + 1, len(t) - 1)])
-    return {"rebound_y": rebound, "impacts": impacts, "rest_time": rest, "peak_impulse": float(np.max(imp, initial=0.0))}
+    return {
+        "rebound_y": rebound,
+        "impacts": impacts,
+        "rest_time": rest,
+        "peak_impulse": float(np.max(imp, initial=0.0)),
+    }
 
 
 def main():
@@ -71,17 +76,27 @@ def main():
     t_start = time.perf_counter()
     for i in range(n_max):
         t0 = time.perf_counter()
-        n, _, _, traj = siconos_simulate.ball_run(float(H[i]), float(E[i]), m=spec["mass"], g=spec["gravity"],
-                                                  h=spec["dt"], T=spec["t_final"], record=True)
+        n, _, _, traj = siconos_simulate.ball_run(
+            float(H[i]), float(E[i]), m=spec["mass"], g=spec["gravity"], h=spec["dt"], T=spec["t_final"], record=True
+        )
         rows.append(outcomes(traj, spec["t_final"]))
         times.append(time.perf_counter() - t0)
         steps.append(n)
         if time.perf_counter() - t_start > a.seconds:
             break
     out = {k: [r[k] for r in rows] for k in rows[0]}
-    print(json.dumps({"n": len(rows), "seconds_per_sample": times, "steps": steps, "outcomes": out,
-                      "siconos": "4.4 (Debian python3-siconos)",
-                      "python": sys.version.split()[0]}))
+    print(
+        json.dumps(
+            {
+                "n": len(rows),
+                "seconds_per_sample": times,
+                "steps": steps,
+                "outcomes": out,
+                "siconos": "4.4 (Debian python3-siconos)",
+                "python": sys.version.split()[0],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -48,11 +48,33 @@ REFERENCE_DIR = os.path.join(ROOT, "tests", "data", "siconos")
 BALL = dict(m=1.0, g=9.81, r=0.05, e=0.9, z0=1.0, h=0.005, T=10.0)
 
 # WoodPeckerConsts.h (Siconos tutorials, examples/mechanics/Woodpecker).
-WP = dict(r_O=0.0025, r_M=0.0031, h_M=0.0058, l_M=0.010, l_G=0.015, h_S=0.02, l_S=0.0201,
-          m_M=0.0003, m_S=0.0045, J_M=5.0e-9, J_S=7.0e-7, c_phi=0.0056, g=9.81,
-          eps_N_1=0.5, eps_N_23=0.0, eps_T_123=0.0, mu_123=0.3,
-          y_0=0.0, phi_M_0=-0.1036, phi_S_0=-0.2788, v_0=-0.3411, omega_M_0=4.8572e-15, omega_S_0=-7.4583,
-          h=2e-5, T=0.3)
+WP = dict(
+    r_O=0.0025,
+    r_M=0.0031,
+    h_M=0.0058,
+    l_M=0.010,
+    l_G=0.015,
+    h_S=0.02,
+    l_S=0.0201,
+    m_M=0.0003,
+    m_S=0.0045,
+    J_M=5.0e-9,
+    J_S=7.0e-7,
+    c_phi=0.0056,
+    g=9.81,
+    eps_N_1=0.5,
+    eps_N_23=0.0,
+    eps_T_123=0.0,
+    mu_123=0.3,
+    y_0=0.0,
+    phi_M_0=-0.1036,
+    phi_S_0=-0.2788,
+    v_0=-0.3411,
+    omega_M_0=4.8572e-15,
+    omega_S_0=-7.4583,
+    h=2e-5,
+    T=0.3,
+)
 
 # Stored in tests/data/siconos/: every row of the ball; every WOODPECKER_STRIDE-th row of the woodpecker and its last.
 WOODPECKER_STRIDE = 10
@@ -69,15 +91,22 @@ def ball_matrices(p=BALL):
 def woodpecker_matrices(p=WP):
     """(M, K, F, [(H (2×3), b (2,), ε_N)] per contact, q0, v0) of the woodpecker, as WoodPecker.cpp builds them."""
     mS, mM, lM, lG = p["m_S"], p["m_M"], p["l_M"], p["l_G"]
-    M = np.array([[mS + mM, mS * lM, mS * lG],
-                  [mS * lM, p["J_M"] + mS * lM * lM, mS * lM * lG],
-                  [mS * lG, mS * lM * lG, p["J_S"] + mS * lG * lG]])
+    M = np.array(
+        [
+            [mS + mM, mS * lM, mS * lG],
+            [mS * lM, p["J_M"] + mS * lM * lM, mS * lM * lG],
+            [mS * lG, mS * lM * lG, p["J_S"] + mS * lG * lG],
+        ]
+    )
     c = p["c_phi"]
     K = np.array([[0.0, 0.0, 0.0], [0.0, c, -c], [0.0, -c, c]])
     F = np.array([-(mS + mM) * p["g"], -mS * lM * p["g"], -mS * lG * p["g"]])
     contacts = [
-        (np.array([[0.0, 0.0, -p["h_S"]], [1.0, lM, lG - p["l_S"]]]),
-         np.array([lM + lG - p["l_S"] - p["r_O"], 0.0]), p["eps_N_1"]),
+        (
+            np.array([[0.0, 0.0, -p["h_S"]], [1.0, lM, lG - p["l_S"]]]),
+            np.array([lM + lG - p["l_S"] - p["r_O"], 0.0]),
+            p["eps_N_1"],
+        ),
         (np.array([[0.0, p["h_M"], 0.0], [1.0, p["r_M"], 0.0]]), np.array([p["r_M"] - p["r_O"], 0.0]), p["eps_N_23"]),
         (np.array([[0.0, -p["h_M"], 0.0], [1.0, p["r_M"], 0.0]]), np.array([p["r_M"] - p["r_O"], 0.0]), p["eps_N_23"]),
     ]
@@ -111,7 +140,7 @@ def _run_siconos(sim, ds, inters, n_steps, level_lambda=1):
             lam[k, j] = np.asarray(inter.lambda_(level_lambda))
         sim.nextStep()
     seconds = time.perf_counter() - t0
-    return dict(t=t[:k + 1], q=q[:k + 1], v=v[:k + 1], impulse=lam[:k + 1], seconds=np.array(seconds))
+    return dict(t=t[: k + 1], q=q[: k + 1], v=v[: k + 1], impulse=lam[: k + 1], seconds=np.array(seconds))
 
 
 def siconos_ball():
@@ -142,8 +171,9 @@ def siconos_woodpecker(solver="nsgs"):
     nsds.insertDynamicalSystem(ds)
     inters = []
     for H, b, eN in contacts:
-        inter = sk.Interaction(sk.NewtonImpactFrictionNSL(eN, p["eps_T_123"], p["mu_123"], 2),
-                               sk.LagrangianLinearTIR(H, b))
+        inter = sk.Interaction(
+            sk.NewtonImpactFrictionNSL(eN, p["eps_T_123"], p["mu_123"], 2), sk.LagrangianLinearTIR(H, b)
+        )
         nsds.link(inter, ds)
         inters.append(inter)
     if solver == "lemke":
@@ -176,8 +206,15 @@ def jax_ball(n_steps, force_rule="siconos"):
     p = BALL
     M, F, H, b, e = ball_matrices()
     system, params = linear_system(M, F=F, H_N=H, b_N=b, restitution=e)
-    return simulate(system, params, jnp.array([p["z0"], 0.0, 0.0]), jnp.zeros(3), dt=p["h"], n_steps=n_steps,
-                    scheme=MoreauJean(force_rule=force_rule))
+    return simulate(
+        system,
+        params,
+        jnp.array([p["z0"], 0.0, 0.0]),
+        jnp.zeros(3),
+        dt=p["h"],
+        n_steps=n_steps,
+        scheme=MoreauJean(force_rule=force_rule),
+    )
 
 
 def jax_woodpecker(n_steps, force_rule="siconos", solver="auto"):
@@ -190,8 +227,15 @@ def jax_woodpecker(n_steps, force_rule="siconos", solver="auto"):
     _, _, _, _, q0, v0 = woodpecker_matrices()
     M, kw = woodpecker_linear_system_args()
     system, params = linear_system(M, **kw)
-    return simulate(system, params, jnp.asarray(q0), jnp.asarray(v0), dt=WP["h"], n_steps=n_steps,
-                    scheme=MoreauJean(force_rule=force_rule, solver=solver))
+    return simulate(
+        system,
+        params,
+        jnp.asarray(q0),
+        jnp.asarray(v0),
+        dt=WP["h"],
+        n_steps=n_steps,
+        scheme=MoreauJean(force_rule=force_rule, solver=solver),
+    )
 
 
 def _distance(a, b):
@@ -219,8 +263,10 @@ def compare(gen_dir):
     cone = np.abs(lemke["impulse"][:, :, 1]) / np.where(sliding, lemke["impulse"][:, :, 0], 1.0)
     edge = sliding & (np.abs(cone - WP["mu_123"]) < 1e-6)
     rows["woodpecker: Siconos 2D Lemke vs Siconos NSGS"] = {
-        "q_max_rel": _distance(lemke["q"], wood["q"])[0], "steps": n,
-        "lemke_max_rel_cone_edge_error": float(np.max(np.abs(cone[edge] / WP["mu_123"] - 1.0)))}
+        "q_max_rel": _distance(lemke["q"], wood["q"])[0],
+        "steps": n,
+        "lemke_max_rel_cone_edge_error": float(np.max(np.abs(cone[edge] / WP["mu_123"] - 1.0))),
+    }
     return rows, ball, wood
 
 
@@ -229,36 +275,67 @@ def _rows(ref, tr):
     v = np.asarray(tr.u)
     dq, at = _distance(q, ref["q"])
     dv, _ = _distance(v, ref["v"])
-    return {"steps": len(q) - 1, "q_max_rel": dq, "worst_step": at, "v_max_rel": dv,
-            "siconos_seconds": float(ref["seconds"])}
+    return {
+        "steps": len(q) - 1,
+        "q_max_rel": dq,
+        "worst_step": at,
+        "v_max_rel": dv,
+        "siconos_seconds": float(ref["seconds"]),
+    }
 
 
 def woodpecker_linear_system_args():
     """(M, keyword arguments of ``linear_system``) of the woodpecker: row 0 of each H → H_N, row 1 → H_T."""
     M, K, F, contacts, _, _ = woodpecker_matrices()
-    return M, dict(K=K, F=F, H_N=np.array([H[0] for H, _, _ in contacts]), b_N=np.array([b[0] for _, b, _ in contacts]),
-                   H_T=np.array([H[1] for H, _, _ in contacts]), restitution=np.array([e for _, _, e in contacts]),
-                   tangential_restitution=WP["eps_T_123"], friction=WP["mu_123"])
+    return M, dict(
+        K=K,
+        F=F,
+        H_N=np.array([H[0] for H, _, _ in contacts]),
+        b_N=np.array([b[0] for _, b, _ in contacts]),
+        H_T=np.array([H[1] for H, _, _ in contacts]),
+        restitution=np.array([e for _, _, e in contacts]),
+        tangential_restitution=WP["eps_T_123"],
+        friction=WP["mu_123"],
+    )
 
 
 def store(ball, wood):
     """The references the tests read, with the model data (so the tests do not restate the models)."""
     os.makedirs(REFERENCE_DIR, exist_ok=True)
     M, F, H, b, e = ball_matrices()
-    np.savez_compressed(os.path.join(REFERENCE_DIR, "ball_moreau_jean.npz"), t=ball["t"], q=ball["q"], v=ball["v"],
-                        impulse=ball["impulse"][:, :, 0], h=np.array(BALL["h"]),
-                        M=M, F=F, H_N=H, b_N=b, restitution=np.array(e))
+    np.savez_compressed(
+        os.path.join(REFERENCE_DIR, "ball_moreau_jean.npz"),
+        t=ball["t"],
+        q=ball["q"],
+        v=ball["v"],
+        impulse=ball["impulse"][:, :, 0],
+        h=np.array(BALL["h"]),
+        M=M,
+        F=F,
+        H_N=H,
+        b_N=b,
+        restitution=np.array(e),
+    )
     n = len(wood["t"]) - 1
-    rows = np.unique(np.r_[0:n + 1:WOODPECKER_STRIDE, n])  # every 10th step and the last
+    rows = np.unique(np.r_[0 : n + 1 : WOODPECKER_STRIDE, n])  # every 10th step and the last
     M, kw = woodpecker_linear_system_args()
-    np.savez_compressed(os.path.join(REFERENCE_DIR, "woodpecker_moreau_jean.npz"), rows=rows, t=wood["t"][rows],
-                        q=wood["q"][rows], v=wood["v"][rows], n_steps=np.array(n), h=np.array(WP["h"]), M=M, **kw)
+    np.savez_compressed(
+        os.path.join(REFERENCE_DIR, "woodpecker_moreau_jean.npz"),
+        rows=rows,
+        t=wood["t"][rows],
+        q=wood["q"][rows],
+        v=wood["v"][rows],
+        n_steps=np.array(n),
+        h=np.array(WP["h"]),
+        M=M,
+        **kw,
+    )
 
 
 ROW_NOTES = {
     "ball": "every step, 10 s (settles at 8.2 s)",
     "ball, theta-point rule (jaxcontact's default)": "forces at the θ-point, conservative separating law: "
-                                                     "differs once the ball rests (penetrated contact)",
+    "differs once the ball rests (penetrated contact)",
     "woodpecker (jaxcontact NSGS)": "every step; jaxcontact's default solver with friction",
     "woodpecker (jaxcontact Lemke)": "exact pivoting vs Siconos' NSGS",
     "woodpecker, theta-point rule (jaxcontact's default)": "K explicit at the θ-point (Störmer–Verlet)",
@@ -271,20 +348,35 @@ def results_section(rows) -> str:
 
     table = common.markdown_table(
         ["run", "steps", "max rel. Δq", "max rel. Δu", "note"],
-        [[name, str(r["steps"]), f"{r['q_max_rel']:.2e}", f"{r['v_max_rel']:.2e}" if "v_max_rel" in r else "—",
-          ROW_NOTES.get(name, "") + (f" (sliding: P_T/(μ P_N) − 1 up to ±{r['lemke_max_rel_cone_edge_error']:.1e})"
-                                     if "lemke_max_rel_cone_edge_error" in r else "")]
-         for name, r in rows.items()])
-    return (f"## Siconos-identical Moreau–Jean (`bench/siconos_moreau_jean.py`) — {common.utc_date()}\n\n"
-            + common.machine_markdown(common.machine_info(), {"Siconos": "4.4.0 (Debian python3-siconos)"})
-            + "\n\n`MoreauJean(force_rule=\"siconos\")` against Siconos 4.4's MoreauJeanOSI(½) + TimeStepping on "
-              "the models of Siconos' tutorials (ball: LCP by Lemke; Woodpecker: FrictionContact(2) with its default "
-              "NSGS). Relative Δ = max over the run of ‖a − b‖∞ / max(1, ‖b‖∞) per step.\n\n" + table
-            + "\n\nThe Lemke rows: every solver here solves each step's contact problem exactly up to rounding, "
-              "and the Woodpecker's iteration matrix (condition number 1.6e5, from the sleeve's J_M = 5e-9 kg m²) "
-              "amplifies rounding differences in the impulses over the run. Siconos' own 2D Lemke is the "
-              "furthest because its impulses of a sliding contact miss the cone edge P_T = μ P_N by up to the "
-              "relative error shown; NSGS (Siconos' and jaxcontact's) projects onto the edge exactly, hence 3e-15.\n")
+        [
+            [
+                name,
+                str(r["steps"]),
+                f"{r['q_max_rel']:.2e}",
+                f"{r['v_max_rel']:.2e}" if "v_max_rel" in r else "—",
+                ROW_NOTES.get(name, "")
+                + (
+                    f" (sliding: P_T/(μ P_N) − 1 up to ±{r['lemke_max_rel_cone_edge_error']:.1e})"
+                    if "lemke_max_rel_cone_edge_error" in r
+                    else ""
+                ),
+            ]
+            for name, r in rows.items()
+        ],
+    )
+    return (
+        f"## Siconos-identical Moreau–Jean (`bench/siconos_moreau_jean.py`) — {common.utc_date()}\n\n"
+        + common.machine_markdown(common.machine_info(), {"Siconos": "4.4.0 (Debian python3-siconos)"})
+        + '\n\n`MoreauJean(force_rule="siconos")` against Siconos 4.4\'s MoreauJeanOSI(½) + TimeStepping on '
+        "the models of Siconos' tutorials (ball: LCP by Lemke; Woodpecker: FrictionContact(2) with its default "
+        "NSGS). Relative Δ = max over the run of ‖a − b‖∞ / max(1, ‖b‖∞) per step.\n\n"
+        + table
+        + "\n\nThe Lemke rows: every solver here solves each step's contact problem exactly up to rounding, "
+        "and the Woodpecker's iteration matrix (condition number 1.6e5, from the sleeve's J_M = 5e-9 kg m²) "
+        "amplifies rounding differences in the impulses over the run. Siconos' own 2D Lemke is the "
+        "furthest because its impulses of a sliding contact miss the cone edge P_T = μ P_N by up to the "
+        "relative error shown; NSGS (Siconos' and jaxcontact's) projects onto the edge exactly, hence 3e-15.\n"
+    )
 
 
 def main():
@@ -298,8 +390,9 @@ def main():
         return
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     with tempfile.TemporaryDirectory() as d:
-        subprocess.run(["/usr/bin/python3", os.path.abspath(__file__), "--generate", d], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            ["/usr/bin/python3", os.path.abspath(__file__), "--generate", d], check=True, stdout=subprocess.DEVNULL
+        )
         rows, ball, wood = compare(d)
     if not a.no_store:
         store(ball, wood)

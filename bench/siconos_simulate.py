@@ -81,13 +81,28 @@ def main():
         loop += dt_loop
         build += dt_build
         k += 1
-    row = {"model": "ball", "solver": "MoreauJeanOSI + LCP", "steps_per_s": steps / loop, "simulations": k,
-           "steps": steps, "build_s_per_simulation": build / k,
-           "note": (f"{k} runs of 10 s at h = 1e-3; H = 1, ε = 0.9: first impact {(first - t1) / h:+.1f} steps "
-                    f"from √(2H/g), rest − t∞ = {(rest - tinf) / h:+.0f} steps")}
-    print(json.dumps({"rows": [row], "siconos": getattr(sk, "__version__", "4.4 (Debian python3-siconos)"),
-                      "notes": "the four-bar was not ported to Siconos (LagrangianDS + LagrangianScleronomousR "
-                               "plugins for 8 joint rows and the wall); ball only."}))
+    row = {
+        "model": "ball",
+        "solver": "MoreauJeanOSI + LCP",
+        "steps_per_s": steps / loop,
+        "simulations": k,
+        "steps": steps,
+        "build_s_per_simulation": build / k,
+        "note": (
+            f"{k} runs of 10 s at h = 1e-3; H = 1, ε = 0.9: first impact {(first - t1) / h:+.1f} steps "
+            f"from √(2H/g), rest − t∞ = {(rest - tinf) / h:+.0f} steps"
+        ),
+    }
+    print(
+        json.dumps(
+            {
+                "rows": [row],
+                "siconos": getattr(sk, "__version__", "4.4 (Debian python3-siconos)"),
+                "notes": "the four-bar was not ported to Siconos (LagrangianDS + LagrangianScleronomousR "
+                "plugins for 8 joint rows and the wall); ball only.",
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -45,8 +45,14 @@ def main():
     rows = run(**VALUES)
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "siconos_spinning_ball.npz")
     os.makedirs(os.path.dirname(out), exist_ok=True)
-    np.savez_compressed(out, t=rows[:, 0], q=rows[:, 1:4], v=rows[:, 4:7], siconos_version=sk.__version__
-                        if hasattr(sk, "__version__") else "4.4", **{k: np.float64(v) for k, v in VALUES.items()})
+    np.savez_compressed(
+        out,
+        t=rows[:, 0],
+        q=rows[:, 1:4],
+        v=rows[:, 4:7],
+        siconos_version=sk.__version__ if hasattr(sk, "__version__") else "4.4",
+        **{k: np.float64(v) for k, v in VALUES.items()},
+    )
     print(f"wrote {out}: {len(rows)} rows, final q = {rows[-1, 1:4]}")
 
 

@@ -87,8 +87,7 @@ def problem(name, batch, dtype):
         m = get_model("four-bar")
         system, _ = four_bar.mechanism(friction=False).build(four_bar.DEFAULTS)
         over = {"restitution": 0.5 + 0.4 * s, "torque": 8.0 + 4.0 * s[::-1]}
-    params = {k: jnp.asarray(over[k] if k in over else np.full(batch, float(v)), dtype)
-              for k, v in m.params.items()}
+    params = {k: jnp.asarray(over[k] if k in over else np.full(batch, float(v)), dtype) for k, v in m.params.items()}
     q0, u0 = jax.vmap(m.initial_state)(params)
     return system, params, q0.astype(dtype), u0.astype(dtype)
 
@@ -124,8 +123,7 @@ def worker_grid(args) -> dict:
     jax.config.update("jax_enable_x64", True)
     sharding = None
     if args.devices > 1:
-        sharding = NamedSharding(Mesh(np.array(jax.devices()[: args.devices]), ("batch",)),
-                                 PartitionSpec("batch"))
+        sharding = NamedSharding(Mesh(np.array(jax.devices()[: args.devices]), ("batch",)), PartitionSpec("batch"))
     rows, skipped = [], []
     sch = scheme()
     for name in args.models:
@@ -146,15 +144,29 @@ def worker_grid(args) -> dict:
                 q, u, conv = fn(p, q0, u0)
                 conv = np.asarray(conv)
                 finite = np.isfinite(np.asarray(q)).all(axis=1) & np.isfinite(np.asarray(u)).all(axis=1)
-                r = {"model": name, "dtype": d, "batch": b, "devices": args.devices, "n_steps": n_steps,
-                     "first_s": t.first_s, "steady_s": t.steady_s, "compile_s": t.compile_s, "repeats": t.repeats,
-                     "env_steps_per_s": b * n_steps / t.steady_s, "converged_fraction": float(conv.mean()),
-                     "finite_fraction": float(finite.mean()), "load": os.getloadavg()[0]}
+                r = {
+                    "model": name,
+                    "dtype": d,
+                    "batch": b,
+                    "devices": args.devices,
+                    "n_steps": n_steps,
+                    "first_s": t.first_s,
+                    "steady_s": t.steady_s,
+                    "compile_s": t.compile_s,
+                    "repeats": t.repeats,
+                    "env_steps_per_s": b * n_steps / t.steady_s,
+                    "converged_fraction": float(conv.mean()),
+                    "finite_fraction": float(finite.mean()),
+                    "load": os.getloadavg()[0],
+                }
                 rows.append(r)
                 per_env_step = t.steady_s / (b * n_steps)
-                print(f"{name:8s} {d} dev={args.devices} batch={b:6d}: {r['env_steps_per_s']:.3g} env-steps/s, "
-                      f"compile {t.compile_s:.1f} s, converged {r['converged_fraction']:.4f}, "
-                      f"load {r['load']:.1f}", file=sys.stderr)
+                print(
+                    f"{name:8s} {d} dev={args.devices} batch={b:6d}: {r['env_steps_per_s']:.3g} env-steps/s, "
+                    f"compile {t.compile_s:.1f} s, converged {r['converged_fraction']:.4f}, "
+                    f"load {r['load']:.1f}",
+                    file=sys.stderr,
+                )
     return {"rows": rows, "skipped": skipped}
 
 
@@ -172,7 +184,6 @@ def ball_analytic(H, e, g):
 
 def worker_physics(args) -> dict:
     import jax
-    import jax.numpy as jnp
     import numpy as np
 
     from jaxcontact.simulate import simulate
@@ -205,17 +216,26 @@ def worker_physics(args) -> dict:
         # Batched vs single runs (same compiled scheme, vmap vs not).
         idx = [0, B // 3, B - 1]
         single = jax.jit(lambda p, q0, u0: simulate(system, p, q0, u0, dt=h, n_steps=N, scheme=sch).q[-1])
-        diff = max(float(np.max(np.abs(np.asarray(single({k: v[i] for k, v in p.items()}, q0[i], u0[i]))
-                                       - np.asarray(tr.q[i, -1])))) for i in idx)
+        diff = max(
+            float(
+                np.max(
+                    np.abs(np.asarray(single({k: v[i] for k, v in p.items()}, q0[i], u0[i])) - np.asarray(tr.q[i, -1]))
+                )
+            )
+            for i in idx
+        )
         out[f"ball {d}"] = {
-            "batch": B, "steps": N, "dt": h,
+            "batch": B,
+            "steps": N,
+            "dt": h,
             "first_impact_err_steps_max": float(np.max(np.abs(t_first - t1)) / h),
             "rest_minus_tinf_steps": [float(x) for x in np.percentile((t_rest - tinf) / h, [0, 50, 100])],
             "max_energy_increase_rel": float(max(dE.max(), 0.0)),
             "final_energy_rel_max": float(np.max(E[:, -1] / E[:, 0])),
             "converged_fraction": float(np.asarray(tr.diagnostics.converged).mean()),
             "batch_vs_single_max_abs": diff,
-            "restitution_range": [float(e.min()), float(e.max())], "height_range": [float(H.min()), float(H.max())],
+            "restitution_range": [float(e.min()), float(e.max())],
+            "height_range": [float(H.min()), float(H.max())],
         }
         print(f"ball physics {d}: {out[f'ball {d}']}", file=sys.stderr)
 
@@ -234,10 +254,18 @@ def worker_physics(args) -> dict:
         phi = np.asarray(tr.diagnostics.phi)
         idx = [0, B // 3, B - 1]
         single = jax.jit(lambda p, q0, u0: simulate(system, p, q0, u0, dt=h, n_steps=N, scheme=sch).q[-1])
-        diff = max(float(np.max(np.abs(np.asarray(single({k: v[i] for k, v in p.items()}, q0[i], u0[i]))
-                                       - np.asarray(tr.q[i, -1])))) for i in idx)
+        diff = max(
+            float(
+                np.max(
+                    np.abs(np.asarray(single({k: v[i] for k, v in p.items()}, q0[i], u0[i])) - np.asarray(tr.q[i, -1]))
+                )
+            )
+            for i in idx
+        )
         out[f"four-bar {d}"] = {
-            "batch": B, "steps": N, "dt": h,
+            "batch": B,
+            "steps": N,
+            "dt": h,
             "converged_fraction": float(np.asarray(tr.diagnostics.converged).mean()),
             "max_penetration_m": float(max(0.0, -gap.min())),
             "impacts_median": float(np.median(impacts)),
@@ -257,7 +285,7 @@ def worker_profile(args) -> dict:
     """Time the four-bar step with pieces removed, at batch ``--profile-batch``, 1 device."""
     import jax
     import jax.numpy as jnp
-    import numpy as np
+
     from jaxcontact.stepping.moreau_jean import State, spd_solve, step
     from jaxcontact.system import kinematics
 
@@ -291,15 +319,25 @@ def worker_profile(args) -> dict:
             return q + 1e-30 * jnp.sum(uf) + 1e-30 * jnp.sum(Y), u
 
         def full(p, q, u):
-            st = State(jnp.zeros((), d), q, u, jnp.zeros((1,), d), jnp.zeros((1,), d), jnp.zeros((), d),
-                       jnp.zeros((), jnp.int32))
+            st = State(
+                jnp.zeros((), d),
+                q,
+                u,
+                jnp.zeros((1,), d),
+                jnp.zeros((1,), d),
+                jnp.zeros((), d),
+                jnp.zeros((), jnp.int32),
+            )
             s1, _ = step(system, sch, p, st, h)
             return s1.q, s1.u
 
         res = {}
-        for label, piece in (("mass + forces + kinematics (jacfwd)", kin_only),
-                             ("+ Schur complement (M⁻¹, G, Cholesky of G, solves)", kin_schur),
-                             ("full step (+ contact LCP, update)", full)):
+        for label, piece in (
+            ("mass + forces + kinematics (jacfwd)", kin_only),
+            ("+ Schur complement (M⁻¹, G, Cholesky of G, solves)", kin_schur),
+            ("full step (+ contact LCP, update)", full),
+        ):
+
             def loop(p, q, u, piece=piece):
                 return jax.lax.fori_loop(0, S, lambda i, c: piece(p, *c), (q, u))
 
@@ -342,10 +380,25 @@ def worker(args) -> int:
 
 def jax_subprocess(args, devices, parts) -> dict:
     env_flag = f"--xla_force_host_platform_device_count={devices}" if devices > 1 else ""
-    cmd = [sys.executable, __file__, "--worker", "--devices", str(devices), "--parts", ",".join(parts),
-           "--models", ",".join(args.models), "--dtypes", ",".join(args.dtypes),
-           "--max-call-s", str(args.max_call_s), "--check-batch", str(args.check_batch),
-           "--profile-batch", str(args.profile_batch)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--worker",
+        "--devices",
+        str(devices),
+        "--parts",
+        ",".join(parts),
+        "--models",
+        ",".join(args.models),
+        "--dtypes",
+        ",".join(args.dtypes),
+        "--max-call-s",
+        str(args.max_call_s),
+        "--check-batch",
+        str(args.check_batch),
+        "--profile-batch",
+        str(args.profile_batch),
+    ]
     for name, bs in args.batches.items():
         cmd += [f"--batches-{name}", ",".join(map(str, bs))]
     for name, n in args.steps.items():
@@ -363,13 +416,22 @@ def jax_subprocess(args, devices, parts) -> dict:
 
 def report(args, info, jx, siconos, mujoco, command) -> str:
     fmt = common.fmt_num
-    lines = ["## Simulation throughput (bench/simulate.py)", "", common.machine_markdown(info, {
-        "Command": f"`{command}`",
-        "Scheme": "Moreau–Jean θ = ½, `diagonal_mass=True`, `diagnostics=False`, final state only "
-                  "(`save_every = n_steps`); solver auto (PGS; one exact sweep for one contact)",
-        "Steps per timed call": ", ".join(f"{m} {args.steps.get(m, DEFAULT_STEPS[m])} (h = {DT[m]:g})"
-                                          for m in args.models),
-    }), ""]
+    lines = [
+        "## Simulation throughput (bench/simulate.py)",
+        "",
+        common.machine_markdown(
+            info,
+            {
+                "Command": f"`{command}`",
+                "Scheme": "Moreau–Jean θ = ½, `diagonal_mass=True`, `diagnostics=False`, final state only "
+                "(`save_every = n_steps`); solver auto (PGS; one exact sweep for one contact)",
+                "Steps per timed call": ", ".join(
+                    f"{m} {args.steps.get(m, DEFAULT_STEPS[m])} (h = {DT[m]:g})" for m in args.models
+                ),
+            },
+        ),
+        "",
+    ]
     rows = [r for part in jx for r in part.get("rows", [])]
     best = {}
     for r in rows:
@@ -377,28 +439,63 @@ def report(args, info, jx, siconos, mujoco, command) -> str:
         if key not in best or r["env_steps_per_s"] > best[key]["env_steps_per_s"]:
             best[key] = r
     for name in args.models:
-        lines += [f"### {name}: env-steps/s", "",
-                  "Columns: 1 device / batch sharded over 2 host devices; compile s of the first call "
-                  "(1 device); converged = fraction of samples whose every step converged; "
-                  "load = 1-min load average when measured.", ""]
+        lines += [
+            f"### {name}: env-steps/s",
+            "",
+            "Columns: 1 device / batch sharded over 2 host devices; compile s of the first call "
+            "(1 device); converged = fraction of samples whose every step converged; "
+            "load = 1-min load average when measured.",
+            "",
+        ]
         table = []
         for d in args.dtypes:
             for b in args.batches.get(name, DEFAULT_BATCHES[name]):
-                r1 = next((r for r in rows if (r["model"], r["dtype"], r["batch"], r["devices"]) == (name, d, b, 1)), None)
-                r2 = next((r for r in rows if (r["model"], r["dtype"], r["batch"], r["devices"]) == (name, d, b, 2)), None)
+                r1 = next(
+                    (r for r in rows if (r["model"], r["dtype"], r["batch"], r["devices"]) == (name, d, b, 1)), None
+                )
+                r2 = next(
+                    (r for r in rows if (r["model"], r["dtype"], r["batch"], r["devices"]) == (name, d, b, 2)), None
+                )
                 if r1 is None and r2 is None:
                     continue
                 conv = min(r["converged_fraction"] * r["finite_fraction"] for r in (r1, r2) if r)
-                table.append([d, str(b), fmt(r1["env_steps_per_s"]) if r1 else "—",
-                              fmt(r2["env_steps_per_s"]) if r2 else "—",
-                              fmt(r1["compile_s"]) if r1 else "—", fmt(r2["compile_s"]) if r2 else "—",
-                              f"{conv:.4f}", " / ".join(f"{r['load']:.1f}" for r in (r1, r2) if r)])
-        lines += [common.markdown_table(["dtype", "batch", "env-steps/s (1 dev)", "env-steps/s (2 dev)",
-                                         "compile s (1 dev)", "compile s (2 dev)", "converged", "load"], table), ""]
+                table.append(
+                    [
+                        d,
+                        str(b),
+                        fmt(r1["env_steps_per_s"]) if r1 else "—",
+                        fmt(r2["env_steps_per_s"]) if r2 else "—",
+                        fmt(r1["compile_s"]) if r1 else "—",
+                        fmt(r2["compile_s"]) if r2 else "—",
+                        f"{conv:.4f}",
+                        " / ".join(f"{r['load']:.1f}" for r in (r1, r2) if r),
+                    ]
+                )
+        lines += [
+            common.markdown_table(
+                [
+                    "dtype",
+                    "batch",
+                    "env-steps/s (1 dev)",
+                    "env-steps/s (2 dev)",
+                    "compile s (1 dev)",
+                    "compile s (2 dev)",
+                    "converged",
+                    "load",
+                ],
+                table,
+            ),
+            "",
+        ]
     skipped = [s for part in jx for s in part.get("skipped", [])]
     if skipped:
-        lines += ["Skipped: " + "; ".join(f"{s['model']} {s['dtype']} batch {s['batch']} ({s['devices']} dev): "
-                                         f"{s['reason']}" for s in skipped), ""]
+        lines += [
+            "Skipped: "
+            + "; ".join(
+                f"{s['model']} {s['dtype']} batch {s['batch']} ({s['devices']} dev): {s['reason']}" for s in skipped
+            ),
+            "",
+        ]
 
     # Targets
     lines += ["### Targets", ""]
@@ -409,21 +506,34 @@ def report(args, info, jx, siconos, mujoco, command) -> str:
             trows.append([f"{name} {d} batch {b}", fmt(target), "not measured", "—"])
             continue
         v = r["env_steps_per_s"]
-        trows.append([f"{name} {d} batch {b}", fmt(target), f"{fmt(v)} ({r['devices']} dev)",
-                      "met" if v >= target else f"missed: {target / v:.1f}× short"])
+        trows.append(
+            [
+                f"{name} {d} batch {b}",
+                fmt(target),
+                f"{fmt(v)} ({r['devices']} dev)",
+                "met" if v >= target else f"missed: {target / v:.1f}× short",
+            ]
+        )
     comp = [r["compile_s"] for r in rows]
     if comp:
         cm = max(comp)
-        trows.append(["compile time (worst in grid)", f"≤ {COMPILE_TARGET_S:g} s", f"{cm:.1f} s",
-                      "met" if cm <= COMPILE_TARGET_S else f"missed: {cm / COMPILE_TARGET_S:.1f}× over"])
+        trows.append(
+            [
+                "compile time (worst in grid)",
+                f"≤ {COMPILE_TARGET_S:g} s",
+                f"{cm:.1f} s",
+                "met" if cm <= COMPILE_TARGET_S else f"missed: {cm / COMPILE_TARGET_S:.1f}× over",
+            ]
+        )
     lines += [common.markdown_table(["target", "required", "measured (best)", "verdict"], trows), ""]
 
     # Peers
     peer_rows = []
     if siconos:
         for r in siconos.get("rows", []):
-            peer_rows.append([f"Siconos {r['solver']} ({r['model']})", r["model"], fmt(r["steps_per_s"]),
-                              r.get("note", "")])
+            peer_rows.append(
+                [f"Siconos {r['solver']} ({r['model']})", r["model"], fmt(r["steps_per_s"]), r.get("note", "")]
+            )
     if mujoco:
         for r in mujoco.get("rows", []):
             peer_rows.append([f"MuJoCo {r['method']}", r["model"], fmt(r["steps_per_s"]), r.get("note", "")])
@@ -432,11 +542,21 @@ def report(args, info, jx, siconos, mujoco, command) -> str:
             cands = [r for r in rows if r["model"] == name and r["dtype"] == d]
             if cands:
                 r = max(cands, key=lambda r: r["env_steps_per_s"])
-                peer_rows.append([f"jaxcontact {d}, best (batch {r['batch']}, {r['devices']} dev)", name,
-                                  fmt(r["env_steps_per_s"]), ""])
+                peer_rows.append(
+                    [
+                        f"jaxcontact {d}, best (batch {r['batch']}, {r['devices']} dev)",
+                        name,
+                        fmt(r["env_steps_per_s"]),
+                        "",
+                    ]
+                )
     if peer_rows:
-        lines += ["### Against Siconos and MuJoCo (steps/s; serial peers run one simulation after another)", "",
-                  common.markdown_table(["code", "model", "(env-)steps/s", "note"], peer_rows), ""]
+        lines += [
+            "### Against Siconos and MuJoCo (steps/s; serial peers run one simulation after another)",
+            "",
+            common.markdown_table(["code", "model", "(env-)steps/s", "note"], peer_rows),
+            "",
+        ]
         if mujoco and mujoco.get("notes"):
             lines += ["MuJoCo: " + mujoco["notes"], ""]
         if siconos and siconos.get("notes"):
@@ -450,19 +570,29 @@ def report(args, info, jx, siconos, mujoco, command) -> str:
         for key, v in phys.items():
             if key.startswith("ball"):
                 lo, med, hi = v["rest_minus_tinf_steps"]
-                prow.append([key, f"{v['batch']} × {v['steps']} steps",
-                             f"first impact within {v['first_impact_err_steps_max']:.1f} steps of √(2H/g); "
-                             f"rest − t∞ (analytic accumulation) = {lo:.0f} / {med:.0f} / {hi:.0f} steps "
-                             f"(min/median/max); largest energy increase per step {v['max_energy_increase_rel']:.1e} "
-                             f"of E₀; final E/E₀ ≤ {v['final_energy_rel_max']:.1e}; converged "
-                             f"{v['converged_fraction']:.4f}; batch vs single runs {v['batch_vs_single_max_abs']:.1e}"])
+                prow.append(
+                    [
+                        key,
+                        f"{v['batch']} × {v['steps']} steps",
+                        f"first impact within {v['first_impact_err_steps_max']:.1f} steps of √(2H/g); "
+                        f"rest − t∞ (analytic accumulation) = {lo:.0f} / {med:.0f} / {hi:.0f} steps "
+                        f"(min/median/max); largest energy increase per step {v['max_energy_increase_rel']:.1e} "
+                        f"of E₀; final E/E₀ ≤ {v['final_energy_rel_max']:.1e}; converged "
+                        f"{v['converged_fraction']:.4f}; batch vs single runs {v['batch_vs_single_max_abs']:.1e}",
+                    ]
+                )
             else:
-                prow.append([key, f"{v['batch']} × {v['steps']} steps",
-                             f"converged {v['converged_fraction']:.4f}; deepest penetration "
-                             f"{v['max_penetration_m']:.1e} m; median impacts {v['impacts_median']:.0f}; final "
-                             f"|gap| ≤ {v['final_gap_max_m']:.1e} m, |v_a| ≤ {v['final_speed_a_max']:.1e} m/s; "
-                             f"‖Φ‖ at 2 s ≤ {v['phi_final_max']:.1e} (no projection); batch vs single "
-                             f"{v['batch_vs_single_max_abs']:.1e}"])
+                prow.append(
+                    [
+                        key,
+                        f"{v['batch']} × {v['steps']} steps",
+                        f"converged {v['converged_fraction']:.4f}; deepest penetration "
+                        f"{v['max_penetration_m']:.1e} m; median impacts {v['impacts_median']:.0f}; final "
+                        f"|gap| ≤ {v['final_gap_max_m']:.1e} m, |v_a| ≤ {v['final_speed_a_max']:.1e} m/s; "
+                        f"‖Φ‖ at 2 s ≤ {v['phi_final_max']:.1e} (no projection); batch vs single "
+                        f"{v['batch_vs_single_max_abs']:.1e}",
+                    ]
+                )
         lines += [common.markdown_table(["run", "size", "result"], prow), ""]
 
     prof = next((part["profile"] for part in jx if "profile" in part), None)
@@ -473,15 +603,21 @@ def report(args, info, jx, siconos, mujoco, command) -> str:
             for label, v in res.items():
                 if label != "ops":
                     prow.append([d, label, f"{v['us_per_env_step']:.3f}"])
-        lines += ["Each row runs only the named part of the step, 50 times in a `fori_loop` under `vmap`. "
-                  "XLA fuses each variant differently, so the rows are not additive (a truncated step can "
-                  "cost more than the full one); read them as orders of magnitude.", "",
-                  common.markdown_table(["dtype", "step with", "µs / env-step"], prow), ""]
+        lines += [
+            "Each row runs only the named part of the step, 50 times in a `fori_loop` under `vmap`. "
+            "XLA fuses each variant differently, so the rows are not additive (a truncated step can "
+            "cost more than the full one); read them as orders of magnitude.",
+            "",
+            common.markdown_table(["dtype", "step with", "µs / env-step"], prow),
+            "",
+        ]
         for d, res in prof.items():
             o = res["ops"]
-            lines.append(f"- {d}, compiled vmapped step: {o['HLO instructions']} HLO instructions, "
-                         f"{o['fusion kernels']} fusions, {o['while loops']} while loops, "
-                         f"{o['custom-calls (LAPACK etc.)']} custom calls ({', '.join(o['custom-call targets']) or 'none'})")
+            lines.append(
+                f"- {d}, compiled vmapped step: {o['HLO instructions']} HLO instructions, "
+                f"{o['fusion kernels']} fusions, {o['while loops']} while loops, "
+                f"{o['custom-calls (LAPACK etc.)']} custom calls ({', '.join(o['custom-call targets']) or 'none'})"
+            )
         lines.append("")
     if args.analysis:
         lines += ["### Analysis", "", Path(args.analysis).read_text().strip(), ""]
@@ -493,8 +629,11 @@ def parse_args(argv=None):
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--dtypes", default="float64,float32")
     for m in MODELS:
-        p.add_argument(f"--batches-{m}", default=None, help=f"batch sizes for {m} "
-                       f"(default {','.join(map(str, DEFAULT_BATCHES[m]))})")
+        p.add_argument(
+            f"--batches-{m}",
+            default=None,
+            help=f"batch sizes for {m} (default {','.join(map(str, DEFAULT_BATCHES[m]))})",
+        )
         p.add_argument(f"--steps-{m}", type=int, default=None, help=f"steps per timed call ({DEFAULT_STEPS[m]})")
     p.add_argument("--devices-list", default="1,2", help="host device counts to measure (default 1,2)")
     p.add_argument("--max-call-s", type=float, default=20.0, help="skip batches predicted to take longer per call")
@@ -547,17 +686,23 @@ def main(argv=None) -> int:
             jx.append(jax_subprocess(args, nd, parts))
     siconos = mujoco = None
     if not args.no_siconos:
-        siconos = common.run_json_subprocess([args.siconos_python, str(common.BENCH_DIR / "siconos_simulate.py")],
-                                             timeout=1800)
+        siconos = common.run_json_subprocess(
+            [args.siconos_python, str(common.BENCH_DIR / "siconos_simulate.py")], timeout=1800
+        )
     if not args.no_mujoco:
-        mujoco = common.run_json_subprocess([sys.executable, str(common.BENCH_DIR / "mujoco_simulate.py")],
-                                            timeout=1800)
+        mujoco = common.run_json_subprocess(
+            [sys.executable, str(common.BENCH_DIR / "mujoco_simulate.py")], timeout=1800
+        )
     info["load_average_end"] = tuple(round(x, 2) for x in os.getloadavg())
     text = report(args, info, jx, siconos, mujoco, command)
-    text = text.replace("- Load average at start", f"- Load average at end: {', '.join(map(str, info['load_average_end']))}\n"
-                        "- Load average at start", 1)
-    common.write_json({"machine": info, "jax": jx, "siconos": siconos, "mujoco": mujoco},
-                      common.OUT_DIR / "simulate_results.json")
+    text = text.replace(
+        "- Load average at start",
+        f"- Load average at end: {', '.join(map(str, info['load_average_end']))}\n- Load average at start",
+        1,
+    )
+    common.write_json(
+        {"machine": info, "jax": jx, "siconos": siconos, "mujoco": mujoco}, common.OUT_DIR / "simulate_results.json"
+    )
     print(text)
     if not args.no_append:
         print(f"appended to {common.append_results(text, Path(args.results))}", file=sys.stderr)

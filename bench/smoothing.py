@@ -25,9 +25,8 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
-
 import common
+import numpy as np
 
 
 def e4_rows(case_k1, tolerances, reps=3):
@@ -48,17 +47,30 @@ def e4_rows(case_k1, tolerances, reps=3):
         return float(np.abs(np.asarray(ys)[:, :3] - exact).max())
 
     rtol, atol = tolerances
-    runs = [("Tsit5 (explicit adaptive)", "tsit5", 0.0), ("Dopri5 (explicit adaptive)", "dopri5", 0.0),
-            ("Kvaerno5 (stiff, implicit)", "kvaerno5", 0.0)]
+    runs = [
+        ("Tsit5 (explicit adaptive)", "tsit5", 0.0),
+        ("Dopri5 (explicit adaptive)", "dopri5", 0.0),
+        ("Kvaerno5 (stiff, implicit)", "kvaerno5", 0.0),
+    ]
     runs += [(f"smoothed h = {h:g} + Tsit5", "tsit5", h) for h in (0.1, 0.01, 0.001)]
     for label, solver, h in runs:
-        fn = jax.jit(lambda p, solver=solver: solve(f, y0, p, ts, solver=solver, rtol=rtol, atol=atol,
-                                                     max_steps=1_000_000))
+        fn = jax.jit(
+            lambda p, solver=solver: solve(f, y0, p, ts, solver=solver, rtol=rtol, atol=atol, max_steps=1_000_000)
+        )
         ph = {**p, "h": jnp.asarray(h)}
         timing = common.time_call(fn, ph, min_repeats=reps, max_repeats=reps, min_total_s=0.0)
         sol = fn(ph)
-        rows.append([label, f"{rtol:g}/{atol:g}", int(sol.accepted), int(sol.rejected), err(sol.ys),
-                     timing.steady_s * 1e3, timing.compile_s])
+        rows.append(
+            [
+                label,
+                f"{rtol:g}/{atol:g}",
+                int(sol.accepted),
+                int(sol.rejected),
+                err(sol.ys),
+                timing.steady_s * 1e3,
+                timing.compile_s,
+            ]
+        )
     for h, dt in ((0.1, 0.01), (0.1, 0.05)):
         n = int(round(5.0 / dt))
         fn = jax.jit(lambda p, n=n, dt=dt: rk4(f, y0, p, t0=0.0, dt=dt, n_steps=n)[1])
@@ -67,8 +79,17 @@ def e4_rows(case_k1, tolerances, reps=3):
         ys = np.asarray(fn(ph))
         t_grid = np.linspace(0.0, 5.0, n + 1)
         ex, _ = modal_solution(p["M"], p["K"], p["F"], np.zeros(3), np.zeros(3), t_grid)
-        rows.append([f"smoothed h = {h:g} + RK4, fixed dt = {dt:g}", "—", n, 0,
-                     float(np.abs(ys[:, :3] - ex).max()), timing.steady_s * 1e3, timing.compile_s])
+        rows.append(
+            [
+                f"smoothed h = {h:g} + RK4, fixed dt = {dt:g}",
+                "—",
+                n,
+                0,
+                float(np.abs(ys[:, :3] - ex).max()),
+                timing.steady_s * 1e3,
+                timing.compile_s,
+            ]
+        )
     if tolerances != PAPER_TOL:
         return rows
     # scipy Radau on the unsmoothed chain, at the paper's tolerances only (≈ 100 s at 1e-7/1e-9):
@@ -77,12 +98,18 @@ def e4_rows(case_k1, tolerances, reps=3):
     jac = jax.jit(jax.jacfwd(f, argnums=1))
     fj(0.0, y0, p), jac(0.0, y0, p)
     t0 = time.perf_counter()
-    r = scipy.integrate.solve_ivp(lambda t, y: np.asarray(fj(t, y, p)), (0.0, 5.0), np.zeros(6), method="Radau",
-                                  t_eval=np.asarray(ts), rtol=rtol, atol=atol,
-                                  jac=lambda t, y: np.asarray(jac(t, y, p)))
+    r = scipy.integrate.solve_ivp(
+        lambda t, y: np.asarray(fj(t, y, p)),
+        (0.0, 5.0),
+        np.zeros(6),
+        method="Radau",
+        t_eval=np.asarray(ts),
+        rtol=rtol,
+        atol=atol,
+        jac=lambda t, y: np.asarray(jac(t, y, p)),
+    )
     wall = time.perf_counter() - t0
-    rows.append(["scipy Radau (stiff, implicit)", f"{rtol:g}/{atol:g}", r.nfev, "—",
-                 err(r.y.T), wall * 1e3, "—"])
+    rows.append(["scipy Radau (stiff, implicit)", f"{rtol:g}/{atol:g}", r.nfev, "—", err(r.y.T), wall * 1e3, "—"])
     return rows
 
 
@@ -116,12 +143,18 @@ def e4_section(reps):
             for r in rows:
                 r.append(PAPER_E4.get((k1, r[0]), "—") if tol == PAPER_TOL else "")
             case_rows += rows
-            parts.append(f"**E4 {name}, tolerances {tol[0]:g}/{tol[1]:g}** (Radau 'steps' = function evaluations)\n\n"
-                         + common.markdown_table(headers, rows))
+            parts.append(
+                f"**E4 {name}, tolerances {tol[0]:g}/{tol[1]:g}** (Radau 'steps' = function evaluations)\n\n"
+                + common.markdown_table(headers, rows)
+            )
         if k1 == 1e7:
-            parts.append("**E4 case 1: fastest run of each method with max error ≤ 2e-5** (over the tolerances above)"
-                         "\n\n" + common.markdown_table(["method", "rtol/atol", "max error (m)", "wall ms"],
-                                                          fastest_within(case_rows, 2e-5)))
+            parts.append(
+                "**E4 case 1: fastest run of each method with max error ≤ 2e-5** (over the tolerances above)"
+                "\n\n"
+                + common.markdown_table(
+                    ["method", "rtol/atol", "max error (m)", "wall ms"], fastest_within(case_rows, 2e-5)
+                )
+            )
     return "\n\n".join(parts)
 
 
@@ -142,30 +175,49 @@ def e5_section(t_final, n_elements):
     p0 = {**p, "h": jnp.asarray(0.0)}
     fj(0.0, y0, p0), jac(0.0, y0, p0)
     t0 = time.perf_counter()
-    r = scipy.integrate.solve_ivp(lambda t, y: np.asarray(fj(t, y, p0)), (0.0, t_final), np.asarray(y0),
-                                  method="Radau", t_eval=np.asarray(ts), rtol=1e-7, atol=1e-9,
-                                  jac=lambda t, y: np.asarray(jac(t, y, p0)))
+    r = scipy.integrate.solve_ivp(
+        lambda t, y: np.asarray(fj(t, y, p0)),
+        (0.0, t_final),
+        np.asarray(y0),
+        method="Radau",
+        t_eval=np.asarray(ts),
+        rtol=1e-7,
+        atol=1e-9,
+        jac=lambda t, y: np.asarray(jac(t, y, p0)),
+    )
     ref_wall = time.perf_counter() - t0
     ref = r.y.T[:, tip]
     rows = [["unsmoothed, scipy Radau 1e-7/1e-9 (reference)", r.nfev, 0.0, ref_wall, "radau5: 22 680 s"]]
     curves = {"reference": ref}
     for h in (0.01, 0.001):
         for solver, tol in (("tsit5", 1e-6),):
-            fn = jax.jit(lambda p, solver=solver, tol=tol: solve(f, y0, p, ts, solver=solver, rtol=tol,
-                                                                  atol=tol * 1e-2, max_steps=1_000_000))
+            fn = jax.jit(
+                lambda p, solver=solver, tol=tol: solve(
+                    f, y0, p, ts, solver=solver, rtol=tol, atol=tol * 1e-2, max_steps=1_000_000
+                )
+            )
             ph = {**p, "h": jnp.asarray(h)}
             timing = common.time_call(fn, ph, min_repeats=1, max_repeats=1, min_total_s=0.0)
             sol = fn(ph)
             ys = np.asarray(sol.ys)[:, tip]
             curves[f"h = {h:g}"] = ys
-            rows.append([f"smoothed h = {h:g}, Tsit5 {tol:g}/{tol * 1e-2:g}", int(sol.accepted),
-                         float(np.linalg.norm(ys - ref, axis=1).max()), timing.steady_s,
-                         "ODE45 h = 0.01: 14 s" if h == 0.01 else "—"])
+            rows.append(
+                [
+                    f"smoothed h = {h:g}, Tsit5 {tol:g}/{tol * 1e-2:g}",
+                    int(sol.accepted),
+                    float(np.linalg.norm(ys - ref, axis=1).max()),
+                    timing.steady_s,
+                    "ODE45 h = 0.01: 14 s" if h == 0.01 else "—",
+                ]
+            )
     np.savez(common.OUT_DIR / "e5_tip.npz", t=np.asarray(ts), **{k.replace(" ", ""): v for k, v in curves.items()})
-    return (f"**E5 flexible double pendulum**, {n_elements} ANCF elements per beam, t ∈ [0, {t_final:g}] s "
-            "(tip = free end of beam 2; error = max over time of the tip position distance to the reference)\n\n"
-            + common.markdown_table(["model and solver", "steps (Radau: f evals)", "max tip error (m)", "wall s",
-                                     "paper"], rows))
+    return (
+        f"**E5 flexible double pendulum**, {n_elements} ANCF elements per beam, t ∈ [0, {t_final:g}] s "
+        "(tip = free end of beam 2; error = max over time of the tip position distance to the reference)\n\n"
+        + common.markdown_table(
+            ["model and solver", "steps (Radau: f evals)", "max tip error (m)", "wall s", "paper"], rows
+        )
+    )
 
 
 def ball_section():
@@ -196,13 +248,16 @@ def ball_section():
     base = rows[0][1]
     for r in rows:
         r.insert(2, r[1] / base)
-    return ("**Stiff contact ball** (m = 1 kg, K = 1e8 N/m, ω = 1e4 rad/s, impact 4.43 m/s from a 1 m drop; "
-            "exact elastic rebound = impact speed). Fixed-step RK4 over 60 steps from 1e-6 to 3e-3 s; "
-            "'largest stable' = the largest step below which every step gives a finite rebound without "
-            "energy gain (≤ 1.005 × impact speed); rebound e = rebound / impact speed; theory = "
-            "exp(−σπ/ω̄) of the smoothed contact mode.\n\n"
-            + common.markdown_table(["smoothing h (s)", "largest stable dt (s)", "gain", "e at that dt",
-                                     "e at dt = 1e-6", "e theory"], rows))
+    return (
+        "**Stiff contact ball** (m = 1 kg, K = 1e8 N/m, ω = 1e4 rad/s, impact 4.43 m/s from a 1 m drop; "
+        "exact elastic rebound = impact speed). Fixed-step RK4 over 60 steps from 1e-6 to 3e-3 s; "
+        "'largest stable' = the largest step below which every step gives a finite rebound without "
+        "energy gain (≤ 1.005 × impact speed); rebound e = rebound / impact speed; theory = "
+        "exp(−σπ/ω̄) of the smoothed contact mode.\n\n"
+        + common.markdown_table(
+            ["smoothing h (s)", "largest stable dt (s)", "gain", "e at that dt", "e at dt = 1e-6", "e theory"], rows
+        )
+    )
 
 
 def main(argv=None):
@@ -214,6 +269,7 @@ def main(argv=None):
     ap.add_argument("--no-append", action="store_true")
     args = ap.parse_args(argv)
     import jax
+
     jax.config.update("jax_enable_x64", True)
     common.OUT_DIR.mkdir(exist_ok=True)
     info = common.machine_info()

@@ -33,9 +33,11 @@ def free_body():
         tr = simulate(system, {}, q0, u0, dt=dt, n_steps=int(round(20 / dt)))
         e = np.asarray(tr.diagnostics.energy)
         L = np.asarray(jax.vmap(lambda q, u: rotations.matrix(q[3:]) @ (jnp.asarray([1.0, 2, 3]) * u[3:]))(tr.q, tr.u))
-        print(f"free body dt={dt:g}: max |ΔE|/E = {np.max(np.abs(e - e[0])) / e[0]:.3g}, "
-              f"max |ΔL|/|L| = {np.max(np.linalg.norm(L - L[0], axis=1)) / np.linalg.norm(L[0]):.3g}, "
-              f"max ||q|-1| = {np.max(np.abs(np.linalg.norm(tr.q[:, 3:], axis=1) - 1)):.2g}")
+        print(
+            f"free body dt={dt:g}: max |ΔE|/E = {np.max(np.abs(e - e[0])) / e[0]:.3g}, "
+            f"max |ΔL|/|L| = {np.max(np.linalg.norm(L - L[0], axis=1)) / np.linalg.norm(L[0]):.3g}, "
+            f"max ||q|-1| = {np.max(np.abs(np.linalg.norm(tr.q[:, 3:], axis=1) - 1)):.2g}"
+        )
 
 
 def sphere():
@@ -45,8 +47,10 @@ def sphere():
     t_star, _ = sop.slip_to_roll(m.params)
     first = float(tr.t[np.flatnonzero(np.abs(slip) < 1e-10)[0]])
     v = float(sop.down_slope_speed(tr.u[-1], m.params))
-    print(f"sphere dt=1e-4: t* = {t_star:.6f} s, first rolling step at {first:.4f} s; final speed {v:.15f} "
-          f"(5/7 v0 = {5 / 7 * 2:.15f}, rel. error {abs(v - 10 / 7) / (10 / 7):.2g})")
+    print(
+        f"sphere dt=1e-4: t* = {t_star:.6f} s, first rolling step at {first:.4f} s; final speed {v:.15f} "
+        f"(5/7 v0 = {5 / 7 * 2:.15f}, rel. error {abs(v - 10 / 7) / (10 / 7):.2g})"
+    )
 
 
 def rate(label, run, steps):
@@ -68,8 +72,11 @@ def speeds():
     rate(f"sphere-on-plane, batch {B} x 1000 steps", lambda: simulate_model(m, params=batch, batched=True).q, B * 1000)
     b = get_model("box-toss")
     rate("box-toss, 2000 steps, 50 sweeps per step", lambda: simulate_model(b).q, 2000)
-    rate("box-toss, 2000 steps, sweeps until Siconos error <= 1e-12",
-         lambda: simulate_model(b, scheme=MoreauJean(differentiation="implicit", iterations=500, tol=1e-12)).q, 2000)
+    rate(
+        "box-toss, 2000 steps, sweeps until Siconos error <= 1e-12",
+        lambda: simulate_model(b, scheme=MoreauJean(differentiation="implicit", iterations=500, tol=1e-12)).q,
+        2000,
+    )
 
 
 if __name__ == "__main__":

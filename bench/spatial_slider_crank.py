@@ -23,8 +23,15 @@ from jaxcontact.studies.montecarlo import make_evaluator  # noqa: E402
 from jaxcontact.studies.outcomes import outcome  # noqa: E402
 
 CLEARANCES = (5e-4, 2.5e-4, 1e-4, 5e-5, 2e-5)
-NAMES = ("peak_impulse", "peak_force", "peak_accel:slider.vx", "impacts", "free_flight", "max:eccentricity",
-         "series:slider.x")
+NAMES = (
+    "peak_impulse",
+    "peak_force",
+    "peak_accel:slider.vx",
+    "impacts",
+    "free_flight",
+    "max:eccentricity",
+    "series:slider.x",
+)
 
 
 def ideal_x(p, t):
@@ -57,17 +64,21 @@ def main():
     ap.add_argument("--dt", type=float, default=5e-6)
     a = ap.parse_args()
     print(f"one turn: t_final = {a.t_final} s, dt = {a.dt} s, clearances {CLEARANCES} (batched)")
-    print("| variant | clearance [mm] | peak impulse [N·s] | peak force [N] | peak slider acc. [m/s²] | impacts | "
-          "free flight | max ecc. [mm] | slider vs ideal [mm] |")
+    print(
+        "| variant | clearance [mm] | peak impulse [N·s] | peak force [N] | peak slider acc. [m/s²] | impacts | "
+        "free flight | max ecc. [mm] | slider vs ideal [mm] |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     rates = []
     for contact, scheme in (("rigid", MoreauJean()), ("compliant", Penalty())):
         r, comp, wall, n = run(contact, scheme, a.dt, a.t_final)
         assert np.all(r["converged"]) and np.all(r["state_finite"])
         for i, c in enumerate(CLEARANCES):
-            print(f"| {contact} | {c * 1e3:g} | {r['peak_impulse'][i]:.3g} | {r['peak_force'][i]:.3g} | "
-                  f"{r['peak_accel:slider.vx'][i]:.3g} | {int(r['impacts'][i])} | {r['free_flight'][i]:.2f} | "
-                  f"{r['max:eccentricity'][i] * 1e3:.3f} | {r['deviation'][i] * 1e3:.3f} |")
+            print(
+                f"| {contact} | {c * 1e3:g} | {r['peak_impulse'][i]:.3g} | {r['peak_force'][i]:.3g} | "
+                f"{r['peak_accel:slider.vx'][i]:.3g} | {int(r['impacts'][i])} | {r['free_flight'][i]:.2f} | "
+                f"{r['max:eccentricity'][i] * 1e3:.3f} | {r['deviation'][i] * 1e3:.3f} |"
+            )
         rates.append((contact, comp, wall, n * len(CLEARANCES) / wall))
     for contact, comp, wall, rate in rates:
         print(f"{contact}: compile {comp:.1f} s, run {wall:.1f} s, {rate:.3g} env-steps/s (batch {len(CLEARANCES)})")

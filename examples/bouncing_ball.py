@@ -93,9 +93,11 @@ def main(argv=None):
 
     plot_trajectory(traj, args.out, names=model.system.names, title="bouncing ball")
     ti = impact_times(traj)
-    print(f"impacts detected: {len(ti)}; first at {ti[0]:.4f} s (analytic {tk[0]:.4f} s); "
-          f"accumulation time {t_inf:.4f} s; max energy increase per step "
-          f"{np.max(np.diff(np.asarray(traj.diagnostics.energy))):.2e} J; plots in {args.out}")
+    print(
+        f"impacts detected: {len(ti)}; first at {ti[0]:.4f} s (analytic {tk[0]:.4f} s); "
+        f"accumulation time {t_inf:.4f} s; max energy increase per step "
+        f"{np.max(np.diff(np.asarray(traj.diagnostics.energy))):.2e} J; plots in {args.out}"
+    )
 
 
 if __name__ == "__main__":

@@ -34,9 +34,16 @@ from jaxcontact.smoothing.beam import flexible_double_pendulum  # noqa: E402
 def radau_reference(f, y0, p, ts):
     """The unsmoothed model by scipy Radau (1e-7/1e-9) with a jitted right-hand side and Jacobian."""
     fj, jac = jax.jit(f), jax.jit(jax.jacfwd(f, argnums=1))
-    r = scipy.integrate.solve_ivp(lambda t, y: np.asarray(fj(t, y, p)), (0.0, float(ts[-1])), np.asarray(y0),
-                                  method="Radau", t_eval=np.asarray(ts), rtol=1e-7, atol=1e-9,
-                                  jac=lambda t, y: np.asarray(jac(t, y, p)))
+    r = scipy.integrate.solve_ivp(
+        lambda t, y: np.asarray(fj(t, y, p)),
+        (0.0, float(ts[-1])),
+        np.asarray(y0),
+        method="Radau",
+        t_eval=np.asarray(ts),
+        rtol=1e-7,
+        atol=1e-9,
+        jac=lambda t, y: np.asarray(jac(t, y, p)),
+    )
     if r.status != 0:
         raise RuntimeError(f"Radau failed: {r.message}")
     return r.y.T
@@ -61,8 +68,10 @@ def main(argv=None):
         t0 = time.perf_counter()
         sol = jax.jit(lambda p: solve(f, y0, p, ts, rtol=1e-6, atol=1e-8, max_steps=1_000_000))(ph)
         sol.ys.block_until_ready()
-        print(f"smoothed h = {h:g}: {int(sol.accepted)} Tsit5 steps, ok = {bool(sol.ok)}, "
-              f"{time.perf_counter() - t0:.1f} s (with compilation)")
+        print(
+            f"smoothed h = {h:g}: {int(sol.accepted)} Tsit5 steps, ok = {bool(sol.ok)}, "
+            f"{time.perf_counter() - t0:.1f} s (with compilation)"
+        )
         runs[f"smoothed h = {h:g}"] = np.asarray(sol.ys)
     if not args.no_reference:
         t0 = time.perf_counter()

@@ -55,8 +55,12 @@ SCHEMES = {
     "projection": MoreauJean(projection=True),
     "impact_projection": ImpactProjection(),
 }
-LABELS = {"none": "no correction", "baumgarte": "Baumgarte α = β = 0.5/h",
-          "projection": "Moreau–Jean + projection", "impact_projection": "impact LCP + projection (paper)"}
+LABELS = {
+    "none": "no correction",
+    "baumgarte": "Baumgarte α = β = 0.5/h",
+    "projection": "Moreau–Jean + projection",
+    "impact_projection": "impact LCP + projection (paper)",
+}
 
 
 def run(dt: float, t_final: float, save_every: int = 1, scheme: str = "none", **overrides) -> dict:
@@ -66,17 +70,23 @@ def run(dt: float, t_final: float, save_every: int = 1, scheme: str = "none", **
     frictionless = float(m.params["friction"]) == 0.0
     system = four_bar.mechanism(False).build(m.params)[0] if frictionless else m.system
     q0, u0 = m.initial_state(m.params)
-    tr = simulate(system, m.params, q0, u0, dt=dt, n_steps=n_steps_for(dt, t_final),
-                  scheme=SCHEMES[scheme], save_every=save_every)
+    tr = simulate(
+        system, m.params, q0, u0, dt=dt, n_steps=n_steps_for(dt, t_final), scheme=SCHEMES[scheme], save_every=save_every
+    )
     xa = jax.vmap(four_bar.point_a, (0, None))(tr.q, m.params)
     va = jax.vmap(four_bar.point_a_velocity, (0, 0, None))(tr.q, tr.u, m.params)
     return {
-        "t": np.asarray(tr.t), "q": np.asarray(tr.q), "u": np.asarray(tr.u),
-        "xa": np.asarray(xa[:, 0]), "va": np.asarray(va[:, 0]),
+        "t": np.asarray(tr.t),
+        "q": np.asarray(tr.q),
+        "u": np.asarray(tr.u),
+        "xa": np.asarray(xa[:, 0]),
+        "va": np.asarray(va[:, 0]),
         "gap": np.asarray(xa[:, 0]) + float(m.params["wall_distance"]),
         "impulse": np.asarray(tr.impulse_normal[:, 0]),
-        "phi": np.asarray(tr.diagnostics.phi), "phi_dot": np.asarray(tr.diagnostics.phi_dot),
-        "energy": np.asarray(tr.diagnostics.energy), "wall": -float(m.params["wall_distance"]),
+        "phi": np.asarray(tr.diagnostics.phi),
+        "phi_dot": np.asarray(tr.diagnostics.phi_dot),
+        "energy": np.asarray(tr.diagnostics.energy),
+        "wall": -float(m.params["wall_distance"]),
         "converged": np.asarray(tr.diagnostics.converged),
     }
 
@@ -133,12 +143,20 @@ def plot_corrections(runs: dict, fine: dict, out: str, dt: float, h_ref: float) 
     plt.close(fig)
 
     tiny = 1e-17
-    for key, fname, title, unit in (("xa", "fig3_position_error.png", "Fig. 3: position error of point a", "m"),
-                                    ("va", "fig4_velocity_error.png", "Fig. 4: velocity error of point a", "m/s")):
+    for key, fname, title, unit in (
+        ("xa", "fig3_position_error.png", "Fig. 3: position error of point a", "m"),
+        ("va", "fig4_velocity_error.png", "Fig. 4: velocity error of point a", "m/s"),
+    ):
         fig, ax = plt.subplots(figsize=(7, 4))
         for name in shown:
-            ax.semilogy(runs[name]["t"], np.maximum(np.abs(runs[name][key] - fine[key]), tiny), ".-", lw=0.8,
-                        ms=3, label=LABELS[name])
+            ax.semilogy(
+                runs[name]["t"],
+                np.maximum(np.abs(runs[name][key] - fine[key]), tiny),
+                ".-",
+                lw=0.8,
+                ms=3,
+                label=LABELS[name],
+            )
         ax.set_xlabel("t [s]")
         ax.set_ylabel(f"|error| [{unit}]")
         ax.set_title(f"{title} (h = {dt:g} s vs reference h = {h_ref:g} s)")
@@ -191,28 +209,42 @@ def main(argv=None) -> int:
     fine = run(args.h_ref, args.t_final, save_every=save, scheme="projection", **overrides)
     if not np.allclose(fine["t"], coarse["t"], atol=1e-9):
         raise SystemExit(f"--h-ref {args.h_ref:g} must divide --dt {args.dt:g}")
-    paths = plot(coarse, fine, args.out, args.dt, args.h_ref) + plot_corrections(runs, fine, args.out, args.dt,
-                                                                              args.h_ref)
-    np.savez(os.path.join(args.out, "four_bar_wall.npz"),
-             **{f"{name}_{k}": v for name, r in runs.items() for k, v in r.items()},
-             **{f"reference_{k}": v for k, v in fine.items()})
+    paths = plot(coarse, fine, args.out, args.dt, args.h_ref) + plot_corrections(
+        runs, fine, args.out, args.dt, args.h_ref
+    )
+    np.savez(
+        os.path.join(args.out, "four_bar_wall.npz"),
+        **{f"{name}_{k}": v for name, r in runs.items() for k, v in r.items()},
+        **{f"reference_{k}": v for k, v in fine.items()},
+    )
     imp = np.nonzero(coarse["impulse"] > 0)[0]
-    print(f"four-bar, h = {args.dt:g} s, {len(coarse['t']) - 1} steps, reference: Moreau–Jean + projection at "
-          f"h = {args.h_ref:g} s; first impact at t = {coarse['t'][imp[0]]:.3f} s" if len(imp) else "no impact")
-    print(f"{'':34s} {'max|Δx_a|':>10s} {'mean|Δx_a|':>10s} {'t≥0.8 max':>10s} {'max|Δv_a|':>10s} "
-          f"{'max‖Φ‖':>9s} {'max‖Φ̇‖':>9s} {'final gap':>10s} {'rests at':>8s}")
+    print(
+        f"four-bar, h = {args.dt:g} s, {len(coarse['t']) - 1} steps, reference: Moreau–Jean + projection at "
+        f"h = {args.h_ref:g} s; first impact at t = {coarse['t'][imp[0]]:.3f} s"
+        if len(imp)
+        else "no impact"
+    )
+    print(
+        f"{'':34s} {'max|Δx_a|':>10s} {'mean|Δx_a|':>10s} {'t≥0.8 max':>10s} {'max|Δv_a|':>10s} "
+        f"{'max‖Φ‖':>9s} {'max‖Φ̇‖':>9s} {'final gap':>10s} {'rests at':>8s}"
+    )
     late = coarse["t"] >= 0.8
     for name, r in runs.items():
         ex, ev = np.abs(r["xa"] - fine["xa"]), np.abs(r["va"] - fine["va"])
         on_wall = (np.abs(r["gap"]) <= 1e-10) & (r["impulse"] > 0)
         # First time after which point a stays on the wall.
         after = np.nonzero(~on_wall)[0]
-        rest = (f"{r['t'][after[-1] + 1]:.2f} s" if len(after) and after[-1] + 1 < len(r["t"])
-                else ("0 s" if not len(after) else "never"))
+        rest = (
+            f"{r['t'][after[-1] + 1]:.2f} s"
+            if len(after) and after[-1] + 1 < len(r["t"])
+            else ("0 s" if not len(after) else "never")
+        )
         late_max = ex[late].max() if late.any() else np.nan  # runs shorter than 0.8 s have no late part
-        print(f"  {LABELS[name]:32s} {ex.max():10.3e} {ex.mean():10.3e} {late_max:10.3e} {ev.max():10.3e} "
-              f"{r['phi'].max():9.2e} {r['phi_dot'].max():9.2e} {r['gap'][-1]:10.2e} {rest:>8s}"
-              f"{'' if r['converged'].all() else '  (solver not converged at some step)'}")
+        print(
+            f"  {LABELS[name]:32s} {ex.max():10.3e} {ex.mean():10.3e} {late_max:10.3e} {ev.max():10.3e} "
+            f"{r['phi'].max():9.2e} {r['phi_dot'].max():9.2e} {r['gap'][-1]:10.2e} {rest:>8s}"
+            f"{'' if r['converged'].all() else '  (solver not converged at some step)'}"
+        )
     for p in paths:
         print(f"  wrote {p}")
     return 0

@@ -70,21 +70,54 @@ class Case(NamedTuple):
 
 
 CASES = {
-    "ball": Case(get_model("bouncing-ball"), MoreauJean(), 1500, 10, coordinates(0),
-                 {"restitution": (0.05, 0.99)}, 30),
-    "block": Case(get_model("sliding-block")._replace(dt=2e-3), MoreauJean(), 600, 10,
-                  sliding_block.distance_along_slope, {"friction": (0.01, 2.0)}, 20),
-    "pushed-block": Case(get_model("pushed-block"), EventDriven(), 80, 1, pushed_block.position,
-                         {"static_friction": (0.01, 0.75), "friction": (0.01, 0.75)}, 30, starts=4),
-    "slider-crank": Case(slider_crank.model("compliant", stiffness=1e10)._replace(dt=2e-5), Penalty(diagonal_mass=True),
-                         250, 5, coordinates(6), {"clearance": (1e-4, 1e-3)}, 15),
-    "four-bar": Case(get_model("four-bar"), MoreauJean(projection=True), 100, 1, _point_a,
-                     {"restitution": (0.05, 0.99), "wall_distance": (0.01, 0.2)}, 60),
+    "ball": Case(get_model("bouncing-ball"), MoreauJean(), 1500, 10, coordinates(0), {"restitution": (0.05, 0.99)}, 30),
+    "block": Case(
+        get_model("sliding-block")._replace(dt=2e-3),
+        MoreauJean(),
+        600,
+        10,
+        sliding_block.distance_along_slope,
+        {"friction": (0.01, 2.0)},
+        20,
+    ),
+    "pushed-block": Case(
+        get_model("pushed-block"),
+        EventDriven(),
+        80,
+        1,
+        pushed_block.position,
+        {"static_friction": (0.01, 0.75), "friction": (0.01, 0.75)},
+        30,
+        starts=4,
+    ),
+    "slider-crank": Case(
+        slider_crank.model("compliant", stiffness=1e10)._replace(dt=2e-5),
+        Penalty(diagonal_mass=True),
+        250,
+        5,
+        coordinates(6),
+        {"clearance": (1e-4, 1e-3)},
+        15,
+    ),
+    "four-bar": Case(
+        get_model("four-bar"),
+        MoreauJean(projection=True),
+        100,
+        1,
+        _point_a,
+        {"restitution": (0.05, 0.99), "wall_distance": (0.01, 0.2)},
+        60,
+    ),
 }
 
 GUESS = 0.7  # every fit starts from guesses 30 % below the truth
-LABELS = {"ball": ("height (m)",), "block": ("down-slope distance (m)",), "pushed-block": ("pushed distance (m)",),
-          "slider-crank": ("slider x (m)",), "four-bar": ("x of a (m)", "y of a (m)")}
+LABELS = {
+    "ball": ("height (m)",),
+    "block": ("down-slope distance (m)",),
+    "pushed-block": ("pushed distance (m)",),
+    "slider-crank": ("slider x (m)",),
+    "four-bar": ("x of a (m)", "y of a (m)"),
+}
 
 
 def measurement(case):
@@ -93,19 +126,38 @@ def measurement(case):
     q0, u0 = c.model.initial_state(c.model.params)
     tr = simulate(c.model.system, c.model.params, q0, u0, dt=c.model.dt, n_steps=c.n_steps, scheme=c.scheme)
     truth = {name: float(c.model.params[name]) for name in c.bounds}
-    return np.asarray(tr.t[::c.every]), np.asarray(c.observe(tr.q, c.model.params))[::c.every], truth
+    return np.asarray(tr.t[:: c.every]), np.asarray(c.observe(tr.q, c.model.params))[:: c.every], truth
 
 
 def run_case(case, out=None, progress=10):
     """Fit a case from guesses ``GUESS`` × truth; returns (FitResult, truth). PNGs in ``out`` if given."""
     c = CASES[case]
     t, y, truth = measurement(case)
-    res = fit(c.model, t, y, tuple(c.bounds), {n: GUESS * v for n, v in truth.items()}, c.bounds,
-              observe=c.observe, scheme=c.scheme, steps=c.iterations, starts=c.starts, progress=progress)
+    res = fit(
+        c.model,
+        t,
+        y,
+        tuple(c.bounds),
+        {n: GUESS * v for n, v in truth.items()},
+        c.bounds,
+        observe=c.observe,
+        scheme=c.scheme,
+        steps=c.iterations,
+        starts=c.starts,
+        progress=progress,
+    )
     if out:
         convergence_plot(res, os.path.join(out, f"{case}_convergence.png"), truth=truth)
-        fit_vs_data_plot(c.model, res, t, y, c.observe, os.path.join(out, f"{case}_fit_vs_data.png"),
-                         scheme=c.scheme, labels=LABELS[case])
+        fit_vs_data_plot(
+            c.model,
+            res,
+            t,
+            y,
+            c.observe,
+            os.path.join(out, f"{case}_fit_vs_data.png"),
+            scheme=c.scheme,
+            labels=LABELS[case],
+        )
     return res, truth
 
 
@@ -118,9 +170,21 @@ def noise_coverage(case, reps=20, starts=1, seed=0, grid_start=0):
     t, y, truth = measurement(case)
     sd = 0.01 * np.ptp(y, axis=0)
     ys = y + np.random.default_rng(seed).normal(size=(reps,) + y.shape) * sd
-    r = fit_batch(c.model, t, ys / sd, tuple(c.bounds), {n: GUESS * v for n, v in truth.items()}, c.bounds,
-                  observe=lambda q, p: c.observe(q, p) / sd, scheme=c.scheme, steps=c.iterations, starts=starts,
-                  noise=1.0, seed=seed, grid_start=grid_start)
+    r = fit_batch(
+        c.model,
+        t,
+        ys / sd,
+        tuple(c.bounds),
+        {n: GUESS * v for n, v in truth.items()},
+        c.bounds,
+        observe=lambda q, p: c.observe(q, p) / sd,
+        scheme=c.scheme,
+        steps=c.iterations,
+        starts=starts,
+        noise=1.0,
+        seed=seed,
+        grid_start=grid_start,
+    )
     half = 1.96 * r.std
     inside = np.abs(r.estimates - np.array(list(truth.values()))) <= half
     return {n: int(np.sum(inside[:, i])) for i, n in enumerate(r.names)}, r
@@ -138,31 +202,46 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--case", choices=(*CASES, "all"), default="all")
     ap.add_argument("--out", default="out/identify")
-    ap.add_argument("--noise-reps", type=int, default=0,
-                    help="instead of the fits: coverage of the 95 %% intervals over this many noisy repetitions")
+    ap.add_argument(
+        "--noise-reps",
+        type=int,
+        default=0,
+        help="instead of the fits: coverage of the 95 %% intervals over this many noisy repetitions",
+    )
     ap.add_argument("--starts", type=int, default=1, help="multi-start count of the noisy fits")
-    ap.add_argument("--grid-start", type=int, default=0,
-                    help="noisy fits: K-point coordinate grid search over the bounds before L-BFGS (0: off)")
+    ap.add_argument(
+        "--grid-start",
+        type=int,
+        default=0,
+        help="noisy fits: K-point coordinate grid search over the bounds before L-BFGS (0: off)",
+    )
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     cases = tuple(CASES) if args.case == "all" else (args.case,)
     if args.noise_reps:
         for case in cases:
             counts, r = noise_coverage(case, args.noise_reps, args.starts, grid_start=args.grid_start)
-            print(f"{case}: truth inside the 95 % interval in " + ", ".join(
-                f"{n} {c}/{args.noise_reps}" for n, c in counts.items()) + f" ({args.starts} start(s), "
+            print(
+                f"{case}: truth inside the 95 % interval in "
+                + ", ".join(f"{n} {c}/{args.noise_reps}" for n, c in counts.items())
+                + f" ({args.starts} start(s), "
                 f"grid start {args.grid_start}, "
-                f"{r.wall_time:.0f} s; final losses {np.round(r.loss, 2).tolist()}, 1 = the noise level)")
+                f"{r.wall_time:.0f} s; final losses {np.round(r.loss, 2).tolist()}, 1 = the noise level)"
+            )
         return 0
     for case in cases:
         print(f"{case}:")
         res, truth = run_case(case, args.out)
         for n, v in truth.items():
             lo, hi = res.interval95[n]
-            print(f"  {n}: truth {v:.6g}, guess {GUESS * v:.6g}, estimate {res.estimates[n]:.8g} "
-                  f"(rel. error {abs(res.estimates[n] - v) / v:.1e}, 95 % [{lo:.6g}, {hi:.6g}])")
-        print(f"  within 1 % after {iterations_to(res, truth)} of {res.iterations} L-BFGS iterations, "
-              f"final loss {res.loss:.3g}, {res.wall_time:.1f} s")
+            print(
+                f"  {n}: truth {v:.6g}, guess {GUESS * v:.6g}, estimate {res.estimates[n]:.8g} "
+                f"(rel. error {abs(res.estimates[n] - v) / v:.1e}, 95 % [{lo:.6g}, {hi:.6g}])"
+            )
+        print(
+            f"  within 1 % after {iterations_to(res, truth)} of {res.iterations} L-BFGS iterations, "
+            f"final loss {res.loss:.3g}, {res.wall_time:.1f} s"
+        )
     print(f"wrote PNGs in {args.out}")
     return 0
 

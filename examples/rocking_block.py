@@ -37,11 +37,17 @@ from jaxcontact.simulate import simulate_model  # noqa: E402
 def run(dt: float, t_final: float, **overrides) -> dict:
     m = get_model("rocking-block", **overrides)
     tr = simulate_model(m, dt=dt, t_final=t_final)
-    return {"t": np.asarray(tr.t), "q": np.asarray(tr.q), "u": np.asarray(tr.u),
-            "impulse_normal": np.asarray(tr.impulse_normal), "impulse_tangent": np.asarray(tr.impulse_tangent),
-            "energy": np.asarray(tr.diagnostics.energy), "converged": np.asarray(tr.diagnostics.converged),
-            "housner_ratio": float(rocking_block.housner_ratio(m.params)),
-            "params": {k: float(v) for k, v in m.params.items()}}
+    return {
+        "t": np.asarray(tr.t),
+        "q": np.asarray(tr.q),
+        "u": np.asarray(tr.u),
+        "impulse_normal": np.asarray(tr.impulse_normal),
+        "impulse_tangent": np.asarray(tr.impulse_tangent),
+        "energy": np.asarray(tr.diagnostics.energy),
+        "converged": np.asarray(tr.diagnostics.converged),
+        "housner_ratio": float(rocking_block.housner_ratio(m.params)),
+        "params": {k: float(v) for k, v in m.params.items()},
+    }
 
 
 def corner_switches(r: dict):
@@ -62,8 +68,13 @@ def plot(r: dict, out: str) -> str:
         k = np.arange(len(sw))
         w0 = abs(sw[0][1])
         ts = [t[i] for i, _, _ in sw]
-        ax[1].plot(ts, w0 * r["housner_ratio"] ** (k + 1), "k--", lw=1,
-                   label=f"Housner: |ω| after switch k = |ω before switch 1| r^k, r = {r['housner_ratio']:.2f}")
+        ax[1].plot(
+            ts,
+            w0 * r["housner_ratio"] ** (k + 1),
+            "k--",
+            lw=1,
+            label=f"Housner: |ω| after switch k = |ω before switch 1| r^k, r = {r['housner_ratio']:.2f}",
+        )
         ax[1].plot(ts, [abs(a) for _, _, a in sw], "o", ms=4, label="|ω| just after each switch")
     ax[1].set_ylabel("angular velocity [rad/s]")
     ax[1].legend(fontsize=8)
@@ -104,13 +115,21 @@ def main(argv=None) -> int:
     alpha = math.atan2(p["width"], p["height"])
     pw = math.sqrt(3 * p["gravity"] / (4 * math.hypot(p["width"] / 2, p["height"] / 2)))
     sw = corner_switches(r)
-    print(f"rocking block, dt = {args.dt:g} s: {len(sw)} corner switches; first at t = "
-          f"{r['t'][sw[0][0]]:.4f} s (Housner {math.acosh(1 / (1 - abs(p['tilt']) / alpha)) / pw:.4f} s)"
-          if sw else "no corner switch")
-    print("  ω after/before at each switch: " + ", ".join(f"{a / b:.3f}" for _, b, a in sw[:6])
-          + f" (Housner r = {r['housner_ratio']:.3f})")
-    print(f"  final tilt {r['q'][-1, 2]:.2e} rad, |ω| {abs(r['u'][-1, 2]):.2e} rad/s, energy "
-          f"{r['energy'][0]:.4f} → {r['energy'][-1]:.4f} J; solver converged: {bool(r['converged'].all())}")
+    print(
+        f"rocking block, dt = {args.dt:g} s: {len(sw)} corner switches; first at t = "
+        f"{r['t'][sw[0][0]]:.4f} s (Housner {math.acosh(1 / (1 - abs(p['tilt']) / alpha)) / pw:.4f} s)"
+        if sw
+        else "no corner switch"
+    )
+    print(
+        "  ω after/before at each switch: "
+        + ", ".join(f"{a / b:.3f}" for _, b, a in sw[:6])
+        + f" (Housner r = {r['housner_ratio']:.3f})"
+    )
+    print(
+        f"  final tilt {r['q'][-1, 2]:.2e} rad, |ω| {abs(r['u'][-1, 2]):.2e} rad/s, energy "
+        f"{r['energy'][0]:.4f} → {r['energy'][-1]:.4f} J; solver converged: {bool(r['converged'].all())}"
+    )
     print(f"  wrote {path}")
     return 0
 

@@ -27,7 +27,6 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-import jax.numpy as jnp  # noqa: E402
 import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
@@ -54,12 +53,19 @@ def run(e: float, dt: float, t_final: float, scheme: EventDriven) -> dict:
     lam = np.asarray(reactions.multipliers)
     pin = [CONSTRAINT_ROWS.index("A.x"), CONSTRAINT_ROWS.index("A.y")]
     return dict(
-        t=np.asarray(tr.t), x=np.asarray(tr.q[:, 0]), theta=np.asarray(tr.q[:, 2]),
-        normal=np.asarray(reactions.normal_force).sum(axis=1), friction=np.asarray(reactions.friction_force).sum(axis=1),
-        slip=np.asarray(slip[:, 1]), joint=np.linalg.norm(lam[:, pin], axis=1),
-        torque=lam[:, CONSTRAINT_ROWS.index("motor")], phi=np.asarray(tr.diagnostics.phi),
-        converged=bool(np.all(tr.diagnostics.converged)), wall=wall,
-        mu0=float(m.params["static_friction"]))
+        t=np.asarray(tr.t),
+        x=np.asarray(tr.q[:, 0]),
+        theta=np.asarray(tr.q[:, 2]),
+        normal=np.asarray(reactions.normal_force).sum(axis=1),
+        friction=np.asarray(reactions.friction_force).sum(axis=1),
+        slip=np.asarray(slip[:, 1]),
+        joint=np.linalg.norm(lam[:, pin], axis=1),
+        torque=lam[:, CONSTRAINT_ROWS.index("motor")],
+        phi=np.asarray(tr.diagnostics.phi),
+        converged=bool(np.all(tr.diagnostics.converged)),
+        wall=wall,
+        mu0=float(m.params["static_friction"]),
+    )
 
 
 def _panel(ax, results, key, ylabel):
@@ -81,8 +87,11 @@ def main(argv=None):
 
     figures = {
         "slider.png": [("x", "slider displacement x_C1 [m]"), ("theta", "slider angle θ1 [rad]")],
-        "forces.png": [("normal", "normal contact force [N]"), ("joint", "joint force ‖λ_A‖ [N]"),
-                       ("torque", "driving torque [N m]")],
+        "forces.png": [
+            ("normal", "normal contact force [N]"),
+            ("joint", "joint force ‖λ_A‖ [N]"),
+            ("torque", "driving torque [N m]"),
+        ],
         "stick_slip.png": [("friction", "friction force [N]"), ("slip", "slip velocity [m/s]")],
     }
     for name, panels in figures.items():
@@ -105,14 +114,18 @@ def main(argv=None):
     fig.savefig(os.path.join(args.out, "constraints.png"), dpi=110)
     plt.close(fig)
 
-    np.savez(os.path.join(args.out, "slider_bar.npz"),
-             **{f"{k}_e{e}": v for e, r in results.items() for k, v in r.items() if isinstance(v, np.ndarray)})
+    np.savez(
+        os.path.join(args.out, "slider_bar.npz"),
+        **{f"{k}_e{e}": v for e, r in results.items() for k, v in r.items() if isinstance(v, np.ndarray)},
+    )
     for e, r in results.items():
         stuck = np.abs(r["slip"]) < 1e-6
         within = np.all(np.abs(r["friction"][stuck]) <= r["mu0"] * r["normal"][stuck] * (1 + 1e-9))
-        print(f"e = {e} m: x(t_end) = {r['x'][-1]:+.4f} m, |θ1| ≤ {np.abs(r['theta']).max():.2e} rad, "
-              f"sticking {100 * stuck.mean():.0f} % of the time (|F_T| ≤ μ0 F_N there: {within}), "
-              f"max ‖Φ‖ = {r['phi'].max():.1e}, converged: {r['converged']}, wall {r['wall']:.1f} s")
+        print(
+            f"e = {e} m: x(t_end) = {r['x'][-1]:+.4f} m, |θ1| ≤ {np.abs(r['theta']).max():.2e} rad, "
+            f"sticking {100 * stuck.mean():.0f} % of the time (|F_T| ≤ μ0 F_N there: {within}), "
+            f"max ‖Φ‖ = {r['phi'].max():.1e}, converged: {r['converged']}, wall {r['wall']:.1f} s"
+        )
     print(f"plots in {args.out}/")
 
 

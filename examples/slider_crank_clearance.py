@@ -36,7 +36,6 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-import jax.numpy as jnp  # noqa: E402
 import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
@@ -64,8 +63,15 @@ def run(contact: str, dt: float, t_final: float, rows: int, **overrides) -> dict
     jax.block_until_ready(tr)
     wall = time.perf_counter() - start
     t, q, u = np.asarray(tr.t), np.asarray(tr.q), np.asarray(tr.u)
-    out = {"t": t, "q": q, "u": u, "wall": wall, "steps": n, "phi": np.asarray(tr.diagnostics.phi),
-           "converged": bool(np.all(tr.diagnostics.converged))}
+    out = {
+        "t": t,
+        "q": q,
+        "u": u,
+        "wall": wall,
+        "steps": n,
+        "phi": np.asarray(tr.diagnostics.phi),
+        "converged": bool(np.all(tr.diagnostics.converged)),
+    }
     if contact != "ideal":
         out["ecc"] = np.asarray(jax.vmap(lambda qq: sc.journal_eccentricity(mech, qq, p))(tr.q))
         out["clearance"] = float(p["clearance"])
@@ -86,15 +92,22 @@ def main(argv=None) -> int:
     ap.add_argument("--dt-compliant", type=float, default=1e-6)
     ap.add_argument("--dt-rigid", type=float, default=1e-5)
     ap.add_argument("--rows", type=int, default=3000, help="saved rows per run")
-    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                    help="parameter override of jaxcontact.models.slider_crank (repeatable)")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="parameter override of jaxcontact.models.slider_crank (repeatable)",
+    )
     ap.add_argument("--out", default=os.path.join("out", "slider_crank_clearance"))
     args = ap.parse_args(argv)
     try:
         overrides = parse_sets(args.set)
-        res = {"ideal": run("ideal", args.dt_compliant, args.t_final, args.rows, **overrides),
-               "compliant": run("compliant", args.dt_compliant, args.t_final, args.rows, **overrides),
-               "rigid": run("rigid", args.dt_rigid, args.t_final, args.rows, **overrides)}
+        res = {
+            "ideal": run("ideal", args.dt_compliant, args.t_final, args.rows, **overrides),
+            "compliant": run("compliant", args.dt_compliant, args.t_final, args.rows, **overrides),
+            "rigid": run("rigid", args.dt_rigid, args.t_final, args.rows, **overrides),
+        }
     except ValueError as e:
         print(f"slider_crank_clearance: error: {e}", file=sys.stderr)
         return 2
@@ -106,7 +119,9 @@ def main(argv=None) -> int:
     ax.plot(c * np.cos(th) * 1e3, c * np.sin(th) * 1e3, "k-", lw=1, label="clearance circle")
     for name, style in (("compliant", "C0-"), ("rigid", "C3-")):
         e = res[name]["ecc"] * 1e3
-        ax.plot(e[:, 0], e[:, 1], style, lw=0.6, label=f"{name} ({'penalty' if name == 'compliant' else 'Moreau–Jean'})")
+        ax.plot(
+            e[:, 0], e[:, 1], style, lw=0.6, label=f"{name} ({'penalty' if name == 'compliant' else 'Moreau–Jean'})"
+        )
     ax.set_aspect("equal")
     ax.set_xlabel("e_x (mm)")
     ax.set_ylabel("e_y (mm)")
@@ -143,15 +158,21 @@ def main(argv=None) -> int:
     fig.savefig(os.path.join(args.out, "contact_force.png"), dpi=130)
     plt.close(fig)
 
-    np.savez(os.path.join(args.out, "slider_crank_clearance.npz"),
-             **{f"{name}_{k}": v for name, r in res.items() for k, v in r.items()})
+    np.savez(
+        os.path.join(args.out, "slider_crank_clearance.npz"),
+        **{f"{name}_{k}": v for name, r in res.items() for k, v in r.items()},
+    )
     for name, r in res.items():
-        line = (f"{name:9s}: {r['steps']} steps in {r['wall']:.1f} s wall (incl. compilation), "
-                f"max ‖Φ‖ = {r['phi'].max():.2e}, converged: {r['converged']}")
+        line = (
+            f"{name:9s}: {r['steps']} steps in {r['wall']:.1f} s wall (incl. compilation), "
+            f"max ‖Φ‖ = {r['phi'].max():.2e}, converged: {r['converged']}"
+        )
         if "ecc" in r:
             pen = np.linalg.norm(r["ecc"], axis=1).max() - c
             line += f", max penetration {pen * 1e6:.1f} µm ({100 * pen / c:.1f} % of c)"
-            dev = np.max(np.abs(np.interp(res["ideal"]["t"], r["t"], r["q"][:, SLIDER_X]) - res["ideal"]["q"][:, SLIDER_X]))
+            dev = np.max(
+                np.abs(np.interp(res["ideal"]["t"], r["t"], r["q"][:, SLIDER_X]) - res["ideal"]["q"][:, SLIDER_X])
+            )
             line += f", max |x_slider − ideal| = {dev * 1e3:.3f} mm"
         print(line)
     print(f"wrote {args.out}/journal_path.png, slider_acceleration.png, contact_force.png, slider_crank_clearance.npz")

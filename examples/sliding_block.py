@@ -61,8 +61,10 @@ def main(argv=None):
         ax_s.plot(t, s_ref, "k--", lw=1)
         ax_v.plot(t, v, lw=2, color=f"C{i}", label=label)
         ax_v.plot(t, v_ref, "k--", lw=1)
-        print(f"{label}: distance at t = 1.5 s {s[-1]:.6f} m (analytic {s_ref[-1]:.6f} m, "
-              f"relative error {abs(s[-1] - s_ref[-1]) / abs(s_ref[-1]):.1e})")
+        print(
+            f"{label}: distance at t = 1.5 s {s[-1]:.6f} m (analytic {s_ref[-1]:.6f} m, "
+            f"relative error {abs(s[-1] - s_ref[-1]) / abs(s_ref[-1]):.1e})"
+        )
         if mu == 0.5:
             plot_trajectory(traj, args.out, names=model.system.names, title="sliding block (stops)")
     for ax, lab in ((ax_s, "distance down the slope [m]"), (ax_v, "speed down the slope [m/s]")):

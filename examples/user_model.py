@@ -26,9 +26,18 @@ import jax.numpy as jnp
 from jaxcontact.models import Model, apply_overrides
 from jaxcontact.planar import Mechanism
 
-DEFAULTS = {"m": 0.5, "l": 0.4, "restitution": 0.6, "friction": 0.2, "gravity": 9.81,
-            "stiffness": 1e6, "exponent": 1.5, "damping": 0.5, "slip_width": 1e-3,
-            "slip_width0": 0.0}
+DEFAULTS = {
+    "m": 0.5,
+    "l": 0.4,
+    "restitution": 0.6,
+    "friction": 0.2,
+    "gravity": 9.81,
+    "stiffness": 1e6,
+    "exponent": 1.5,
+    "damping": 0.5,
+    "slip_width": 1e-3,
+    "slip_width0": 0.0,
+}
 RULES = {"m": (lambda v: v > 0, "> 0"), "l": (lambda v: v > 0, "> 0")}
 
 
@@ -38,9 +47,19 @@ def _mechanism(compliant: bool) -> Mechanism:
     mech.revolute(bar, ("-l/2", 0.0), None, (0.0, "0.8*l"), name="pivot")
     mech.gravity("gravity")
     floor = mech.line(point=(0.0, 0.0), normal=(0.0, 1.0))
-    law = (dict(compliant=dict(stiffness="stiffness", exponent="exponent", damping="damping",
-                               slip_width="slip_width", slip_width0="slip_width0"))
-           if compliant else dict(restitution="restitution"))
+    law = (
+        dict(
+            compliant=dict(
+                stiffness="stiffness",
+                exponent="exponent",
+                damping="damping",
+                slip_width="slip_width",
+                slip_width0="slip_width0",
+            )
+        )
+        if compliant
+        else dict(restitution="restitution")
+    )
     mech.point_contact("tip", bar, ("l/2", 0.0), floor, friction="friction", **law)
     return mech
 
@@ -61,8 +80,15 @@ def _model(mech, system, compliant, overrides) -> Model:
     params = apply_overrides(DEFAULTS, overrides, RULES)
     mech.validate(params)
     kind = "compliant (Hunt–Crossley)" if compliant else "rigid (Newton restitution)"
-    return Model(mech.name, system, params, _initial_state, dt=1e-5 if compliant else 1e-3, t_final=1.0,
-                 description=f"a pendulum released from horizontal whose tip strikes the floor; {kind} tip contact")
+    return Model(
+        mech.name,
+        system,
+        params,
+        _initial_state,
+        dt=1e-5 if compliant else 1e-3,
+        t_final=1.0,
+        description=f"a pendulum released from horizontal whose tip strikes the floor; {kind} tip contact",
+    )
 
 
 def pendulum(**overrides) -> Model:

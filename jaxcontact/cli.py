@@ -52,8 +52,11 @@ def use_compile_cache(folder: str) -> None:
     try:
         checks.prove_writable(folder)
     except OSError as e:
-        print(f"warning: compile cache off: {folder!r} cannot be created or written ({e.strerror or e}); set "
-              "JAXCONTACT_CACHE_DIR to another folder, or give --no-compile-cache", file=sys.stderr)
+        print(
+            f"warning: compile cache off: {folder!r} cannot be created or written ({e.strerror or e}); set "
+            "JAXCONTACT_CACHE_DIR to another folder, or give --no-compile-cache",
+            file=sys.stderr,
+        )
         return
     import jax
 
@@ -64,9 +67,12 @@ def use_compile_cache(folder: str) -> None:
 
 def _add_common_options(p: argparse.ArgumentParser) -> None:
     """Options every command takes."""
-    p.add_argument("--no-compile-cache", action="store_true",
-                   help="do not keep compiled programs between runs (default: kept in $JAXCONTACT_CACHE_DIR, else "
-                        "$XDG_CACHE_HOME/jaxcontact/jax-cache or ~/.cache/jaxcontact/jax-cache)")
+    p.add_argument(
+        "--no-compile-cache",
+        action="store_true",
+        help="do not keep compiled programs between runs (default: kept in $JAXCONTACT_CACHE_DIR, else "
+        "$XDG_CACHE_HOME/jaxcontact/jax-cache or ~/.cache/jaxcontact/jax-cache)",
+    )
 
 
 def _leave(rc: int) -> NoReturn:
@@ -126,8 +132,9 @@ def main(argv=None) -> int:
         line = user_model_error(e)
         if line is None and isinstance(e, OSError):
             # The checks prove the output folder writable up front; a disk that fills up later still gets one line.
-            print(f"jaxcontact {args.command}: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "),
-                  file=sys.stderr)
+            print(
+                f"jaxcontact {args.command}: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), file=sys.stderr
+            )
             return 1
         if line is None:
             raise

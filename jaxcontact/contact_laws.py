@@ -41,7 +41,7 @@ def compliant_normal_force(delta, delta_dot, stiffness, exponent, damping, model
     delta = jnp.asarray(delta)
     closed = delta > 0
     d = jnp.where(closed, delta, 1.0)
-    d_n = jnp.where(closed, d ** exponent, 0.0)
+    d_n = jnp.where(closed, d**exponent, 0.0)
     if model == "hunt_crossley":
         f = d_n * (stiffness + damping * delta_dot)
     else:
@@ -96,8 +96,7 @@ def restitution_damping(stiffness, restitution, impact_speed, relation: str = "e
     return zeta * stiffness / impact_speed
 
 
-def regularized_friction(slip_velocity, normal_force, friction, model: str = "exponential", width1=1e-3,
-                         width0=None):
+def regularized_friction(slip_velocity, normal_force, friction, model: str = "exponential", width1=1e-3, width0=None):
     """Regularized Coulomb friction force −μ F_N s(v) opposing the slip velocity v.
 
     model (static):
@@ -127,8 +126,9 @@ def regularized_friction(slip_velocity, normal_force, friction, model: str = "ex
     return -friction * normal_force * s
 
 
-def regularized_friction_vector(slip_velocity, normal_force, friction, model: str = "exponential", width1=1e-3,
-                                width0=None):
+def regularized_friction_vector(
+    slip_velocity, normal_force, friction, model: str = "exponential", width1=1e-3, width0=None
+):
     """Isotropic regularized Coulomb friction on a tangent plane: −μ F_N s(|v|) v / |v| for slips v (..., 2).
 
     The force opposes the slip *direction* with the magnitude of :func:`regularized_friction` at

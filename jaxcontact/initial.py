@@ -93,8 +93,9 @@ def _row_name(names, i: int, kind: str) -> str:
     return f"{kind} {names[i]!r}" if i < len(names) else f"{kind} {i}"
 
 
-def check_state(system: LagrangianSystem, params, q0, u0=None, t0=0.0, *, tol: float = STATE_TOL,
-                constraints: bool = True) -> None:
+def check_state(
+    system: LagrangianSystem, params, q0, u0=None, t0=0.0, *, tol: float = STATE_TOL, constraints: bool = True
+) -> None:
     """Check a start (q0, u0) of ``system`` outside jit; raise ValueError naming what is broken.
 
     Rules, for one start or for every sample of a batch (q0 of shape (B, n), parameter leaves with
@@ -127,8 +128,7 @@ def check_state(system: LagrangianSystem, params, q0, u0=None, t0=0.0, *, tol: f
             raise where.error(f"{label}{where(i)} = {a[i] if batched else a} must be finite", i)
     velocity = u0 is not None
     u = jnp.asarray(u0, q0.dtype) if velocity else jnp.zeros(q0.shape[:-1] + (system.n_u,), q0.dtype)
-    v = jax.tree.map(np.asarray, start_values(params, q0, u, jnp.asarray(t0, q0.dtype), system=system,
-                                              batched=batched))
+    v = jax.tree.map(np.asarray, start_values(params, q0, u, jnp.asarray(t0, q0.dtype), system=system, batched=batched))
     if not batched:
         v = jax.tree.map(lambda x: x[None], v)
     q = np.asarray(q0).reshape(v.on_manifold.shape)
@@ -136,19 +136,29 @@ def check_state(system: LagrangianSystem, params, q0, u0=None, t0=0.0, *, tol: f
     _check_mass(v.mass, where)
     if not constraints:
         return
-    _check_rows(system.constraint_names, v.phi, tol, where, "Φ",
-                "the start does not assemble the joints: fix q0, project it (start='project'), or, "
-                "if it ends an earlier run, continue it (start='continue')")
+    _check_rows(
+        system.constraint_names,
+        v.phi,
+        tol,
+        where,
+        "Φ",
+        "the start does not assemble the joints: fix q0, project it (start='project'), or, "
+        "if it ends an earlier run, continue it (start='continue')",
+    )
     _check_rank(system.constraint_names, v.phi_q, where)
     if velocity:
-        _check_rows(system.constraint_names, v.velocity, tol, where, "Φ_q u + Φ_t",
-                    "a velocity the joints do not allow")
+        _check_rows(
+            system.constraint_names, v.velocity, tol, where, "Φ_q u + Φ_t", "a velocity the joints do not allow"
+        )
     gap = v.gap
     if gap.shape[-1] and np.any(gap < -tol):
         b, i = np.unravel_index(int(np.argmin(gap)), gap.shape)
-        raise where.error(f"{_row_name(system.contact_names, i, 'contact')}{where(b)}: gap = {gap[b, i]:.3e} < "
-                          f"−tol = {-tol:g}: the start is in penetration; move it out, project it "
-                          f"(start='project'), or, if it ends an earlier run, continue it (start='continue')", b)
+        raise where.error(
+            f"{_row_name(system.contact_names, i, 'contact')}{where(b)}: gap = {gap[b, i]:.3e} < "
+            f"−tol = {-tol:g}: the start is in penetration; move it out, project it "
+            f"(start='project'), or, if it ends an earlier run, continue it (start='continue')",
+            b,
+        )
 
 
 def _check_manifold(system, q, on, tol, where):
@@ -158,8 +168,11 @@ def _check_manifold(system, q, on, tol, where):
         b = int(np.argwhere(bad.any(axis=1))[0][0])
         cols = np.flatnonzero(bad[b])
         names = [system.names[c] if c < len(system.names) else f"q[{c}]" for c in cols]
-        raise where.error(f"coordinates {names}{where(b)} = {q[b, cols].tolist()} are off their manifold (a "
-                          f"quaternion must have norm 1; a zero one has no rotation): normalise them", b)
+        raise where.error(
+            f"coordinates {names}{where(b)} = {q[b, cols].tolist()} are off their manifold (a "
+            f"quaternion must have norm 1; a zero one has no rotation): normalise them",
+            b,
+        )
 
 
 def _check_mass(M, where):
@@ -176,15 +189,21 @@ def _check_mass(M, where):
     bad = np.flatnonzero(eig.min(axis=1) <= 0)
     if bad.size:
         b = int(bad[0])
-        raise where.error(f"mass matrix M(q0){where(b)} must be positive definite (a mass or inertia ≤ 0?); "
-                          f"its eigenvalues are {eig[b]}", b)
+        raise where.error(
+            f"mass matrix M(q0){where(b)} must be positive definite (a mass or inertia ≤ 0?); "
+            f"its eigenvalues are {eig[b]}",
+            b,
+        )
 
 
 def _check_rows(names, values, tol, where, symbol, why):
     if values.shape[-1] and np.any(np.abs(values) > tol):
         b, i = np.unravel_index(int(np.argmax(np.abs(values))), values.shape)
-        raise where.error(f"{_row_name(names, i, 'constraint row')}{where(b)}: {symbol} = {values[b, i]:.3e} "
-                          f"exceeds tol = {tol:g} ({why})", b)
+        raise where.error(
+            f"{_row_name(names, i, 'constraint row')}{where(b)}: {symbol} = {values[b, i]:.3e} "
+            f"exceeds tol = {tol:g} ({why})",
+            b,
+        )
 
 
 def _check_rank(names, J, where):
@@ -198,8 +217,11 @@ def _check_rank(names, J, where):
     if bad.size:
         b = int(bad[0])
         rows = list(names) if len(names) == m else m
-        raise where.error(f"constraint Jacobian Φ_q(q0){where(b)} is singular: rank {rank[b]} < {m} rows {rows} "
-                          f"(redundant or conflicting joints, or a singular configuration)", b)
+        raise where.error(
+            f"constraint Jacobian Φ_q(q0){where(b)} is singular: rank {rank[b]} < {m} rows {rows} "
+            f"(redundant or conflicting joints, or a singular configuration)",
+            b,
+        )
 
 
 @functools.partial(jax.jit, static_argnums=0, static_argnames="iterations")

@@ -54,8 +54,20 @@ import numpy as np
 from jaxcontact.system import ContactLaws, LagrangianSystem
 
 
-def linear_system(M, K=None, C=None, F=None, *, H_N=None, b_N=None, H_T=None, restitution=None,
-                  tangential_restitution=None, friction=None, names=()):
+def linear_system(
+    M,
+    K=None,
+    C=None,
+    F=None,
+    *,
+    H_N=None,
+    b_N=None,
+    H_T=None,
+    restitution=None,
+    tangential_restitution=None,
+    friction=None,
+    names=(),
+):
     """Build ``(system, params)`` for M u̇ + C u + K q = F + contact impulses.
 
     Args:
@@ -86,9 +98,11 @@ def linear_system(M, K=None, C=None, F=None, *, H_N=None, b_N=None, H_T=None, re
             raise ValueError(f"H_N must have shape (k, n = {n}); got {H_N.shape}")
         params["H_N"] = H_N
         params["b_N"] = _vector("b_N", b_N, k)
-        for name, val, lo, hi in (("restitution", restitution, 0, 1),
-                                  ("tangential_restitution", tangential_restitution, 0, 1),
-                                  ("friction", friction, 0, np.inf)):
+        for name, val, lo, hi in (
+            ("restitution", restitution, 0, 1),
+            ("tangential_restitution", tangential_restitution, 0, 1),
+            ("friction", friction, 0, np.inf),
+        ):
             v = _vector(name, val, k)
             if np.any(v < lo) or np.any(v > hi):
                 raise ValueError(f"{name} = {v} must lie in [{lo}, {hi}]")
@@ -105,9 +119,15 @@ def linear_system(M, K=None, C=None, F=None, *, H_N=None, b_N=None, H_T=None, re
             raise ValueError(f"{key} = {v} must be finite")
     params = {key: jnp.asarray(v, jnp.result_type(float)) for key, v in params.items()}
     system = LagrangianSystem(
-        n_dof=n, mass=_mass, forces=_forces, gaps=_gaps if k else None,
-        slip_velocity=_slip if (k and H_T is not None) else None, laws=_laws if k else None,
-        potential=_potential, names=tuple(names))
+        n_dof=n,
+        mass=_mass,
+        forces=_forces,
+        gaps=_gaps if k else None,
+        slip_velocity=_slip if (k and H_T is not None) else None,
+        laws=_laws if k else None,
+        potential=_potential,
+        names=tuple(names),
+    )
     return system, params
 
 

@@ -40,8 +40,7 @@ def plot_trajectory(traj, out_dir: str, *, names=(), title: str = "", velocity_n
     paths = []
 
     rows = max(n, n_u)
-    fig, axes = plt.subplots(rows, 2, figsize=(10, 1.9 * rows + 0.8), sharex=True, squeeze=False,
-                             layout="constrained")
+    fig, axes = plt.subplots(rows, 2, figsize=(10, 1.9 * rows + 0.8), sharex=True, squeeze=False, layout="constrained")
     for i in range(rows):
         if i < n:
             unit = coordinate_unit(names[i])

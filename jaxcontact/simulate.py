@@ -36,7 +36,8 @@ exactly the steps ``simulate`` runs.
 from __future__ import annotations
 
 import functools
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -85,12 +86,25 @@ class Trajectory(NamedTuple):
     def __repr__(self):
         shape = jnp.shape(self.q)
         batch = f"batch={shape[0]}, " if len(shape) == 3 else ""
-        return (f"Trajectory({batch}rows={shape[-2]}, n_dof={shape[-1]}, "
-                f"contacts={jnp.shape(self.active)[-1]}, t=[{float(np.min(self.t)):.6g}, {float(np.max(self.t)):.6g}])")
+        return (
+            f"Trajectory({batch}rows={shape[-2]}, n_dof={shape[-1]}, "
+            f"contacts={jnp.shape(self.active)[-1]}, t=[{float(np.min(self.t)):.6g}, {float(np.max(self.t)):.6g}])"
+        )
 
 
-def simulate(system: LagrangianSystem, params, q0, u0, *, dt, n_steps: int, t0=0.0,
-             scheme=MoreauJean(), save_every: int = 1, start: str = "check") -> Trajectory:
+def simulate(
+    system: LagrangianSystem,
+    params,
+    q0,
+    u0,
+    *,
+    dt,
+    n_steps: int,
+    t0=0.0,
+    scheme=MoreauJean(),
+    save_every: int = 1,
+    start: str = "check",
+) -> Trajectory:
     """Simulate ``system`` from (q0, u0) for ``n_steps`` steps of size ``dt``.
 
     Batch: q0, u0 of shape (B, n) and every leaf of ``params`` with leading axis B
@@ -120,17 +134,31 @@ def simulate(system: LagrangianSystem, params, q0, u0, *, dt, n_steps: int, t0=0
         q0, u0 = (jax.vmap(project, in_axes=(0, 0, 0, None)) if batched else project)(params, q0, u0, t0)
     if _all_concrete((params, q0, t0)):
         check_state(system, params, q0, None, t0, constraints=start != "continue")
-    params = jax.tree.map(lambda x: jnp.asarray(x, q0.dtype) if jnp.issubdtype(jnp.result_type(x), jnp.floating) else x, params)
-    return _run(params, q0, u0, jnp.asarray(dt, q0.dtype), jnp.asarray(t0, q0.dtype), system=system,
-                scheme=scheme, n_steps=int(n_steps), save_every=int(save_every), batched=batched)
+    params = jax.tree.map(
+        lambda x: jnp.asarray(x, q0.dtype) if jnp.issubdtype(jnp.result_type(x), jnp.floating) else x, params
+    )
+    return _run(
+        params,
+        q0,
+        u0,
+        jnp.asarray(dt, q0.dtype),
+        jnp.asarray(t0, q0.dtype),
+        system=system,
+        scheme=scheme,
+        n_steps=int(n_steps),
+        save_every=int(save_every),
+        batched=batched,
+    )
 
 
 def check_scheme(scheme, system, model: str | None = None) -> None:
     """``scheme`` must be a :class:`Scheme` that can treat ``system`` (its ``check``); the error names the
     scheme and, when given, the ``model``."""
     if not isinstance(scheme, Scheme):
-        raise TypeError(f"scheme must be a jaxcontact.stepping.Scheme (MoreauJean, Penalty, EventDriven, …); "
-                        f"got {type(scheme).__name__}")
+        raise TypeError(
+            f"scheme must be a jaxcontact.stepping.Scheme (MoreauJean, Penalty, EventDriven, …); "
+            f"got {type(scheme).__name__}"
+        )
     try:
         scheme.check(system)
     except ValueError as e:
@@ -139,8 +167,9 @@ def check_scheme(scheme, system, model: str | None = None) -> None:
         raise ValueError(f"model {model!r}: {e}") from None
 
 
-def simulate_model(model, *, params=None, dt=None, t_final=None, scheme=MoreauJean(),
-                   save_every: int = 1, batched: bool = False) -> Trajectory:
+def simulate_model(
+    model, *, params=None, dt=None, t_final=None, scheme=MoreauJean(), save_every: int = 1, batched: bool = False
+) -> Trajectory:
     """Simulate a built-in :class:`jaxcontact.models.Model` (initial state from its parameters).
 
     ``params`` defaults to the model's; with ``batched=True`` every leaf has a leading batch axis.
@@ -199,15 +228,19 @@ def _validate(system, params, q0, u0, dt, n_steps, save_every, t0) -> bool:
     if system.n_u == n and u0.shape != q0.shape:
         raise ValueError(f"u0 must have the shape of q0 {q0.shape}; got {u0.shape}")
     if u0.shape != q0.shape[:-1] + (system.n_u,):
-        raise ValueError(f"u0 must have shape {q0.shape[:-1] + (system.n_u,)} (q0 {q0.shape}, {system.n_u} "
-                         f"velocities); got {u0.shape}")
+        raise ValueError(
+            f"u0 must have shape {q0.shape[:-1] + (system.n_u,)} (q0 {q0.shape}, {system.n_u} "
+            f"velocities); got {u0.shape}"
+        )
     batched = q0.ndim == 2
     leaves = jax.tree_util.tree_leaves_with_path(params)
     for path, leaf in leaves:
         name = jax.tree_util.keystr(path) or "params"
         if batched and (jnp.ndim(leaf) == 0 or jnp.shape(leaf)[0] != q0.shape[0]):
-            raise ValueError(f"batched run (q0 of shape {q0.shape}): parameter {name} must have leading axis "
-                             f"{q0.shape[0]}; got shape {jnp.shape(leaf)}")
+            raise ValueError(
+                f"batched run (q0 of shape {q0.shape}): parameter {name} must have leading axis "
+                f"{q0.shape[0]}; got shape {jnp.shape(leaf)}"
+            )
         if _is_concrete(leaf):
             a = np.asarray(leaf)
             if np.issubdtype(a.dtype, np.number) and not np.all(np.isfinite(a)):
@@ -226,8 +259,10 @@ def _validate(system, params, q0, u0, dt, n_steps, save_every, t0) -> bool:
             if np.any(a < lo) or np.any(a > hi):
                 raise ValueError(f"contact law {field} = {a} must lie in [{lo}, {hi}]")
         if laws.static_friction is not None and np.any(np.asarray(laws.static_friction) < np.asarray(laws.friction)):
-            raise ValueError(f"contact law static_friction = {np.asarray(laws.static_friction)} must be ≥ "
-                             f"friction = {np.asarray(laws.friction)} (μ0 ≥ μ)")
+            raise ValueError(
+                f"contact law static_friction = {np.asarray(laws.static_friction)} must be ≥ "
+                f"friction = {np.asarray(laws.friction)} (μ0 ≥ μ)"
+            )
     if compliant is not None and _all_concrete(compliant):
         _check_compliant_laws(compliant, system.friction_regularization)
     return batched
@@ -236,13 +271,19 @@ def _validate(system, params, q0, u0, dt, n_steps, save_every, t0) -> bool:
 def _check_compliant_laws(laws, regularization):
     """Rules of :class:`CompliantLaws`, with errors naming the field and value."""
     a = {f: np.asarray(getattr(laws, f)) for f in laws._fields}
-    for field, ok, rule in (("stiffness", a["stiffness"] >= 0, ">= 0"), ("exponent", a["exponent"] > 0, "> 0"),
-                            ("damping", a["damping"] >= 0, ">= 0"), ("friction", a["friction"] >= 0, ">= 0"),
-                            ("static_friction", a["static_friction"] >= a["friction"], ">= friction (μ0 ≥ μ)"),
-                            ("slip_width", a["slip_width"] > 0, "> 0"),
-                            ("slip_width0", (a["slip_width0"] >= 0) & ((regularization != "linear")
-                                                                       | (a["slip_width0"] < a["slip_width"])),
-                             ">= 0 and < slip_width (linear model)")):
+    for field, ok, rule in (
+        ("stiffness", a["stiffness"] >= 0, ">= 0"),
+        ("exponent", a["exponent"] > 0, "> 0"),
+        ("damping", a["damping"] >= 0, ">= 0"),
+        ("friction", a["friction"] >= 0, ">= 0"),
+        ("static_friction", a["static_friction"] >= a["friction"], ">= friction (μ0 ≥ μ)"),
+        ("slip_width", a["slip_width"] > 0, "> 0"),
+        (
+            "slip_width0",
+            (a["slip_width0"] >= 0) & ((regularization != "linear") | (a["slip_width0"] < a["slip_width"])),
+            ">= 0 and < slip_width (linear model)",
+        ),
+    ):
         if not np.all(ok):
             raise ValueError(f"compliant contact law {field} = {a[field]} must be {rule}")
 
@@ -296,20 +337,36 @@ def fold_steps(system, scheme, p, q0, u0, dt, t0, *, n_steps: int, save_every: i
 def _info_identity(info_shape, dtype) -> StepInfo:
     """The neutral StepInfo of a block summary: no impulse, nothing active, converged."""
     z = jnp.zeros(info_shape.P_N.shape, dtype)
-    return StepInfo(z, jnp.zeros(info_shape.P_T.shape, dtype), jnp.zeros(z.shape, bool), jnp.zeros((), dtype), jnp.ones((), bool),
-                    jnp.zeros((), jnp.int32), *(jnp.zeros((), dtype),) * 3)
+    return StepInfo(
+        z,
+        jnp.zeros(info_shape.P_T.shape, dtype),
+        jnp.zeros(z.shape, bool),
+        jnp.zeros((), dtype),
+        jnp.ones((), bool),
+        jnp.zeros((), jnp.int32),
+        *(jnp.zeros((), dtype),) * 3,
+    )
 
 
 def _combine(acc: StepInfo, info: StepInfo) -> StepInfo:
     """Summary of consecutive steps: impulses summed, active any, residual/iterations max, converged all,
     ‖Φ‖, ‖Φ̇‖ and energy of the last."""
-    return StepInfo(acc.P_N + info.P_N, acc.P_T + info.P_T, acc.active | info.active,
-                    jnp.maximum(acc.residual, info.residual), acc.converged & info.converged,
-                    jnp.maximum(acc.iterations, info.iterations), info.phi, info.phi_dot, info.energy)
+    return StepInfo(
+        acc.P_N + info.P_N,
+        acc.P_T + info.P_T,
+        acc.active | info.active,
+        jnp.maximum(acc.residual, info.residual),
+        acc.converged & info.converged,
+        jnp.maximum(acc.iterations, info.iterations),
+        info.phi,
+        info.phi_dot,
+        info.energy,
+    )
 
 
 def trajectory_fold(dtype, save_every: int) -> Fold:
     """The fold of :func:`simulate`: every saved state with the summary of the steps that led to it."""
+
     def init(s0, info_shape):
         return _info_identity(info_shape, dtype)
 
@@ -324,8 +381,18 @@ def trajectory_fold(dtype, save_every: int) -> Fold:
 
 
 def _single(p, q0, u0, dt, t0, *, system, scheme, n_steps, save_every) -> Trajectory:
-    s0, _, (t, q, u, info) = fold_steps(system, scheme, p, q0, u0, dt, t0, n_steps=n_steps, save_every=save_every,
-                                        fold=trajectory_fold(q0.dtype, save_every))
+    s0, _, (t, q, u, info) = fold_steps(
+        system,
+        scheme,
+        p,
+        q0,
+        u0,
+        dt,
+        t0,
+        n_steps=n_steps,
+        save_every=save_every,
+        fold=trajectory_fold(q0.dtype, save_every),
+    )
     if scheme.diagnostics:
         phi0, phid0 = constraint_residuals(system, q0, u0, s0.t, p)
         e0 = energy(system, q0, u0, s0.t, p)
@@ -337,11 +404,17 @@ def _single(p, q0, u0, dt, t0, *, system, scheme, n_steps, save_every) -> Trajec
     def cat(first, rest):
         return jnp.concatenate([jnp.asarray(first, rest.dtype)[None], rest])
 
-    diag = Diagnostics(cat(0.0, jnp.asarray(info.residual, q0.dtype)), cat(True, info.converged),
-                       cat(0, jnp.asarray(info.iterations, jnp.int32)), cat(phi0, info.phi),
-                       cat(phid0, info.phi_dot), cat(e0, info.energy))
-    return Trajectory(cat(s0.t, t), cat(q0, q), cat(u0, u), cat(z, info.P_N), cat(z_T, info.P_T),
-                      cat(active0, info.active), diag)
+    diag = Diagnostics(
+        cat(0.0, jnp.asarray(info.residual, q0.dtype)),
+        cat(True, info.converged),
+        cat(0, jnp.asarray(info.iterations, jnp.int32)),
+        cat(phi0, info.phi),
+        cat(phid0, info.phi_dot),
+        cat(e0, info.energy),
+    )
+    return Trajectory(
+        cat(s0.t, t), cat(q0, q), cat(u0, u), cat(z, info.P_N), cat(z_T, info.P_T), cat(active0, info.active), diag
+    )
 
 
 @functools.partial(jax.jit, static_argnames=("system", "scheme", "n_steps", "save_every", "batched"))

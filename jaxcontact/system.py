@@ -30,13 +30,19 @@ parameter pytree ``p`` so one compiled program serves a batch of variations.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, NamedTuple, Optional
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from jaxcontact.contact_laws import (DAMPING_MODELS, FRICTION_MODELS, compliant_normal_force,
-                                     regularized_friction, regularized_friction_vector)
+from jaxcontact.contact_laws import (
+    DAMPING_MODELS,
+    FRICTION_MODELS,
+    compliant_normal_force,
+    regularized_friction,
+    regularized_friction_vector,
+)
 
 Params = Any
 
@@ -70,7 +76,7 @@ class ContactLaws(NamedTuple):
     restitution: jax.Array
     tangential_restitution: jax.Array
     friction: jax.Array
-    static_friction: Optional[jax.Array] = None
+    static_friction: jax.Array | None = None
 
 
 class CompliantLaws(NamedTuple):
@@ -142,22 +148,22 @@ class LagrangianSystem:
     n_dof: int
     mass: Callable[..., jax.Array]
     forces: Callable[..., jax.Array]
-    constraints: Optional[Callable[..., jax.Array]] = None
-    gaps: Optional[Callable[..., jax.Array]] = None
-    slip_velocity: Optional[Callable[..., jax.Array]] = None
-    laws: Optional[Callable[[Params], ContactLaws]] = None
-    potential: Optional[Callable[..., jax.Array]] = None
+    constraints: Callable[..., jax.Array] | None = None
+    gaps: Callable[..., jax.Array] | None = None
+    slip_velocity: Callable[..., jax.Array] | None = None
+    laws: Callable[[Params], ContactLaws] | None = None
+    potential: Callable[..., jax.Array] | None = None
     names: tuple[str, ...] = ()
-    compliant_gaps: Optional[Callable[..., jax.Array]] = None
-    compliant_slip_velocity: Optional[Callable[..., jax.Array]] = None
-    compliant_laws: Optional[Callable[[Params], CompliantLaws]] = None
+    compliant_gaps: Callable[..., jax.Array] | None = None
+    compliant_slip_velocity: Callable[..., jax.Array] | None = None
+    compliant_laws: Callable[[Params], CompliantLaws] | None = None
     compliant_damping: str = "hunt_crossley"
     friction_regularization: str = "exponential"
     diagonal_mass: bool = False
-    constraint_columns: Optional[tuple[tuple[int, ...], ...]] = None
-    n_velocities: Optional[int] = None
-    velocity_map: Optional[Callable[..., jax.Array]] = None
-    position_update: Optional[Callable[..., jax.Array]] = None
+    constraint_columns: tuple[tuple[int, ...], ...] | None = None
+    n_velocities: int | None = None
+    velocity_map: Callable[..., jax.Array] | None = None
+    position_update: Callable[..., jax.Array] | None = None
     tangent_directions: int = 1
     gyroscopic: bool = False
     velocity_names: tuple[str, ...] = ()
@@ -180,13 +186,17 @@ class LagrangianSystem:
         if self.n_velocities is not None and (not isinstance(self.n_velocities, int) or self.n_velocities < 1):
             raise ValueError(f"n_velocities must be None or a positive int; got {self.n_velocities!r}")
         if self.n_u != self.n_dof and self.velocity_map is None:
-            raise ValueError(f"n_velocities = {self.n_u} differs from n_dof = {self.n_dof}: the system needs a "
-                             f"velocity_map (q, u) -> q̇")
+            raise ValueError(
+                f"n_velocities = {self.n_u} differs from n_dof = {self.n_dof}: the system needs a "
+                f"velocity_map (q, u) -> q̇"
+            )
         if self.position_update is not None and self.velocity_map is None:
             raise ValueError("position_update given without velocity_map: with q̇ = u the update is q + h u")
         if self.tangent_directions not in (1, 2):
-            raise ValueError(f"tangent_directions = {self.tangent_directions!r} must be 1 (planar contacts) "
-                             f"or 2 (spatial contacts, Coulomb cones)")
+            raise ValueError(
+                f"tangent_directions = {self.tangent_directions!r} must be 1 (planar contacts) "
+                f"or 2 (spatial contacts, Coulomb cones)"
+            )
         if self.gaps is not None and self.laws is None:
             raise ValueError("a system with contacts (gaps) needs contact laws (laws=p -> ContactLaws)")
         if self.slip_velocity is not None and self.gaps is None:
@@ -194,8 +204,9 @@ class LagrangianSystem:
         if self.names and len(self.names) != self.n_dof:
             raise ValueError(f"names has {len(self.names)} entries for n_dof = {self.n_dof}")
         if self.compliant_gaps is not None and self.compliant_laws is None:
-            raise ValueError("a system with compliant contacts (compliant_gaps) needs compliant_laws "
-                             "(p -> CompliantLaws)")
+            raise ValueError(
+                "a system with compliant contacts (compliant_gaps) needs compliant_laws (p -> CompliantLaws)"
+            )
         if self.compliant_slip_velocity is not None and self.compliant_gaps is None:
             raise ValueError("compliant_slip_velocity given without compliant_gaps")
         if self.compliant_damping not in DAMPING_MODELS:
@@ -203,14 +214,18 @@ class LagrangianSystem:
         if self.constraint_columns is not None:
             if self.constraints is None:
                 raise ValueError("constraint_columns given without constraints")
-            bad = [c for row in self.constraint_columns for c in row
-                   if not isinstance(c, int) or not 0 <= c < self.n_dof]
+            bad = [
+                c for row in self.constraint_columns for c in row if not isinstance(c, int) or not 0 <= c < self.n_dof
+            ]
             if bad or not all(isinstance(row, tuple) and row for row in self.constraint_columns):
-                raise ValueError(f"constraint_columns must be non-empty tuples of coordinate indices in "
-                                 f"[0, {self.n_dof}); got {self.constraint_columns!r}")
+                raise ValueError(
+                    f"constraint_columns must be non-empty tuples of coordinate indices in "
+                    f"[0, {self.n_dof}); got {self.constraint_columns!r}"
+                )
         if self.friction_regularization not in FRICTION_MODELS:
-            raise ValueError(f"friction_regularization = {self.friction_regularization!r} must be one of "
-                             f"{FRICTION_MODELS}")
+            raise ValueError(
+                f"friction_regularization = {self.friction_regularization!r} must be one of {FRICTION_MODELS}"
+            )
 
     def __repr__(self):
         parts = [f"n_dof={self.n_dof}"]
@@ -349,22 +364,22 @@ def compliant_contact_forces(system: LagrangianSystem, q, u, t, p, friction: str
     laws = system.compliant_laws(p)
     gap_fn = lambda qq, tt: system.compliant_gaps(qq, tt, p)  # noqa: E731
     gap, gap_dot = jax.jvp(gap_fn, (q, t), (coordinate_rate(system, q, u), jnp.ones_like(t)))
-    F_N = compliant_normal_force(-gap, -gap_dot, laws.stiffness, laws.exponent, laws.damping,
-                                 system.compliant_damping)
+    F_N = compliant_normal_force(-gap, -gap_dot, laws.stiffness, laws.exponent, laws.damping, system.compliant_damping)
     if system.velocity_map is None:
         _, pull_back = jax.vjp(lambda qq: gap_fn(qq, t), q)
     else:  # the force in the velocities: (∂g/∂q T(q))ᵀ F_N, pulled back through u ↦ ∂g/∂q T(q) u
-        _, pull_back = jax.vjp(lambda uu: jax.jvp(lambda qq: gap_fn(qq, t), (q,),
-                                                  (system.velocity_map(q, uu),))[1], u)
-    Q, = pull_back(F_N)
+        _, pull_back = jax.vjp(lambda uu: jax.jvp(lambda qq: gap_fn(qq, t), (q,), (system.velocity_map(q, uu),))[1], u)
+    (Q,) = pull_back(F_N)
     if friction == "regularized" and system.compliant_slip_velocity is not None:
         slip, pull_back_T = jax.vjp(lambda uu: system.compliant_slip_velocity(q, uu, t, p), u)
         if system.tangent_directions == 2:  # slips (kc, 2) on a tangent plane: the isotropic law
-            F_T = regularized_friction_vector(slip, F_N, laws.friction, system.friction_regularization,
-                                              laws.slip_width, laws.slip_width0)
+            F_T = regularized_friction_vector(
+                slip, F_N, laws.friction, system.friction_regularization, laws.slip_width, laws.slip_width0
+            )
         else:
-            F_T = regularized_friction(slip, F_N, laws.friction, system.friction_regularization, laws.slip_width,
-                                       laws.slip_width0)
+            F_T = regularized_friction(
+                slip, F_N, laws.friction, system.friction_regularization, laws.slip_width, laws.slip_width0
+            )
         Q = Q + pull_back_T(F_T)[0]
     else:
         F_T = jnp.zeros_like(F_N) if system.tangent_directions == 1 else jnp.zeros(F_N.shape + (2,), F_N.dtype)

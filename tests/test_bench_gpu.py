@@ -12,21 +12,37 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "bench", "gpu.py")
-WITHOUT_MUJOCO = ("import runpy, sys; sys.modules['mujoco'] = None; sys.argv = sys.argv[1:]; "
-                  "runpy.run_path(sys.argv[0], run_name='__main__')")
+WITHOUT_MUJOCO = (
+    "import runpy, sys; sys.modules['mujoco'] = None; sys.argv = sys.argv[1:]; "
+    "runpy.run_path(sys.argv[0], run_name='__main__')"
+)
 
 
 def test_gpu_bench_smoke_run_writes_a_row_per_cell(tmp_path):
     out = tmp_path / "g.json"
-    args = ["--batches", "2", "--dtypes", "float64", "--scenes", "four-bar,box", "--steps", "5", "--no-append",
-            "--out", str(out)]
-    proc = subprocess.run([sys.executable, "-c", WITHOUT_MUJOCO, SCRIPT, *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
+    args = [
+        "--batches",
+        "2",
+        "--dtypes",
+        "float64",
+        "--scenes",
+        "four-bar,box",
+        "--steps",
+        "5",
+        "--no-append",
+        "--out",
+        str(out),
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-c", WITHOUT_MUJOCO, SCRIPT, *args], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(out.read_text())
     assert res["device"] and res["skipped"] == []
     assert [(r["scene"], r["dtype"], r["batch"], r["steps"]) for r in res["rows"]] == [
-        ("four-bar", "float64", 2, 5), ("box", "float64", 2, 5)]
+        ("four-bar", "float64", 2, 5),
+        ("box", "float64", 2, 5),
+    ]
     for r in res["rows"]:
         assert "error" not in r, r
         assert r["env_steps_per_s"] > 0 and r["compile_s"] >= 0 and 0 <= r["unconverged_fraction"] <= 1, r

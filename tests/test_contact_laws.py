@@ -29,8 +29,11 @@ def test_normal_force_values_and_clip(model):
 
 def test_normal_force_n1_models_coincide_and_unknown_model():
     d, v = jnp.linspace(-1e-3, 2e-3, 7), jnp.linspace(-0.5, 0.5, 7)
-    np.testing.assert_allclose(compliant_normal_force(d, v, 1e4, 1.0, 30.0, "hunt_crossley"),
-                               compliant_normal_force(d, v, 1e4, 1.0, 30.0, "paper"), rtol=1e-14)
+    np.testing.assert_allclose(
+        compliant_normal_force(d, v, 1e4, 1.0, 30.0, "hunt_crossley"),
+        compliant_normal_force(d, v, 1e4, 1.0, 30.0, "paper"),
+        rtol=1e-14,
+    )
     with pytest.raises(ValueError, match="damping model 'kelvin'"):
         compliant_normal_force(d, v, 1e4, 1.0, 30.0, "kelvin")
 
@@ -40,9 +43,13 @@ def test_normal_force_gradients_match_fd_and_are_finite_at_touch(model):
     args = dict(delta=2e-3, delta_dot=0.3, stiffness=1e5, exponent=1.5, damping=40.0)
     names = list(args)
     for i, name in enumerate(names):
+
         def f(x, name=name):
             a = dict(args, **{name: x})
-            return compliant_normal_force(a["delta"], a["delta_dot"], a["stiffness"], a["exponent"], a["damping"], model)
+            return compliant_normal_force(
+                a["delta"], a["delta_dot"], a["stiffness"], a["exponent"], a["damping"], model
+            )
+
         g = jax.grad(f)(args[name])
         np.testing.assert_allclose(g, fd(f, args[name], 1e-6 * max(1.0, abs(args[name]))), rtol=1e-5)
     # At and below first touch every gradient (also w.r.t. the exponent: δ^n log δ) is finite.
@@ -65,7 +72,9 @@ def test_regularized_friction_values_odd_bounded(model, width0):
     else:
         v0 = 0.0 if width0 is None else width0
         np.testing.assert_allclose(regularized_friction(w, FN, mu, model, w, width0), -mu * FN, rtol=1e-12)
-        np.testing.assert_allclose(regularized_friction((v0 + w) / 2, FN, mu, model, w, width0), -mu * FN / 2, rtol=1e-12)
+        np.testing.assert_allclose(
+            regularized_friction((v0 + w) / 2, FN, mu, model, w, width0), -mu * FN / 2, rtol=1e-12
+        )
         assert float(regularized_friction(0.9 * v0, FN, mu, model, w, width0)) == 0.0
 
 
@@ -79,8 +88,9 @@ def test_regularized_friction_gradients(model):
             g = jax.grad(lambda a: regularized_friction(v, *((a, mu) if argnum == 1 else (FN, a)), model, w))(x0)
             np.testing.assert_allclose(g, float(regularized_friction(v, FN, mu, model, w)) / x0, rtol=1e-12)
     # At v = 0 the slope is the regularization's, not 0 or NaN.
-    np.testing.assert_allclose(jax.grad(lambda x: regularized_friction(x, FN, mu, model, w))(0.0), -mu * FN / w,
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        jax.grad(lambda x: regularized_friction(x, FN, mu, model, w))(0.0), -mu * FN / w, rtol=1e-12
+    )
 
 
 def test_unknown_friction_model():
@@ -90,11 +100,17 @@ def test_unknown_friction_model():
 
 def _impact_system(n_exp):
     """A unit mass hitting a compliant wall at x = 0 with no other force (an isolated impact)."""
+
     def laws(p):
         return CompliantLaws(*(jnp.reshape(x, (1,)) for x in (p["K"], n_exp, p["c"], 0.0, 0.0, 1.0, 0.0)))
-    return LagrangianSystem(n_dof=1, mass=lambda q, p: jnp.eye(1, dtype=q.dtype),
-                            forces=lambda q, u, t, p: jnp.zeros(1, q.dtype),
-                            compliant_gaps=lambda q, t, p: q, compliant_laws=laws)
+
+    return LagrangianSystem(
+        n_dof=1,
+        mass=lambda q, p: jnp.eye(1, dtype=q.dtype),
+        forces=lambda q, u, t, p: jnp.zeros(1, q.dtype),
+        compliant_gaps=lambda q, t, p: q,
+        compliant_laws=laws,
+    )
 
 
 @pytest.mark.parametrize("relation,tol", [("exact", 2e-5), ("flores", 0.05), ("lankarani_nikravesh", 0.4)])
@@ -111,8 +127,16 @@ def test_restitution_damping_achieves_restitution(relation, tol):
     c = restitution_damping(K, eps, v, relation)
     B = eps.shape[0]
     q0, u0 = jnp.full((B, 1), 1e-4), jnp.full((B, 1), -v)
-    tr = simulate(_impact_system(1.5), {"K": jnp.full(B, K), "c": c}, q0, u0, dt=5e-6, n_steps=3000,
-                  scheme=Penalty(), save_every=3000)
+    tr = simulate(
+        _impact_system(1.5),
+        {"K": jnp.full(B, K), "c": c},
+        q0,
+        u0,
+        dt=5e-6,
+        n_steps=3000,
+        scheme=Penalty(),
+        save_every=3000,
+    )
     achieved = tr.u[:, -1, 0] / v
     assert np.all(tr.q[:, -1, 0] > 0)  # separated again
     err = np.abs(np.asarray(achieved) - np.asarray(eps))
@@ -125,8 +149,16 @@ def test_restitution_damping_independent_of_exponent_and_limits():
     """The exact relation does not depend on n (check n = 1 by simulation) and gives c = 0 at ε = 1."""
     K, v = 2e4, 0.5
     c = restitution_damping(K, 0.5, v)
-    tr = simulate(_impact_system(1.0), {"K": jnp.asarray(K), "c": c}, jnp.array([1e-4]), jnp.array([-v]),
-                  dt=5e-6, n_steps=8000, scheme=Penalty(), save_every=8000)
+    tr = simulate(
+        _impact_system(1.0),
+        {"K": jnp.asarray(K), "c": c},
+        jnp.array([1e-4]),
+        jnp.array([-v]),
+        dt=5e-6,
+        n_steps=8000,
+        scheme=Penalty(),
+        save_every=8000,
+    )
     assert float(tr.q[-1, 0]) > 0
     np.testing.assert_allclose(tr.u[-1, 0] / v, 0.5, atol=2e-5)
     assert float(restitution_damping(K, 1.0, v)) < 1e-12
@@ -150,5 +182,8 @@ def test_vector_friction_opposes_the_slip_direction_with_the_scalar_magnitude():
     lin = jax.jacfwd(lambda w: regularized_friction_vector(w, 1.0, 1.0, "linear", 2e-3))(jnp.zeros(2))
     np.testing.assert_allclose(lin, -500.0 * np.eye(2), rtol=1e-12)
     # the scalar laws agree with the vector one on a line
-    np.testing.assert_allclose(regularized_friction_vector(jnp.asarray([[0.002, 0.0]]), 1.0, 0.3, "linear", 1e-3)[0, 0],
-                               regularized_friction(0.002, 1.0, 0.3, "linear", 1e-3), rtol=1e-14)
+    np.testing.assert_allclose(
+        regularized_friction_vector(jnp.asarray([[0.002, 0.0]]), 1.0, 0.3, "linear", 1e-3)[0, 0],
+        regularized_friction(0.002, 1.0, 0.3, "linear", 1e-3),
+        rtol=1e-14,
+    )

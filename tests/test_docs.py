@@ -73,11 +73,15 @@ def test_every_tutorial_has_code_and_short_settings():
 
 @pytest.mark.parametrize("page", PAGES)
 def test_tutorial_runs(page, tmp_path):
-    before = {f: os.path.getmtime(os.path.join(ROOT, "docs", "images", f))
-              for f in os.listdir(os.path.join(ROOT, "docs", "images"))}
+    before = {
+        f: os.path.getmtime(os.path.join(ROOT, "docs", "images", f))
+        for f in os.listdir(os.path.join(ROOT, "docs", "images"))
+    }
     run_tutorial(page, short=True, tmp=str(tmp_path))
-    after = {f: os.path.getmtime(os.path.join(ROOT, "docs", "images", f))
-             for f in os.listdir(os.path.join(ROOT, "docs", "images"))}
+    after = {
+        f: os.path.getmtime(os.path.join(ROOT, "docs", "images", f))
+        for f in os.listdir(os.path.join(ROOT, "docs", "images"))
+    }
     assert after == before, "a tutorial under test wrote into docs/images/"
     assert any(f.endswith(".png") for f in os.listdir(tmp_path)), f"{page} drew no picture"
 
@@ -99,8 +103,13 @@ def test_every_public_symbol_has_a_docstring():
             missing.append(mod.__name__)
         names = getattr(mod, "__all__", None)
         if names is None:
-            names = [n for n, v in vars(mod).items() if not n.startswith("_")
-                     and (inspect.isfunction(v) or inspect.isclass(v)) and v.__module__ == mod.__name__]
+            names = [
+                n
+                for n, v in vars(mod).items()
+                if not n.startswith("_")
+                and (inspect.isfunction(v) or inspect.isclass(v))
+                and v.__module__ == mod.__name__
+            ]
         for name in names:
             obj = getattr(mod, name)
             if not (inspect.isfunction(obj) or inspect.isclass(obj)):
@@ -139,8 +148,11 @@ def _matching_lines(pattern, folders, extra_files=()) -> list[str]:
     found = []
     for path in paths:
         with open(path, encoding="utf-8") as f:
-            found += [f"{os.path.relpath(path, ROOT)}:{i}: {line.strip()}"
-                      for i, line in enumerate(f, 1) if pattern.search(line)]
+            found += [
+                f"{os.path.relpath(path, ROOT)}:{i}: {line.strip()}"
+                for i, line in enumerate(f, 1)
+                if pattern.search(line)
+            ]
     return found
 
 
@@ -183,13 +195,15 @@ def test_a_broken_reference_fails_the_ci_docs_build(tmp_path):
     for name in ("mkdocs.yml", "README.md"):
         shutil.copy(os.path.join(ROOT, name), tmp_path / name)
     for name in ("docs", "bench", "jaxcontact", "examples"):
-        shutil.copytree(os.path.join(ROOT, name), tmp_path / name,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.npz", "*.json"))
+        shutil.copytree(
+            os.path.join(ROOT, name), tmp_path / name, ignore=shutil.ignore_patterns("__pycache__", "*.npz", "*.json")
+        )
     with open(tmp_path / "docs" / "index.md", "a") as f:
         f.write("\nSee [a page that is gone](no-such-page.md).\n")
     line = next(x for x in open(os.path.join(ROOT, ".ci", "run")) if "mkdocs build" in x and not x.startswith("#"))
     options = line.split("mkdocs", 1)[1].replace('"$site"', str(tmp_path / "site")).split()
-    build = subprocess.run([sys.executable, "-m", "mkdocs", *options], cwd=tmp_path, capture_output=True, text=True,
-                           timeout=600)
+    build = subprocess.run(
+        [sys.executable, "-m", "mkdocs", *options], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
     assert build.returncode != 0
     assert "no-such-page.md" in build.stderr

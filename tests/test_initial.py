@@ -15,7 +15,7 @@ from jaxcontact.simulate import simulate
 from jaxcontact.system import kinematics
 
 # A planar ball whose start height is a parameter: h < radius starts it in the floor.
-USER_MODEL = textwrap.dedent('''
+USER_MODEL = textwrap.dedent("""
     import jax.numpy as jnp
     from jaxcontact.models import Model, apply_overrides
     from jaxcontact.planar import Mechanism
@@ -32,7 +32,7 @@ USER_MODEL = textwrap.dedent('''
         p = apply_overrides(DEFAULTS, overrides)
         start = lambda p: (jnp.stack([0.0 * p["h"], p["h"], 0.0 * p["h"]]), jnp.zeros(3))
         return Model("ball", SYSTEM, p, start, dt=1e-3, t_final=0.05, description="a ball")
-''')
+""")
 
 
 def _start(name, change):
@@ -41,12 +41,19 @@ def _start(name, change):
     return m, change(jnp.asarray(q)), u
 
 
-@pytest.mark.parametrize("name, change, match", [
-    ("sphere-on-plane", lambda q: q.at[2].add(-1.0), r"contact 'plane': gap = -1\.000e\+00 < −tol"),
-    ("box-toss", lambda q: q.at[3:7].set(0.0), r"coordinates \['box.qw', 'box.qx', 'box.qy', 'box.qz'\] .* off "
-                                               r"their manifold"),
-    ("four-bar", lambda q: q.at[0].add(0.3), r"constraint row 'O1.x': Φ = 3\.000e-01"),
-])
+@pytest.mark.parametrize(
+    "name, change, match",
+    [
+        ("sphere-on-plane", lambda q: q.at[2].add(-1.0), r"contact 'plane': gap = -1\.000e\+00 < −tol"),
+        (
+            "box-toss",
+            lambda q: q.at[3:7].set(0.0),
+            r"coordinates \['box.qw', 'box.qx', 'box.qy', 'box.qz'\] .* off "
+            r"their manifold",
+        ),
+        ("four-bar", lambda q: q.at[0].add(0.3), r"constraint row 'O1.x': Φ = 3\.000e-01"),
+    ],
+)
 def test_simulate_refuses_an_impossible_start_by_name(name, change, match):
     m, q, u = _start(name, change)
     with pytest.raises(ValueError, match=match):
@@ -92,12 +99,32 @@ def test_user_model_start_on_the_command_line_and_in_a_study(tmp_path, capsys):
     model = f"{path}:ball"
     assert cli.main(["simulate", model, "--set", "h=0.05", "--out", str(tmp_path / "s"), "--no-plots"]) == 2
     assert "contact 'floor': gap = -5.000e-02 < −tol" in capsys.readouterr().err
-    assert cli.main(["simulate", model, "--set", "h=0.05", "--start", "project", "--out", str(tmp_path / "p"),
-                     "--no-plots"]) == 0
+    assert (
+        cli.main(
+            ["simulate", model, "--set", "h=0.05", "--start", "project", "--out", str(tmp_path / "p"), "--no-plots"]
+        )
+        == 0
+    )
     q = np.load(tmp_path / "p" / "trajectory.npz")["q"]
     assert q[0, 1] == pytest.approx(0.1, abs=1e-9)  # lifted onto the floor
-    assert cli.main(["mc", model, "--param", "h=uniform(0.0,0.5)", "--n", "64", "--outcome", "max:ball.y",
-                     "--out", str(tmp_path / "mc"), "--no-plots"]) == 2
+    assert (
+        cli.main(
+            [
+                "mc",
+                model,
+                "--param",
+                "h=uniform(0.0,0.5)",
+                "--n",
+                "64",
+                "--outcome",
+                "max:ball.y",
+                "--out",
+                str(tmp_path / "mc"),
+                "--no-plots",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "sampled parameters h = " in err and "contact 'floor' (batch sample" in err and "narrow" in err
 

@@ -49,8 +49,7 @@ def test_linear_friction_sliding_sphere_starts_rolling_at_five_sevenths():
     slides, friction spins it up, and it rolls at 5/7 of its launch speed from t = 2 v₀ / (7 μ g)."""
     mu, v0 = 0.3, 2.0
     H = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, -R]])
-    lin, lp = linear_system(MASS_MATRIX, F=WEIGHT, H_N=H[:1], b_N=[-R], H_T=H[1:], restitution=0.0,
-                            friction=mu)
+    lin, lp = linear_system(MASS_MATRIX, F=WEIGHT, H_N=H[:1], b_N=[-R], H_T=H[1:], restitution=0.0, friction=mu)
     dt = 1e-3
     tr = simulate(lin, lp, jnp.array([R, 0.0, 0.0]), jnp.array([0.0, v0, 0.0]), dt=dt, n_steps=600)
     x_dot, spin = np.asarray(tr.u[:, 1]), np.asarray(tr.u[:, 2])
@@ -121,8 +120,9 @@ def test_tangential_restitution_reverses_the_slip_velocity(solver):
 
     e_n, e_t, w, v = 0.5, 0.4, 0.3, 2.0
     H = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, -R]])
-    lin, lp = linear_system(MASS_MATRIX, F=WEIGHT, H_N=H[:1], b_N=[-R], H_T=H[1:], restitution=e_n,
-                            tangential_restitution=e_t, friction=1.0)
+    lin, lp = linear_system(
+        MASS_MATRIX, F=WEIGHT, H_N=H[:1], b_N=[-R], H_T=H[1:], restitution=e_n, tangential_restitution=e_t, friction=1.0
+    )
     dt = 1e-3
     q0 = jnp.array([R + 0.4 * v * dt, 0.0, 0.0])  # reaches the ground within the first step's first half
     tr = simulate(lin, lp, q0, jnp.array([-v, w, 0.0]), dt=dt, n_steps=3, scheme=MoreauJean(solver=solver))

@@ -14,8 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxcontact.models import get_model, rocking_block
-from jaxcontact.models import four_bar
+from jaxcontact.models import four_bar, get_model, rocking_block
 from jaxcontact.simulate import simulate, simulate_model
 from jaxcontact.stepping import MoreauJean
 from jaxcontact.system import kinematics
@@ -34,8 +33,9 @@ def apexes(gap, impacts):
 
 def test_four_bar_model_parameters_and_state():
     m = get_model("four-bar")
-    assert {"restitution", "torque", "wall_distance", "friction", "l1", "l2", "l3", "m1", "m2", "m3",
-            "gravity"} <= set(m.params)
+    assert {"restitution", "torque", "wall_distance", "friction", "l1", "l2", "l3", "m1", "m2", "m3", "gravity"} <= set(
+        m.params
+    )
     assert float(m.params["restitution"]) == 0.8 and float(m.params["torque"]) == 10.0 and m.dt == 0.01
     q0, u0 = m.initial_state(m.params)
     np.testing.assert_allclose(q0, [0, 0.1, math.pi / 2, 0.2, 0.2, 0, 0.4, 0.1, 0], atol=1e-15)
@@ -90,7 +90,7 @@ def test_four_bar_bounces_shrink_by_restitution_squared():
     impacts = np.nonzero(np.asarray(tr.impulse_normal[:, 0]) > 0)[0]
     ap = apexes(gap, impacts)
     assert len(ap) >= 6 and np.all(np.diff(ap[ap > 1e-4]) < 0)
-    np.testing.assert_allclose(ap[1:3] / ap[:2], 0.8 ** 2, rtol=0.03)
+    np.testing.assert_allclose(ap[1:3] / ap[:2], 0.8**2, rtol=0.03)
     assert np.max(np.abs(va[-50:])) < 1e-9
     pen = np.maximum(-gap, 0.0)
     assert np.max(pen) <= 1e-3 * np.max(np.abs(va))
@@ -156,8 +156,9 @@ def test_rocking_block_rocks_with_housner_decay_and_comes_to_rest():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name, pngs", [("four_bar_wall", ["point_a.png", "constraints.png"]),
-                                        ("rocking_block", ["rocking.png"])])
+@pytest.mark.parametrize(
+    "name, pngs", [("four_bar_wall", ["point_a.png", "constraints.png"]), ("rocking_block", ["rocking.png"])]
+)
 def test_examples_write_their_plots(tmp_path, name, pngs):
     import importlib.util
     import pathlib

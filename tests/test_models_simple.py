@@ -1,7 +1,6 @@
 """Bouncing ball and sliding block against their analytic solutions; gradients in every regime."""
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -108,6 +107,7 @@ def test_newton_literal_law_adds_energy_at_separating_contacts():
 
 # ---- block on an incline --------------------------------------------------------------------
 
+
 def _block_params(**kw):
     return get_model("sliding-block", **kw).params
 
@@ -182,11 +182,14 @@ def _fd(vg, x, row, h):
     return float((vg(x + h, row)[0] - vg(x - h, row)[0]) / (2 * h))
 
 
-@pytest.mark.parametrize("restitution, row, regime", [
-    (0.9, 1000, "separation after one impact"),
-    (0.6, 460, "in contact at the first impact"),
-    (0.3, 4000, "resting after accumulation"),
-])
+@pytest.mark.parametrize(
+    "restitution, row, regime",
+    [
+        (0.9, 1000, "separation after one impact"),
+        (0.6, 460, "in contact at the first impact"),
+        (0.3, 4000, "resting after accumulation"),
+    ],
+)
 def test_gradient_wrt_restitution(restitution, row, regime):
     _, g = BALL_VG(restitution, row)
     assert np.isfinite(float(g)), regime
@@ -203,11 +206,14 @@ def test_gradient_finite_where_not_smooth():
     assert max(fds) - min(fds) > 0.1  # the outcome is indeed not smooth in ε here
 
 
-@pytest.mark.parametrize("friction, row, regime", [
-    (0.5, 500, "slip (decelerating)"),
-    (0.5, 1500, "stick (stopped)"),
-    (0.2, 500, "slip (accelerating)"),
-])
+@pytest.mark.parametrize(
+    "friction, row, regime",
+    [
+        (0.5, 500, "slip (decelerating)"),
+        (0.5, 1500, "stick (stopped)"),
+        (0.2, 500, "slip (accelerating)"),
+    ],
+)
 def test_gradient_wrt_friction(friction, row, regime):
     _, g = BLOCK_VG(friction, row)
     assert np.isfinite(float(g)), regime

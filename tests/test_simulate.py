@@ -67,8 +67,9 @@ def test_save_every_keeps_every_kth_state():
     assert sub.q.shape == (301, 1)
     np.testing.assert_array_equal(np.asarray(sub.q), np.asarray(full.q[::10]))
     np.testing.assert_array_equal(np.asarray(sub.t), np.asarray(full.t[::10]))
-    np.testing.assert_allclose(np.asarray(sub.diagnostics.energy), np.asarray(full.diagnostics.energy[::10]),
-                               rtol=1e-14)  # fused differently: rounding only
+    np.testing.assert_allclose(
+        np.asarray(sub.diagnostics.energy), np.asarray(full.diagnostics.energy[::10]), rtol=1e-14
+    )  # fused differently: rounding only
     # step quantities summarise the 10 steps of each saved interval
     pn = np.asarray(full.impulse_normal[1:, 0]).reshape(300, 10).sum(1)
     np.testing.assert_allclose(np.asarray(sub.impulse_normal[1:, 0]), pn, rtol=1e-14, atol=1e-15)
@@ -153,8 +154,11 @@ def test_simulate_command_writes_npz_plots_and_summary(tmp_path, capsys):
     parser = argparse.ArgumentParser()
     cmd.add_arguments(parser)
     out = tmp_path / "ball"
-    rc = cmd.run(parser.parse_args(["bouncing-ball", "--set", "restitution=0.5", "--dt", "1e-3",
-                                    "--t-final", "2", "--out", str(out)]))
+    rc = cmd.run(
+        parser.parse_args(
+            ["bouncing-ball", "--set", "restitution=0.5", "--dt", "1e-3", "--t-final", "2", "--out", str(out)]
+        )
+    )
     assert rc == 0
     data = np.load(out / "trajectory.npz")
     assert data["q"].shape == (2001, 1) and data["t"][-1] == pytest.approx(2.0)
@@ -170,9 +174,12 @@ def test_simulate_command_writes_npz_plots_and_summary(tmp_path, capsys):
 def test_singular_mass_and_constraint_jacobian_are_reported():
     from jaxcontact.system import LagrangianSystem
 
-    two = LagrangianSystem(n_dof=2, mass=lambda q, p: jnp.diag(jnp.stack([p["m"], 1.0 + 0 * p["m"]])),
-                           forces=lambda q, u, t, p: jnp.zeros(2),
-                           constraints=lambda q, t, p: jnp.stack([q[0] - q[1], 2 * q[0] - 2 * q[1]]))
+    two = LagrangianSystem(
+        n_dof=2,
+        mass=lambda q, p: jnp.diag(jnp.stack([p["m"], 1.0 + 0 * p["m"]])),
+        forces=lambda q, u, t, p: jnp.zeros(2),
+        constraints=lambda q, t, p: jnp.stack([q[0] - q[1], 2 * q[0] - 2 * q[1]]),
+    )
     with pytest.raises(ValueError, match="positive definite"):
         simulate(two, {"m": jnp.asarray(-1.0)}, jnp.zeros(2), jnp.zeros(2), dt=0.1, n_steps=5)
     with pytest.raises(ValueError, match=r"Φ_q\(q0\) is singular"):

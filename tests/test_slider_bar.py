@@ -21,10 +21,12 @@ def batch():
     params = jax.tree.map(lambda *x: jnp.stack(x), *[m.params for m in ms])
     q0, u0 = jax.vmap(ms[0].initial_state)(params)
     tr = simulate(SYSTEM, params, q0, u0, dt=DT, n_steps=STEPS, scheme=SCHEME)
-    reactions = jax.jit(jax.vmap(jax.vmap(lambda p, q, u, t: SCHEME.reactions(SYSTEM, p, q, u, t, DT),
-                                          in_axes=(None, 0, 0, 0))))(params, tr.q, tr.u, tr.t)
+    reactions = jax.jit(
+        jax.vmap(jax.vmap(lambda p, q, u, t: SCHEME.reactions(SYSTEM, p, q, u, t, DT), in_axes=(None, 0, 0, 0)))
+    )(params, tr.q, tr.u, tr.t)
     slip = jax.vmap(jax.vmap(lambda p, q, u, t: SYSTEM.compliant_slip_velocity(q, u, t, p), in_axes=(None, 0, 0, 0)))(
-        params, tr.q, tr.u, tr.t)
+        params, tr.q, tr.u, tr.t
+    )
     return params, tr, reactions, np.asarray(slip)
 
 

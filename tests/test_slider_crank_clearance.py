@@ -42,8 +42,13 @@ def shrinking_clearance():
     mech, system, p = sc.build("compliant")
     clearance = np.array([4e-4, 1e-4, 2.5e-5])
     K = sc.hertz_cylinder_stiffness(0.01, clearance)
-    batch = _batch(p, clearance=clearance, stiffness=K, damping=restitution_damping(K, 0.9, 0.5),
-                   friction=np.array([0.01, 0.05, 0.1]))
+    batch = _batch(
+        p,
+        clearance=clearance,
+        stiffness=K,
+        damping=restitution_damping(K, 0.9, 0.5),
+        friction=np.array([0.01, 0.05, 0.1]),
+    )
     q0, u0 = jax.vmap(sc.initial_state)(batch)
     tr = simulate(system, batch, q0, u0, dt=DT, n_steps=N, scheme=SCHEME, save_every=20)
     return mech, system, batch, tr
@@ -93,8 +98,9 @@ def test_rigid_clearance_with_moreau_jean(ideal):
     penetration, and close to the ideal mechanism."""
     m = get_model("slider-crank-clearance")
     q0, u0 = m.initial_state(m.params)
-    tr = simulate(m.system, m.params, q0, u0, dt=1e-5, n_steps=2000, scheme=MoreauJean(diagonal_mass=True),
-                  save_every=10)
+    tr = simulate(
+        m.system, m.params, q0, u0, dt=1e-5, n_steps=2000, scheme=MoreauJean(diagonal_mass=True), save_every=10
+    )
     assert np.all(tr.diagnostics.converged)
     mech = sc.mechanism("rigid")
     c = float(m.params["clearance"])
@@ -117,8 +123,11 @@ def test_cli_runs_the_registry_model_and_names_the_scheme_rule(tmp_path, capsys)
     rc = cmd.run(parser.parse_args(["slider-crank-clearance", "--t-final", "0.002", "--out", str(out), "--no-plots"]))
     assert rc == 0 and np.load(out / "trajectory.npz")["q"].shape == (201, 9)
     assert "impacts" in capsys.readouterr().out
-    rc = cmd.run(parser.parse_args(["slider-crank-clearance", "--scheme", "penalty", "--t-final", "0.002",
-                                    "--out", str(out), "--no-plots"]))
+    rc = cmd.run(
+        parser.parse_args(
+            ["slider-crank-clearance", "--scheme", "penalty", "--t-final", "0.002", "--out", str(out), "--no-plots"]
+        )
+    )
     assert rc == 2 and "compliant contacts only" in capsys.readouterr().err
 
 

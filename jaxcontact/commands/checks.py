@@ -34,6 +34,7 @@ SINGLE_RUN_STEPS = 1e8
 
 # ---------------------------------------------------------------- argparse types
 
+
 def _number(text: str, kind):
     try:
         v = kind(text)
@@ -78,8 +79,11 @@ def unit_float(text: str) -> float:
 
 def add_check_option(p: argparse.ArgumentParser) -> None:
     """``--check``: every command validates, prints what it would run and stops."""
-    p.add_argument("--check", action="store_true",
-                   help="validate the options, data and output folder, print the plan and size estimate, and stop")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="validate the options, data and output folder, print the plan and size estimate, and stop",
+    )
 
 
 # ---------------------------------------------------------------- output folder
@@ -158,8 +162,10 @@ def lock_folder(path: str, name: str = LOCK_FILE) -> None:
         f.seek(0)
         pid = f.read().strip() or "unknown"
         f.close()
-        raise ValueError(f"study folder {path!r} is in use by another jaxcontact run (pid {pid}); wait for it to "
-                         "finish or give another --out") from None
+        raise ValueError(
+            f"study folder {path!r} is in use by another jaxcontact run (pid {pid}); wait for it to "
+            "finish or give another --out"
+        ) from None
     f.seek(0)
     f.truncate()
     f.write(str(os.getpid()))
@@ -176,16 +182,19 @@ def release_locks() -> None:
 def releases_locks(run):
     """Decorate a command's ``run``: the folders it locks are released when it returns or raises, so the same
     process (a test, a notebook) can run a command on that folder again."""
+
     @functools.wraps(run)
     def wrapped(args):
         try:
             return run(args)
         finally:
             release_locks()
+
     return wrapped
 
 
 # ---------------------------------------------------------------- measured data
+
 
 class Data(NamedTuple):
     """A measured trajectory: times t (m,), observations y (m, d), the full state (q, u) or None, and the step dt."""
@@ -210,8 +219,10 @@ def data_file(path: str, model, cols, names) -> Data:
             d = {k: z[k] for k in z.files}
     except (zipfile.BadZipFile, ValueError, OSError, EOFError) as e:
         kind = "not an npz archive" if not zipfile.is_zipfile(path) else f"a damaged npz archive ({e})"
-        raise ValueError(f"{opt} is {kind}; --data takes the trajectory.npz of `jaxcontact simulate` or an npz "
-                         "with arrays t and y (or q)") from None
+        raise ValueError(
+            f"{opt} is {kind}; --data takes the trajectory.npz of `jaxcontact simulate` or an npz "
+            "with arrays t and y (or q)"
+        ) from None
     if not isinstance(d, dict):
         raise ValueError(f"{opt} is a single .npy array; --data needs an npz with arrays t and y (or q)")
     found = sorted(d)
@@ -221,16 +232,21 @@ def data_file(path: str, model, cols, names) -> Data:
     if t.ndim != 1 or t.size < 2:
         raise ValueError(f"{opt}: t must be a 1-D array of at least 2 times; got shape {t.shape}")
     n = model.system.n_dof
-    params = sorted(k[len("param_"):] for k in d if k.startswith("param_"))
+    params = sorted(k[len("param_") :] for k in d if k.startswith("param_"))
     if params and set(params) != set(model.params):
-        raise ValueError(f"{opt} was written for a model with parameters {params}, not {model.name} "
-                         f"({sorted(model.params)}); identify it with the model that matches the data")
+        raise ValueError(
+            f"{opt} was written for a model with parameters {params}, not {model.name} "
+            f"({sorted(model.params)}); identify it with the model that matches the data"
+        )
     for key, size, what in (("q", n, "coordinates"), ("u", model.system.n_u, "velocities")):
         if key in d:
             a = np.asarray(d[key])
             if a.ndim != 2 or a.shape[1] != size:
-                raise ValueError(f"{opt}: {key} has shape {a.shape}, but {model.name} has {size} {what}"
-                                 + (f" {list(names)}" if key == "q" else "") + "; is this data of another model?")
+                raise ValueError(
+                    f"{opt}: {key} has shape {a.shape}, but {model.name} has {size} {what}"
+                    + (f" {list(names)}" if key == "q" else "")
+                    + "; is this data of another model?"
+                )
             if a.shape[0] != t.size:
                 raise ValueError(f"{opt}: {key} has {a.shape[0]} rows but t has {t.size} times")
     if "y" in d:
@@ -239,8 +255,10 @@ def data_file(path: str, model, cols, names) -> Data:
         if y.ndim == 0 or y2.shape[0] != t.size:
             raise ValueError(f"{opt}: y has shape {y.shape} but t has {t.size} times (one row per time)")
         if y2.shape[1] != len(cols):
-            raise ValueError(f"{opt}: y has {y2.shape[1]} column(s) but {len(cols)} coordinate(s) are observed "
-                             f"({', '.join(names[c] for c in cols)}); pick them with --observe")
+            raise ValueError(
+                f"{opt}: y has {y2.shape[1]} column(s) but {len(cols)} coordinate(s) are observed "
+                f"({', '.join(names[c] for c in cols)}); pick them with --observe"
+            )
     elif "q" in d:
         y = np.asarray(d["q"], float)[:, cols]
     else:
@@ -261,8 +279,9 @@ def data_file(path: str, model, cols, names) -> Data:
             raise ValueError(f"{opt}: dt = {dt} must be a finite number > 0")
         ratio = steps[0] / dt
         if uniform and abs(ratio - round(ratio)) > 1e-6 * max(1.0, ratio):
-            raise ValueError(f"{opt}: dt = {dt:g} does not divide the spacing of t ({steps[0]:g}); fix dt in the "
-                             "file or give --dt")
+            raise ValueError(
+                f"{opt}: dt = {dt:g} does not divide the spacing of t ({steps[0]:g}); fix dt in the file or give --dt"
+            )
         source = "the file's dt"
     elif uniform:
         dt, source = float(steps[0]), "the spacing of t"
@@ -274,6 +293,7 @@ def data_file(path: str, model, cols, names) -> Data:
 
 # ---------------------------------------------------------------- size estimates
 
+
 class Size(NamedTuple):
     """What a run will ask for: bytes in memory (largest live arrays) and on disk, and env-steps."""
 
@@ -283,8 +303,10 @@ class Size(NamedTuple):
 
     def describe(self) -> str:
         """One line for the plan: steps, memory and disk of the run."""
-        return (f"{self.env_steps:.3g} time steps in all, about {_bytes(self.memory_bytes)} in memory and "
-                f"{_bytes(self.disk_bytes)} on disk")
+        return (
+            f"{self.env_steps:.3g} time steps in all, about {_bytes(self.memory_bytes)} in memory and "
+            f"{_bytes(self.disk_bytes)} on disk"
+        )
 
 
 def _bytes(b: float) -> str:
@@ -323,8 +345,18 @@ def trajectory_size(model, n_steps: int, save_every: int) -> Size:
     return Size(2 * b, b, float(n_steps))
 
 
-def study_size(model, *, n_simulations: int, n_params: int, n_steps: int, save_every: int, n_series: int,
-               n_scalars: int, chunk: int, n_saved: int = 0) -> Size:
+def study_size(
+    model,
+    *,
+    n_simulations: int,
+    n_params: int,
+    n_steps: int,
+    save_every: int,
+    n_series: int,
+    n_scalars: int,
+    chunk: int,
+    n_saved: int = 0,
+) -> Size:
     """A Monte Carlo study: inputs and outputs of every sample (kept for the statistics), one chunk's
     series on the devices, and samples.npz plus the chunk files on disk. A resumed study (``n_saved``
     samples already in chunks) writes only the missing chunks and samples.npz."""
@@ -350,8 +382,14 @@ FLOAT32_MIN_DT = 1e-4
 STUDY_HINT = "a larger --dt, a shorter --t-final, a larger --save-every or a smaller --n"
 
 
-def check_size(size: Size, out: str, allow_large: bool, max_steps: float = LIMITS["env_steps"],
-               hint: str = STUDY_HINT, resuming: bool = False) -> list[str]:
+def check_size(
+    size: Size,
+    out: str,
+    allow_large: bool,
+    max_steps: float = LIMITS["env_steps"],
+    hint: str = STUDY_HINT,
+    resuming: bool = False,
+) -> list[str]:
     """Refuse what cannot fit; ask for --allow-large above ``LIMITS`` (``max_steps`` time steps).
     ``hint`` names the options that make the run smaller; a resumed study (``resuming``) is not made smaller
     (its options belong to it), so its disk advice is to make room. Returns warnings to print: unlike
@@ -361,32 +399,49 @@ def check_size(size: Size, out: str, allow_large: bool, max_steps: float = LIMIT
     limits = LIMITS | {"env_steps": max_steps}
     ram, free = _ram_bytes(), _free_disk(out)
     if size.memory_bytes > 0.5 * ram:
-        raise ValueError(f"this run needs {size.describe()}: more than half the machine's memory "
-                         f"({_bytes(ram)}); use {hint}")
+        raise ValueError(
+            f"this run needs {size.describe()}: more than half the machine's memory ({_bytes(ram)}); use {hint}"
+        )
     warns = []
     if size.disk_bytes > free:
         short = f"this run needs {size.describe()}: more than the {_bytes(free)} free in {out!r}"
         if allow_large:
             warns.append(f"{short}; running anyway (--allow-large): it stops with an error if the disk fills up")
         elif resuming:
-            raise ValueError(f"{short}; to resume, free space on that disk, or move {out!r} (with its chunks "
-                             "folder) to a disk with more room and resume there; or add --allow-large to try anyway")
+            raise ValueError(
+                f"{short}; to resume, free space on that disk, or move {out!r} (with its chunks "
+                "folder) to a disk with more room and resume there; or add --allow-large to try anyway"
+            )
         else:
-            raise ValueError(f"{short}; use {hint}, another --out on a disk with more room, or add --allow-large "
-                             "to try anyway")
-    over = [k for k, v in (("memory_bytes", size.memory_bytes), ("disk_bytes", size.disk_bytes),
-                           ("env_steps", size.env_steps)) if v > limits[k]]
+            raise ValueError(
+                f"{short}; use {hint}, another --out on a disk with more room, or add --allow-large to try anyway"
+            )
+    over = [
+        k
+        for k, v in (
+            ("memory_bytes", size.memory_bytes),
+            ("disk_bytes", size.disk_bytes),
+            ("env_steps", size.env_steps),
+        )
+        if v > limits[k]
+    ]
     if over and not allow_large:
-        what = {"memory_bytes": f"{_bytes(limits['memory_bytes'])} of memory",
-                "disk_bytes": f"{_bytes(limits['disk_bytes'])} on disk",
-                "env_steps": f"{limits['env_steps']:.0e} time steps"}
-        advice = ("this study is under way (its options belong to it): add --allow-large to resume it" if resuming
-                  else f"to shrink it use {hint}, or add --allow-large to run it anyway")
+        what = {
+            "memory_bytes": f"{_bytes(limits['memory_bytes'])} of memory",
+            "disk_bytes": f"{_bytes(limits['disk_bytes'])} on disk",
+            "env_steps": f"{limits['env_steps']:.0e} time steps",
+        }
+        advice = (
+            "this study is under way (its options belong to it): add --allow-large to resume it"
+            if resuming
+            else f"to shrink it use {hint}, or add --allow-large to run it anyway"
+        )
         raise ValueError(f"this run needs {size.describe()}, above {' and '.join(what[k] for k in over)}; {advice}")
     return warns
 
 
 # ---------------------------------------------------------------- option conflicts
+
 
 def set_and_param_conflict(sets: dict, param_texts) -> None:
     """A parameter cannot be both fixed (--set) and uncertain (--param)."""
@@ -395,18 +450,23 @@ def set_and_param_conflict(sets: dict, param_texts) -> None:
     varied = [parse_distribution(t)[0] for t in param_texts]
     both = sorted(set(sets) & set(varied))
     if both:
-        raise ValueError(f"{', '.join(both)}: given both by --set (fixed) and --param (uncertain); keep one "
-                         f"(--param '{both[0]}=fixed(v)' also fixes it)")
+        raise ValueError(
+            f"{', '.join(both)}: given both by --set (fixed) and --param (uncertain); keep one "
+            f"(--param '{both[0]}=fixed(v)' also fixes it)"
+        )
 
 
 # ---------------------------------------------------------------- accuracy warnings
+
 
 def smallest_length(model) -> float | None:
     """The smallest positive parameter in metres (a bar, a radius, a gap): the model's finest length scale, or
     None when no parameter is a length."""
     from jaxcontact.models.units import param_unit
 
-    lengths = [float(np.min(np.abs(np.asarray(v)))) for k, v in model.params.items() if param_unit(k, model.name) == "m"]
+    lengths = [
+        float(np.min(np.abs(np.asarray(v)))) for k, v in model.params.items() if param_unit(k, model.name) == "m"
+    ]
     lengths = [v for v in lengths if v > 0]
     return min(lengths) if lengths else None
 
@@ -422,14 +482,18 @@ def result_warnings(model, phi, converged, residual) -> list[str]:
     phi, converged, residual = np.asarray(phi), np.asarray(converged, bool), np.asarray(residual)
     bad = int(np.sum(~converged))
     if bad:
-        out.append(f"the contact solver did not converge at {bad} of {converged.size} saved steps (largest residual "
-                   f"{float(np.max(residual)):.3g}): the impulses there are approximate; raise --iterations or try "
-                   f"--solver newton")
+        out.append(
+            f"the contact solver did not converge at {bad} of {converged.size} saved steps (largest residual "
+            f"{float(np.max(residual)):.3g}): the impulses there are approximate; raise --iterations or try "
+            f"--solver newton"
+        )
     h = smallest_length(model)
     if h and phi.size and float(np.max(phi)) > LARGE_ERROR_SHARE * h:
-        out.append(f"the joints drift by up to ‖Φ‖ = {float(np.max(phi)):.3g}, {100 * float(np.max(phi)) / h:.0f} % "
-                   f"of {model.name}'s smallest length ({h:g} m): use a smaller --dt (or, in Python, "
-                   f"MoreauJean(projection=True))")
+        out.append(
+            f"the joints drift by up to ‖Φ‖ = {float(np.max(phi)):.3g}, {100 * float(np.max(phi)) / h:.0f} % "
+            f"of {model.name}'s smallest length ({h:g} m): use a smaller --dt (or, in Python, "
+            f"MoreauJean(projection=True))"
+        )
     return out
 
 
@@ -450,11 +514,14 @@ def step_warnings(model, dt: float, dtype: str = "float64") -> list[str]:
     if g and h:
         tau = math.sqrt(2.0 * h / g)
         if dt > 0.1 * tau:
-            out.append(f"dt = {dt:g} s is large for {model.name}: a free fall over its smallest length ({h:g} m) "
-                       f"takes {tau:.3g} s, so a body can cross a contact within one step; use dt < {0.1 * tau:.2g} s")
+            out.append(
+                f"dt = {dt:g} s is large for {model.name}: a free fall over its smallest length ({h:g} m) "
+                f"takes {tau:.3g} s, so a body can cross a contact within one step; use dt < {0.1 * tau:.2g} s"
+            )
     if dtype == "float32" and dt < FLOAT32_MIN_DT and getattr(model.system, "constraints", None) is not None:
-        out.append(f"float32 on {model.name} at dt = {dt:g} s: its joints are enforced at velocity level, and at "
-                   "steps this small float32 round-off (1e-7 relative), not the step, sets the joint error ‖Φ‖; "
-                   "compare max_phi with a float64 run, or use float64")
+        out.append(
+            f"float32 on {model.name} at dt = {dt:g} s: its joints are enforced at velocity level, and at "
+            "steps this small float32 round-off (1e-7 relative), not the step, sets the joint error ‖Φ‖; "
+            "compare max_phi with a float64 run, or use float64"
+        )
     return out
-

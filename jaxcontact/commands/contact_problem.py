@@ -36,11 +36,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bundled", action="store_true", help="also every bundled Siconos test problem")
     p.add_argument("--solver", default="newton", choices=SOLVERS, help="solver (default newton)")
     p.add_argument("--tol", type=float, default=1e-8, help="tolerance on Siconos' error (default 1e-8)")
-    p.add_argument("--iterations", type=int, default=None,
-                   help="maximum Newton steps (newton, newton-sparse-lu) / outer proximal iterations / "
-                        "sweeps (nsgs / jacobi) (default 200 / 100 / 10000 / 20000)")
-    p.add_argument("--sparse", action="store_true",
-                   help="sweeps (nsgs, jacobi) on the 3×3 block rows when the file stores W by blocks")
+    p.add_argument(
+        "--iterations",
+        type=int,
+        default=None,
+        help="maximum Newton steps (newton, newton-sparse-lu) / outer proximal iterations / "
+        "sweeps (nsgs / jacobi) (default 200 / 100 / 10000 / 20000)",
+    )
+    p.add_argument(
+        "--sparse",
+        action="store_true",
+        help="sweeps (nsgs, jacobi) on the 3×3 block rows when the file stores W by blocks",
+    )
     p.add_argument("--float32", action="store_true", help="solve in float32 (default float64)")
     p.add_argument("--repeat", type=int, default=3, help="timed runs after compilation (median; default 3)")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
@@ -71,8 +78,10 @@ def _bad_options(args, paths) -> str | None:
     if args.repeat < 1:
         return f"--repeat must be >= 1; got {args.repeat}"
     if args.sparse and args.solver not in ("nsgs", "jacobi"):
-        return (f"--sparse applies to nsgs and jacobi, not {args.solver} (newton and proximal-newton factorise "
-                "W dense; newton-sparse-lu always takes W by block rows)")
+        return (
+            f"--sparse applies to nsgs and jacobi, not {args.solver} (newton and proximal-newton factorise "
+            "W dense; newton-sparse-lu always takes W by block rows)"
+        )
     return None
 
 
@@ -119,11 +128,22 @@ def run(args) -> int:
             sol = jax.block_until_ready(fn(W, q, mu))
             times.append(time.perf_counter() - t0)
         t = float(np.median(times))
-        rows.append(dict(file=p.name, contacts=p.nc, dim=p.dim, solver=args.solver,
-                         storage="blocks" if by_blocks else "dense",
-                         dtype=np.dtype(dtype).name, iterations=int(sol.iterations),
-                         residual=float(sol.residual), converged=bool(sol.converged), tol=args.tol,
-                         time_s=t, compile_s=max(first - t, 0.0)))
+        rows.append(
+            dict(
+                file=p.name,
+                contacts=p.nc,
+                dim=p.dim,
+                solver=args.solver,
+                storage="blocks" if by_blocks else "dense",
+                dtype=np.dtype(dtype).name,
+                iterations=int(sol.iterations),
+                residual=float(sol.residual),
+                converged=bool(sol.converged),
+                tol=args.tol,
+                time_s=t,
+                compile_s=max(first - t, 0.0),
+            )
+        )
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
@@ -131,6 +151,8 @@ def run(args) -> int:
     print(head)
     print("-" * len(head))
     for r in rows:
-        print(f"{r['file']:34s} {r['contacts']:4d} {r['solver']:16s} {r['iterations']:6d} {r['residual']:9.1e} "
-              f"{str(r['converged']):5s} {r['time_s'] * 1e3:8.2f}ms {r['compile_s']:7.1f}s")
+        print(
+            f"{r['file']:34s} {r['contacts']:4d} {r['solver']:16s} {r['iterations']:6d} {r['residual']:9.1e} "
+            f"{str(r['converged']):5s} {r['time_s'] * 1e3:8.2f}ms {r['compile_s']:7.1f}s"
+        )
     return 0

@@ -24,8 +24,13 @@ import os
 import sys
 
 from jaxcontact.commands import checks
-from jaxcontact.commands.scheme_options import (add_model_argument, add_scheme_arguments, default_out, model_name,
-                                                scheme_from_args)
+from jaxcontact.commands.scheme_options import (
+    add_model_argument,
+    add_scheme_arguments,
+    default_out,
+    model_name,
+    scheme_from_args,
+)
 from jaxcontact.commands.simulate import parse_sets
 
 NAME = "identify"
@@ -35,49 +40,114 @@ HELP = "identify model parameters from a measured trajectory (gradient-based, op
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The ``identify`` command's arguments."""
     add_model_argument(p)
-    p.add_argument("--data", required=True, metavar="FILE.npz",
-                   help="measured data: trajectory.npz of `jaxcontact simulate`, or an npz with t and y (or q)")
-    p.add_argument("--fit", action="append", required=True, metavar="NAME[=GUESS]",
-                   help="parameter to fit, with an optional initial guess (default: the model's value); repeatable")
-    p.add_argument("--bounds", action="append", default=[], metavar="NAME=LO,HI",
-                   help="bounds of a fitted parameter (default: guess/4 .. guess*4, restitution (0, 1))")
-    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="known parameter value (repeatable), as in `simulate`")
-    p.add_argument("--observe", default=None, metavar="COORDS",
-                   help="observed coordinates, comma-separated names or indices (default: all)")
-    p.add_argument("--optimizer", choices=("lbfgs", "adam"), default="lbfgs",
-                   help="optax optimiser: lbfgs (default) or adam")
+    p.add_argument(
+        "--data",
+        required=True,
+        metavar="FILE.npz",
+        help="measured data: trajectory.npz of `jaxcontact simulate`, or an npz with t and y (or q)",
+    )
+    p.add_argument(
+        "--fit",
+        action="append",
+        required=True,
+        metavar="NAME[=GUESS]",
+        help="parameter to fit, with an optional initial guess (default: the model's value); repeatable",
+    )
+    p.add_argument(
+        "--bounds",
+        action="append",
+        default=[],
+        metavar="NAME=LO,HI",
+        help="bounds of a fitted parameter (default: guess/4 .. guess*4, restitution (0, 1))",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="known parameter value (repeatable), as in `simulate`",
+    )
+    p.add_argument(
+        "--observe",
+        default=None,
+        metavar="COORDS",
+        help="observed coordinates, comma-separated names or indices (default: all)",
+    )
+    p.add_argument(
+        "--optimizer", choices=("lbfgs", "adam"), default="lbfgs", help="optax optimiser: lbfgs (default) or adam"
+    )
     p.add_argument("--steps", type=checks.positive_int, default=50, help="optimiser iterations (default 50)")
     p.add_argument("--learning-rate", type=checks.positive_float, default=0.05, help="Adam step size (default 0.05)")
-    p.add_argument("--starts", type=checks.positive_int, default=1,
-                   help="multi-start count (vmapped; the best is kept)")
-    p.add_argument("--grid-start", type=checks.nonnegative_int, default=0, metavar="K",
-                   help="K-point coordinate grid search over the bounds before the optimiser (0: off)")
+    p.add_argument(
+        "--starts", type=checks.positive_int, default=1, help="multi-start count (vmapped; the best is kept)"
+    )
+    p.add_argument(
+        "--grid-start",
+        type=checks.nonnegative_int,
+        default=0,
+        metavar="K",
+        help="K-point coordinate grid search over the bounds before the optimiser (0: off)",
+    )
     add_scheme_arguments(p)
-    p.add_argument("--no-projection", action="store_true",
-                   help="identify's default moreau-jean (no --impact-location, no --smooth) projects resting contacts "
-                        "onto their surface and the joints onto their constraints after every step, so a body at "
-                        "rest sits where a measured one does at any step; this keeps the step's own resting state")
-    p.add_argument("--gradient", choices=("auto", "forward", "reverse"), default="auto",
-                   help="loss gradient: forward mode (p tangents with one forward pass, no stored steps) or reverse "
-                        "mode through the steps; auto: forward mode for a few parameters when the scheme allows it")
-    p.add_argument("--smooth", type=checks.positive_float, nargs=2, default=None, metavar=("TAU_START", "TAU_END"),
-                   help="soft contact activation annealed from TAU_START to TAU_END (m)")
-    p.add_argument("--windows", type=checks.positive_int, default=1,
-                   help="data-anchored windows (needs q and u in the data, i.e. a simulate trajectory.npz)")
-    p.add_argument("--noise", type=checks.positive_float, default=None,
-                   help="measurement sd, in the observed coordinates' units (default: estimated from the residual)")
-    p.add_argument("--dt", type=checks.positive_float, default=None,
-                   help="simulation time step in s (default: the data's dt, else the spacing of its t)")
-    p.add_argument("--posterior", type=checks.positive_int, nargs="?", const=8, default=None, metavar="CHAINS",
-                   help="after the fit, sample the posterior with CHAINS vmapped random-walk Metropolis chains "
-                        "(default 8; Gaussian noise of sd --noise or the residual's, uniform prior in the bounds)")
+    p.add_argument(
+        "--no-projection",
+        action="store_true",
+        help="identify's default moreau-jean (no --impact-location, no --smooth) projects resting contacts "
+        "onto their surface and the joints onto their constraints after every step, so a body at "
+        "rest sits where a measured one does at any step; this keeps the step's own resting state",
+    )
+    p.add_argument(
+        "--gradient",
+        choices=("auto", "forward", "reverse"),
+        default="auto",
+        help="loss gradient: forward mode (p tangents with one forward pass, no stored steps) or reverse "
+        "mode through the steps; auto: forward mode for a few parameters when the scheme allows it",
+    )
+    p.add_argument(
+        "--smooth",
+        type=checks.positive_float,
+        nargs=2,
+        default=None,
+        metavar=("TAU_START", "TAU_END"),
+        help="soft contact activation annealed from TAU_START to TAU_END (m)",
+    )
+    p.add_argument(
+        "--windows",
+        type=checks.positive_int,
+        default=1,
+        help="data-anchored windows (needs q and u in the data, i.e. a simulate trajectory.npz)",
+    )
+    p.add_argument(
+        "--noise",
+        type=checks.positive_float,
+        default=None,
+        help="measurement sd, in the observed coordinates' units (default: estimated from the residual)",
+    )
+    p.add_argument(
+        "--dt",
+        type=checks.positive_float,
+        default=None,
+        help="simulation time step in s (default: the data's dt, else the spacing of its t)",
+    )
+    p.add_argument(
+        "--posterior",
+        type=checks.positive_int,
+        nargs="?",
+        const=8,
+        default=None,
+        metavar="CHAINS",
+        help="after the fit, sample the posterior with CHAINS vmapped random-walk Metropolis chains "
+        "(default 8; Gaussian noise of sd --noise or the residual's, uniform prior in the bounds)",
+    )
     p.add_argument("--draws", type=checks.positive_int, default=1000, help="posterior draws per chain (default 1000)")
     p.add_argument("--every", type=checks.positive_int, default=10, help="print progress every k iterations")
     p.add_argument("--no-plots", action="store_true", help="write fit.json only")
     p.add_argument("--out", default=None, help="output folder, created if needed (default: identify-<model>)")
-    p.add_argument("--allow-large", action="store_true",
-                   help="run even when the size estimate is far above what a command line usually asks for")
+    p.add_argument(
+        "--allow-large",
+        action="store_true",
+        help="run even when the size estimate is far above what a command line usually asks for",
+    )
     checks.add_check_option(p)
 
 
@@ -201,15 +271,18 @@ def run(args) -> int:
         given = parse_bounds(args.bounds)
         stray = sorted(set(given) - set(guesses))
         if stray:
-            raise ValueError(f"--bounds for {stray}: not fitted (fitted: {sorted(guesses)}); add --fit NAME or drop "
-                             "those bounds")
+            raise ValueError(
+                f"--bounds for {stray}: not fitted (fitted: {sorted(guesses)}); add --fit NAME or drop those bounds"
+            )
         bounds = {n: default_bounds(n, g) for n, g in guesses.items()} | given
         names = model.system.names or tuple(f"q{i}" for i in range(model.system.n_dof))
         cols = observed_columns(args.observe, names, model.system.n_dof)
         t, y, state, data_dt, dt_source = checks.data_file(args.data, model, cols, names)
         if args.windows > 1 and state is None:
-            raise ValueError(f"--windows {args.windows} needs q and u in the data (a simulate trajectory.npz); "
-                             f"{args.data!r} has none")
+            raise ValueError(
+                f"--windows {args.windows} needs q and u in the data (a simulate trajectory.npz); "
+                f"{args.data!r} has none"
+            )
         out = checks.output_folder(args.out or default_out("identify", name))
         smoothing = Smoothing(*args.smooth) if args.smooth else None
         dt = args.dt or data_dt
@@ -217,25 +290,52 @@ def run(args) -> int:
         warns = checks.check_size(size, out, args.allow_large, hint="a larger --dt, fewer --starts or fewer --steps")
         for w in warns + checks.step_warnings(model, dt):
             print(f"warning: {w}", file=sys.stderr)
-        print(f"{model.name}: fitting {', '.join(guesses)} to {len(t)} samples of "
-              f"{', '.join(names[c] for c in cols)} ({args.optimizer}, {args.steps} iterations, dt = {dt:g} s "
-              f"from {'--dt' if args.dt else dt_source}); {size.describe()}")
+        print(
+            f"{model.name}: fitting {', '.join(guesses)} to {len(t)} samples of "
+            f"{', '.join(names[c] for c in cols)} ({args.optimizer}, {args.steps} iterations, dt = {dt:g} s "
+            f"from {'--dt' if args.dt else dt_source}); {size.describe()}"
+        )
         if args.check:
             return 0
         checks.lock_folder(out)
-        res = fit(model, t, y, tuple(guesses), guesses, bounds, observe=coordinates(*cols),
-                  optimizer=args.optimizer, steps=args.steps, learning_rate=args.learning_rate,
-                  smoothing=smoothing, windows=args.windows, data_state=state if args.windows > 1 else None,
-                  dt=dt, starts=args.starts, noise=args.noise, progress=args.every,
-                  scheme=scheme, grid_start=args.grid_start, gradient=args.gradient,
-                  posterior=None if args.posterior is None else {"chains": max(args.posterior, 2), "draws": args.draws,
-                                                                 "burn": args.draws // 2})
+        res = fit(
+            model,
+            t,
+            y,
+            tuple(guesses),
+            guesses,
+            bounds,
+            observe=coordinates(*cols),
+            optimizer=args.optimizer,
+            steps=args.steps,
+            learning_rate=args.learning_rate,
+            smoothing=smoothing,
+            windows=args.windows,
+            data_state=state if args.windows > 1 else None,
+            dt=dt,
+            starts=args.starts,
+            noise=args.noise,
+            progress=args.every,
+            scheme=scheme,
+            grid_start=args.grid_start,
+            gradient=args.gradient,
+            posterior=None
+            if args.posterior is None
+            else {"chains": max(args.posterior, 2), "draws": args.draws, "burn": args.draws // 2},
+        )
     except ValueError as e:
         print(f"jaxcontact identify: error: {e}", file=sys.stderr)
         return 2
-    summary = {"model": model.name, "data": args.data, "observed": [names[c] for c in cols],
-               "optimizer": args.optimizer, "guesses": guesses, "bounds": bounds, "dt": dt,
-               "scheme": scheme.config()} | res.to_json()
+    summary = {
+        "model": model.name,
+        "data": args.data,
+        "observed": [names[c] for c in cols],
+        "optimizer": args.optimizer,
+        "guesses": guesses,
+        "bounds": bounds,
+        "dt": dt,
+        "scheme": scheme.config(),
+    } | res.to_json()
     summary["exact_fit"] = {n: exact_fit(res, n) for n in guesses}
     with open(os.path.join(out, "fit.json"), "w") as f:
         json.dump(summary, f, indent=1)
@@ -244,8 +344,17 @@ def run(args) -> int:
         from jaxcontact.studies.identify_plots import convergence_plot, fit_vs_data_plot
 
         convergence_plot(res, os.path.join(out, "convergence.png"))
-        fit_vs_data_plot(model, res, t, np.asarray(y), coordinates(*cols), os.path.join(out, "fit_vs_data.png"),
-                         dt=dt, scheme=scheme, labels=[names[c] for c in cols])
+        fit_vs_data_plot(
+            model,
+            res,
+            t,
+            np.asarray(y),
+            coordinates(*cols),
+            os.path.join(out, "fit_vs_data.png"),
+            dt=dt,
+            scheme=scheme,
+            labels=[names[c] for c in cols],
+        )
         files += ["convergence.png", "fit_vs_data.png"]
         if res.posterior is not None:
             from jaxcontact.studies.identify_plots import corner_plot
@@ -257,15 +366,20 @@ def run(args) -> int:
         if exact_fit(res, n):
             print(f"  {n} = {res.estimates[n]:.6g} (exact fit, noise-free data: no interval)")
         else:
-            how = ("Laplace, checked against the loss" if res.interval_method.get(n) == "laplace"
-                   else "read from the loss along the parameter: the Laplace model disagreed")
+            how = (
+                "Laplace, checked against the loss"
+                if res.interval_method.get(n) == "laplace"
+                else "read from the loss along the parameter: the Laplace model disagreed"
+            )
             print(f"  {n} = {res.estimates[n]:.6g}, Laplace sd {res.std[n]:.3g} (95 %: [{lo:.6g}, {hi:.6g}], {how})")
     if res.posterior is not None:
         post = res.posterior
         for i, n in enumerate(guesses):
             plo, phi = post.interval95[i]
-            print(f"  posterior {n}: mean {post.mean[i]:.6g}, sd {post.std[i]:.3g}, 95 % credible [{plo:.6g}, "
-                  f"{phi:.6g}], R-hat {post.rhat[i]:.3f}, ESS {post.ess[i]:.0f}")
+            print(
+                f"  posterior {n}: mean {post.mean[i]:.6g}, sd {post.std[i]:.3g}, 95 % credible [{plo:.6g}, "
+                f"{phi:.6g}], R-hat {post.rhat[i]:.3f}, ESS {post.ess[i]:.0f}"
+            )
         print(f"  posterior acceptance {np.mean(post.acceptance):.2f} ({len(post.acceptance)} chains)")
     print(f"  loss {res.loss:.3g} after {res.iterations} iterations, {res.wall_time:.1f} s wall time")
     print(f"  wrote {', '.join(os.path.join(out, f) for f in files)}")

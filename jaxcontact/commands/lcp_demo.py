@@ -36,10 +36,12 @@ SOLVERS = ("lemke", "robust", "pgs", "jacobi")
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Declare the ``lcp-demo`` options on ``p``."""
     p.add_argument("--float32", action="store_true", help="solve in float32 (default float64)")
-    p.add_argument("--solvers", default=",".join(SOLVERS),
-                   help=f"comma-separated subset of {', '.join(SOLVERS)} (default: all)")
-    p.add_argument("--sweeps", type=checks.positive_int, default=2000,
-                   help="sweeps of PGS and projected Jacobi (default 2000)")
+    p.add_argument(
+        "--solvers", default=",".join(SOLVERS), help=f"comma-separated subset of {', '.join(SOLVERS)} (default: all)"
+    )
+    p.add_argument(
+        "--sweeps", type=checks.positive_int, default=2000, help="sweeps of PGS and projected Jacobi (default 2000)"
+    )
 
 
 def pad_lcp(M, q, size: int):
@@ -68,9 +70,11 @@ def _solver_functions(names, sweeps):
             fns[name] = jax.jit(lambda M, q: robust_solve(M, q))
         elif name == "pgs":
             from jaxcontact.lcp.pgs import pgs
+
             fns[name] = jax.jit(lambda M, q: pgs(M, q, iterations=sweeps))
         elif name == "jacobi":
             from jaxcontact.lcp.jacobi import projected_jacobi
+
             fns[name] = jax.jit(lambda M, q: projected_jacobi(M, q, iterations=sweeps))
         else:
             raise ValueError(f"lcp-demo: unknown solver {name!r}; choose from {SOLVERS}")
@@ -92,16 +96,20 @@ def run(args) -> int:
     tol = default_tol(dtype)
     unknown = sorted(set(names) - set(SOLVERS))
     if unknown or not names:
-        print(f"jaxcontact lcp-demo: error: --solvers {args.solvers!r}: unknown {unknown}; choose from {SOLVERS}",
-              file=sys.stderr)
+        print(
+            f"jaxcontact lcp-demo: error: --solvers {args.solvers!r}: unknown {unknown}; choose from {SOLVERS}",
+            file=sys.stderr,
+        )
         return 2
     fns = _solver_functions(names, args.sweeps)
     problems = load_collection()
     sizes = [len(p.q) for p in problems]
     size = max(sizes)
 
-    print(f"Siconos LCP collection ({collection_dir()}), {len(problems)} dense problems, "
-          f"{np.dtype(dtype).name}, converged = residual <= {tol:g}")
+    print(
+        f"Siconos LCP collection ({collection_dir()}), {len(problems)} dense problems, "
+        f"{np.dtype(dtype).name}, converged = residual <= {tol:g}"
+    )
     header = f"{'problem':28s} {'n':>3s}  {'solver':7s} {'conv':5s} {'residual':>9s} {'siconos':>9s} {'iters':>6s} {'time':>9s}"
     print(header)
     print("-" * len(header))
@@ -127,8 +135,10 @@ def run(args) -> int:
             nq = np.linalg.norm(q)
             err = np.linalg.norm(z - np.maximum(0.0, z - w)) / (nq if nq > 0 else 1.0)
             conv = bool(np.isfinite(res) and res <= tol)
-            print(f"{p.name:28s} {n:3d}  {name:7s} {str(conv):5s} {res:9.1e} {err:9.1e} "
-                  f"{int(sol.iterations):6d} {dt * 1e3:7.2f}ms")
+            print(
+                f"{p.name:28s} {n:3d}  {name:7s} {str(conv):5s} {res:9.1e} {err:9.1e} "
+                f"{int(sol.iterations):6d} {dt * 1e3:7.2f}ms"
+            )
     total = time.perf_counter() - t_start
     comp = ", ".join(f"{k} {v:.1f}s" for k, v in compile_s.items())
     print(f"\nproblems padded to n = {size}; compile times: {comp}; total {total:.1f}s")

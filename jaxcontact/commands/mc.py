@@ -52,8 +52,13 @@ import shlex
 import sys
 
 from jaxcontact.commands import checks
-from jaxcontact.commands.scheme_options import (add_model_argument, add_scheme_arguments, default_out, model_name,
-                                                scheme_from_args)
+from jaxcontact.commands.scheme_options import (
+    add_model_argument,
+    add_scheme_arguments,
+    default_out,
+    model_name,
+    scheme_from_args,
+)
 from jaxcontact.commands.simulate import parse_sets
 
 NAME = "mc"
@@ -63,66 +68,138 @@ HELP = "Monte Carlo uncertainty study of a built-in or user model, with any sche
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The ``mc`` command's arguments."""
-    add_model_argument(p, "the model (`jaxcontact models` says which have a default study, the others need --param; "
-                          "`jaxcontact params MODEL` lists its parameters)")
+    add_model_argument(
+        p,
+        "the model (`jaxcontact models` says which have a default study, the others need --param; "
+        "`jaxcontact params MODEL` lists its parameters)",
+    )
     add_scheme_arguments(p, default="the study's (moreau-jean unless the model's default study says)")
-    p.add_argument("--n", type=checks.positive_int, default=None,
-                   help="number of simulations (default: the model's default study, 10000 for four-bar; 256 with "
-                        "--method pce or pce-grad); with Sobol indices rounded up to whole Saltelli rows, "
-                        "n_base × (d + 2) for d uncertain parameters (the count is printed before the run)")
-    p.add_argument("--param", action="append", default=[], metavar="'NAME=DIST(ARGS)'",
-                   help="uncertain parameter, quoted for the shell, e.g. 'restitution=uniform(0.6,0.95)'; dists: "
-                        "uniform(a,b), normal(mu,sigma), truncnormal(mu,sigma,lo,hi), lognormal(mu,sigma), "
-                        "fixed(v). Repeatable; replaces the default distribution of that name")
-    p.add_argument("--only", action="store_true",
-                   help="vary only the --param parameters (drop the model's default uncertainties)")
-    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="fixed parameter value for the whole study (repeatable; not also a --param)")
-    p.add_argument("--outcome", action="append", default=[], metavar="NAME",
-                   help="outcome (repeatable; default: the model's default list): peak_impulse, impacts, "
-                        "rest_time, max_penetration, max_phi, max_phi_dot, peak_force, free_flight, final:<coord>, "
-                        "max:<coord>, min:<coord>, peak_accel:<coord>, first_above:<coord>=<level>, "
-                        "first_below:<coord>=<level>, series:<coord>|gap|energy|phi|speed "
-                        "(<coord>: a coordinate or a model observable)")
-    p.add_argument("--chunk", type=checks.positive_int, default=None,
-                   help="samples per chunk (one compiled call, split over the devices, one file on disk; "
-                        "default: 256 per device when the study starts, then the study's recorded size)")
+    p.add_argument(
+        "--n",
+        type=checks.positive_int,
+        default=None,
+        help="number of simulations (default: the model's default study, 10000 for four-bar; 256 with "
+        "--method pce or pce-grad); with Sobol indices rounded up to whole Saltelli rows, "
+        "n_base × (d + 2) for d uncertain parameters (the count is printed before the run)",
+    )
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="'NAME=DIST(ARGS)'",
+        help="uncertain parameter, quoted for the shell, e.g. 'restitution=uniform(0.6,0.95)'; dists: "
+        "uniform(a,b), normal(mu,sigma), truncnormal(mu,sigma,lo,hi), lognormal(mu,sigma), "
+        "fixed(v). Repeatable; replaces the default distribution of that name",
+    )
+    p.add_argument(
+        "--only", action="store_true", help="vary only the --param parameters (drop the model's default uncertainties)"
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="fixed parameter value for the whole study (repeatable; not also a --param)",
+    )
+    p.add_argument(
+        "--outcome",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="outcome (repeatable; default: the model's default list): peak_impulse, impacts, "
+        "rest_time, max_penetration, max_phi, max_phi_dot, peak_force, free_flight, final:<coord>, "
+        "max:<coord>, min:<coord>, peak_accel:<coord>, first_above:<coord>=<level>, "
+        "first_below:<coord>=<level>, series:<coord>|gap|energy|phi|speed "
+        "(<coord>: a coordinate or a model observable)",
+    )
+    p.add_argument(
+        "--chunk",
+        type=checks.positive_int,
+        default=None,
+        help="samples per chunk (one compiled call, split over the devices, one file on disk; "
+        "default: 256 per device when the study starts, then the study's recorded size)",
+    )
     p.add_argument("--seed", type=checks.nonnegative_int, default=0, help="random seed of the design (default 0)")
-    p.add_argument("--sampler", choices=("random", "lhs", "sobol"), default="random",
-                   help="design: random (i.i.d.), lhs (Latin hypercube) or sobol (scrambled Sobol' points)")
+    p.add_argument(
+        "--sampler",
+        choices=("random", "lhs", "sobol"),
+        default="random",
+        help="design: random (i.i.d.), lhs (Latin hypercube) or sobol (scrambled Sobol' points)",
+    )
     p.add_argument("--no-sobol", action="store_true", help="skip Sobol indices (plain design of N samples)")
-    p.add_argument("--bootstrap", type=checks.positive_int, default=1000,
-                   help="bootstrap resamples for the Sobol-index intervals (default 1000)")
+    p.add_argument(
+        "--bootstrap",
+        type=checks.positive_int,
+        default=1000,
+        help="bootstrap resamples for the Sobol-index intervals (default 1000)",
+    )
     p.add_argument("--dt", type=checks.positive_float, default=None, help="time step in s (default: the study's)")
-    p.add_argument("--t-final", type=checks.positive_float, default=None,
-                   help="simulated time in s (default: the study's)")
-    p.add_argument("--save-every", type=checks.positive_int, default=None,
-                   help="keep every k-th row of time series (default: the study's)")
-    p.add_argument("--dtype", choices=("float64", "float32"), default="float64",
-                   help="floating-point precision of the simulations (default float64)")
-    p.add_argument("--devices", type=checks.positive_int, default=None,
-                   help="XLA host devices to shard over on CPU (default: one per usable core; programs with "
-                        "LAPACK calls run on one, see the module doc)")
-    p.add_argument("--method", choices=("mc", "pce", "pce-grad"), default="mc",
-                   help="mc: Monte Carlo statistics and Saltelli Sobol indices; pce: a sparse polynomial chaos "
-                        "expansion of each scalar outcome fitted to N samples (moments and Sobol indices from its "
-                        "coefficients, cross-validated Q² per outcome, pce_diagnostics.png); pce-grad: the same "
-                        "with each sample's jax.jacfwd gradient as extra regression rows")
-    p.add_argument("--processes", type=checks.positive_int, default=None, metavar="N",
-                   help="run the study as N processes on this host (jax.distributed, coordinator on 127.0.0.1 "
-                        "on a free port); each takes every N-th chunk, same numbers as one process")
-    p.add_argument("--coordinator", default=None, metavar="HOST:PORT",
-                   help="several hosts: the coordinator address of jax.distributed (process 0's host), with "
-                        "--num-processes and --process-id; every process runs the same command")
-    p.add_argument("--num-processes", type=checks.positive_int, default=None,
-                   help="several hosts: number of processes in the study (with --coordinator)")
-    p.add_argument("--process-id", type=checks.nonnegative_int, default=None,
-                   help="several hosts: this process's index, 0 … num-processes − 1 (with --coordinator)")
+    p.add_argument(
+        "--t-final", type=checks.positive_float, default=None, help="simulated time in s (default: the study's)"
+    )
+    p.add_argument(
+        "--save-every",
+        type=checks.positive_int,
+        default=None,
+        help="keep every k-th row of time series (default: the study's)",
+    )
+    p.add_argument(
+        "--dtype",
+        choices=("float64", "float32"),
+        default="float64",
+        help="floating-point precision of the simulations (default float64)",
+    )
+    p.add_argument(
+        "--devices",
+        type=checks.positive_int,
+        default=None,
+        help="XLA host devices to shard over on CPU (default: one per usable core; programs with "
+        "LAPACK calls run on one, see the module doc)",
+    )
+    p.add_argument(
+        "--method",
+        choices=("mc", "pce", "pce-grad"),
+        default="mc",
+        help="mc: Monte Carlo statistics and Saltelli Sobol indices; pce: a sparse polynomial chaos "
+        "expansion of each scalar outcome fitted to N samples (moments and Sobol indices from its "
+        "coefficients, cross-validated Q² per outcome, pce_diagnostics.png); pce-grad: the same "
+        "with each sample's jax.jacfwd gradient as extra regression rows",
+    )
+    p.add_argument(
+        "--processes",
+        type=checks.positive_int,
+        default=None,
+        metavar="N",
+        help="run the study as N processes on this host (jax.distributed, coordinator on 127.0.0.1 "
+        "on a free port); each takes every N-th chunk, same numbers as one process",
+    )
+    p.add_argument(
+        "--coordinator",
+        default=None,
+        metavar="HOST:PORT",
+        help="several hosts: the coordinator address of jax.distributed (process 0's host), with "
+        "--num-processes and --process-id; every process runs the same command",
+    )
+    p.add_argument(
+        "--num-processes",
+        type=checks.positive_int,
+        default=None,
+        help="several hosts: number of processes in the study (with --coordinator)",
+    )
+    p.add_argument(
+        "--process-id",
+        type=checks.nonnegative_int,
+        default=None,
+        help="several hosts: this process's index, 0 … num-processes − 1 (with --coordinator)",
+    )
     p.add_argument("--no-plots", action="store_true", help="write summary.json and samples.npz only")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--out", default=None, help="output folder, created if needed (default: mc-<model>)")
-    p.add_argument("--allow-large", action="store_true",
-                   help="run even when the size estimate is far above what a command line usually asks for")
+    p.add_argument(
+        "--allow-large",
+        action="store_true",
+        help="run even when the size estimate is far above what a command line usually asks for",
+    )
     checks.add_check_option(p)
 
 
@@ -145,8 +222,9 @@ def _host_devices(requested: int | None) -> None:
     flags = os.environ.get("XLA_FLAGS", "")
     if "xla_force_host_platform_device_count" in flags:
         if requested is not None:
-            print(f"note: --devices {requested} ignored (XLA_FLAGS already sets the host device count)",
-                  file=sys.stderr)
+            print(
+                f"note: --devices {requested} ignored (XLA_FLAGS already sets the host device count)", file=sys.stderr
+            )
         return
     if n < 2:
         return
@@ -156,12 +234,15 @@ def _host_devices(requested: int | None) -> None:
         return
     if n > cores:
         # XLA makes as many host devices as asked; past one per core they only take turns on the cores.
-        print(f"warning: --devices {n} is more than the {cores} core(s) this process may use: the {n} host "
-              f"devices share them and run no faster than {cores}", file=sys.stderr)
+        print(
+            f"warning: --devices {n} is more than the {cores} core(s) this process may use: the {n} host "
+            f"devices share them and run no faster than {cores}",
+            file=sys.stderr,
+        )
     os.environ["XLA_FLAGS"] = (flags + f" --xla_force_host_platform_device_count={n}").strip()
 
 
-def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.Size", list, int]:
+def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, checks.Size, list, int]:
     """What will run (simulations, design, steps) in one line, its size estimate, accuracy warnings and the
     samples already saved by an earlier run of it (a resume); no compute."""
     from jaxcontact.studies.montecarlo import study_model
@@ -179,8 +260,10 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.
             design += f", asked --n {spec.n}"
         refused = too_few_rows(n_base)
         if refused:
-            warn.append(f"{refused} base rows: the study will report no Sobol indices "
-                        f"(--n {design_size(MIN_BASE_ROWS, d)} or more gives them; --no-sobol skips the Saltelli design)")
+            warn.append(
+                f"{refused} base rows: the study will report no Sobol indices "
+                f"(--n {design_size(MIN_BASE_ROWS, d)} or more gives them; --no-sobol skips the Saltelli design)"
+            )
     else:
         n_sim, design = spec.n, f"{spec.sampler} design"
     n_series = sum(o.kind == "series" for o in outcomes)
@@ -188,11 +271,24 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, "checks.
     # Chunks of another study do not count: the runner refuses to resume it, naming what differs.
     saved, total = saved_samples(chunk_folder) if os.path.isdir(chunk_folder) else (0, 0)
     saved = saved if total == n_sim else 0
-    size = checks.study_size(model, n_simulations=n_sim, n_params=len(spec.space), n_steps=n_steps,
-                             save_every=spec.save_every, n_series=n_series,
-                             n_scalars=len(spec.outcomes) - n_series, chunk=chunk, n_saved=saved)
-    return (f"{spec.model}: {n_sim} simulations ({design}) × {n_steps} steps of {dt:g} s; {size.describe()}"
-            + (f"; resuming: {saved} samples already saved" if saved else ""), size, warn, saved)
+    size = checks.study_size(
+        model,
+        n_simulations=n_sim,
+        n_params=len(spec.space),
+        n_steps=n_steps,
+        save_every=spec.save_every,
+        n_series=n_series,
+        n_scalars=len(spec.outcomes) - n_series,
+        chunk=chunk,
+        n_saved=saved,
+    )
+    return (
+        f"{spec.model}: {n_sim} simulations ({design}) × {n_steps} steps of {dt:g} s; {size.describe()}"
+        + (f"; resuming: {saved} samples already saved" if saved else ""),
+        size,
+        warn,
+        saved,
+    )
 
 
 PROCESS_TIMEOUT = 300  # seconds a process waits for the others to join jax.distributed
@@ -204,8 +300,10 @@ def _distributed_arguments(args) -> tuple[str, int, int] | None:
     if not any(given):
         return None
     if not all(given):
-        raise ValueError("--coordinator, --num-processes and --process-id go together (every process of the "
-                         "study gets all three, with its own --process-id)")
+        raise ValueError(
+            "--coordinator, --num-processes and --process-id go together (every process of the "
+            "study gets all three, with its own --process-id)"
+        )
     if args.processes is not None:
         raise ValueError("--processes N starts its own processes; do not combine it with --coordinator")
     if args.process_id >= args.num_processes:
@@ -232,7 +330,7 @@ def _spawn_local(args, n: int) -> int:
     argv = list(getattr(args, "argv", None) or sys.argv[1:])
     i = argv.index("--processes") if "--processes" in argv else None
     if i is not None:
-        del argv[i:i + 2]
+        del argv[i : i + 2]
     else:
         argv = [a for a in argv if not a.startswith("--processes=")]
     coordinator = f"127.0.0.1:{_free_port()}"
@@ -242,8 +340,12 @@ def _spawn_local(args, n: int) -> int:
             extra = ["--coordinator", coordinator, "--num-processes", str(n), "--process-id", str(k)]
             if k > 0:
                 extra += ["--quiet"]  # one progress bar and one summary: process 0's
-            children.append(subprocess.Popen([sys.executable, "-m", "jaxcontact.cli", *argv, *extra],
-                                             stdout=None if k == 0 else subprocess.DEVNULL))
+            children.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "jaxcontact.cli", *argv, *extra],
+                    stdout=None if k == 0 else subprocess.DEVNULL,
+                )
+            )
         codes = [c.wait() for c in children]
     except KeyboardInterrupt:
         for c in children:
@@ -270,16 +372,20 @@ def run(args) -> int:
     try:
         distributed = _distributed_arguments(args)
         if (distributed is not None or (args.processes or 1) > 1) and args.method != "mc":
-            raise ValueError(f"several processes (--processes, --coordinator) run --method mc studies only, "
-                             f"not --method {args.method}")
+            raise ValueError(
+                f"several processes (--processes, --coordinator) run --method mc studies only, "
+                f"not --method {args.method}"
+            )
         if args.processes is not None and args.processes > 1 and not args.check:
             return _spawn_local(args, args.processes)
         _host_devices(args.devices)
         sets = parse_sets(args.set)
         checks.set_and_param_conflict(sets, args.param)
         if args.no_sobol and args.method != "mc":
-            raise ValueError(f"--no-sobol does not apply to --method {args.method}: its Sobol indices come "
-                             f"from the expansion's coefficients at no extra simulation")
+            raise ValueError(
+                f"--no-sobol does not apply to --method {args.method}: its Sobol indices come "
+                f"from the expansion's coefficients at no extra simulation"
+            )
         name = model_name(args)
         out = checks.output_folder(args.out or default_out("mc", name))
     except ValueError as e:
@@ -291,11 +397,18 @@ def run(args) -> int:
     if distributed is not None:
         coordinator, n_proc, pid = distributed
         try:
-            jax.distributed.initialize(coordinator_address=coordinator, num_processes=n_proc, process_id=pid,
-                                       initialization_timeout=PROCESS_TIMEOUT)
+            jax.distributed.initialize(
+                coordinator_address=coordinator,
+                num_processes=n_proc,
+                process_id=pid,
+                initialization_timeout=PROCESS_TIMEOUT,
+            )
         except Exception as e:  # noqa: BLE001 - the runtime raises XlaRuntimeError/RuntimeError/ValueError
-            print(f"jaxcontact mc: error: process {pid} of {n_proc} could not join the coordinator "
-                  f"{coordinator} within {PROCESS_TIMEOUT} s: {e}", file=sys.stderr)
+            print(
+                f"jaxcontact mc: error: process {pid} of {n_proc} could not join the coordinator "
+                f"{coordinator} within {PROCESS_TIMEOUT} s: {e}",
+                file=sys.stderr,
+            )
             return 2
     from jaxcontact.studies.montecarlo import DEFAULT_STUDIES, default_study, format_summary, run_study
     from jaxcontact.studies.runner import saved_samples
@@ -306,11 +419,23 @@ def run(args) -> int:
         n = args.n if args.n is not None or args.method == "mc" else PCE_DEFAULT_N
         study = DEFAULT_STUDIES.get(name, {})
         scheme = scheme_from_args(args, study.get("scheme", "moreau-jean"), study.get("scheme_options"))
-        spec = default_study(name, n=n, params=args.param, only=args.only, outcomes=args.outcome,
-                             sampler=args.sampler, seed=args.seed,
-                             sensitivity=not args.no_sobol and args.method == "mc", dt=args.dt,
-                             t_final=args.t_final, save_every=args.save_every, overrides=sets,
-                             chunk_size=args.chunk, n_bootstrap=args.bootstrap, scheme=scheme)
+        spec = default_study(
+            name,
+            n=n,
+            params=args.param,
+            only=args.only,
+            outcomes=args.outcome,
+            sampler=args.sampler,
+            seed=args.seed,
+            sensitivity=not args.no_sobol and args.method == "mc",
+            dt=args.dt,
+            t_final=args.t_final,
+            save_every=args.save_every,
+            overrides=sets,
+            chunk_size=args.chunk,
+            n_bootstrap=args.bootstrap,
+            scheme=scheme,
+        )
         line, size, warns, saved = plan(spec, chunks, args.dtype)
         warns = checks.check_size(size, out, args.allow_large, resuming=saved > 0) + warns
         print(line)
@@ -331,8 +456,7 @@ def run(args) -> int:
             with warnings.catch_warnings():
                 # Unreliable fits are reported below, one line per outcome, instead of as Python warnings.
                 warnings.simplefilter("ignore", PCEWarning)
-                summary = run_pce_study(spec, out, method=args.method, progress=not args.quiet,
-                                        plot=not args.no_plots)
+                summary = run_pce_study(spec, out, method=args.method, progress=not args.quiet, plot=not args.no_plots)
     except ValueError as e:
         print(f"jaxcontact mc: error: {e}", file=sys.stderr)
         return 2
@@ -340,8 +464,9 @@ def run(args) -> int:
         saved, total = saved_samples(chunks)
         argv = getattr(args, "argv", None)
         again = shlex.join(["jaxcontact", *argv]) if argv is not None else f"the same command with --out {out}"
-        print(f"\ninterrupted: {saved} of {total or '?'} samples saved in {chunks}; resume with: {again}",
-              file=sys.stderr)
+        print(
+            f"\ninterrupted: {saved} of {total or '?'} samples saved in {chunks}; resume with: {again}", file=sys.stderr
+        )
         return 130
     if jax.process_index() != 0:
         return 0  # process 0 prints the summary and writes the files
@@ -352,8 +477,11 @@ def run(args) -> int:
     print(f"wrote {', '.join(os.path.join(out, f) for f in summary['files'])}")
     fail = summary["failures"]
     if fail["n_valid"] == 0:
-        print(f"jaxcontact mc: error: every one of the {fail['n_samples']} simulations failed (see 'failed samples' "
-              f"above): the study has no valid result", file=sys.stderr)
+        print(
+            f"jaxcontact mc: error: every one of the {fail['n_samples']} simulations failed (see 'failed samples' "
+            f"above): the study has no valid result",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -362,8 +490,9 @@ def pce_line(name: str, p: dict) -> str:
     """One outcome's polynomial chaos line of the printed summary: its Q², and why it is unreliable if it is."""
     if "error" in p:
         return f"  {name:<18} polynomial chaos: not fitted: {p['error']}"
-    return (f"  {name:<18} polynomial chaos: Q² = {_q2(p['q2'])} (degree {p['degree']}, {p['n_terms']} terms)"
-            + ("" if p["reliable"] else f" — UNRELIABLE ({p['unreliable_because']}): do not trust its Sobol indices"))
+    return f"  {name:<18} polynomial chaos: Q² = {_q2(p['q2'])} (degree {p['degree']}, {p['n_terms']} terms)" + (
+        "" if p["reliable"] else f" — UNRELIABLE ({p['unreliable_because']}): do not trust its Sobol indices"
+    )
 
 
 def _q2(x) -> str:

@@ -1,7 +1,7 @@
 """``jaxcontact models``: list the built-in models with their coordinates, default time grid and default study.
 
-    jaxcontact models
-    jaxcontact params four-bar      # one model's parameters, defaults, units and rules
+jaxcontact models
+jaxcontact params four-bar      # one model's parameters, defaults, units and rules
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ def run(args) -> int:
         m = get_model(name)
         coords = ", ".join(m.system.names) if m.system.names else f"{m.system.n_dof} coordinates"
         study = "yes" if name in DEFAULT_STUDIES else "no (give --param)"
-        print(f"{name}\n  {first_line(module)}\n  coordinates: {coords}\n"
-              f"  default dt {m.dt:g} s, t_final {m.t_final:g} s; default `mc` study: {study}")
+        print(
+            f"{name}\n  {first_line(module)}\n  coordinates: {coords}\n"
+            f"  default dt {m.dt:g} s, t_final {m.t_final:g} s; default `mc` study: {study}"
+        )
     print("\n`jaxcontact params MODEL` lists a model's parameters, defaults, units and rules.")
     return 0

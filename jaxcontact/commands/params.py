@@ -16,6 +16,7 @@ import importlib
 NAME = "params"
 HELP = "list a model's parameters: default value, unit and rule"
 
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The ``params`` command's arguments: the model."""
     from jaxcontact.models import REGISTRY
@@ -52,8 +53,10 @@ def run(args) -> int:
     from jaxcontact.models import REGISTRY, get_model
 
     if args.model not in REGISTRY:
-        print(f"jaxcontact params: error: unknown model {args.model!r}; built-in models: {sorted(REGISTRY)}",
-              file=sys.stderr)
+        print(
+            f"jaxcontact params: error: unknown model {args.model!r}; built-in models: {sorted(REGISTRY)}",
+            file=sys.stderr,
+        )
         return 2
     m = get_model(args.model)
     table = [("name", "default", "unit", "rule", "mc range")] + rows(args.model)

@@ -34,11 +34,20 @@ def add_model_argument(p: argparse.ArgumentParser, what: str = "model") -> None:
     """The model, positional or ``--model``: a built-in name or FILE.py:FUNCTION."""
     from jaxcontact.models import REGISTRY
 
-    p.add_argument("model", nargs="?", default=None,
-                   help=f"{what}: a built-in name ({', '.join(sorted(REGISTRY))}) or a user file FILE.py:FUNCTION "
-                        "(a function returning a jaxcontact.models.Model)")
-    p.add_argument("--model", dest="model_spec", default=None, metavar="NAME|FILE.py:FUNCTION",
-                   help="the model, instead of the positional argument")
+    p.add_argument(
+        "model",
+        nargs="?",
+        default=None,
+        help=f"{what}: a built-in name ({', '.join(sorted(REGISTRY))}) or a user file FILE.py:FUNCTION "
+        "(a function returning a jaxcontact.models.Model)",
+    )
+    p.add_argument(
+        "--model",
+        dest="model_spec",
+        default=None,
+        metavar="NAME|FILE.py:FUNCTION",
+        help="the model, instead of the positional argument",
+    )
 
 
 def model_name(args) -> str:
@@ -58,23 +67,43 @@ def default_out(command: str, name: str) -> str:
 
 def add_scheme_arguments(p: argparse.ArgumentParser, default: str = "moreau-jean") -> None:
     """``--scheme`` and each scheme's options (an option of another scheme is refused later, by name)."""
-    p.add_argument("--scheme", choices=SCHEMES, default=None,
-                   help="time stepping: moreau-jean (rigid contacts, impulses), moreau-jean-siconos (Siconos' "
-                        "MoreauJeanOSI step: K and C implicit, Siconos' contact prediction and Newton law), penalty "
-                        "(compliant contacts, an ODE) or event-driven (rigid and compliant contacts, stick–slip inside the step); "
-                        f"default {default}")
+    p.add_argument(
+        "--scheme",
+        choices=SCHEMES,
+        default=None,
+        help="time stepping: moreau-jean (rigid contacts, impulses), moreau-jean-siconos (Siconos' "
+        "MoreauJeanOSI step: K and C implicit, Siconos' contact prediction and Newton law), penalty "
+        "(compliant contacts, an ODE) or event-driven (rigid and compliant contacts, stick–slip inside the step); "
+        f"default {default}",
+    )
     p.add_argument("--theta", type=checks.unit_float, default=None, help="moreau-jean: θ of the θ-method (default 0.5)")
-    p.add_argument("--solver", choices=("auto", "nsgs", "pgs", "lemke", "newton"), default=None,
-                   help="moreau-jean: contact solver (default auto: NSGS with friction, PGS without; newton: the "
-                        "semismooth Newton on Coulomb cones, spatial friction only)")
-    p.add_argument("--iterations", type=checks.positive_int, default=None,
-                   help="moreau-jean: sweeps of the iterative contact solver (default 50)")
-    p.add_argument("--impact-location", choices=("step", "interpolated"), default=None,
-                   help="moreau-jean: impacts on the step grid (step, the default of simulate and mc) or at the gap "
-                        "crossing inside the step (interpolated: motion continuous in restitution and friction; "
-                        "the default of identify)")
-    p.add_argument("--integrator", choices=PENALTY_METHODS, default=None,
-                   help="penalty: fixed-step rk4 (default) or an adaptive diffrax solver inside each step")
+    p.add_argument(
+        "--solver",
+        choices=("auto", "nsgs", "pgs", "lemke", "newton"),
+        default=None,
+        help="moreau-jean: contact solver (default auto: NSGS with friction, PGS without; newton: the "
+        "semismooth Newton on Coulomb cones, spatial friction only)",
+    )
+    p.add_argument(
+        "--iterations",
+        type=checks.positive_int,
+        default=None,
+        help="moreau-jean: sweeps of the iterative contact solver (default 50)",
+    )
+    p.add_argument(
+        "--impact-location",
+        choices=("step", "interpolated"),
+        default=None,
+        help="moreau-jean: impacts on the step grid (step, the default of simulate and mc) or at the gap "
+        "crossing inside the step (interpolated: motion continuous in restitution and friction; "
+        "the default of identify)",
+    )
+    p.add_argument(
+        "--integrator",
+        choices=PENALTY_METHODS,
+        default=None,
+        help="penalty: fixed-step rk4 (default) or an adaptive diffrax solver inside each step",
+    )
 
 
 def scheme_from_args(args, default: str = "moreau-jean", study_options: dict | None = None):

@@ -1,6 +1,6 @@
 """``jaxcontact simulate <model>``: run one built-in or user model (FILE.py:FUNCTION), write trajectory.npz and plots, print a summary.
 
-    jaxcontact simulate bouncing-ball --set restitution=0.8 --dt 1e-3 --t-final 10 --out ball
+jaxcontact simulate bouncing-ball --set restitution=0.8 --dt 1e-3 --t-final 10 --out ball
 """
 
 from __future__ import annotations
@@ -11,8 +11,13 @@ import sys
 import time
 
 from jaxcontact.commands import checks
-from jaxcontact.commands.scheme_options import (add_model_argument, add_scheme_arguments, default_out, model_name,
-                                                scheme_from_args)
+from jaxcontact.commands.scheme_options import (
+    add_model_argument,
+    add_scheme_arguments,
+    default_out,
+    model_name,
+    scheme_from_args,
+)
 
 NAME = "simulate"
 HELP = "simulate a built-in or user model (Moreau–Jean, penalty or event-driven), write trajectory.npz and PNG plots"
@@ -21,20 +26,29 @@ HELP = "simulate a built-in or user model (Moreau–Jean, penalty or event-drive
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The ``simulate`` command's arguments."""
     add_model_argument(p)
-    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="parameter override by name (repeatable)")
+    p.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE", help="parameter override by name (repeatable)"
+    )
     p.add_argument("--dt", type=checks.positive_float, default=None, help="time step in s (default: the model's)")
-    p.add_argument("--t-final", type=checks.positive_float, default=None,
-                   help="simulated time in s (default: the model's)")
+    p.add_argument(
+        "--t-final", type=checks.positive_float, default=None, help="simulated time in s (default: the model's)"
+    )
     add_scheme_arguments(p)
-    p.add_argument("--start", default="check", metavar="{check,project}",
-                   help="check (default): refuse a start off its joints, manifold or contacts, naming the row; "
-                        "project: move it onto them first")
+    p.add_argument(
+        "--start",
+        default="check",
+        metavar="{check,project}",
+        help="check (default): refuse a start off its joints, manifold or contacts, naming the row; "
+        "project: move it onto them first",
+    )
     p.add_argument("--save-every", type=checks.positive_int, default=1, help="keep every k-th state (default 1)")
     p.add_argument("--out", default=None, help="output folder, created if needed (default: simulate-<model>)")
     p.add_argument("--no-plots", action="store_true", help="write trajectory.npz only")
-    p.add_argument("--allow-large", action="store_true",
-                   help="run even when the size estimate is far above what a command line usually asks for")
+    p.add_argument(
+        "--allow-large",
+        action="store_true",
+        help="run even when the size estimate is far above what a command line usually asks for",
+    )
     checks.add_check_option(p)
 
 
@@ -61,6 +75,7 @@ def run(args) -> int:
 
     from jaxcontact.models import get_model
     from jaxcontact.simulate import check_scheme, n_steps_for, simulate
+
     try:
         name = model_name(args)
         model = get_model(name, **parse_sets(args.set))
@@ -74,18 +89,34 @@ def run(args) -> int:
         check_scheme(scheme, model.system, model.name)
         out = checks.output_folder(args.out or default_out("simulate", name))
         size = checks.trajectory_size(model, n_steps, save_every)
-        warns = checks.check_size(size, out, args.allow_large, max_steps=checks.SINGLE_RUN_STEPS,
-                                  hint="a larger --dt, a shorter --t-final or a larger --save-every")
+        warns = checks.check_size(
+            size,
+            out,
+            args.allow_large,
+            max_steps=checks.SINGLE_RUN_STEPS,
+            hint="a larger --dt, a shorter --t-final or a larger --save-every",
+        )
         for w in warns + checks.step_warnings(model, dt):
             print(f"warning: {w}", file=sys.stderr)
         if args.check:
-            print(f"{model.name}: {n_steps} steps of dt = {dt:g} s to t = {n_steps * dt:g} s ({scheme.name}); "
-                  f"{size.describe()}; output folder {out}")
+            print(
+                f"{model.name}: {n_steps} steps of dt = {dt:g} s to t = {n_steps * dt:g} s ({scheme.name}); "
+                f"{size.describe()}; output folder {out}"
+            )
             return 0
         q0, u0 = model.initial_state(model.params)
         start = time.perf_counter()
-        traj = simulate(model.system, model.params, q0, u0, dt=dt, n_steps=n_steps, scheme=scheme,
-                        save_every=save_every, start=args.start)
+        traj = simulate(
+            model.system,
+            model.params,
+            q0,
+            u0,
+            dt=dt,
+            n_steps=n_steps,
+            scheme=scheme,
+            save_every=save_every,
+            start=args.start,
+        )
         jax.block_until_ready(traj)
         wall = time.perf_counter() - start
     except ValueError as e:
@@ -94,9 +125,17 @@ def run(args) -> int:
 
     d = traj.diagnostics
     arrays = {
-        "t": traj.t, "q": traj.q, "u": traj.u, "impulse_normal": traj.impulse_normal,
-        "impulse_tangent": traj.impulse_tangent, "active": traj.active, "residual": d.residual,
-        "converged": d.converged, "iterations": d.iterations, "phi": d.phi, "phi_dot": d.phi_dot,
+        "t": traj.t,
+        "q": traj.q,
+        "u": traj.u,
+        "impulse_normal": traj.impulse_normal,
+        "impulse_tangent": traj.impulse_tangent,
+        "active": traj.active,
+        "residual": d.residual,
+        "converged": d.converged,
+        "iterations": d.iterations,
+        "phi": d.phi,
+        "phi_dot": d.phi_dot,
         "energy": d.energy,
     }
     arrays = {k: np.asarray(v) for k, v in arrays.items()}
@@ -106,15 +145,20 @@ def run(args) -> int:
     paths = [] if args.no_plots or not finite.all() else _plots(traj, model, out)
     if not finite.all():
         k = int(np.argmin(finite))
-        print(f"jaxcontact simulate: error: the run is not finite (state or energy) from t = {float(arrays['t'][k]):g} s (saved row "
-              f"{k}) on: nothing valid after it (a parameter far outside the model's range, or a --dt too large?); "
-              f"wrote {os.path.join(out, 'trajectory.npz')} for inspection", file=sys.stderr)
+        print(
+            f"jaxcontact simulate: error: the run is not finite (state or energy) from t = {float(arrays['t'][k]):g} s (saved row "
+            f"{k}) on: nothing valid after it (a parameter far outside the model's range, or a --dt too large?); "
+            f"wrote {os.path.join(out, 'trajectory.npz')} for inspection",
+            file=sys.stderr,
+        )
         return 1
     for w in checks.result_warnings(model, arrays["phi"], arrays["converged"], arrays["residual"]):
         print(f"warning: {w}", file=sys.stderr)
     s = summary(arrays, model.system.names)
-    print(f"{model.name}: {n_steps} steps of dt = {dt:g} s to t = {float(arrays['t'][-1]):g} s "
-          f"in {wall:.2f} s wall time (including compilation)")
+    print(
+        f"{model.name}: {n_steps} steps of dt = {dt:g} s to t = {float(arrays['t'][-1]):g} s "
+        f"in {wall:.2f} s wall time (including compilation)"
+    )
     print(f"  final state: {s['final']}")
     print(f"  impacts (contact activations): {s['impacts']}")
     print(f"  max contact-solver residual: {s['max_residual']:.3g} (unconverged steps: {s['unconverged']})")
@@ -134,12 +178,18 @@ def summary(arrays, names=()) -> dict:
     if q.shape[1] == u.shape[1]:
         final = ", ".join(f"{n} = {a:.6g} (d/dt {b:.3g})" for n, a, b in zip(names, q[-1], u[-1]))
     else:  # velocities apart from the coordinates (spatial bodies)
-        final = ", ".join(f"{n} = {a:.6g}" for n, a in zip(names, q[-1])) + "; velocities " + \
-            ", ".join(f"{b:.3g}" for b in u[-1])
+        final = (
+            ", ".join(f"{n} = {a:.6g}" for n, a in zip(names, q[-1]))
+            + "; velocities "
+            + ", ".join(f"{b:.3g}" for b in u[-1])
+        )
     impacts = int(np.sum(act[1:] & ~act[:-1])) if act.shape[1] else 0
     return {
-        "final": final, "impacts": impacts, "max_residual": float(np.max(arrays["residual"])),
-        "unconverged": int(np.sum(~arrays["converged"])), "energy0": float(arrays["energy"][0]),
+        "final": final,
+        "impacts": impacts,
+        "max_residual": float(np.max(arrays["residual"])),
+        "unconverged": int(np.sum(~arrays["converged"])),
+        "energy0": float(arrays["energy"][0]),
         "energy1": float(arrays["energy"][-1]),
     }
 
@@ -147,8 +197,9 @@ def summary(arrays, names=()) -> dict:
 def _plots(traj, model, out):
     from jaxcontact.plotting import plot_trajectory
 
-    paths = plot_trajectory(traj, out, names=model.system.names, title=model.name,
-                            velocity_names=model.system.velocity_names)
+    paths = plot_trajectory(
+        traj, out, names=model.system.names, title=model.name, velocity_names=model.system.velocity_names
+    )
     if model.picture is not None:  # the model's own picture (spatial models: 3D snapshots)
         paths.append(model.picture(traj, model.params, os.path.join(out, "snapshots.png")))
     return paths

@@ -31,7 +31,21 @@ from jaxcontact.cones.solution import ContactSolution
 from jaxcontact.cones.sweeps import jacobi, nsgs
 
 __all__ = [
-    "BlockRows", "block_rows", "ConeViolations", "alart_curnier", "cone_violations", "fc3d_error",
-    "project_cone", "newton", "proximal_newton", "BlockMatrix", "ContactProblem", "bundled_dir",
-    "bundled_files", "read_problem", "ContactSolution", "jacobi", "nsgs",
+    "BlockRows",
+    "block_rows",
+    "ConeViolations",
+    "alart_curnier",
+    "cone_violations",
+    "fc3d_error",
+    "project_cone",
+    "newton",
+    "proximal_newton",
+    "BlockMatrix",
+    "ContactProblem",
+    "bundled_dir",
+    "bundled_files",
+    "read_problem",
+    "ContactSolution",
+    "jacobi",
+    "nsgs",
 ]

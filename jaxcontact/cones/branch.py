@@ -57,6 +57,7 @@ def unless(ok, value, fallback, *args):
     ``fallback`` must be a pure, jit-able function of ``args`` only. Differentiable: the
     derivative is that of ``lax.cond(ok, value, fallback(*args))`` (see the module docstring).
     """
+
     @jax.custom_jvp
     def pick(ok, value, args):
         return _batched_unless(fallback, ok, value, args)

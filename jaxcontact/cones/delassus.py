@@ -20,7 +20,7 @@ import numpy as np
 class BlockRows(NamedTuple):
     """W by block rows: ``values[i, k]`` (d × d) is the block at (i, ``cols[i, k]``)."""
 
-    cols: jax.Array    # (nc, kmax) int32
+    cols: jax.Array  # (nc, kmax) int32
     values: jax.Array  # (nc, kmax, d, d)
 
 

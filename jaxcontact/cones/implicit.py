@@ -31,8 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcontact.cones import delassus
-from jaxcontact.cones.laws import (alart_curnier, alart_curnier_blocks, alart_curnier_map, alart_curnier_rho,
-                                   per_contact)
+from jaxcontact.cones.laws import alart_curnier, alart_curnier_blocks, alart_curnier_map, alart_curnier_rho, per_contact
 from jaxcontact.cones.solution import make_solution
 
 

@@ -118,8 +118,22 @@ def error_lanes(W, q, mu, r):
     return jnp.where(jnp.isfinite(err), err, jnp.inf)
 
 
-def iterate_lanes(sweep, W, q, mu, r0, omega, *, tol, iterations: int, check_every: int, unroll: bool,
-                  rescue=None, rescue_after: int = 0, rescue_lanes: float = 0.0):
+def iterate_lanes(
+    sweep,
+    W,
+    q,
+    mu,
+    r0,
+    omega,
+    *,
+    tol,
+    iterations: int,
+    check_every: int,
+    unroll: bool,
+    rescue=None,
+    rescue_after: int = 0,
+    rescue_lanes: float = 0.0,
+):
     """Sweeps of every lane's problem: (r (n, L), work (L,) int32: sweeps, plus Newton steps of a rescue).
 
     ``sweep(W, q, mu, diag, r, omega)`` is :func:`gs_sweep_lanes` or :func:`jacobi_sweep_lanes`.
@@ -163,8 +177,9 @@ def iterate_lanes(sweep, W, q, mu, r0, omega, *, tol, iterations: int, check_eve
     state = (r0, jnp.int32(0), error_lanes(W, q, mu, r0) <= tol, jnp.zeros((L,), jnp.int32))
     if rescue is not None and rescue_after < iterations:
         state = sweeps_until(state, rescue_after)
-        state = lax.cond(jnp.all(state[2]), lambda s: s, lambda s: _rescue(rescue, W, q, mu, s, tol, rescue_lanes),
-                         state)
+        state = lax.cond(
+            jnp.all(state[2]), lambda s: s, lambda s: _rescue(rescue, W, q, mu, s, tol, rescue_lanes), state
+        )
     r, _, _, work = sweeps_until(state, iterations)
     return r, work
 
@@ -213,6 +228,7 @@ def in_lanes(kernel, W, q, mu, r0, omega):
     problem's (ω a scalar). Block rows whose column pattern differs across a batch run problem by
     problem.
     """
+
     def single(W, q, mu, r0, omega):
         r, k = kernel(_one_lane(W), q[:, None], mu[:, None], r0[:, None], omega[None])
         return r[:, 0], k[0]
@@ -227,8 +243,13 @@ def in_lanes(kernel, W, q, mu, r0, omega):
         if delassus.is_blocks(W) and Wb.cols:
             axes = jax.tree.map(lambda b: 0 if b else None, tuple(in_batched))
             return jax.vmap(single, in_axes=axes)(W, q, mu, r0, omega), (True, True)
-        r, k = kernel(_lanes_of(W, Wb, size), _to_lanes(q, qb, size), _to_lanes(mu, mub, size),
-                      _to_lanes(r0, rb, size), _to_lanes(omega, ob, size))
+        r, k = kernel(
+            _lanes_of(W, Wb, size),
+            _to_lanes(q, qb, size),
+            _to_lanes(mu, mub, size),
+            _to_lanes(r0, rb, size),
+            _to_lanes(omega, ob, size),
+        )
         return (jnp.moveaxis(r, -1, 0), k), (True, True)
 
     @jax.custom_jvp

@@ -97,8 +97,8 @@ def fc3d_error(r, u, mu, q):
 class ConeViolations(NamedTuple):
     """The parts of the cone law, each the worst contact (zero at a solution)."""
 
-    primal: object           # max(0, ‖r_T‖ − μ r_N, −r_N): r outside K
-    dual: object             # max(0, μ‖û_T‖ − û_N, −û_N): û outside K*
+    primal: object  # max(0, ‖r_T‖ − μ r_N, −r_N): r outside K
+    dual: object  # max(0, μ‖û_T‖ − û_N, −û_N): û outside K*
     complementarity: object  # |rᵀû|
 
 

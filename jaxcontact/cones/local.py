@@ -191,8 +191,7 @@ def _product_lanes(B, r):
 def _stick_lanes(B, c):
     """−B⁻¹ c per lane by cofactors, and whether it is finite."""
     b = lambda i, j: B[i % 3, j % 3]  # noqa: E731
-    cof = [[b(i + 1, j + 1) * b(i + 2, j + 2) - b(i + 1, j + 2) * b(i + 2, j + 1) for j in range(3)]
-           for i in range(3)]
+    cof = [[b(i + 1, j + 1) * b(i + 2, j + 2) - b(i + 1, j + 2) * b(i + 2, j + 1) for j in range(3)] for i in range(3)]
     det = B[0, 0] * cof[0][0] + B[0, 1] * cof[0][1] + B[0, 2] * cof[0][2]
     rs = jnp.stack([-(cof[0][j] * c[0] + cof[1][j] * c[1] + cof[2][j] * c[2]) / det for j in range(3)])
     ok = jnp.all(jnp.isfinite(rs), axis=0)
@@ -256,8 +255,9 @@ def _candidate_lanes(B, c, mu):
     stick = rs_ok & (rs[0] >= 0) & (_hypot(rs[1], rs[2]) <= mu * rs[0])
     take_off = c[0] >= 0
     easy = take_off | stick
-    slide, slide_ok = unless(jnp.all(easy), (jnp.zeros_like(c), jnp.ones_like(easy)), _exact_fast_slide_lanes,
-                             B, c, mu, rs)
+    slide, slide_ok = unless(
+        jnp.all(easy), (jnp.zeros_like(c), jnp.ones_like(easy)), _exact_fast_slide_lanes, B, c, mu, rs
+    )
     r = jnp.where(take_off, 0.0, jnp.where(stick, rs, slide))
     return r, easy | slide_ok
 

@@ -50,13 +50,19 @@ from jax.scipy.sparse.linalg import cg, gmres
 from jaxcontact.cones import delassus
 from jaxcontact.cones.branch import unless
 from jaxcontact.cones.implicit import implicit_solution
-from jaxcontact.cones.laws import (alart_curnier, alart_curnier_blocks, alart_curnier_rho, fc3d_error,
-                                   fischer_burmeister, per_contact)
+from jaxcontact.cones.laws import (
+    alart_curnier,
+    alart_curnier_blocks,
+    alart_curnier_rho,
+    fc3d_error,
+    fischer_burmeister,
+    per_contact,
+)
 from jaxcontact.cones.solution import ContactSolution, prepare
 
 ARMIJO_SIGMA = 1e-4
 SIGMA_MAX = 1e-2
-KRYLOV_TOL = 1e-12     # relative residual of the inner solves with W by block rows
+KRYLOV_TOL = 1e-12  # relative residual of the inner solves with W by block rows
 KRYLOV_RESTARTS = 4
 FUNCTIONS = {"alart_curnier": alart_curnier, "fischer_burmeister": fischer_burmeister}
 
@@ -128,8 +134,12 @@ def _sparse_levenberg_marquardt(J, F, nF):
 def _sparse_directions(J, F, grad, nF, sigma):
     rows, cols, values = delassus.coo(J)
     diag = np.arange(F.shape[0], dtype=np.int32)
-    d = _sparse_solve(np.concatenate([rows, diag]), jnp.concatenate([cols, diag]),
-                      jnp.concatenate([values, jnp.full(F.shape, sigma, F.dtype)]), -F)
+    d = _sparse_solve(
+        np.concatenate([rows, diag]),
+        jnp.concatenate([cols, diag]),
+        jnp.concatenate([values, jnp.full(F.shape, sigma, F.dtype)]),
+        -F,
+    )
     descent = jnp.all(jnp.isfinite(d)) & (grad @ d < 0)
     return unless(descent, d, _sparse_levenberg_marquardt, J, F, nF)
 
@@ -179,8 +189,13 @@ def newton_iterate(W, q, mu, r0, *, tol, iterations, line_search, law=alart_curn
             pt = merit(t)
             found = pt <= psi + ARMIJO_SIGMA * t * slope
             take = found | (pt < best_psi)  # the first Armijo step, else the lowest merit seen
-            return (j + 1, jnp.where(found, t, 0.5 * t), found, jnp.where(take, t, best_t),
-                    jnp.where(take, pt, best_psi))
+            return (
+                j + 1,
+                jnp.where(found, t, 0.5 * t),
+                found,
+                jnp.where(take, t, best_t),
+                jnp.where(take, pt, best_psi),
+            )
 
         one, zero = jnp.ones((), q.dtype), jnp.zeros((), q.dtype)
         _, _, _, t, _ = lax.while_loop(ls_cond, ls_body, (jnp.int32(0), one, jnp.bool_(False), zero, psi))
@@ -195,8 +210,19 @@ def newton_iterate(W, q, mu, r0, *, tol, iterations, line_search, law=alart_curn
     return r, k
 
 
-def newton(W, q, mu, *, iterations: int = 200, line_search: int = 20, r0=None, tol=None,
-           function: str = "alart_curnier", krylov: int = 0, sparse_lu: bool = False) -> ContactSolution:
+def newton(
+    W,
+    q,
+    mu,
+    *,
+    iterations: int = 200,
+    line_search: int = 20,
+    r0=None,
+    tol=None,
+    function: str = "alart_curnier",
+    krylov: int = 0,
+    sparse_lu: bool = False,
+) -> ContactSolution:
     """Semismooth Newton with line search and proximal regularisation (module docstring).
 
     Args:
@@ -234,17 +260,28 @@ def newton(W, q, mu, *, iterations: int = 200, line_search: int = 20, r0=None, t
     if not isinstance(sparse_lu, bool):
         raise ValueError(f"newton: sparse_lu must be a static bool; got {sparse_lu!r}")
     if sparse_lu and krylov:
-        raise ValueError(f"newton: sparse_lu=True and krylov={krylov} are two solvers of the Newton system; "
-                         "choose one")
+        raise ValueError(f"newton: sparse_lu=True and krylov={krylov} are two solvers of the Newton system; choose one")
     if sparse_lu and not delassus.is_blocks(W):
-        raise ValueError(f"newton: sparse_lu=True needs W by block rows (BlockRows, from block_rows): the "
-                         f"sparsity pattern is read from its block columns; got a dense array {np.shape(W)}")
+        raise ValueError(
+            f"newton: sparse_lu=True needs W by block rows (BlockRows, from block_rows): the "
+            f"sparsity pattern is read from its block columns; got a dense array {np.shape(W)}"
+        )
     if not (krylov or sparse_lu):
         W = delassus.to_dense(W)
 
     def solve(W, q, mu, r0):
-        return newton_iterate(W, q, mu, r0, tol=tol, iterations=iterations, line_search=line_search, law=law,
-                              krylov=krylov, sparse_lu=sparse_lu)
+        return newton_iterate(
+            W,
+            q,
+            mu,
+            r0,
+            tol=tol,
+            iterations=iterations,
+            line_search=line_search,
+            law=law,
+            krylov=krylov,
+            sparse_lu=sparse_lu,
+        )
 
     return implicit_solution(solve, W, q, mu, r0, tol=tol)
 
@@ -264,16 +301,26 @@ def _proximal_r(W, q, mu, r0, *, tol, sigma, outer, inner, line_search, law):
 
     def body(state):
         r, k, steps, _ = state
-        r, m = newton_iterate(Ws, q - s * r, mu, r, tol=0.1 * tol, iterations=inner, line_search=line_search,
-                              law=law)
+        r, m = newton_iterate(Ws, q - s * r, mu, r, tol=0.1 * tol, iterations=inner, line_search=line_search, law=law)
         return r, k + 1, steps + m, err(r)
 
     r, _, steps, _ = lax.while_loop(cond, body, (r0, jnp.int32(0), jnp.int32(0), err(r0)))
     return r, steps
 
 
-def proximal_newton(W, q, mu, *, sigma: float = 1e-6, outer: int = 100, inner: int = 100,
-                    line_search: int = 20, r0=None, tol=None, function: str = "alart_curnier") -> ContactSolution:
+def proximal_newton(
+    W,
+    q,
+    mu,
+    *,
+    sigma: float = 1e-6,
+    outer: int = 100,
+    inner: int = 100,
+    line_search: int = 20,
+    r0=None,
+    tol=None,
+    function: str = "alart_curnier",
+) -> ContactSolution:
     """Proximal point iterations, each solved by :func:`newton` (Siconos' PPA family).
 
     r_{k+1} solves the problem with W + s I and q − s r_k (s = ``sigma`` ·
@@ -293,7 +340,8 @@ def proximal_newton(W, q, mu, *, sigma: float = 1e-6, outer: int = 100, inner: i
     W = delassus.to_dense(W)
 
     def solve(W, q, mu, r0):
-        return _proximal_r(W, q, mu, r0, tol=tol, sigma=float(sigma), outer=outer, inner=inner,
-                           line_search=line_search, law=law)
+        return _proximal_r(
+            W, q, mu, r0, tol=tol, sigma=float(sigma), outer=outer, inner=inner, line_search=line_search, law=law
+        )
 
     return implicit_solution(solve, W, q, mu, r0, tol=tol)

@@ -48,8 +48,8 @@ import numpy as np
 class BlockMatrix(NamedTuple):
     """A square matrix of d × d blocks: ``values[k]`` sits at block (rows[k], cols[k])."""
 
-    rows: np.ndarray    # (nnzb,) int
-    cols: np.ndarray    # (nnzb,) int
+    rows: np.ndarray  # (nnzb,) int
+    cols: np.ndarray  # (nnzb,) int
     values: np.ndarray  # (nnzb, d, d)
 
     def dense(self, nb: int) -> np.ndarray:
@@ -57,7 +57,7 @@ class BlockMatrix(NamedTuple):
         d = self.values.shape[-1]
         W = np.zeros((nb * d, nb * d), self.values.dtype)
         for r, c, v in zip(self.rows, self.cols, self.values):
-            W[r * d:(r + 1) * d, c * d:(c + 1) * d] += v
+            W[r * d : (r + 1) * d, c * d : (c + 1) * d] += v
         return W
 
 
@@ -65,9 +65,9 @@ class ContactProblem(NamedTuple):
     """Frictional contact problem u = W r + q, unknowns interleaved per contact."""
 
     name: str
-    W: np.ndarray                   # (d nc, d nc)
-    q: np.ndarray                   # (d nc,)
-    mu: np.ndarray                  # (nc,)
+    W: np.ndarray  # (d nc, d nc)
+    q: np.ndarray  # (d nc,)
+    mu: np.ndarray  # (nc,)
     blocks: BlockMatrix | None = None  # W by d × d blocks when the file stores it so
 
     @property
@@ -116,10 +116,11 @@ class _Tokens:
 
     def floats(self, n, what):
         if self.k + n > len(self.tokens):
-            raise ValueError(f"{self.path}: expected {n} values of {what}, "
-                             f"the file has {len(self.tokens) - self.k} tokens left")
+            raise ValueError(
+                f"{self.path}: expected {n} values of {what}, the file has {len(self.tokens) - self.k} tokens left"
+            )
         try:
-            out = np.array(self.tokens[self.k:self.k + n], dtype=float)
+            out = np.array(self.tokens[self.k : self.k + n], dtype=float)
         except ValueError:
             raise ValueError(f"{self.path}: non-numeric token among the values of {what}") from None
         self.k += n
@@ -132,17 +133,22 @@ def _read_sbm(tok: _Tokens, n: int, d: int) -> BlockMatrix:
     nb0, nb1 = tok.next(int, "blocknumber0"), tok.next(int, "blocknumber1")
     size0 = tok.ints(nb0, "blocksize0")
     size1 = tok.ints(nb1, "blocksize1")
-    if nb0 * d != n or nb1 * d != n or np.any(size0 != d * np.arange(1, nb0 + 1)) \
-            or np.any(size1 != d * np.arange(1, nb1 + 1)):
+    if (
+        nb0 * d != n
+        or nb1 * d != n
+        or np.any(size0 != d * np.arange(1, nb0 + 1))
+        or np.any(size1 != d * np.arange(1, nb1 + 1))
+    ):
         raise ValueError(f"{path}: sparse-block W must have {n // d} × {n // d} blocks of size {d} × {d}")
     filled1, filled2 = tok.next(int, "filled1"), tok.next(int, "filled2")
     if filled1 != nb0 + 1 or filled2 != nbblock:
-        raise ValueError(f"{path}: sparse-block header: filled1 = {filled1} (expected {nb0 + 1}), "
-                         f"filled2 = {filled2} (expected nbblock = {nbblock})")
+        raise ValueError(
+            f"{path}: sparse-block header: filled1 = {filled1} (expected {nb0 + 1}), "
+            f"filled2 = {filled2} (expected nbblock = {nbblock})"
+        )
     index1 = tok.ints(filled1, "index1_data")
     index2 = tok.ints(filled2, "index2_data")
-    if index1[0] != 0 or index1[-1] != nbblock or np.any(np.diff(index1) < 0) \
-            or np.any((index2 < 0) | (index2 >= nb1)):
+    if index1[0] != 0 or index1[-1] != nbblock or np.any(np.diff(index1) < 0) or np.any((index2 < 0) | (index2 >= nb1)):
         raise ValueError(f"{path}: sparse-block row pointers or block columns out of range")
     rows = np.repeat(np.arange(nb0), np.diff(index1))
     values = np.empty((nbblock, d, d))
@@ -189,17 +195,17 @@ def _csparse(g, path) -> np.ndarray:
     i = np.asarray(g["i"], np.int64).ravel()
     x = np.asarray(g["x"], float).ravel()
     W = np.zeros((m, n))
-    if nz == -2:    # compressed rows: p row pointers, i column indices
+    if nz == -2:  # compressed rows: p row pointers, i column indices
         if p.size != m + 1:
             raise ValueError(f"{path}: compressed-row W needs {m + 1} row pointers, has {p.size}")
         r = np.repeat(np.arange(m), np.diff(p))
-        np.add.at(W, (r, i[:p[-1]]), x[:p[-1]])
+        np.add.at(W, (r, i[: p[-1]]), x[: p[-1]])
     elif nz == -1:  # compressed columns
         if p.size != n + 1:
             raise ValueError(f"{path}: compressed-column W needs {n + 1} column pointers, has {p.size}")
         c = np.repeat(np.arange(n), np.diff(p))
-        np.add.at(W, (i[:p[-1]], c), x[:p[-1]])
-    elif nz >= 0:   # triplets: i rows, p columns
+        np.add.at(W, (i[: p[-1]], c), x[: p[-1]])
+    elif nz >= 0:  # triplets: i rows, p columns
         np.add.at(W, (i[:nz], p[:nz]), x[:nz])
     else:
         raise ValueError(f"{path}: W storage nz = {nz} is not CSparse (−2 rows, −1 columns, ≥ 0 triplets)")
@@ -225,8 +231,7 @@ def read_fclib(path) -> ContactProblem:
         raise ValueError(f"{path}: not a readable FCLIB HDF5 local problem: {e}") from None
     if W.shape != (q.size, q.size) or q.size != d * mu.size:
         raise ValueError(f"{path}: W {W.shape}, q ({q.size},), mu ({mu.size},) do not fit dimension {d}")
-    return _checked(ContactProblem(problem_name(path), W, q, mu,
-                                   dense_to_blocks(W, d)), path)
+    return _checked(ContactProblem(problem_name(path), W, q, mu, dense_to_blocks(W, d)), path)
 
 
 def _checked(p: ContactProblem, path) -> ContactProblem:
@@ -275,11 +280,11 @@ def pad_problem(W, q, mu, nc_total: int):
         raise ValueError(f"pad_problem: nc_total = {nc_total} is smaller than the problem's nc = {nc}")
     n = d * nc_total
     Wp = np.eye(n)
-    Wp[:d * nc, :d * nc] = W
+    Wp[: d * nc, : d * nc] = W
     norm_q = float(np.linalg.norm(q))
     s = 1e-8 * norm_q / np.sqrt(max(nc_total - nc, 1)) if norm_q > 0 else 1.0
     qp = np.tile(s * np.eye(d)[0], nc_total)
-    qp[:d * nc] = q
+    qp[: d * nc] = q
     mup = np.zeros(nc_total)
     mup[:nc] = mu
     return Wp, qp, mup

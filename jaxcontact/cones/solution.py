@@ -65,14 +65,15 @@ def prepare(W, q, mu, r0, *, name: str, tol, iterations=None):
         raise ValueError(f"{name}: contact dimension d = len(q) / len(mu) must be 2 or 3; got {d}")
     if delassus.is_blocks(W):
         if W.values.shape[0] != nc or W.values.shape[2:] != (d, d) or W.cols.shape != W.values.shape[:2]:
-            raise ValueError(f"{name}: block W must have values (nc, k, {d}, {d}) and cols (nc, k) with "
-                             f"nc = {nc}; got {W.values.shape} and {W.cols.shape}")
+            raise ValueError(
+                f"{name}: block W must have values (nc, k, {d}, {d}) and cols (nc, k) with "
+                f"nc = {nc}; got {W.values.shape} and {W.cols.shape}"
+            )
     elif np.shape(W) != (n, n):
         raise ValueError(f"{name}: W must have shape ({n}, {n}) to match q; got {np.shape(W)}")
     if r0 is not None and np.shape(r0) != (n,):
         raise ValueError(f"{name}: r0 must have the shape of q ({n},); got {np.shape(r0)}")
-    if iterations is not None and (isinstance(iterations, bool) or not isinstance(iterations, int)
-                                   or iterations < 0):
+    if iterations is not None and (isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 0):
         raise ValueError(f"{name}: iterations must be a static int >= 0; got {iterations!r}")
     Wv = W.values if delassus.is_blocks(W) else W
     for label, x in (("W", Wv), ("q", q), ("mu", mu), ("r0", r0)):

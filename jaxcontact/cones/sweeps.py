@@ -39,8 +39,8 @@ from jax import lax
 
 from jaxcontact.cones import delassus
 from jaxcontact.cones.implicit import implicit_solution
-from jaxcontact.cones.laws import project_cone
 from jaxcontact.cones.lanes import gs_sweep_lanes, in_lanes, iterate_lanes, jacobi_sweep_lanes
+from jaxcontact.cones.laws import project_cone
 from jaxcontact.cones.newton import newton_iterate
 from jaxcontact.cones.solution import ContactSolution, make_solution, prepare
 
@@ -53,8 +53,23 @@ RESCUE_STEPS = 30
 RESCUE_LINE_SEARCH = 20
 
 
-def _run(name, sweep_fn, W, q, mu, *, iterations, omega, r0, tol, check_every,
-         differentiation, default_omega, rescue_after=None, rescue_lanes=RESCUE_LANES):
+def _run(
+    name,
+    sweep_fn,
+    W,
+    q,
+    mu,
+    *,
+    iterations,
+    omega,
+    r0,
+    tol,
+    check_every,
+    differentiation,
+    default_omega,
+    rescue_after=None,
+    rescue_lanes=RESCUE_LANES,
+):
     if differentiation not in DIFFERENTIATION_MODES:
         raise ValueError(f"{name}: differentiation must be one of {DIFFERENTIATION_MODES}; got {differentiation!r}")
     if isinstance(check_every, bool) or not isinstance(check_every, int) or check_every < 1:
@@ -64,24 +79,34 @@ def _run(name, sweep_fn, W, q, mu, *, iterations, omega, r0, tol, check_every,
         o = float(omega)
         if not 0 < o < 2:
             raise ValueError(f"{name}: omega must be in (0, 2); got {omega!r}")
-    if rescue_after is not None and (isinstance(rescue_after, bool) or not isinstance(rescue_after, int)
-                                     or rescue_after < 0):
+    if rescue_after is not None and (
+        isinstance(rescue_after, bool) or not isinstance(rescue_after, int) or rescue_after < 0
+    ):
         raise ValueError(f"{name}: rescue_after must be None or a static int >= 0; got {rescue_after!r}")
     if not 0.0 < float(rescue_lanes) <= 1.0:
         raise ValueError(f"{name}: rescue_lanes must be in (0, 1]; got {rescue_lanes!r}")
     r0 = project_cone(r0.reshape(nc, d), mu).reshape(-1)
 
     def newton_rescue(W, q, mu, r0):
-        return newton_iterate(delassus.to_dense(W), q, mu, r0, tol=tol, iterations=RESCUE_STEPS,
-                              line_search=RESCUE_LINE_SEARCH)
+        return newton_iterate(
+            delassus.to_dense(W), q, mu, r0, tol=tol, iterations=RESCUE_STEPS, line_search=RESCUE_LINE_SEARCH
+        )
 
     rescue = newton_rescue if rescue_after is not None and differentiation == "implicit" else None
 
     def solve(W, q, mu, r0):
         om = default_omega(W, delassus.diagonal_blocks(W, nc), nc, d) if omega is None else omega
-        kernel = functools.partial(iterate_lanes, sweep_fn, tol=tol, iterations=iterations, check_every=check_every,
-                                   unroll=differentiation == "unroll", rescue=rescue,
-                                   rescue_after=rescue_after or 0, rescue_lanes=rescue_lanes)
+        kernel = functools.partial(
+            iterate_lanes,
+            sweep_fn,
+            tol=tol,
+            iterations=iterations,
+            check_every=check_every,
+            unroll=differentiation == "unroll",
+            rescue=rescue,
+            rescue_after=rescue_after or 0,
+            rescue_lanes=rescue_lanes,
+        )
         return in_lanes(kernel, W, q, mu, r0, jnp.asarray(om, q.dtype))
 
     if differentiation == "unroll":
@@ -90,9 +115,20 @@ def _run(name, sweep_fn, W, q, mu, *, iterations, omega, r0, tol, check_every,
     return implicit_solution(solve, W, q, mu, r0, tol=tol)
 
 
-def nsgs(W, q, mu, *, iterations: int = 1000, omega=None, r0=None, tol=None,
-         check_every: int = 10, differentiation: str = "implicit", rescue_after: int | None = None,
-         rescue_lanes: float = RESCUE_LANES) -> ContactSolution:
+def nsgs(
+    W,
+    q,
+    mu,
+    *,
+    iterations: int = 1000,
+    omega=None,
+    r0=None,
+    tol=None,
+    check_every: int = 10,
+    differentiation: str = "implicit",
+    rescue_after: int | None = None,
+    rescue_lanes: float = RESCUE_LANES,
+) -> ContactSolution:
     """Nonsmooth block Gauss–Seidel for the frictional contact problem on cones.
 
     Args:
@@ -113,10 +149,22 @@ def nsgs(W, q, mu, *, iterations: int = 1000, omega=None, r0=None, tol=None,
         sweeps going on afterwards for whatever it leaves (:func:`~jaxcontact.cones.lanes.iterate_lanes`).
         ``iterations`` then counts sweeps and Newton steps.
     """
-    return _run("nsgs", gs_sweep_lanes, W, q, mu, iterations=iterations, omega=omega, r0=r0, tol=tol,
-                check_every=check_every, differentiation=differentiation, rescue_after=rescue_after,
-                rescue_lanes=rescue_lanes,
-                default_omega=lambda W, diag, nc, d: jnp.asarray(1.0, diag.dtype))
+    return _run(
+        "nsgs",
+        gs_sweep_lanes,
+        W,
+        q,
+        mu,
+        iterations=iterations,
+        omega=omega,
+        r0=r0,
+        tol=tol,
+        check_every=check_every,
+        differentiation=differentiation,
+        rescue_after=rescue_after,
+        rescue_lanes=rescue_lanes,
+        default_omega=lambda W, diag, nc, d: jnp.asarray(1.0, diag.dtype),
+    )
 
 
 def block_gershgorin_omega(W, diag, nc, d):
@@ -134,13 +182,34 @@ def block_gershgorin_omega(W, diag, nc, d):
     return jnp.where(jnp.isfinite(G) & (G >= 1.0), 1.0 / G, 1.0)
 
 
-def jacobi(W, q, mu, *, iterations: int = 5000, omega=None, r0=None, tol=None,
-           check_every: int = 20, differentiation: str = "implicit") -> ContactSolution:
+def jacobi(
+    W,
+    q,
+    mu,
+    *,
+    iterations: int = 5000,
+    omega=None,
+    r0=None,
+    tol=None,
+    check_every: int = 20,
+    differentiation: str = "implicit",
+) -> ContactSolution:
     """Relaxed block Jacobi: every contact solved at once from the previous iterate.
 
     Arguments as :func:`nsgs`; ``omega`` defaults to the block Gershgorin
     relaxation (module docstring).
     """
-    return _run("jacobi", jacobi_sweep_lanes, W, q, mu, iterations=iterations, omega=omega, r0=r0, tol=tol,
-                check_every=check_every, differentiation=differentiation,
-                default_omega=block_gershgorin_omega)
+    return _run(
+        "jacobi",
+        jacobi_sweep_lanes,
+        W,
+        q,
+        mu,
+        iterations=iterations,
+        omega=omega,
+        r0=r0,
+        tol=tol,
+        check_every=check_every,
+        differentiation=differentiation,
+        default_omega=block_gershgorin_omega,
+    )

@@ -18,8 +18,14 @@ Note: the solver functions shadow their module names here
 """
 
 from jaxcontact.lcp.enumeration import enumerate_lcp
-from jaxcontact.lcp.friction2d import (FrictionSolution, coulomb_residual, fc2d_error, friction_lcp,
-                                       from_lcp_solution, nsgs)
+from jaxcontact.lcp.friction2d import (
+    FrictionSolution,
+    coulomb_residual,
+    fc2d_error,
+    friction_lcp,
+    from_lcp_solution,
+    nsgs,
+)
 from jaxcontact.lcp.implicit import implicit_solution, implicit_solve
 from jaxcontact.lcp.jacobi import projected_jacobi
 from jaxcontact.lcp.lemke import lemke
@@ -29,8 +35,21 @@ from jaxcontact.lcp.robust import robust_solve
 from jaxcontact.lcp.solution import LCPSolution, natural_residual, siconos_error
 
 __all__ = [
-    "LCPSolution", "natural_residual", "siconos_error",
-    "lemke", "newton_fb", "enumerate_lcp", "robust_solve",
-    "pgs", "projected_jacobi", "implicit_solution", "implicit_solve",
-    "FrictionSolution", "coulomb_residual", "fc2d_error", "friction_lcp", "from_lcp_solution", "nsgs",
+    "LCPSolution",
+    "natural_residual",
+    "siconos_error",
+    "lemke",
+    "newton_fb",
+    "enumerate_lcp",
+    "robust_solve",
+    "pgs",
+    "projected_jacobi",
+    "implicit_solution",
+    "implicit_solve",
+    "FrictionSolution",
+    "coulomb_residual",
+    "fc2d_error",
+    "friction_lcp",
+    "from_lcp_solution",
+    "nsgs",
 ]

@@ -32,8 +32,7 @@ import numpy as np
 
 from jaxcontact.lcp.implicit import implicit_solution
 from jaxcontact.lcp.rows import decouple_rows
-from jaxcontact.lcp.solution import (LCPSolution, check_problem, default_tol,
-                                     natural_residual)
+from jaxcontact.lcp.solution import LCPSolution, check_problem, default_tol, natural_residual
 
 MAX_ENUMERATION_SIZE = 14
 
@@ -65,7 +64,7 @@ def basis_solve(M, q, basic, rcond=None, *, pseudo_inverse: bool = True):
 
 def _all_index_sets(n: int) -> np.ndarray:
     """Boolean (2ⁿ, n) table: row k is the binary expansion of k (a static constant)."""
-    k = np.arange(2 ** n)[:, None]
+    k = np.arange(2**n)[:, None]
     return ((k >> np.arange(n)[None, :]) & 1).astype(bool)
 
 
@@ -80,7 +79,7 @@ def _enumerate_z(M, q):
     res = jax.vmap(natural_residual, in_axes=(0, 0, None))(Z, W, q)
     res = jnp.where(jnp.isfinite(res), res, jnp.inf)
     best = jnp.argmin(res)
-    return Z[best], jnp.int32(2 ** n)
+    return Z[best], jnp.int32(2**n)
 
 
 def enumerate_lcp(M, q, *, tol=None) -> LCPSolution:
@@ -101,8 +100,10 @@ def enumerate_lcp(M, q, *, tol=None) -> LCPSolution:
     check_problem(M, q, name="enumerate_lcp")
     n = jnp.shape(q)[0]
     if n > MAX_ENUMERATION_SIZE:
-        raise ValueError(f"enumerate_lcp: n = {n} exceeds MAX_ENUMERATION_SIZE = "
-                         f"{MAX_ENUMERATION_SIZE} (2^n bases); use lemke or newton_fb")
+        raise ValueError(
+            f"enumerate_lcp: n = {n} exceeds MAX_ENUMERATION_SIZE = "
+            f"{MAX_ENUMERATION_SIZE} (2^n bases); use lemke or newton_fb"
+        )
     dtype = jnp.result_type(M, q, 1.0)
     M = jnp.asarray(M, dtype)
     q = jnp.asarray(q, dtype)

@@ -39,8 +39,8 @@ class FC2DProblem(NamedTuple):
     """A planar frictional contact problem in block order ([normal; tangent])."""
 
     name: str
-    W: np.ndarray   # (2 nc, 2 nc) Delassus matrix
-    q: np.ndarray   # (2 nc,) free local velocity
+    W: np.ndarray  # (2 nc, 2 nc) Delassus matrix
+    q: np.ndarray  # (2 nc,) free local velocity
     mu: np.ndarray  # (nc,) friction coefficients
 
 
@@ -109,11 +109,11 @@ def read_fc2d(path) -> FC2DProblem:
         tokens = path.read_text().split()
         if (int(tokens[5]), int(tokens[6])) != (n, n):
             raise ValueError(f"{path}: dense block header must be '{n} {n}'")
-        values = np.array(tokens[7:7 + n * n + n + nc], dtype=float)
+        values = np.array(tokens[7 : 7 + n * n + n + nc], dtype=float)
         if values.size != n * n + n + nc:
             raise ValueError(f"{path}: expected {n * n + n + nc} numbers after the header, got {values.size}")
-        W = values[:n * n].reshape(n, n).T  # one column per line (module docstring)
-        rest = values[n * n:]
+        W = values[: n * n].reshape(n, n).T  # one column per line (module docstring)
+        rest = values[n * n :]
     elif storage == 2:
         W, i = _read_csparse(path, lines, 5, n)
         rest = np.array(" ".join(lines[i:]).split(), dtype=float)
@@ -121,7 +121,7 @@ def read_fc2d(path) -> FC2DProblem:
             raise ValueError(f"{path}: expected {n} values of q and {nc} of mu after W, got {rest.size}")
     else:
         raise ValueError(f"{path}: storage type {storage} is not read (0 dense, 2 CSparse)")
-    q, mu = rest[:n], rest[n:n + nc]
+    q, mu = rest[:n], rest[n : n + nc]
     p = block_permutation(nc)
     return FC2DProblem(path.stem, W[np.ix_(p, p)], q[p], mu)
 

@@ -67,6 +67,7 @@ from jaxcontact.lcp.pgs import prepare
 # (≤ 20 s in all) sets the threshold.
 UNROLL_MAX_CONTACTS = 4
 
+
 class FrictionSolution(NamedTuple):
     """Solution of the planar frictional contact problem (a pytree; batched under vmap).
 
@@ -151,11 +152,13 @@ def friction_lcp(W, q, mu):
     WTN, WTT = W[nc:, :nc], W[nc:, nc:]
     eye = jnp.eye(nc, dtype=W.dtype)
     zero = jnp.zeros((nc, nc), W.dtype)
-    A = jnp.block([
-        [WNN - WNT * mu[None, :], WNT, zero],
-        [WTN - WTT * mu[None, :], WTT, eye],
-        [2.0 * jnp.diag(mu), -eye, zero],
-    ])
+    A = jnp.block(
+        [
+            [WNN - WNT * mu[None, :], WNT, zero],
+            [WTN - WTT * mu[None, :], WTT, eye],
+            [2.0 * jnp.diag(mu), -eye, zero],
+        ]
+    )
     b = jnp.concatenate([q[:nc], q[nc:], jnp.zeros((nc,), q.dtype)])
     return A, b
 
@@ -166,7 +169,7 @@ def from_lcp_solution(x, mu):
     P_T = P_R − μ P_N, so the friction coefficients are needed (nc = mu.shape[-1]).
     """
     nc = mu.shape[-1]
-    PN, PR = x[..., :nc], x[..., nc:2 * nc]
+    PN, PR = x[..., :nc], x[..., nc : 2 * nc]
     return jnp.concatenate([PN, PR - mu * PN], axis=-1)
 
 
@@ -174,7 +177,7 @@ def from_lcp_solution(x, mu):
 # call, so a sweep reads one row per contact). Contact block [[a, b], [c, d]].
 _I00, _I01, _I10, _I11 = 0, 1, 2, 3  # inverse of the block (zero if singular)
 _IGP, _IGM = 4, 5  # 1 / (a − μ b), 1 / (a + μ b): slide with r_T = ∓μ r_N (zero if ≤ 0)
-_CP, _CM = 6, 7    # c − μ d, c + μ d: u_T slope along those slides
+_CP, _CM = 6, 7  # c − μ d, c + μ d: u_T slope along those slides
 _MU = 8
 _STICK_OK, _GP_OK, _GM_OK, _ACTIVE = 9, 10, 11, 12  # flags as 0/1
 
@@ -194,8 +197,24 @@ def _local_table(W, mu, active):
     igp = jnp.where(gp_ok, 1.0 / jnp.where(gp_ok, gp, 1.0), 0.0)
     igm = jnp.where(gm_ok, 1.0 / jnp.where(gm_ok, gm, 1.0), 0.0)
     flag = lambda x: x.astype(W.dtype)
-    return jnp.stack([d * idet, -b * idet, -c * idet, a * idet, igp, igm, c - mu * d, c + mu * d, mu,
-                      flag(det_ok), flag(gp_ok), flag(gm_ok), flag(active)], axis=-1)
+    return jnp.stack(
+        [
+            d * idet,
+            -b * idet,
+            -c * idet,
+            a * idet,
+            igp,
+            igm,
+            c - mu * d,
+            c + mu * d,
+            mu,
+            flag(det_ok),
+            flag(gp_ok),
+            flag(gm_ok),
+            flag(active),
+        ],
+        axis=-1,
+    )
 
 
 def _local_solve(qN, qT, t):
@@ -268,7 +287,7 @@ def _sweeps_loop(W, q, r, table, omega, iterations):
     W0 = W.at[idx, idx].set(0.0).at[idx, nc + idx].set(0.0)
     W0 = W0.at[nc + idx, idx].set(0.0).at[nc + idx, nc + idx].set(0.0)
     rows = jnp.stack([W0[:nc], W0[nc:]], axis=1)  # (nc, 2, 2 nc)
-    qs = jnp.stack([q[:nc], q[nc:]], axis=1)      # (nc, 2)
+    qs = jnp.stack([q[:nc], q[nc:]], axis=1)  # (nc, 2)
 
     def contact(i, r):
         qN, qT = rows[i] @ r + qs[i]
@@ -285,15 +304,12 @@ def _sweeps_loop(W, q, r, table, omega, iterations):
 def _check_friction(W, q, mu, active, name):
     n = jnp.shape(q)[0] if jnp.ndim(q) == 1 else None
     if n is None or n % 2:
-        raise ValueError(f"{name}: q must have shape (2 nc,) (normal block then tangent block); "
-                         f"got {jnp.shape(q)}")
+        raise ValueError(f"{name}: q must have shape (2 nc,) (normal block then tangent block); got {jnp.shape(q)}")
     nc = n // 2
     if jnp.shape(W) != (n, n):
-        raise ValueError(f"{name}: W must have shape (2 nc, 2 nc) = ({n}, {n}) to match q; "
-                         f"got {jnp.shape(W)}")
+        raise ValueError(f"{name}: W must have shape (2 nc, 2 nc) = ({n}, {n}) to match q; got {jnp.shape(W)}")
     if jnp.shape(mu) != (nc,):
-        raise ValueError(f"{name}: mu must have shape (nc,) = ({nc},) to match q {jnp.shape(q)}; "
-                         f"got {jnp.shape(mu)}")
+        raise ValueError(f"{name}: mu must have shape (nc,) = ({nc},) to match q {jnp.shape(q)}; got {jnp.shape(mu)}")
     if active is not None and jnp.shape(active) != (nc,):
         raise ValueError(f"{name}: active must have shape (nc,) = ({nc},); got {jnp.shape(active)}")
     if not isinstance(mu, jax.core.Tracer):
@@ -303,8 +319,7 @@ def _check_friction(W, q, mu, active, name):
             raise ValueError(f"{name}: friction coefficients must be finite and >= 0; mu[{i}] = {m[i]}")
 
 
-def nsgs(W, q, mu, *, iterations: int = 50, omega=1.0, r0=None, tol=None,
-         active=None) -> FrictionSolution:
+def nsgs(W, q, mu, *, iterations: int = 50, omega=1.0, r0=None, tol=None, active=None) -> FrictionSolution:
     """Block nonsmooth Gauss–Seidel for the planar frictional contact problem.
 
     Args:
@@ -326,8 +341,9 @@ def nsgs(W, q, mu, *, iterations: int = 50, omega=1.0, r0=None, tol=None,
       :class:`FrictionSolution` (see the module docstring for the residual).
     """
     _check_friction(W, q, mu, active, "nsgs")
-    W, q, r0, tol = prepare(W, q, r0, iterations=iterations, omega=omega, tol=tol,
-                            differentiation="unroll", name="nsgs")
+    W, q, r0, tol = prepare(
+        W, q, r0, iterations=iterations, omega=omega, tol=tol, differentiation="unroll", name="nsgs"
+    )
     nc = q.shape[0] // 2
     if nc == 1 and isinstance(omega, (int, float)) and omega == 1:
         iterations = min(iterations, 1)

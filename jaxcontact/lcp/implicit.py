@@ -52,7 +52,7 @@ gives the minimum-norm adjoint: finite, never NaN.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp

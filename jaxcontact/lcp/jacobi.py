@@ -57,8 +57,7 @@ def default_omega(M):
     s = jnp.where(ok, 1.0 / jnp.sqrt(jnp.where(ok, d, 1.0)), 0.0)
     A = M * s[:, None] * s[None, :]
     # Gershgorin on D⁻¹M (similar to A, same eigenvalues): max_i Σ_j |M_ij| / M_ii.
-    gershgorin = jnp.max(jnp.where(ok, jnp.sum(jnp.abs(M), axis=1) / jnp.where(ok, d, 1.0), 0.0),
-                         initial=0.0)
+    gershgorin = jnp.max(jnp.where(ok, jnp.sum(jnp.abs(M), axis=1) / jnp.where(ok, d, 1.0), 0.0), initial=0.0)
     n = M.shape[0]
     x = jnp.where(ok, 1.0 + jnp.arange(n, dtype=M.dtype) / max(n, 1), 0.0)
     tiny = jnp.finfo(M.dtype).tiny
@@ -85,8 +84,9 @@ def _jacobi_z(M, q, z0, omega, *, iterations):
     return z
 
 
-def projected_jacobi(M, q, *, iterations: int = 300, omega=None, z0=None, tol=None,
-                     differentiation: str = "unroll") -> LCPSolution:
+def projected_jacobi(
+    M, q, *, iterations: int = 300, omega=None, z0=None, tol=None, differentiation: str = "unroll"
+) -> LCPSolution:
     """Solve LCP(M, q) by projected Jacobi with relaxation ω.
 
     Args:
@@ -106,12 +106,15 @@ def projected_jacobi(M, q, *, iterations: int = 300, omega=None, z0=None, tol=No
     Returns:
       :class:`LCPSolution` with ``iterations`` = sweeps performed.
     """
-    M, q, z0, tol = prepare(M, q, z0, iterations=iterations, omega=omega, tol=tol,
-                            differentiation=differentiation, name="projected_jacobi")
+    M, q, z0, tol = prepare(
+        M, q, z0, iterations=iterations, omega=omega, tol=tol, differentiation=differentiation, name="projected_jacobi"
+    )
     omega = default_omega(M) if omega is None else jnp.asarray(omega, M.dtype)
     if differentiation == "implicit":
+
         def solve(M, q, z0, omega):
             return _jacobi_z(M, q, z0, omega, iterations=iterations), jnp.int32(iterations)
+
         return implicit_solution(solve, M, q, z0, omega, tol=tol)
     z = _jacobi_z(M, q, z0, omega, iterations=iterations)
     return make_solution(M, q, z, iterations, tol)

@@ -64,14 +64,12 @@ the gradient of z is the implicit one at the solution
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 from jax import lax
 
 from jaxcontact.lcp.enumeration import basis_solve
 from jaxcontact.lcp.implicit import implicit_solution
-from jaxcontact.lcp.solution import (LCPSolution, check_problem, default_tol,
-                                     natural_residual)
+from jaxcontact.lcp.solution import LCPSolution, check_problem, default_tol, natural_residual
 
 PIVOT_TOL_EXPONENT = 0.75
 TIE_TOL_EXPONENT = 0.75
@@ -135,8 +133,8 @@ def _lemke_z(M, q, *, max_pivots):
     n = q.shape[0]
     dtype = q.dtype
     eps = float(jnp.finfo(dtype).eps)
-    piv_tol = eps ** PIVOT_TOL_EXPONENT
-    tie_tol = eps ** TIE_TOL_EXPONENT
+    piv_tol = eps**PIVOT_TOL_EXPONENT
+    tie_tol = eps**TIE_TOL_EXPONENT
     z0_var = 2 * n
     d = jnp.ones((n,), dtype)
     # Normalize by powers of two (exact): max|M|, max|q| in (1/2, 1]. LCP(sM·M, sq·q)
@@ -188,8 +186,8 @@ def _lemke_z(M, q, *, max_pivots):
     T, basis, _, _, pivots = lax.while_loop(cond, body, state)
 
     values = jnp.zeros((2 * n + 1,), dtype).at[basis].set(T[:, -1])
-    z_tab = jnp.maximum(values[n:2 * n] * (sM / sq), 0.0)
-    z_basic = jnp.zeros((2 * n + 1,), bool).at[basis].set(True)[n:2 * n]
+    z_tab = jnp.maximum(values[n : 2 * n] * (sM / sq), 0.0)
+    z_basic = jnp.zeros((2 * n + 1,), bool).at[basis].set(True)[n : 2 * n]
     z_pol = jnp.maximum(basis_solve(M, q, z_basic, pseudo_inverse=False), 0.0)
 
     def score(z):
@@ -200,8 +198,7 @@ def _lemke_z(M, q, *, max_pivots):
     return z, pivots
 
 
-def lemke(M, q, *, max_pivots: int | None = None, tol=None,
-          differentiation: str = "implicit") -> LCPSolution:
+def lemke(M, q, *, max_pivots: int | None = None, tol=None, differentiation: str = "implicit") -> LCPSolution:
     """Solve LCP(M, q) by Lemke's method (covering vector 1, lexicographic ratio test).
 
     Args:
@@ -222,8 +219,10 @@ def lemke(M, q, *, max_pivots: int | None = None, tol=None,
     """
     check_problem(M, q, name="lemke")
     if differentiation != "implicit":
-        raise ValueError("lemke: differentiation must be 'implicit' (pivoting has no useful "
-                         f"unrolled derivative); got {differentiation!r}")
+        raise ValueError(
+            "lemke: differentiation must be 'implicit' (pivoting has no useful "
+            f"unrolled derivative); got {differentiation!r}"
+        )
     n = jnp.shape(q)[0]
     if max_pivots is None:
         max_pivots = default_max_pivots(n)

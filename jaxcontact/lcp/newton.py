@@ -45,8 +45,7 @@ from jax import lax
 
 from jaxcontact.lcp.enumeration import basis_solve
 from jaxcontact.lcp.implicit import implicit_solution
-from jaxcontact.lcp.solution import (LCPSolution, check_problem, default_tol,
-                                     natural_residual)
+from jaxcontact.lcp.solution import LCPSolution, check_problem, default_tol, natural_residual
 
 ARMIJO_SIGMA = 1e-4
 ARMIJO_BETA = 0.5
@@ -84,8 +83,7 @@ def _newton_z(M, q, z0, *, iterations, line_search):
         mu = jnp.sqrt(2.0 * psi)
         d_lm = jnp.linalg.solve(J.T @ J + mu * jnp.eye(n, dtype=dtype), -grad)
         nd = jnp.linalg.norm(d_newton)
-        newton_ok = (jnp.all(jnp.isfinite(d_newton))
-                     & (grad @ d_newton <= -DESCENT_RHO * nd ** DESCENT_P))
+        newton_ok = jnp.all(jnp.isfinite(d_newton)) & (grad @ d_newton <= -DESCENT_RHO * nd**DESCENT_P)
         d = jnp.where(newton_ok, d_newton, d_lm)
         d = jnp.where(jnp.all(jnp.isfinite(d)), d, -grad)
         slope = grad @ d
@@ -111,8 +109,9 @@ def _newton_z(M, q, z0, *, iterations, line_search):
     return jnp.where(score(z_pol) <= score(z_newton), z_pol, z_newton)
 
 
-def newton_fb(M, q, *, iterations: int = 50, line_search: int = 30, z0=None, tol=None,
-              differentiation: str = "implicit") -> LCPSolution:
+def newton_fb(
+    M, q, *, iterations: int = 50, line_search: int = 30, z0=None, tol=None, differentiation: str = "implicit"
+) -> LCPSolution:
     """Solve LCP(M, q) by semismooth Newton on the Fischer–Burmeister function.
 
     Args:

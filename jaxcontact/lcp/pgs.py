@@ -87,6 +87,7 @@ def _pgs_z(M, q, z0, omega, *, iterations):
     if n == 0:  # no contacts: nothing to sweep (the row loop cannot be traced at size 0)
         return z
     if n <= SCALAR_SWEEP_MAX_N:
+
         def sweep(z, _):
             zs = [z[i] for i in range(n)]
             for i in range(n):
@@ -96,6 +97,7 @@ def _pgs_z(M, q, z0, omega, *, iterations):
                 zs[i] = jnp.maximum(0.0, zs[i] - r)
             return jnp.stack(zs), None
     else:
+
         def row(i, z):
             return z.at[i].set(jnp.maximum(0.0, z[i] - (Ms[i] @ z + qs[i])))
 
@@ -106,8 +108,7 @@ def _pgs_z(M, q, z0, omega, *, iterations):
     return z
 
 
-def pgs(M, q, *, iterations: int = 100, omega=1.0, z0=None, tol=None,
-        differentiation: str = "unroll") -> LCPSolution:
+def pgs(M, q, *, iterations: int = 100, omega=1.0, z0=None, tol=None, differentiation: str = "unroll") -> LCPSolution:
     """Solve LCP(M, q) by projected Gauss–Seidel with relaxation ω.
 
     Args:
@@ -127,12 +128,15 @@ def pgs(M, q, *, iterations: int = 100, omega=1.0, z0=None, tol=None,
     Returns:
       :class:`LCPSolution` with ``iterations`` = sweeps performed.
     """
-    M, q, z0, tol = prepare(M, q, z0, iterations=iterations, omega=omega, tol=tol,
-                            differentiation=differentiation, name="pgs")
+    M, q, z0, tol = prepare(
+        M, q, z0, iterations=iterations, omega=omega, tol=tol, differentiation=differentiation, name="pgs"
+    )
     omega = jnp.asarray(omega, M.dtype)
     if differentiation == "implicit":
+
         def solve(M, q, z0, omega):
             return _pgs_z(M, q, z0, omega, iterations=iterations), jnp.int32(iterations)
+
         return implicit_solution(solve, M, q, z0, omega, tol=tol)
     z = _pgs_z(M, q, z0, omega, iterations=iterations)
     return make_solution(M, q, z, iterations, tol)

@@ -37,8 +37,7 @@ def _pick(first: LCPSolution, second: LCPSolution) -> LCPSolution:
     return out._replace(iterations=first.iterations + second.iterations)
 
 
-def robust_solve(M, q, *, tol=None, newton_iterations: int = 50,
-                 enumeration_max_n: int = 10) -> LCPSolution:
+def robust_solve(M, q, *, tol=None, newton_iterations: int = 50, enumeration_max_n: int = 10) -> LCPSolution:
     """Solve LCP(M, q) by Lemke, then Newton–FB from Lemke's z, then enumeration (small n).
 
     Args:
@@ -55,8 +54,9 @@ def robust_solve(M, q, *, tol=None, newton_iterations: int = 50,
     """
     check_problem(M, q, name="robust_solve")
     if not 0 <= enumeration_max_n <= MAX_ENUMERATION_SIZE:
-        raise ValueError(f"robust_solve: enumeration_max_n must be in [0, {MAX_ENUMERATION_SIZE}]; "
-                         f"got {enumeration_max_n!r}")
+        raise ValueError(
+            f"robust_solve: enumeration_max_n must be in [0, {MAX_ENUMERATION_SIZE}]; got {enumeration_max_n!r}"
+        )
     dtype = jnp.result_type(M, q, 1.0)
     M = jnp.asarray(M, dtype)
     q = jnp.asarray(q, dtype)

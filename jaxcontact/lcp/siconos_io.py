@@ -37,8 +37,9 @@ def read_lcp(path) -> LCPProblem:
         try:
             return float(tokens[i])
         except (IndexError, ValueError):
-            raise ValueError(f"{path}: expected a number at token {i}, got "
-                             f"{tokens[i] if i < len(tokens) else 'end of file'!r}") from None
+            raise ValueError(
+                f"{path}: expected a number at token {i}, got {tokens[i] if i < len(tokens) else 'end of file'!r}"
+            ) from None
 
     n, storage, rows, cols = (int(number(i)) for i in range(4))
     if storage != 0:

@@ -81,8 +81,9 @@ def check_problem(M, q, z0=None, *, name: str = "LCP") -> None:
     """
     Ms, qs = jnp.shape(M), jnp.shape(q)
     if len(Ms) != 2 or Ms[0] != Ms[1]:
-        raise ValueError(f"{name}: M must be a square matrix of shape (n, n); got shape {Ms} "
-                         "(for a batch of problems, use jax.vmap)")
+        raise ValueError(
+            f"{name}: M must be a square matrix of shape (n, n); got shape {Ms} (for a batch of problems, use jax.vmap)"
+        )
     if qs != (Ms[0],):
         raise ValueError(f"{name}: q must have shape (n,) = ({Ms[0]},) to match M {Ms}; got {qs}")
     if z0 is not None and jnp.shape(z0) != qs:

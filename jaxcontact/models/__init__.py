@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
@@ -105,16 +106,19 @@ def get_model(name: str, **overrides) -> Model:
         try:
             inspect.signature(built).bind(**overrides)
         except TypeError as e:
-            raise ValueError(f"model {name!r}: {fn} cannot be called with the parameters "
-                             f"{sorted(overrides)}: {e}") from None
+            raise ValueError(
+                f"model {name!r}: {fn} cannot be called with the parameters {sorted(overrides)}: {e}"
+            ) from None
         model = built(**overrides)
         if not isinstance(model, Model):
-            raise ValueError(f"model {name!r}: {fn}(...) must return a jaxcontact.models.Model; "
-                             f"got {type(model).__name__}")
+            raise ValueError(
+                f"model {name!r}: {fn}(...) must return a jaxcontact.models.Model; got {type(model).__name__}"
+            )
         return model
     if name not in REGISTRY:
-        raise ValueError(f"unknown model {name!r}; built-in models: {sorted(REGISTRY)}, "
-                         f"or a user model FILE.py:FUNCTION")
+        raise ValueError(
+            f"unknown model {name!r}; built-in models: {sorted(REGISTRY)}, or a user model FILE.py:FUNCTION"
+        )
     return importlib.import_module(f"jaxcontact.models.{REGISTRY[name]}").model(**overrides)
 
 

@@ -44,8 +44,9 @@ def _potential(q, t, p):
     return p["mass"] * p["gravity"] * q[0]
 
 
-SYSTEM = LagrangianSystem(n_dof=1, mass=_mass, forces=_forces, gaps=_gaps, laws=_laws,
-                          potential=_potential, names=("y",))
+SYSTEM = LagrangianSystem(
+    n_dof=1, mass=_mass, forces=_forces, gaps=_gaps, laws=_laws, potential=_potential, names=("y",)
+)
 
 
 def initial_state(p):
@@ -58,7 +59,16 @@ def model(**overrides) -> Model:
     """The bouncing ball with parameter overrides by name (ValueError for unknown names or broken rules)."""
     params = apply_overrides(DEFAULTS, overrides, RULES)
     if float(params["height"]) < float(params["radius"]):
-        raise ValueError(f"parameter height = {float(params['height'])} must be >= radius = "
-                         f"{float(params['radius'])} (the ball would start inside the ground)")
-    return Model("bouncing-ball", SYSTEM, params, initial_state, dt=1e-3, t_final=10.0,
-                 description="A ball dropped from rest on the ground y = 0 (Newton restitution, no friction).")
+        raise ValueError(
+            f"parameter height = {float(params['height'])} must be >= radius = "
+            f"{float(params['radius'])} (the ball would start inside the ground)"
+        )
+    return Model(
+        "bouncing-ball",
+        SYSTEM,
+        params,
+        initial_state,
+        dt=1e-3,
+        t_final=10.0,
+        description="A ball dropped from rest on the ground y = 0 (Newton restitution, no friction).",
+    )

@@ -25,9 +25,22 @@ from jaxcontact.spatial import Assembly, BoxPlane, rotations
 from jaxcontact.spatial.pictures import snapshots
 from jaxcontact.system import law_rule
 
-DEFAULTS = {"mass": 1.0, "half_x": 0.1, "half_y": 0.075, "half_z": 0.05, "height": 0.4, "tilt_deg": 30.0,
-            "speed": 1.0, "vertical_speed": 0.0, "spin_x": 2.0, "spin_y": -3.0, "spin_z": 5.0,
-            "restitution": 0.3, "friction": 0.4, "gravity": 9.81}
+DEFAULTS = {
+    "mass": 1.0,
+    "half_x": 0.1,
+    "half_y": 0.075,
+    "half_z": 0.05,
+    "height": 0.4,
+    "tilt_deg": 30.0,
+    "speed": 1.0,
+    "vertical_speed": 0.0,
+    "spin_x": 2.0,
+    "spin_y": -3.0,
+    "spin_z": 5.0,
+    "restitution": 0.3,
+    "friction": 0.4,
+    "gravity": 9.81,
+}
 RULES = {
     "mass": (lambda v: v > 0, "> 0"),
     "half_x": (lambda v: v > 0, "> 0"),
@@ -41,11 +54,20 @@ RULES = {
 
 def _assembly() -> Assembly:
     asm = Assembly(gravity="gravity")
-    box = asm.add_body("box", mass="mass", inertia=("mass*(half_y**2 + half_z**2)/3",
-                                                    "mass*(half_x**2 + half_z**2)/3",
-                                                    "mass*(half_x**2 + half_y**2)/3"))
-    asm.add_contact(BoxPlane("plane", restitution="restitution", friction="friction", body=box,
-                             half_extents=("half_x", "half_y", "half_z")))
+    box = asm.add_body(
+        "box",
+        mass="mass",
+        inertia=("mass*(half_y**2 + half_z**2)/3", "mass*(half_x**2 + half_z**2)/3", "mass*(half_x**2 + half_y**2)/3"),
+    )
+    asm.add_contact(
+        BoxPlane(
+            "plane",
+            restitution="restitution",
+            friction="friction",
+            body=box,
+            half_extents=("half_x", "half_y", "half_z"),
+        )
+    )
     return asm
 
 
@@ -56,8 +78,9 @@ SYSTEM = ASSEMBLY.system()
 def initial_state(p):
     """Centre (0, 0, height), turned by tilt_deg about (1, 1, 0), velocity (speed, 0, vertical_speed), spins."""
     dtype = jnp.result_type(float)
-    quat = rotations.exp(jnp.deg2rad(jnp.asarray(p["tilt_deg"], dtype)) * jnp.asarray([1.0, 1.0, 0.0], dtype)
-                         / jnp.sqrt(2.0))
+    quat = rotations.exp(
+        jnp.deg2rad(jnp.asarray(p["tilt_deg"], dtype)) * jnp.asarray([1.0, 1.0, 0.0], dtype) / jnp.sqrt(2.0)
+    )
     z = 0.0 * p["height"]
     q0 = jnp.concatenate([jnp.stack([z, z, p["height"]]), quat])
     u0 = jnp.stack([p["speed"], z, p["vertical_speed"], p["spin_x"], p["spin_y"], p["spin_z"]])
@@ -74,10 +97,19 @@ def model(**overrides) -> Model:
     params = apply_overrides(DEFAULTS, overrides, RULES)
     ASSEMBLY.validate(params)
     if float(lowest_vertex(initial_state(params)[0], params)) < 0:
-        raise ValueError(f"parameter height = {float(params['height'])} puts a vertex of the box below the plane "
-                         f"(tilt_deg = {float(params['tilt_deg'])}): raise it")
-    return Model("box-toss", SYSTEM, params, initial_state, dt=1e-3, t_final=2.0,
-                 description="A box tossed onto a rough plane (spatial body, 8 vertex contacts on Coulomb cones): "
-                             "it bounces, slides and comes to rest on a face.",
-                 observables={"lowest_vertex": lowest_vertex},
-                 picture=functools.partial(snapshots, assembly=ASSEMBLY))
+        raise ValueError(
+            f"parameter height = {float(params['height'])} puts a vertex of the box below the plane "
+            f"(tilt_deg = {float(params['tilt_deg'])}): raise it"
+        )
+    return Model(
+        "box-toss",
+        SYSTEM,
+        params,
+        initial_state,
+        dt=1e-3,
+        t_final=2.0,
+        description="A box tossed onto a rough plane (spatial body, 8 vertex contacts on Coulomb cones): "
+        "it bounces, slides and comes to rest on a face.",
+        observables={"lowest_vertex": lowest_vertex},
+        picture=functools.partial(snapshots, assembly=ASSEMBLY),
+    )

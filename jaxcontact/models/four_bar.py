@@ -43,9 +43,19 @@ from jaxcontact.models import Model, apply_overrides
 from jaxcontact.planar import Mechanism
 
 DEFAULTS = {
-    "l1": 0.2, "l2": 0.4, "l3": 0.2, "m1": 0.1, "m2": 0.2, "m3": 0.1,
-    "ground_length": 0.4, "torque": 10.0, "wall_distance": 0.06, "restitution": 0.8, "friction": 0.0,
-    "gravity": 9.81, "initial_angle": math.pi / 2,
+    "l1": 0.2,
+    "l2": 0.4,
+    "l3": 0.2,
+    "m1": 0.1,
+    "m2": 0.2,
+    "m3": 0.1,
+    "ground_length": 0.4,
+    "torque": 10.0,
+    "wall_distance": 0.06,
+    "restitution": 0.8,
+    "friction": 0.0,
+    "gravity": 9.81,
+    "initial_angle": math.pi / 2,
 }
 
 POINT_A = ("l1/2", 0.0)  # top of bar 1 in bar 1's frame: the bar 1–bar 2 joint
@@ -69,8 +79,9 @@ def mechanism(friction: bool = True) -> Mechanism:
     mech.torque(bar1, "torque", name="T")
     mech.gravity("gravity")
     wall = mech.line(point=("-wall_distance", 0.0), normal=(1.0, 0.0))
-    mech.point_contact("wall", bar1, POINT_A, wall, restitution="restitution",
-                       friction="friction" if friction else None)
+    mech.point_contact(
+        "wall", bar1, POINT_A, wall, restitution="restitution", friction="friction" if friction else None
+    )
     return mech
 
 
@@ -123,9 +134,18 @@ def model(**overrides) -> Model:
             raise ValueError(f"parameter {name} = {np.asarray(params[name])} must be >= 0")
     h2 = np.asarray(_closure(params)[3])
     if np.any(h2 < 0):
-        raise ValueError(f"the lengths l1 = {np.asarray(params['l1'])}, l2 = {np.asarray(params['l2'])}, "
-                         f"l3 = {np.asarray(params['l3'])}, ground_length = {np.asarray(params['ground_length'])} "
-                         f"cannot close the loop at initial_angle = {np.asarray(params['initial_angle'])}")
-    return Model("four-bar", SYSTEM, params, initial_state, dt=0.01, t_final=1.0,
-                 description="A four-bar linkage (2015 projection paper) driven by a torque on bar 1 until point a "
-                             "hits a wall and comes to rest against it (Newton restitution).")
+        raise ValueError(
+            f"the lengths l1 = {np.asarray(params['l1'])}, l2 = {np.asarray(params['l2'])}, "
+            f"l3 = {np.asarray(params['l3'])}, ground_length = {np.asarray(params['ground_length'])} "
+            f"cannot close the loop at initial_angle = {np.asarray(params['initial_angle'])}"
+        )
+    return Model(
+        "four-bar",
+        SYSTEM,
+        params,
+        initial_state,
+        dt=0.01,
+        t_final=1.0,
+        description="A four-bar linkage (2015 projection paper) driven by a torque on bar 1 until point a "
+        "hits a wall and comes to rest against it (Newton restitution).",
+    )

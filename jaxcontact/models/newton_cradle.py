@@ -26,8 +26,15 @@ from jaxcontact.spatial.pictures import snapshots
 from jaxcontact.system import law_rule
 
 N_BALLS = 3
-DEFAULTS = {"mass": 0.2, "radius": 0.02, "length": 0.3, "angle_deg": 20.0, "restitution": 1.0, "friction": 0.0,
-            "gravity": 9.81}
+DEFAULTS = {
+    "mass": 0.2,
+    "radius": 0.02,
+    "length": 0.3,
+    "angle_deg": 20.0,
+    "restitution": 1.0,
+    "friction": 0.0,
+    "gravity": 9.81,
+}
 RULES = {
     "mass": (lambda v: v > 0, "> 0"),
     "radius": (lambda v: v > 0, "> 0"),
@@ -45,8 +52,17 @@ def _assembly() -> Assembly:
     for i, b in enumerate(balls):
         asm.add_joint(Spherical(f"pivot{i + 1}", None, (f"{2 * i}*radius", 0.0, 0.0), b, (0.0, 0.0, "length")))
     for i in range(N_BALLS - 1):
-        asm.add_contact(SphereSphere(f"contact{i + 1}", restitution="restitution", friction="friction",
-                                     a=balls[i], b=balls[i + 1], radius_a="radius", radius_b="radius"))
+        asm.add_contact(
+            SphereSphere(
+                f"contact{i + 1}",
+                restitution="restitution",
+                friction="friction",
+                a=balls[i],
+                b=balls[i + 1],
+                radius_a="radius",
+                radius_b="radius",
+            )
+        )
     return asm
 
 
@@ -62,8 +78,11 @@ def initial_state(p):
         angle = jnp.deg2rad(jnp.asarray(p["angle_deg"], dtype)) if i == 0 else 0.0 * p["angle_deg"]
         quat = rotations.exp(angle * jnp.asarray([0.0, 1.0, 0.0], dtype))
         pivot = jnp.stack([2 * i * p["radius"], 0.0 * p["radius"], 0.0 * p["radius"]])
-        parts.append(jnp.concatenate([pivot - rotations.rotate(quat, jnp.stack([0.0 * p["length"], 0.0 * p["length"],
-                                                                                   p["length"]])), quat]))
+        parts.append(
+            jnp.concatenate(
+                [pivot - rotations.rotate(quat, jnp.stack([0.0 * p["length"], 0.0 * p["length"], p["length"]])), quat]
+            )
+        )
     q0 = jnp.concatenate(parts)
     return q0, jnp.zeros(6 * N_BALLS, dtype)
 
@@ -100,7 +119,14 @@ def model(**overrides) -> Model:
     """Newton's cradle with parameter overrides by name."""
     params = apply_overrides(DEFAULTS, overrides, RULES)
     ASSEMBLY.validate(params)
-    return Model("newton-cradle", SYSTEM, params, initial_state, dt=1e-3, t_final=1.0,
-                 description="Newton's cradle: three balls on spherical joints; Moreau–Jean's simultaneous impact "
-                             "law sends ball 1 back at −v/3 and balls 2–3 off at 2v/3 (ε = 1).",
-                 picture=functools.partial(snapshots, assembly=ASSEMBLY))
+    return Model(
+        "newton-cradle",
+        SYSTEM,
+        params,
+        initial_state,
+        dt=1e-3,
+        t_final=1.0,
+        description="Newton's cradle: three balls on spherical joints; Moreau–Jean's simultaneous impact "
+        "law sends ball 1 back at −v/3 and balls 2–3 off at 2v/3 (ε = 1).",
+        picture=functools.partial(snapshots, assembly=ASSEMBLY),
+    )

@@ -48,9 +48,16 @@ def _potential(q, t, p):
     return p["mass"] * p["gravity"] * q[1]
 
 
-SYSTEM = LagrangianSystem(n_dof=2, mass=_mass, forces=_forces, gaps=lambda q, t, p: q[1:2],
-                          slip_velocity=lambda q, u, t, p: u[0:1], laws=_laws, potential=_potential,
-                          names=("x", "y"))
+SYSTEM = LagrangianSystem(
+    n_dof=2,
+    mass=_mass,
+    forces=_forces,
+    gaps=lambda q, t, p: q[1:2],
+    slip_velocity=lambda q, u, t, p: u[0:1],
+    laws=_laws,
+    potential=_potential,
+    names=("x", "y"),
+)
 
 
 def initial_state(p):
@@ -69,6 +76,13 @@ def model(**overrides) -> Model:
     params = apply_overrides(DEFAULTS, overrides, RULES)
     if not np.all(np.asarray(params["static_friction"]) >= np.asarray(params["friction"])):
         raise ValueError(f"static_friction = {params['static_friction']} must be >= friction = {params['friction']}")
-    return Model("pushed-block", SYSTEM, params, initial_state, dt=1e-2, t_final=0.8,
-                 description="A block at rest on rough ground pushed by a force growing in time: it sticks "
-                             "until the push reaches μ0 m g, then slides against dynamic μ (event-driven scheme).")
+    return Model(
+        "pushed-block",
+        SYSTEM,
+        params,
+        initial_state,
+        dt=1e-2,
+        t_final=0.8,
+        description="A block at rest on rough ground pushed by a force growing in time: it sticks "
+        "until the push reaches μ0 m g, then slides against dynamic μ (event-driven scheme).",
+    )

@@ -26,8 +26,7 @@ import numpy as np
 from jaxcontact.models import Model, apply_overrides
 from jaxcontact.planar import Mechanism
 
-DEFAULTS = {"width": 0.2, "height": 0.4, "mass": 1.0, "restitution": 0.0, "friction": 0.7, "tilt": 0.1,
-            "gravity": 9.81}
+DEFAULTS = {"width": 0.2, "height": 0.4, "mass": 1.0, "restitution": 0.0, "friction": 0.7, "tilt": 0.1, "gravity": 9.81}
 
 LEFT_CORNER = ("-width/2", "-height/2")
 RIGHT_CORNER = ("width/2", "-height/2")
@@ -72,10 +71,19 @@ def model(**overrides) -> Model:
     alpha = np.arctan2(np.asarray(params["width"]), np.asarray(params["height"]))
     tilt = np.asarray(params["tilt"])
     if np.any(np.abs(tilt) >= alpha):
-        raise ValueError(f"parameter tilt = {tilt} must satisfy |tilt| < atan(width/height) = {alpha} "
-                         "(beyond it the block overturns instead of rocking)")
+        raise ValueError(
+            f"parameter tilt = {tilt} must satisfy |tilt| < atan(width/height) = {alpha} "
+            "(beyond it the block overturns instead of rocking)"
+        )
     if np.any(np.asarray(params["gravity"]) <= 0):
         raise ValueError(f"parameter gravity = {np.asarray(params['gravity'])} must be > 0")
-    return Model("rocking-block", SYSTEM, params, initial_state, dt=1e-3, t_final=2.0,
-                 description="A rectangular block released tilted on one corner rocks on its two bottom "
-                             "corners (restitution, Coulomb friction) and comes to rest.")
+    return Model(
+        "rocking-block",
+        SYSTEM,
+        params,
+        initial_state,
+        dt=1e-3,
+        t_final=2.0,
+        description="A rectangular block released tilted on one corner rocks on its two bottom "
+        "corners (restitution, Coulomb friction) and comes to rest.",
+    )

@@ -51,13 +51,28 @@ from jaxcontact.models import Model, apply_overrides
 from jaxcontact.planar import Mechanism
 
 DEFAULTS = {
-    "m1": 2.0, "width": 0.2, "height": 0.06, "ax": 0.0, "ay": 0.03,
-    "m2": 0.5, "bar_length": 0.3, "e": 0.1, "omega": 4.0 * math.pi,
-    "stiffness": 1e7, "exponent": 1.5, "damping": 3e6, "friction": 0.2, "static_friction": 0.3,
-    "slip_width": 1e-3, "slip_width0": 0.0, "gravity": 9.81,
+    "m1": 2.0,
+    "width": 0.2,
+    "height": 0.06,
+    "ax": 0.0,
+    "ay": 0.03,
+    "m2": 0.5,
+    "bar_length": 0.3,
+    "e": 0.1,
+    "omega": 4.0 * math.pi,
+    "stiffness": 1e7,
+    "exponent": 1.5,
+    "damping": 3e6,
+    "friction": 0.2,
+    "static_friction": 0.3,
+    "slip_width": 1e-3,
+    "slip_width0": 0.0,
+    "gravity": 9.81,
 }
-RULES = {name: (lambda v: v > 0, "> 0") for name in ("m1", "width", "height", "m2", "bar_length", "e", "stiffness",
-                                                      "exponent", "slip_width")}
+RULES = {
+    name: (lambda v: v > 0, "> 0")
+    for name in ("m1", "width", "height", "m2", "bar_length", "e", "stiffness", "exponent", "slip_width")
+}
 RULES.update({name: (lambda v: v >= 0, ">= 0") for name in ("damping", "friction", "slip_width0", "gravity")})
 
 
@@ -74,12 +89,23 @@ def mechanism(compliant: bool = True) -> Mechanism:
     mech.driver(bar, "theta", "omega*t", relative_to=slider, name="motor")
     mech.gravity("gravity")
     floor = mech.line(point=(0.0, 0.0), normal=(0.0, 1.0))
-    law = (dict(compliant=dict(stiffness="stiffness", exponent="exponent", damping="damping",
-                               slip_width="slip_width", slip_width0="slip_width0"))
-           if compliant else dict(restitution="restitution"))
+    law = (
+        dict(
+            compliant=dict(
+                stiffness="stiffness",
+                exponent="exponent",
+                damping="damping",
+                slip_width="slip_width",
+                slip_width0="slip_width0",
+            )
+        )
+        if compliant
+        else dict(restitution="restitution")
+    )
     for name, side in (("left", "-width/2"), ("right", "width/2")):
-        mech.point_contact(name, slider, (side, "-height/2"), floor, friction="friction",
-                           static_friction="static_friction", **law)
+        mech.point_contact(
+            name, slider, (side, "-height/2"), floor, friction="friction", static_friction="static_friction", **law
+        )
     return mech
 
 
@@ -104,8 +130,17 @@ def model(**overrides) -> Model:
     params = apply_overrides(DEFAULTS, overrides, RULES)
     MECHANISM.validate(params)
     if np.any(np.asarray(params["static_friction"]) < np.asarray(params["friction"])):
-        raise ValueError(f"static_friction = {np.asarray(params['static_friction'])} must be ≥ friction = "
-                         f"{np.asarray(params['friction'])} (μ0 ≥ μ)")
-    return Model("slider-bar", SYSTEM, params, initial_state, dt=5e-4, t_final=2.0,
-                 description="Flat beater: a slider on a rough floor (compliant corners, μ0 ≥ μ) shaken by a "
-                             "motor-driven eccentric bar: stick–slip. Use the event-driven or penalty scheme.")
+        raise ValueError(
+            f"static_friction = {np.asarray(params['static_friction'])} must be ≥ friction = "
+            f"{np.asarray(params['friction'])} (μ0 ≥ μ)"
+        )
+    return Model(
+        "slider-bar",
+        SYSTEM,
+        params,
+        initial_state,
+        dt=5e-4,
+        t_final=2.0,
+        description="Flat beater: a slider on a rough floor (compliant corners, μ0 ≥ μ) shaken by a "
+        "motor-driven eccentric bar: stick–slip. Use the event-driven or penalty scheme.",
+    )

@@ -57,18 +57,34 @@ def hertz_cylinder_stiffness(pin_radius, clearance, young=207e9, poisson=0.3):
     sigma = (1.0 - poisson**2) / young
     r_h = pin_radius + clearance
     R = pin_radius * r_h / clearance
-    return 4.0 / 3.0 * R ** 0.5 / (2.0 * sigma)
+    return 4.0 / 3.0 * R**0.5 / (2.0 * sigma)
 
 
 DEFAULTS = {
-    "l1": 0.05, "l2": 0.12, "m1": 0.30, "m2": 0.21, "m3": 0.14, "J1": 1e-4, "J2": 2.5e-4, "J3": 1e-4,
-    "omega": 200.0, "g": 9.81, "pin_radius": 0.01, "clearance": 5e-4,
-    "stiffness": float(hertz_cylinder_stiffness(0.01, 5e-4)), "exponent": 1.5, "damping": 0.0,
-    "friction": 0.01, "slip_width": 1e-3, "restitution": 0.9,
+    "l1": 0.05,
+    "l2": 0.12,
+    "m1": 0.30,
+    "m2": 0.21,
+    "m3": 0.14,
+    "J1": 1e-4,
+    "J2": 2.5e-4,
+    "J3": 1e-4,
+    "omega": 200.0,
+    "g": 9.81,
+    "pin_radius": 0.01,
+    "clearance": 5e-4,
+    "stiffness": float(hertz_cylinder_stiffness(0.01, 5e-4)),
+    "exponent": 1.5,
+    "damping": 0.0,
+    "friction": 0.01,
+    "slip_width": 1e-3,
+    "restitution": 0.9,
 }
 RULES = {
-    **{k: (lambda v: v > 0, "> 0") for k in ("l1", "l2", "m1", "m2", "m3", "J1", "J2", "J3", "pin_radius",
-                                             "clearance", "exponent", "slip_width")},
+    **{
+        k: (lambda v: v > 0, "> 0")
+        for k in ("l1", "l2", "m1", "m2", "m3", "J1", "J2", "J3", "pin_radius", "clearance", "exponent", "slip_width")
+    },
     **{k: (lambda v: v >= 0, ">= 0") for k in ("stiffness", "damping", "friction")},
     "restitution": law_rule("restitution"),
 }
@@ -88,12 +104,29 @@ def mechanism(contact: str = "compliant"):
     if contact == "ideal":
         mech.revolute(rod, ("-l2/2", 0.0), crank, ("l1/2", 0.0), name="crank_rod")
     elif contact == "compliant":
-        mech.clearance_revolute("crank_rod", rod, ("-l2/2", 0.0), crank, ("l1/2", 0.0), "pin_radius", "clearance",
-                                friction="friction", compliant=dict(stiffness="stiffness", exponent="exponent",
-                                                                    damping="damping", slip_width="slip_width"))
+        mech.clearance_revolute(
+            "crank_rod",
+            rod,
+            ("-l2/2", 0.0),
+            crank,
+            ("l1/2", 0.0),
+            "pin_radius",
+            "clearance",
+            friction="friction",
+            compliant=dict(stiffness="stiffness", exponent="exponent", damping="damping", slip_width="slip_width"),
+        )
     else:
-        mech.clearance_revolute("crank_rod", rod, ("-l2/2", 0.0), crank, ("l1/2", 0.0), "pin_radius", "clearance",
-                                restitution="restitution", friction="friction")
+        mech.clearance_revolute(
+            "crank_rod",
+            rod,
+            ("-l2/2", 0.0),
+            crank,
+            ("l1/2", 0.0),
+            "pin_radius",
+            "clearance",
+            restitution="restitution",
+            friction="friction",
+        )
     mech.revolute(rod, ("l2/2", 0.0), slider, (0.0, 0.0), name="rod_slider")
     mech.prismatic(None, (0.0, 0.0), slider, (0.0, 0.0), name="slide")
     mech.gravity("g")
@@ -119,11 +152,11 @@ def build(contact: str = "compliant", **overrides):
     """(mechanism, system, params) with the damping matched to ε = ``restitution`` unless given."""
     params = apply_overrides(DEFAULTS, overrides, RULES)
     if "damping" not in overrides:
-        params["damping"] = jnp.asarray(restitution_damping(params["stiffness"], params["restitution"],
-                                                            REFERENCE_IMPACT_SPEED))
+        params["damping"] = jnp.asarray(
+            restitution_damping(params["stiffness"], params["restitution"], REFERENCE_IMPACT_SPEED)
+        )
     mech = mechanism(contact)
-    system, p = mech.build({k: v for k, v in params.items()
-                            if k in _used_parameters(contact)})
+    system, p = mech.build({k: v for k, v in params.items() if k in _used_parameters(contact)})
     return mech, system, p
 
 
@@ -162,10 +195,20 @@ def model(contact: str = "rigid", **overrides) -> Model:
         params = derived(params, given)
         derive = functools.partial(derived, given=given)
     if contact != "ideal":
-        observables = {"journal_ex": lambda q, p: journal_eccentricity(mech, q, p)[0],
-                       "journal_ey": lambda q, p: journal_eccentricity(mech, q, p)[1]}
+        observables = {
+            "journal_ex": lambda q, p: journal_eccentricity(mech, q, p)[0],
+            "journal_ey": lambda q, p: journal_eccentricity(mech, q, p)[1],
+        }
     dt = 1e-5 if contact == "rigid" else 1e-6
-    return Model("slider-crank-clearance", system, params, initial_state, dt=dt, t_final=4 * np.pi / DEFAULTS["omega"],
-                 description="Slider–crank (Flores et al. geometry) whose crank–rod revolute joint has radial "
-                             f"clearance ({contact} contact); crank driven at constant speed.",
-                 derive=derive, observables=observables)
+    return Model(
+        "slider-crank-clearance",
+        system,
+        params,
+        initial_state,
+        dt=dt,
+        t_final=4 * np.pi / DEFAULTS["omega"],
+        description="Slider–crank (Flores et al. geometry) whose crank–rod revolute joint has radial "
+        f"clearance ({contact} contact); crank driven at constant speed.",
+        derive=derive,
+        observables=observables,
+    )

@@ -58,8 +58,16 @@ def _potential(q, t, p):
     return p["mass"] * p["gravity"] * q[1]
 
 
-SYSTEM = LagrangianSystem(n_dof=2, mass=_mass, forces=_forces, gaps=_gaps, slip_velocity=_slip,
-                          laws=_laws, potential=_potential, names=("x", "y"))
+SYSTEM = LagrangianSystem(
+    n_dof=2,
+    mass=_mass,
+    forces=_forces,
+    gaps=_gaps,
+    slip_velocity=_slip,
+    laws=_laws,
+    potential=_potential,
+    names=("x", "y"),
+)
 
 
 def initial_state(p):
@@ -77,6 +85,13 @@ def distance_along_slope(q, p):
 def model(**overrides) -> Model:
     """The block on a rough incline with parameter overrides by name."""
     params = apply_overrides(DEFAULTS, overrides, RULES)
-    return Model("sliding-block", SYSTEM, params, initial_state, dt=1e-3, t_final=2.0,
-                 description="A block launched down a rough incline (Coulomb friction): it stops "
-                             "when μ > tan α, otherwise it keeps accelerating.")
+    return Model(
+        "sliding-block",
+        SYSTEM,
+        params,
+        initial_state,
+        dt=1e-3,
+        t_final=2.0,
+        description="A block launched down a rough incline (Coulomb friction): it stops "
+        "when μ > tan α, otherwise it keeps accelerating.",
+    )

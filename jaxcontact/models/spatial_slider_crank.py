@@ -41,7 +41,8 @@ import numpy as np
 
 from jaxcontact.contact_laws import restitution_damping
 from jaxcontact.models import Model, apply_overrides
-from jaxcontact.models.slider_crank import REFERENCE_IMPACT_SPEED, hertz_cylinder_stiffness as hertz_stiffness
+from jaxcontact.models.slider_crank import REFERENCE_IMPACT_SPEED
+from jaxcontact.models.slider_crank import hertz_cylinder_stiffness as hertz_stiffness
 from jaxcontact.spatial import Assembly, Driver, Prismatic, Revolute, SphereInSphere, Spherical, Universal, rotations
 from jaxcontact.spatial.pictures import snapshots
 from jaxcontact.system import law_rule, velocity_matrix
@@ -50,17 +51,35 @@ CONTACTS = ("rigid", "compliant", "ideal")
 BAR_RADIUS = 0.005  # m, of the slender bars' inertia
 
 DEFAULTS = {
-    "l1": 0.05, "l2": 0.2, "offset_y": 0.06, "offset_z": 0.03, "m1": 0.30, "m2": 0.21, "m3": 0.14, "J3": 1e-4,
-    "omega": 200.0, "g": 9.81, "ball_radius": 0.01, "clearance": 5e-4,
-    "stiffness": float(hertz_stiffness(0.01, 5e-4)), "exponent": 1.5, "damping": 0.0, "friction": 0.01,
-    "slip_width": 1e-3, "restitution": 0.9,
+    "l1": 0.05,
+    "l2": 0.2,
+    "offset_y": 0.06,
+    "offset_z": 0.03,
+    "m1": 0.30,
+    "m2": 0.21,
+    "m3": 0.14,
+    "J3": 1e-4,
+    "omega": 200.0,
+    "g": 9.81,
+    "ball_radius": 0.01,
+    "clearance": 5e-4,
+    "stiffness": float(hertz_stiffness(0.01, 5e-4)),
+    "exponent": 1.5,
+    "damping": 0.0,
+    "friction": 0.01,
+    "slip_width": 1e-3,
+    "restitution": 0.9,
 }
 RULES = {
-    **{k: (lambda v: v > 0, "> 0") for k in ("l1", "l2", "m1", "m2", "m3", "J3", "ball_radius", "clearance",
-                                             "exponent", "slip_width")},
+    **{
+        k: (lambda v: v > 0, "> 0")
+        for k in ("l1", "l2", "m1", "m2", "m3", "J3", "ball_radius", "clearance", "exponent", "slip_width")
+    },
     **{k: (lambda v: v >= 0, ">= 0") for k in ("stiffness", "damping", "g")},
-    "offset_y": (lambda v: np.isfinite(v), "finite"), "offset_z": (lambda v: np.isfinite(v), "finite"),
-    "friction": law_rule("friction"), "restitution": law_rule("restitution"),
+    "offset_y": (lambda v: np.isfinite(v), "finite"),
+    "offset_z": (lambda v: np.isfinite(v), "finite"),
+    "friction": law_rule("friction"),
+    "restitution": law_rule("restitution"),
 }
 
 
@@ -72,21 +91,32 @@ def _assembly(contact: str) -> Assembly:
     slider = asm.add_body("slider", mass="m3", inertia=("J3", "J3", "J3"))
     x, z = (1.0, 0.0, 0.0), (0.0, 0.0, 1.0)
     asm.add_joint(Revolute("crank_pivot", None, (0.0, 0.0, 0.0), crank, ("-l1/2", 0.0, 0.0), axis_a=x, axis_b=z))
-    asm.add_joint(Driver("motor", None, b=crank, axis_a=x, reference_a=(0.0, 1.0, 0.0), reference_b=x,
-                         angle="omega*t"))
+    asm.add_joint(Driver("motor", None, b=crank, axis_a=x, reference_a=(0.0, 1.0, 0.0), reference_b=x, angle="omega*t"))
     if contact == "ideal":
         asm.add_joint(Spherical("crank_rod", crank, ("l1/2", 0.0, 0.0), rod, ("-l2/2", 0.0, 0.0)))
     else:
         law = dict(restitution="restitution") if contact == "rigid" else dict(restitution=None)
-        joint = SphereInSphere("crank_rod", friction="friction", a=crank, socket_point=("l1/2", 0.0, 0.0),
-                               socket_radius="ball_radius+clearance", b=rod, ball_point=("-l2/2", 0.0, 0.0),
-                               ball_radius="ball_radius", **law)
-        asm.add_contact(joint, compliant=None if contact == "rigid" else dict(
-            stiffness="stiffness", exponent="exponent", damping="damping", slip_width="slip_width"))
-    asm.add_joint(Universal("rod_slider", slider, (0.0, 0.0, 0.0), rod, ("l2/2", 0.0, 0.0), axis_a=z,
-                            axis_b=(0.0, 1.0, 0.0)))
-    asm.add_joint(Prismatic("slide", None, (0.0, "offset_y", "offset_z"), slider, (0.0, 0.0, 0.0), axis_a=x,
-                            axis_b=x))
+        joint = SphereInSphere(
+            "crank_rod",
+            friction="friction",
+            a=crank,
+            socket_point=("l1/2", 0.0, 0.0),
+            socket_radius="ball_radius+clearance",
+            b=rod,
+            ball_point=("-l2/2", 0.0, 0.0),
+            ball_radius="ball_radius",
+            **law,
+        )
+        asm.add_contact(
+            joint,
+            compliant=None
+            if contact == "rigid"
+            else dict(stiffness="stiffness", exponent="exponent", damping="damping", slip_width="slip_width"),
+        )
+    asm.add_joint(
+        Universal("rod_slider", slider, (0.0, 0.0, 0.0), rod, ("l2/2", 0.0, 0.0), axis_a=z, axis_b=(0.0, 1.0, 0.0))
+    )
+    asm.add_joint(Prismatic("slide", None, (0.0, "offset_y", "offset_z"), slider, (0.0, 0.0, 0.0), axis_a=x, axis_b=x))
     return asm
 
 
@@ -100,11 +130,15 @@ def check_geometry(p) -> None:
     l1, l2, oy, oz = (np.asarray(p[k], float) for k in ("l1", "l2", "offset_y", "offset_z"))
     far = l1 + np.hypot(oy, oz)
     if np.any(l2 <= far):
-        raise ValueError(f"l2 = {l2} must exceed l1 + √(offset_y² + offset_z²) = {far} (the rod must reach the "
-                         f"slider line at every crank angle)")
+        raise ValueError(
+            f"l2 = {l2} must exceed l1 + √(offset_y² + offset_z²) = {far} (the rod must reach the "
+            f"slider line at every crank angle)"
+        )
     if np.any(np.abs(oz) + l1 >= 0.9 * l2):
-        raise ValueError(f"|offset_z| + l1 = {np.abs(oz) + l1} must stay below 0.9 l2 = {0.9 * l2}: the rod "
-                         f"would come near the universal joint's spider axis (a singular pose)")
+        raise ValueError(
+            f"|offset_z| + l1 = {np.abs(oz) + l1} must stay below 0.9 l2 = {0.9 * l2}: the rod "
+            f"would come near the universal joint's spider axis (a singular pose)"
+        )
 
 
 def initial_pose(p, theta=0.0):
@@ -118,8 +152,10 @@ def initial_pose(p, theta=0.0):
     slider = jnp.stack([jnp.sqrt(l2**2 - (oy - l1 * c) ** 2 - (oz - l1 * s) ** 2), oy + 0.0 * l1, oz + 0.0 * l1])
     e1 = (slider - tip) / l2
     yaw, pitch = jnp.arctan2(e1[1], e1[0]), jnp.arcsin(e1[2])  # rod e2 = e_z × e1 / |·| ⊥ the spider axis e_z
-    q_rod = rotations.multiply(rotations.from_axis_angle(jnp.asarray([0.0, 0.0, 1.0], dtype), yaw),
-                               rotations.from_axis_angle(jnp.asarray([0.0, 1.0, 0.0], dtype), -pitch))
+    q_rod = rotations.multiply(
+        rotations.from_axis_angle(jnp.asarray([0.0, 0.0, 1.0], dtype), yaw),
+        rotations.from_axis_angle(jnp.asarray([0.0, 1.0, 0.0], dtype), -pitch),
+    )
     one = jnp.asarray([1.0, 0.0, 0.0, 0.0], dtype)
     return jnp.concatenate([tip / 2, q_crank, (tip + slider) / 2, q_rod, slider, one])
 
@@ -166,13 +202,19 @@ def model(contact: str = "rigid", **overrides) -> Model:
     check_geometry(params)
     ASSEMBLIES[contact].validate(params)
     dt = {"rigid": 1e-5, "compliant": 5e-6, "ideal": 1e-4}[contact]
-    return Model("spatial-slider-crank", SYSTEMS[contact], params, initial_state, dt=dt,
-                 t_final=2 * np.pi / DEFAULTS["omega"],
-                 description="Spatial slider–crank (Haug's layout: revolute, ball, universal, prismatic joints) whose "
-                             f"crank–rod ball joint has a clearance ({contact} contact); crank driven at constant speed.",
-                 derive=functools.partial(derived, given=given) if contact == "compliant" else None,
-                 observables={"eccentricity": eccentricity},
-                 picture=functools.partial(picture, contact=contact))
+    return Model(
+        "spatial-slider-crank",
+        SYSTEMS[contact],
+        params,
+        initial_state,
+        dt=dt,
+        t_final=2 * np.pi / DEFAULTS["omega"],
+        description="Spatial slider–crank (Haug's layout: revolute, ball, universal, prismatic joints) whose "
+        f"crank–rod ball joint has a clearance ({contact} contact); crank driven at constant speed.",
+        derive=functools.partial(derived, given=given) if contact == "compliant" else None,
+        observables={"eccentricity": eccentricity},
+        picture=functools.partial(picture, contact=contact),
+    )
 
 
 def picture(traj, params, path, contact="rigid"):
@@ -180,5 +222,6 @@ def picture(traj, params, path, contact="rigid"):
     links = [(0, (-0.5, "l1"), (0.5, "l1")), (1, (-0.5, "l2"), (0.5, "l2"))]
     p = {k: float(np.asarray(v)) for k, v in params.items() if np.ndim(v) == 0}
     segments = [(b, (a * p[l], 0.0, 0.0), (c * p[l], 0.0, 0.0)) for b, (a, l), (c, _) in links]
-    return snapshots(traj, params, path, assembly=ASSEMBLIES[contact], segments=segments,
-                     boxes=[(2, (0.015, 0.01, 0.01))])
+    return snapshots(
+        traj, params, path, assembly=ASSEMBLIES[contact], segments=segments, boxes=[(2, (0.015, 0.01, 0.01))]
+    )

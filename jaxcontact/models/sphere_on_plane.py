@@ -29,8 +29,17 @@ from jaxcontact.spatial import Assembly, Plane, SpherePlane
 from jaxcontact.spatial.pictures import snapshots
 from jaxcontact.system import law_rule
 
-DEFAULTS = {"mass": 1.0, "radius": 0.1, "speed": 2.0, "spin": 0.0, "friction": 0.2, "restitution": 0.0,
-            "slope_deg": 0.0, "drop": 0.0, "gravity": 9.81}
+DEFAULTS = {
+    "mass": 1.0,
+    "radius": 0.1,
+    "speed": 2.0,
+    "spin": 0.0,
+    "friction": 0.2,
+    "restitution": 0.0,
+    "slope_deg": 0.0,
+    "drop": 0.0,
+    "gravity": 9.81,
+}
 RULES = {
     "mass": (lambda v: v > 0, "> 0"),
     "radius": (lambda v: v > 0, "> 0"),
@@ -47,8 +56,9 @@ def _assembly() -> Assembly:
     asm = Assembly(gravity="gravity")
     ball = asm.add_body("ball", mass="mass", inertia=("0.4*mass*radius**2",) * 3)
     plane = Plane(normal=(f"sin({SLOPE})", 0.0, f"cos({SLOPE})"), offset=0.0)
-    asm.add_contact(SpherePlane("plane", restitution="restitution", friction="friction", body=ball,
-                                radius="radius", plane=plane))
+    asm.add_contact(
+        SpherePlane("plane", restitution="restitution", friction="friction", body=ball, radius="radius", plane=plane)
+    )
     return asm
 
 
@@ -112,7 +122,14 @@ def model(**overrides) -> Model:
     """The sphere on a rough plane with parameter overrides by name."""
     params = apply_overrides(DEFAULTS, overrides, RULES)
     ASSEMBLY.validate(params)
-    return Model("sphere-on-plane", SYSTEM, params, initial_state, dt=1e-3, t_final=1.0,
-                 description="A solid sphere launched sliding (and spinning) on a rough, possibly inclined plane "
-                             "(spatial body, Coulomb cone): it slips, then rolls at 5/7 of its speed on the flat.",
-                 picture=functools.partial(snapshots, assembly=ASSEMBLY))
+    return Model(
+        "sphere-on-plane",
+        SYSTEM,
+        params,
+        initial_state,
+        dt=1e-3,
+        t_final=1.0,
+        description="A solid sphere launched sliding (and spinning) on a rough, possibly inclined plane "
+        "(spatial body, Coulomb cone): it slips, then rolls at 5/7 of its speed on the flat.",
+        picture=functools.partial(snapshots, assembly=ASSEMBLY),
+    )

@@ -42,8 +42,18 @@ from jaxcontact.spatial import Assembly, SpherePlane, rotations
 from jaxcontact.spatial.pictures import save, snapshot_figure
 from jaxcontact.system import law_rule
 
-DEFAULTS = {"mass": 0.015, "radius": 0.02, "offset": 0.006, "axial_inertia": 0.4, "inertia_ratio": 0.9,
-            "friction": 0.05, "restitution": 0.0, "spin": 180.0, "tilt_deg": 20.0, "gravity": 9.81}
+DEFAULTS = {
+    "mass": 0.015,
+    "radius": 0.02,
+    "offset": 0.006,
+    "axial_inertia": 0.4,
+    "inertia_ratio": 0.9,
+    "friction": 0.05,
+    "restitution": 0.0,
+    "spin": 180.0,
+    "tilt_deg": 20.0,
+    "gravity": 9.81,
+}
 RULES = {
     "mass": (lambda v: v > 0, "> 0"),
     "radius": (lambda v: v > 0, "> 0"),
@@ -61,10 +71,21 @@ RULES = {
 
 def _assembly() -> Assembly:
     asm = Assembly(gravity="gravity")
-    top = asm.add_body("top", mass="mass", inertia=("inertia_ratio*axial_inertia*mass*radius**2",) * 2
-                       + ("axial_inertia*mass*radius**2",))
-    asm.add_contact(SpherePlane("plane", restitution="restitution", friction="friction", body=top,
-                                radius="radius", centre=(0.0, 0.0, "offset")))
+    top = asm.add_body(
+        "top",
+        mass="mass",
+        inertia=("inertia_ratio*axial_inertia*mass*radius**2",) * 2 + ("axial_inertia*mass*radius**2",),
+    )
+    asm.add_contact(
+        SpherePlane(
+            "plane",
+            restitution="restitution",
+            friction="friction",
+            body=top,
+            radius="radius",
+            centre=(0.0, 0.0, "offset"),
+        )
+    )
     return asm
 
 
@@ -93,9 +114,11 @@ def initial_state(p):
 def _columns(q):
     """The body axes ê₁, ê₂, ê₃ in the world frame (the columns of R(q)) for coordinates q (..., 7)."""
     w, x, y, z = q[..., 3], q[..., 4], q[..., 5], q[..., 6]
-    return (jnp.stack([1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y)], axis=-1),
-            jnp.stack([2 * (x * y - w * z), 1 - 2 * (x * x + z * z), 2 * (y * z + w * x)], axis=-1),
-            jnp.stack([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)], axis=-1))
+    return (
+        jnp.stack([1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y)], axis=-1),
+        jnp.stack([2 * (x * y - w * z), 1 - 2 * (x * x + z * z), 2 * (y * z + w * x)], axis=-1),
+        jnp.stack([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)], axis=-1),
+    )
 
 
 def axis(q):
@@ -139,19 +162,27 @@ def model(**overrides) -> Model:
     params = apply_overrides(DEFAULTS, overrides, RULES)
     a, r = np.asarray(params["offset"]), np.asarray(params["radius"])
     if np.any(a >= r):
-        raise ValueError(f"parameter offset = {a} >= radius = {r} breaks the rule offset < radius "
-                         f"(the centre of mass must lie inside the sphere)")
+        raise ValueError(
+            f"parameter offset = {a} >= radius = {r} breaks the rule offset < radius "
+            f"(the centre of mass must lie inside the sphere)"
+        )
     ASSEMBLY.validate(params)
-    return Model("tippe-top", SYSTEM, params, initial_state, dt=1.25e-4, t_final=10.0,
-                 description="The tippe top (an eccentric sphere spun on a rough plane, spatial body, Coulomb "
-                             "cone): friction turns it over, its centre of mass rises and its spin about its own "
-                             "axis reverses; Jellett's integral R L_z − a L_3 stays constant.",
-                 observables={"inclination": inclination,
-                              "com_height": lambda q, p: q[..., 2]},
-                 picture=_picture,
-                 # Projecting the contact back onto the plane turns the top upright and stops its
-                 # inversion (docs/theory/spatial.md, "The sinking").
-                 resting_projection=False)
+    return Model(
+        "tippe-top",
+        SYSTEM,
+        params,
+        initial_state,
+        dt=1.25e-4,
+        t_final=10.0,
+        description="The tippe top (an eccentric sphere spun on a rough plane, spatial body, Coulomb "
+        "cone): friction turns it over, its centre of mass rises and its spin about its own "
+        "axis reverses; Jellett's integral R L_z − a L_3 stays constant.",
+        observables={"inclination": inclination, "com_height": lambda q, p: q[..., 2]},
+        picture=_picture,
+        # Projecting the contact back onto the plane turns the top upright and stops its
+        # inversion (docs/theory/spatial.md, "The sinking").
+        resting_projection=False,
+    )
 
 
 def _picture(traj, params, path, count: int = 7):
@@ -179,9 +210,15 @@ def picture_figure(traj, params, count: int = 7):
     places = 2.5 * r * np.arange(len(rows))
     q[:, 0] += places - centres[:, 0]
     q[:, 1] -= centres[:, 1]
-    fig, ax = snapshot_figure(SimpleNamespace(t=t[rows], q=q), params, assembly=ASSEMBLY, count=len(rows),
-                              segments=((0, (0.0, 0.0, a), (0.0, 0.0, a + 1.6 * r)),), min_span=0.0,
-                              view=(12.0, -80.0))
+    fig, ax = snapshot_figure(
+        SimpleNamespace(t=t[rows], q=q),
+        params,
+        assembly=ASSEMBLY,
+        count=len(rows),
+        segments=((0, (0.0, 0.0, a), (0.0, 0.0, a + 1.6 * r)),),
+        min_span=0.0,
+        view=(12.0, -80.0),
+    )
     ax.set_xticks(places, [f"{ti:.2g}" for ti in t[rows]])
     ax.set_xlabel("snapshot at t [s] (set side by side, not its x)")
     ax.set_ylabel("y about centre [m]")

@@ -39,7 +39,23 @@ from jaxcontact.planar.mechanism import Mechanism
 from jaxcontact.planar.values import Value
 
 __all__ = [
-    "Body", "CircleCircle", "CircleLine", "ClearanceJoint", "Driver", "GeneralizedForce", "Gravity", "Line",
-    "Mechanism", "Point", "PointForce", "PointLine", "Prismatic", "Revolute", "SpringDamper", "Torque", "Value",
-    "safe_norm", "safe_unit",
+    "Body",
+    "CircleCircle",
+    "CircleLine",
+    "ClearanceJoint",
+    "Driver",
+    "GeneralizedForce",
+    "Gravity",
+    "Line",
+    "Mechanism",
+    "Point",
+    "PointForce",
+    "PointLine",
+    "Prismatic",
+    "Revolute",
+    "SpringDamper",
+    "Torque",
+    "Value",
+    "safe_norm",
+    "safe_unit",
 ]

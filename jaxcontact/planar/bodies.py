@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Optional
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -29,9 +29,9 @@ class Body:
     """A rigid body (``index`` ≥ 0) or the ground (``index`` None), owned by one Mechanism."""
 
     name: str
-    index: Optional[int]
-    mass: Optional[Value] = None
-    inertia: Optional[Value] = None
+    index: int | None
+    mass: Value | None = None
+    inertia: Value | None = None
     owner: Any = dataclasses.field(default=None, repr=False)
 
     @property

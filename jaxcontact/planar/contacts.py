@@ -21,9 +21,18 @@ there the direction defaults to +x and the gap's gradient is zero.
 
 from __future__ import annotations
 
-from typing import Optional
-
-from jaxcontact.planar.bodies import Body, Point, dot, material_velocity, mul, safe_norm, safe_unit, sub, unit, world_direction
+from jaxcontact.planar.bodies import (
+    Body,
+    Point,
+    dot,
+    material_velocity,
+    mul,
+    safe_norm,
+    safe_unit,
+    sub,
+    unit,
+    world_direction,
+)
 from jaxcontact.planar.values import Value
 
 
@@ -65,9 +74,15 @@ class Contact:
     The builder (``Mechanism``) registers the validity rules of the laws and radii.
     """
 
-    def __init__(self, name: str, restitution: Optional[Value], tangential_restitution: Optional[Value],
-                 friction: Optional[Value], static_friction: Optional[Value] = None,
-                 compliant: Optional[dict] = None):
+    def __init__(
+        self,
+        name: str,
+        restitution: Value | None,
+        tangential_restitution: Value | None,
+        friction: Value | None,
+        static_friction: Value | None = None,
+        compliant: dict | None = None,
+    ):
         self.name = name
         self.restitution = restitution
         self.tangential_restitution = tangential_restitution
@@ -184,8 +199,10 @@ class CircleCircle(Contact):
         return self.centre_a.values() + (self.radius_a,) + self.centre_b.values() + (self.radius_b,)
 
     def __repr__(self):
-        return (f"CircleCircle({self.name!r}: r={self.radius_a!r} at {self.centre_a!r} vs "
-                f"r={self.radius_b!r} at {self.centre_b!r}, {self._laws_repr()})")
+        return (
+            f"CircleCircle({self.name!r}: r={self.radius_a!r} at {self.centre_a!r} vs "
+            f"r={self.radius_b!r} at {self.centre_b!r}, {self._laws_repr()})"
+        )
 
 
 class ClearanceJoint(Contact):
@@ -230,5 +247,7 @@ class ClearanceJoint(Contact):
         return self.pin.values() + self.hole.values() + (self.pin_radius, self.clearance)
 
     def __repr__(self):
-        return (f"ClearanceJoint({self.name!r}: pin r={self.pin_radius!r} at {self.pin!r} in hole at "
-                f"{self.hole!r}, clearance {self.clearance!r}, {self._laws_repr()})")
+        return (
+            f"ClearanceJoint({self.name!r}: pin r={self.pin_radius!r} at {self.pin!r} in hole at "
+            f"{self.hole!r}, clearance {self.clearance!r}, {self._laws_repr()})"
+        )

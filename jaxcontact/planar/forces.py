@@ -12,7 +12,7 @@ of (t, p)) is left out of V.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import jax.numpy as jnp
 
@@ -186,8 +186,10 @@ class SpringDamper:
         return self.a.values() + self.b.values() + (self.stiffness, self.damping, self.rest_length)
 
     def __repr__(self):
-        return (f"SpringDamper({self.name!r}: {self.a!r} — {self.b!r}, k={self.stiffness!r}, "
-                f"c={self.damping!r}, L0={self.rest_length!r})")
+        return (
+            f"SpringDamper({self.name!r}: {self.a!r} — {self.b!r}, k={self.stiffness!r}, "
+            f"c={self.damping!r}, L0={self.rest_length!r})"
+        )
 
 
 class GeneralizedForce:

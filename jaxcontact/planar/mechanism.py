@@ -21,7 +21,8 @@ centre of mass, in the order the bodies were added. Contact sign conventions:
 from __future__ import annotations
 
 import functools
-from typing import Callable, Optional, Union
+from collections.abc import Callable
+from typing import Union
 
 import jax.numpy as jnp
 import numpy as np
@@ -45,6 +46,7 @@ def _joint_columns(joint) -> tuple[int, ...]:
 
 def _atomic(method):
     """A builder call that raises leaves the mechanism as it was (names, literals, rules)."""
+
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
         saved = (set(self._names), dict(self.literals), list(self._rules))
@@ -53,6 +55,7 @@ def _atomic(method):
         except Exception:
             self._names, self.literals, self._rules = saved
             raise
+
     return wrapper
 
 
@@ -71,7 +74,7 @@ class Mechanism:
         self._rules: list[tuple[str, str, Value, Rule]] = []  # (element, field, value, rule)
 
     # ----------------------------------------------------------------- helpers
-    def _new_name(self, name: Optional[str], kind: str) -> str:
+    def _new_name(self, name: str | None, kind: str) -> str:
         if name is None:
             i = 1
             while f"{kind}{i}" in self._names:
@@ -117,24 +120,32 @@ class Mechanism:
             self._rules.append((where, "coordinate", v, ANY))
         return pt
 
-    def _laws(self, name, restitution, tangential_restitution, friction, static_friction=None,
-              compliant=None) -> dict:
+    def _laws(self, name, restitution, tangential_restitution, friction, static_friction=None, compliant=None) -> dict:
         """Contact law Values; ``compliant`` (a dict) makes the contact compliant instead of rigid."""
         if compliant is None and restitution is None:
             raise ValueError(f"contact {name!r}: a rigid contact needs a restitution (or give compliant=dict(...))")
         if compliant is not None and (restitution is not None or tangential_restitution is not None):
-            raise ValueError(f"contact {name!r}: a compliant contact has no restitution (its damping sets the "
-                             "rebound: jaxcontact.contact_laws.restitution_damping)")
+            raise ValueError(
+                f"contact {name!r}: a compliant contact has no restitution (its damping sets the "
+                "rebound: jaxcontact.contact_laws.restitution_damping)"
+            )
         if static_friction is not None and friction is None:
             raise ValueError(f"contact {name!r}: static_friction needs a (dynamic) friction")
         return dict(
-            restitution=None if restitution is None else self._scalar(restitution, name, "restitution", law_range_rule("restitution")),
-            tangential_restitution=(None if tangential_restitution is None else
-                                    self._scalar(tangential_restitution, name, "tangential_restitution",
-                                                law_range_rule("tangential_restitution"))),
+            restitution=None
+            if restitution is None
+            else self._scalar(restitution, name, "restitution", law_range_rule("restitution")),
+            tangential_restitution=(
+                None
+                if tangential_restitution is None
+                else self._scalar(
+                    tangential_restitution, name, "tangential_restitution", law_range_rule("tangential_restitution")
+                )
+            ),
             friction=None if friction is None else self._scalar(friction, name, "friction", NONNEGATIVE),
-            static_friction=(None if static_friction is None else
-                             self._scalar(static_friction, name, "static_friction", NONNEGATIVE)),
+            static_friction=(
+                None if static_friction is None else self._scalar(static_friction, name, "static_friction", NONNEGATIVE)
+            ),
             compliant=None if compliant is None else self._compliant(name, compliant),
         )
 
@@ -143,12 +154,18 @@ class Mechanism:
         slip_width (1e-3 m/s: v_r or v1), slip_width0 (0: v0 of the linear friction model)."""
         if not isinstance(spec, dict):
             raise ValueError(f"contact {name!r}: compliant must be a dict of law values; got {spec!r}")
-        fields = {"stiffness": NONNEGATIVE, "exponent": POSITIVE, "damping": NONNEGATIVE,
-                  "slip_width": POSITIVE, "slip_width0": NONNEGATIVE}
+        fields = {
+            "stiffness": NONNEGATIVE,
+            "exponent": POSITIVE,
+            "damping": NONNEGATIVE,
+            "slip_width": POSITIVE,
+            "slip_width0": NONNEGATIVE,
+        }
         unknown = sorted(set(spec) - set(fields))
         if unknown or "stiffness" not in spec:
-            raise ValueError(f"contact {name!r}: compliant needs 'stiffness' and takes {sorted(fields)}; "
-                             f"got {sorted(spec)}")
+            raise ValueError(
+                f"contact {name!r}: compliant needs 'stiffness' and takes {sorted(fields)}; got {sorted(spec)}"
+            )
         values = {"exponent": 1.5, "damping": 0.0, "slip_width": 1e-3, "slip_width0": 0.0, **spec}
         return {f: self._scalar(values[f], name, f, rule) for f, rule in fields.items()}
 
@@ -157,15 +174,21 @@ class Mechanism:
     def body(self, name: str, mass, inertia) -> Body:
         """Add a rigid body with ``mass`` m > 0 and centroidal ``inertia`` J > 0 (value specs)."""
         name = self._new_name(name, "body")
-        b = Body(name, len(self.bodies), self._scalar(mass, name, "mass", POSITIVE),
-                 self._scalar(inertia, name, "inertia", POSITIVE), owner=self)
+        b = Body(
+            name,
+            len(self.bodies),
+            self._scalar(mass, name, "mass", POSITIVE),
+            self._scalar(inertia, name, "inertia", POSITIVE),
+            owner=self,
+        )
         self.bodies.append(b)
         return b
 
     # ------------------------------------------------------------------ joints
     @_atomic
-    def revolute(self, body_a: BodyRef, point_a, body_b: BodyRef = None, point_b=(0.0, 0.0),
-                 name: Optional[str] = None) -> Revolute:
+    def revolute(
+        self, body_a: BodyRef, point_a, body_b: BodyRef = None, point_b=(0.0, 0.0), name: str | None = None
+    ) -> Revolute:
         """Pin ``point_a`` of body a to ``point_b`` of body b (body b None: a world point)."""
         name = self._new_name(name, "revolute")
         a = self._point(self._body(body_a, f"revolute {name!r}"), point_a, f"revolute {name!r} point a")
@@ -177,8 +200,9 @@ class Mechanism:
         return j
 
     @_atomic
-    def prismatic(self, body_a: BodyRef, point_a, body_b: BodyRef, point_b, axis_angle=0.0, angle=0.0,
-                  name: Optional[str] = None) -> Prismatic:
+    def prismatic(
+        self, body_a: BodyRef, point_a, body_b: BodyRef, point_b, axis_angle=0.0, angle=0.0, name: str | None = None
+    ) -> Prismatic:
         """Body b slides along the axis through ``point_a`` of body a at ``axis_angle`` (a's frame).
 
         ``angle`` is the fixed relative angle θ_b − θ_a. Point and angle literals are constants.
@@ -188,14 +212,16 @@ class Mechanism:
         b = self._point(self._body(body_b, f"prismatic {name!r}"), point_b, f"prismatic {name!r} point b")
         if a.body is b.body:
             raise ValueError(f"prismatic {name!r}: both sides on body {a.body.name!r}")
-        j = Prismatic(name, a, b, Value(axis_angle, f"prismatic {name!r} axis_angle"),
-                      Value(angle, f"prismatic {name!r} angle"))
+        j = Prismatic(
+            name, a, b, Value(axis_angle, f"prismatic {name!r} axis_angle"), Value(angle, f"prismatic {name!r} angle")
+        )
         self.joints.append(j)
         return j
 
     @_atomic
-    def driver(self, body: BodyRef, coordinate: str, value, relative_to: BodyRef = None,
-               name: Optional[str] = None) -> Driver:
+    def driver(
+        self, body: BodyRef, coordinate: str, value, relative_to: BodyRef = None, name: str | None = None
+    ) -> Driver:
         """Prescribe c(body) − c(relative_to) = value(t, p), c ∈ {"x", "y", "theta"}.
 
         ``value`` may use time: ``"omega*t"`` or ``lambda t, p: ...``; a constant fixes the coordinate.
@@ -216,47 +242,66 @@ class Mechanism:
     def gravity(self, g, direction=(0.0, -1.0), name: str = "gravity") -> Gravity:
         """Uniform gravity of magnitude ``g`` along ``direction`` (world frame; default −y)."""
         name = self._new_name(name, "gravity")
-        load = Gravity(name, self._scalar(g, name, "g"),
-                       (Value(direction[0], f"{name} direction x"), Value(direction[1], f"{name} direction y")))
+        load = Gravity(
+            name,
+            self._scalar(g, name, "g"),
+            (Value(direction[0], f"{name} direction x"), Value(direction[1], f"{name} direction y")),
+        )
         self.loads.append(load)
         return load
 
     @_atomic
-    def force(self, body: BodyRef, force, at=(0.0, 0.0), name: Optional[str] = None) -> PointForce:
+    def force(self, body: BodyRef, force, at=(0.0, 0.0), name: str | None = None) -> PointForce:
         """A world-frame force (F_x, F_y) at body point ``at``; may vary in time ("F0*sin(w*t)")."""
         name = self._new_name(name, "force")
         pt = self._point(self._body(body, f"force {name!r}"), at, f"force {name!r} point")
         fx, fy = force
-        load = PointForce(name, pt, self._scalar(fx, name, "fx", time_ok=True),
-                          self._scalar(fy, name, "fy", time_ok=True))
+        load = PointForce(
+            name, pt, self._scalar(fx, name, "fx", time_ok=True), self._scalar(fy, name, "fy", time_ok=True)
+        )
         self.loads.append(load)
         return load
 
     @_atomic
-    def torque(self, body: BodyRef, value, reaction: BodyRef = None, name: Optional[str] = None) -> Torque:
+    def torque(self, body: BodyRef, value, reaction: BodyRef = None, name: str | None = None) -> Torque:
         """A torque (counter-clockwise positive) on ``body``, −torque on ``reaction``; may vary in time."""
         name = self._new_name(name, "torque")
         b = self._body(body, f"torque {name!r}")
-        load = Torque(name, b, self._scalar(value, name, "value", time_ok=True),
-                      self._body(reaction, f"torque {name!r}"))
+        load = Torque(
+            name, b, self._scalar(value, name, "value", time_ok=True), self._body(reaction, f"torque {name!r}")
+        )
         self.loads.append(load)
         return load
 
     @_atomic
-    def spring_damper(self, body_a: BodyRef, point_a, body_b: BodyRef, point_b, stiffness, damping=0.0,
-                      rest_length=0.0, name: Optional[str] = None) -> SpringDamper:
+    def spring_damper(
+        self,
+        body_a: BodyRef,
+        point_a,
+        body_b: BodyRef,
+        point_b,
+        stiffness,
+        damping=0.0,
+        rest_length=0.0,
+        name: str | None = None,
+    ) -> SpringDamper:
         """Linear spring (stiffness k ≥ 0, rest length L0 ≥ 0) and damper (c ≥ 0) between two points."""
         name = self._new_name(name, "spring")
         a = self._point(self._body(body_a, f"spring {name!r}"), point_a, f"spring {name!r} point a")
         b = self._point(self._body(body_b, f"spring {name!r}"), point_b, f"spring {name!r} point b")
-        load = SpringDamper(name, a, b, self._scalar(stiffness, name, "stiffness", NONNEGATIVE),
-                            self._scalar(damping, name, "damping", NONNEGATIVE),
-                            self._scalar(rest_length, name, "rest_length", NONNEGATIVE))
+        load = SpringDamper(
+            name,
+            a,
+            b,
+            self._scalar(stiffness, name, "stiffness", NONNEGATIVE),
+            self._scalar(damping, name, "damping", NONNEGATIVE),
+            self._scalar(rest_length, name, "rest_length", NONNEGATIVE),
+        )
         self.loads.append(load)
         return load
 
     @_atomic
-    def generalized_force(self, fn: Callable, name: Optional[str] = None) -> GeneralizedForce:
+    def generalized_force(self, fn: Callable, name: str | None = None) -> GeneralizedForce:
         """Add ``fn(q, u, t, p) -> (n,)`` to the generalized forces (e.g. a compliant law)."""
         name = self._new_name(name, "generalized_force")
         if not callable(fn):
@@ -295,8 +340,18 @@ class Mechanism:
         return name, b, line
 
     @_atomic
-    def point_contact(self, name: str, body: BodyRef, point, line: Line, restitution=None, friction=None,
-                      tangential_restitution=None, static_friction=None, compliant=None) -> PointLine:
+    def point_contact(
+        self,
+        name: str,
+        body: BodyRef,
+        point,
+        line: Line,
+        restitution=None,
+        friction=None,
+        tangential_restitution=None,
+        static_friction=None,
+        compliant=None,
+    ) -> PointLine:
         """A body point against a line (wall, ground). ``friction=None``: frictionless by structure.
 
         Laws, for every contact method: rigid (``restitution``) or compliant
@@ -305,39 +360,90 @@ class Mechanism:
         ``static_friction`` μ0 ≥ μ (default μ) for schemes that resolve sticking.
         """
         name, b, line = self._body_against_line(name, body, line, "point")
-        return self._add_contact(PointLine(name, self._point(b, point, f"contact {name!r} point"), line,
-                                           **self._laws(name, restitution, tangential_restitution, friction,
-                                                        static_friction, compliant)))
+        return self._add_contact(
+            PointLine(
+                name,
+                self._point(b, point, f"contact {name!r} point"),
+                line,
+                **self._laws(name, restitution, tangential_restitution, friction, static_friction, compliant),
+            )
+        )
 
     @_atomic
-    def circle_contact(self, name: str, body: BodyRef, centre, radius, line: Line, restitution=None, friction=None,
-                       tangential_restitution=None, static_friction=None, compliant=None) -> CircleLine:
+    def circle_contact(
+        self,
+        name: str,
+        body: BodyRef,
+        centre,
+        radius,
+        line: Line,
+        restitution=None,
+        friction=None,
+        tangential_restitution=None,
+        static_friction=None,
+        compliant=None,
+    ) -> CircleLine:
         """A circle (disk, rounded end) of ``radius`` centred at a body point, against a line."""
         name, b, line = self._body_against_line(name, body, line, "circle")
-        return self._add_contact(CircleLine(name, self._point(b, centre, f"contact {name!r} centre"),
-                                            self._scalar(radius, name, "radius", POSITIVE), line,
-                                            **self._laws(name, restitution, tangential_restitution, friction,
-                                                         static_friction, compliant)))
+        return self._add_contact(
+            CircleLine(
+                name,
+                self._point(b, centre, f"contact {name!r} centre"),
+                self._scalar(radius, name, "radius", POSITIVE),
+                line,
+                **self._laws(name, restitution, tangential_restitution, friction, static_friction, compliant),
+            )
+        )
 
     @_atomic
-    def circle_circle_contact(self, name: str, body_a: BodyRef, centre_a, radius_a, body_b: BodyRef, centre_b,
-                              radius_b, restitution=None, friction=None, tangential_restitution=None,
-                              static_friction=None, compliant=None) -> CircleCircle:
+    def circle_circle_contact(
+        self,
+        name: str,
+        body_a: BodyRef,
+        centre_a,
+        radius_a,
+        body_b: BodyRef,
+        centre_b,
+        radius_b,
+        restitution=None,
+        friction=None,
+        tangential_restitution=None,
+        static_friction=None,
+        compliant=None,
+    ) -> CircleCircle:
         """Two circles on two bodies (body_b None: a fixed circle on the ground)."""
         name = self._new_name(name, "contact")
         a = self._body(body_a, f"contact {name!r}")
         b = self._body(body_b, f"contact {name!r}")
         if a is b:
             raise ValueError(f"contact {name!r}: both circles on body {a.name!r}")
-        return self._add_contact(CircleCircle(
-            name, self._point(a, centre_a, f"contact {name!r} centre a"), self._scalar(radius_a, name, "radius_a", POSITIVE),
-            self._point(b, centre_b, f"contact {name!r} centre b"), self._scalar(radius_b, name, "radius_b", POSITIVE),
-            **self._laws(name, restitution, tangential_restitution, friction, static_friction, compliant)))
+        return self._add_contact(
+            CircleCircle(
+                name,
+                self._point(a, centre_a, f"contact {name!r} centre a"),
+                self._scalar(radius_a, name, "radius_a", POSITIVE),
+                self._point(b, centre_b, f"contact {name!r} centre b"),
+                self._scalar(radius_b, name, "radius_b", POSITIVE),
+                **self._laws(name, restitution, tangential_restitution, friction, static_friction, compliant),
+            )
+        )
 
     @_atomic
-    def clearance_revolute(self, name: str, pin_body: BodyRef, pin_point, hole_body: BodyRef, hole_point,
-                           pin_radius, clearance, restitution=None, friction=None,
-                           tangential_restitution=None, static_friction=None, compliant=None) -> ClearanceJoint:
+    def clearance_revolute(
+        self,
+        name: str,
+        pin_body: BodyRef,
+        pin_point,
+        hole_body: BodyRef,
+        hole_point,
+        pin_radius,
+        clearance,
+        restitution=None,
+        friction=None,
+        tangential_restitution=None,
+        static_friction=None,
+        compliant=None,
+    ) -> ClearanceJoint:
         """A revolute joint with radial clearance c > 0: a pin (radius r_p) in a hole r_p + c.
 
         No bilateral constraint is added: the pin is free inside the hole and the
@@ -348,11 +454,16 @@ class Mechanism:
         b = self._body(hole_body, f"clearance joint {name!r}")
         if a is b:
             raise ValueError(f"clearance joint {name!r}: pin and hole on the same body {a.name!r}")
-        return self._add_contact(ClearanceJoint(
-            name, self._point(a, pin_point, f"clearance joint {name!r} pin"),
-            self._point(b, hole_point, f"clearance joint {name!r} hole"),
-            self._scalar(pin_radius, name, "pin_radius", POSITIVE), self._scalar(clearance, name, "clearance", POSITIVE),
-            **self._laws(name, restitution, tangential_restitution, friction, static_friction, compliant)))
+        return self._add_contact(
+            ClearanceJoint(
+                name,
+                self._point(a, pin_point, f"clearance joint {name!r} pin"),
+                self._point(b, hole_point, f"clearance joint {name!r} hole"),
+                self._scalar(pin_radius, name, "pin_radius", POSITIVE),
+                self._scalar(clearance, name, "clearance", POSITIVE),
+                **self._laws(name, restitution, tangential_restitution, friction, static_friction, compliant),
+            )
+        )
 
     # ------------------------------------------------------------- read-outs
     @property
@@ -430,8 +541,13 @@ class Mechanism:
                 bad = v if v.ndim == 0 else v[~np.asarray(rule.pred(v), bool)]
                 raise ValueError(f"{element!r} {field} = {bad} (from {value!r}) must be {rule!r}")
 
-    def build(self, defaults: Optional[dict] = None, dtype=None, compliant_damping: str = "hunt_crossley",
-              friction_regularization: str = "exponential") -> tuple[LagrangianSystem, dict]:
+    def build(
+        self,
+        defaults: dict | None = None,
+        dtype=None,
+        compliant_damping: str = "hunt_crossley",
+        friction_regularization: str = "exponential",
+    ) -> tuple[LagrangianSystem, dict]:
         """Freeze the structure into a LagrangianSystem and the default parameter dict.
 
         ``compliant_damping`` and ``friction_regularization`` choose the (static) laws of
@@ -479,12 +595,14 @@ class Mechanism:
             def gaps(q, t, p):
                 f = Frames(q)
                 return _stack([c.gap(f, t, p) for c in group], q.dtype)
+
             return gaps
 
         def slip_of(group):
             def slip_velocity(q, u, t, p):
                 f = Frames(q)
                 return _stack([c.slip(f, u, t, p) for c in group], q.dtype)
+
             return slip_velocity
 
         def leaf(v, p, default=None):
@@ -499,16 +617,23 @@ class Mechanism:
                 restitution=_stack([leaf(c.restitution, p) for c in contacts], dt),
                 tangential_restitution=_stack([leaf(c.tangential_restitution, p) for c in contacts], dt),
                 friction=_stack([leaf(c.friction, p) for c in contacts], dt),
-                static_friction=(_stack([static_mu(c, p) for c in contacts], dt)
-                                 if any(c.static_friction is not None for c in contacts) else None))
+                static_friction=(
+                    _stack([static_mu(c, p) for c in contacts], dt)
+                    if any(c.static_friction is not None for c in contacts)
+                    else None
+                ),
+            )
 
         def compliant_laws(p):
             dt = jnp.result_type(*[jnp.asarray(c.compliant["stiffness"](p)) for c in compliant])
             return CompliantLaws(
-                **{f: _stack([c.compliant[f](p) for c in compliant], dt)
-                   for f in ("stiffness", "exponent", "damping", "slip_width", "slip_width0")},
+                **{
+                    f: _stack([c.compliant[f](p) for c in compliant], dt)
+                    for f in ("stiffness", "exponent", "damping", "slip_width", "slip_width0")
+                },
                 friction=_stack([leaf(c.friction, p) for c in compliant], dt),
-                static_friction=_stack([static_mu(c, p) for c in compliant], dt))
+                static_friction=_stack([static_mu(c, p) for c in compliant], dt),
+            )
 
         def potential(q, t, p):
             f = Frames(q)
@@ -517,24 +642,32 @@ class Mechanism:
         frictional = any(c.friction is not None for c in contacts)
         columns = tuple(cols for j in joints for cols in [_joint_columns(j)] * j.size)
         system = LagrangianSystem(
-            n_dof=n, mass=mass, forces=forces,
+            n_dof=n,
+            mass=mass,
+            forces=forces,
             constraints=constraints if joints else None,
             gaps=gaps_of(contacts) if contacts else None,
             slip_velocity=slip_of(contacts) if frictional else None,
             laws=laws if contacts else None,
             potential=potential if loads else None,
-            names=self.coordinate_names, constraint_names=self.constraint_names, contact_names=self.contact_names,
+            names=self.coordinate_names,
+            constraint_names=self.constraint_names,
+            contact_names=self.contact_names,
             compliant_gaps=gaps_of(compliant) if compliant else None,
             compliant_slip_velocity=slip_of(compliant) if any(c.friction is not None for c in compliant) else None,
             compliant_laws=compliant_laws if compliant else None,
-            compliant_damping=compliant_damping, friction_regularization=friction_regularization,
+            compliant_damping=compliant_damping,
+            friction_regularization=friction_regularization,
             diagonal_mass=True,  # M = diag(m, m, J) per body
-            constraint_columns=columns if joints else None)  # a joint's rows see its two bodies only
+            constraint_columns=columns if joints else None,
+        )  # a joint's rows see its two bodies only
         return system, params
 
     def __repr__(self):
-        lines = [f"Mechanism({self.name!r}: {len(self.bodies)} bodies, {self.n_dof} coordinates, "
-                 f"{sum(j.size for j in self.joints)} constraint rows, {len(self.contacts)} contacts)"]
+        lines = [
+            f"Mechanism({self.name!r}: {len(self.bodies)} bodies, {self.n_dof} coordinates, "
+            f"{sum(j.size for j in self.joints)} constraint rows, {len(self.contacts)} contacts)"
+        ]
         for group in (self.bodies, self.joints, self.loads, self.contacts):
             lines += [f"  {x!r}" for x in group]
         return "\n".join(lines)

@@ -25,17 +25,31 @@ import ast
 import math
 import numbers
 import operator
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import jax.numpy as jnp
 
 FUNCTIONS: dict[str, Callable] = {
-    "sqrt": jnp.sqrt, "sin": jnp.sin, "cos": jnp.cos, "tan": jnp.tan, "atan2": jnp.arctan2,
-    "exp": jnp.exp, "log": jnp.log, "abs": jnp.abs, "minimum": jnp.minimum, "maximum": jnp.maximum,
+    "sqrt": jnp.sqrt,
+    "sin": jnp.sin,
+    "cos": jnp.cos,
+    "tan": jnp.tan,
+    "atan2": jnp.arctan2,
+    "exp": jnp.exp,
+    "log": jnp.log,
+    "abs": jnp.abs,
+    "minimum": jnp.minimum,
+    "maximum": jnp.maximum,
 }
 CONSTANTS: dict[str, float] = {"pi": math.pi}
-_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-           ast.Div: operator.truediv, ast.Pow: operator.pow}
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+}
 _UNOPS = {ast.USub: operator.neg, ast.UAdd: operator.pos}
 
 
@@ -77,8 +91,10 @@ def _compile(node, text: str, where: str, time_ok: bool, names: set[str]):
         name = node.id
         if name == "t":
             if not time_ok:
-                raise ValueError(f"{where}: expression {text!r} uses time t, which is not allowed here "
-                                 "(only drivers and applied loads may vary in time)")
+                raise ValueError(
+                    f"{where}: expression {text!r} uses time t, which is not allowed here "
+                    "(only drivers and applied loads may vary in time)"
+                )
             return lambda p, t: t
         if name in CONSTANTS:
             c = CONSTANTS[name]
@@ -94,13 +110,19 @@ def _compile(node, text: str, where: str, time_ok: bool, names: set[str]):
         op = _UNOPS[type(node.op)]
         a = _compile(node.operand, text, where, time_ok, names)
         return lambda p, t: op(a(p, t))
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS
-            and not node.keywords):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in FUNCTIONS
+        and not node.keywords
+    ):
         fn = FUNCTIONS[node.func.id]
         args = [_compile(a, text, where, time_ok, names) for a in node.args]
         return lambda p, t: fn(*(a(p, t) for a in args))
-    raise ValueError(f"{where}: expression {text!r} uses unsupported syntax ({ast.dump(node)[:60]}); allowed: "
-                     f"parameter names, numbers, + - * / **, pi, t (drivers and loads), {sorted(FUNCTIONS)}")
+    raise ValueError(
+        f"{where}: expression {text!r} uses unsupported syntax ({ast.dump(node)[:60]}); allowed: "
+        f"parameter names, numbers, + - * / **, pi, t (drivers and loads), {sorted(FUNCTIONS)}"
+    )
 
 
 class Value:
@@ -127,7 +149,9 @@ class Value:
             try:
                 tree = ast.parse(spec.strip(), mode="eval")
             except SyntaxError as err:
-                raise ValueError(f"{where}: {spec!r} is neither a parameter name nor a valid expression ({err.msg})") from None
+                raise ValueError(
+                    f"{where}: {spec!r} is neither a parameter name nor a valid expression ({err.msg})"
+                ) from None
             names: set[str] = set()
             self._fn = _compile(tree.body, spec, where, time_ok, names)
             self.names = frozenset(names)
@@ -143,7 +167,7 @@ class Value:
             raise ValueError(f"{where}: {spec!r} is not a number, a parameter name or expression, or a callable")
 
     @classmethod
-    def parameter(cls, name: str, where: str) -> "Value":
+    def parameter(cls, name: str, where: str) -> Value:
         """A direct reference to parameter ``name`` (any string, not parsed as an expression)."""
         v = cls(0.0, where)
         v.spec, v.names, v.text, v.uses_time = name, frozenset([name]), name, False
@@ -163,15 +187,18 @@ class Value:
         if self.names is not None:
             unknown = sorted(self.names - set(params))
             if unknown:
-                raise ValueError(f"{self.where}: unknown parameter(s) {unknown} in {self.text!r}; "
-                                 f"known parameters: {sorted(params)}")
+                raise ValueError(
+                    f"{self.where}: unknown parameter(s) {unknown} in {self.text!r}; known parameters: {sorted(params)}"
+                )
             return self(params, 0.0)
         strict = _StrictParams(params)
         try:
             return self(strict, 0.0)
         except UnknownParameter as err:
-            raise ValueError(f"{self.where}: unknown parameter {err.args[0]!r} read by {self.text}; "
-                             f"known parameters: {sorted(params)}") from None
+            raise ValueError(
+                f"{self.where}: unknown parameter {err.args[0]!r} read by {self.text}; "
+                f"known parameters: {sorted(params)}"
+            ) from None
 
     def __repr__(self):
         return self.text
@@ -202,4 +229,6 @@ def law_range_rule(field: str) -> Rule:
 
     pred, text = law_rule(field)
     return Rule(text, pred)
+
+
 ANY = Rule("finite", lambda v: v == v)

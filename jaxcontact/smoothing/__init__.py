@@ -10,8 +10,27 @@
 """
 
 from jaxcontact.smoothing.integrate import Solution, accelerations, rk4, solve, vector_field
-from jaxcontact.smoothing.linear import (amplitude_ratio, chain_stiffness, decay_rate, frequency_ratio,
-                                         modal_solution, smoothed_linear_system, spring_chain)
+from jaxcontact.smoothing.linear import (
+    amplitude_ratio,
+    chain_stiffness,
+    decay_rate,
+    frequency_ratio,
+    modal_solution,
+    smoothed_linear_system,
+    spring_chain,
+)
 
-__all__ = ["Solution", "accelerations", "amplitude_ratio", "chain_stiffness", "decay_rate", "frequency_ratio",
-           "modal_solution", "rk4", "smoothed_linear_system", "solve", "spring_chain", "vector_field"]
+__all__ = [
+    "Solution",
+    "accelerations",
+    "amplitude_ratio",
+    "chain_stiffness",
+    "decay_rate",
+    "frequency_ratio",
+    "modal_solution",
+    "rk4",
+    "smoothed_linear_system",
+    "solve",
+    "spring_chain",
+    "vector_field",
+]

@@ -37,7 +37,6 @@ Parameters of beam ``b``: ``b_rho`` (kg/m³), ``b_E`` (Pa), ``b_A`` (m²), ``b_I
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Union
 
 import jax
 import jax.numpy as jnp
@@ -81,17 +80,20 @@ class Pin:
 
     beam: Beam
     node: int
-    to: Union[None, Beam, Body] = None
+    to: None | Beam | Body = None
     to_node: int = 0
     point: tuple = (0.0, 0.0)
 
 
 def _hermite(xi, l):
     """Shape functions (value, d/dx, d²/dx²) of the cubic Hermite element, each (4,)."""
-    s = jnp.stack([1 - 3 * xi**2 + 2 * xi**3, l * (xi - 2 * xi**2 + xi**3), 3 * xi**2 - 2 * xi**3,
-                   l * (-xi**2 + xi**3)])
-    ds = jnp.stack([-6 * xi + 6 * xi**2, l * (1 - 4 * xi + 3 * xi**2), 6 * xi - 6 * xi**2,
-                    l * (-2 * xi + 3 * xi**2)]) / l
+    s = jnp.stack(
+        [1 - 3 * xi**2 + 2 * xi**3, l * (xi - 2 * xi**2 + xi**3), 3 * xi**2 - 2 * xi**3, l * (-(xi**2) + xi**3)]
+    )
+    ds = (
+        jnp.stack([-6 * xi + 6 * xi**2, l * (1 - 4 * xi + 3 * xi**2), 6 * xi - 6 * xi**2, l * (-2 * xi + 3 * xi**2)])
+        / l
+    )
     dds = jnp.stack([-6 + 12 * xi, l * (-4 + 6 * xi), 6 - 12 * xi, l * (-2 + 6 * xi)]) / l**2
     return s, ds, dds
 
@@ -151,8 +153,9 @@ def straight_beam(beam: Beam, length, start=(0.0, 0.0), angle=0.0):
     return nodes.reshape(-1)
 
 
-def flexible_system(beams, pins=(), *, rigid: Optional[LagrangianSystem] = None, gravity: str = "g",
-                    smoothing: str = "h") -> LagrangianSystem:
+def flexible_system(
+    beams, pins=(), *, rigid: LagrangianSystem | None = None, gravity: str = "g", smoothing: str = "h"
+) -> LagrangianSystem:
     """A LagrangianSystem of (rigid bodies +) smoothed ANCF beams joined by revolute pins.
 
     Coordinates: the rigid system's q first (if any), then each beam's nodes (x, y, x', y')
@@ -175,8 +178,10 @@ def flexible_system(beams, pins=(), *, rigid: Optional[LagrangianSystem] = None,
         for b in (pin.beam,) + ((pin.to,) if isinstance(pin.to, Beam) else ()):
             if b not in beams:
                 raise ValueError(f"pin {pin}: beam {b.name!r} is not one of the system's beams")
-    targets = [Point(pin.to if isinstance(pin.to, Body) else Body("ground", None), pin.point, f"pin {i} point")
-               for i, pin in enumerate(pins)]
+    targets = [
+        Point(pin.to if isinstance(pin.to, Body) else Body("ground", None), pin.point, f"pin {i} point")
+        for i, pin in enumerate(pins)
+    ]
 
     def node_slice(beam, node):
         node = node % (beam.n_elements + 1)
@@ -224,13 +229,17 @@ def flexible_system(beams, pins=(), *, rigid: Optional[LagrangianSystem] = None,
         return jnp.concatenate(rows)
 
     has_constraints = bool(pins) or (rigid is not None and rigid.constraints is not None)
-    potential = None if rigid is None or rigid.potential is None else (
-        lambda q, t, p: rigid.potential(q[:n_r], t, p))
-    names = (rigid.names if rigid is not None and rigid.names else tuple(f"q{i}" for i in range(n_r)))
-    names += tuple(f"{b.name}[{j}].{c}" for b in beams for j in range(b.n_elements + 1)
-                   for c in ("x", "y", "dx", "dy"))
-    return LagrangianSystem(n_dof=n, mass=mass, forces=forces, constraints=constraints if has_constraints else None,
-                            potential=potential, names=names)
+    potential = None if rigid is None or rigid.potential is None else (lambda q, t, p: rigid.potential(q[:n_r], t, p))
+    names = rigid.names if rigid is not None and rigid.names else tuple(f"q{i}" for i in range(n_r))
+    names += tuple(f"{b.name}[{j}].{c}" for b in beams for j in range(b.n_elements + 1) for c in ("x", "y", "dx", "dy"))
+    return LagrangianSystem(
+        n_dof=n,
+        mass=mass,
+        forces=forces,
+        constraints=constraints if has_constraints else None,
+        potential=potential,
+        names=names,
+    )
 
 
 def flexible_double_pendulum(n_elements: int = 2, h: float = 0.0):

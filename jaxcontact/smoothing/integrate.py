@@ -25,7 +25,8 @@ import diffrax
 import jax
 import jax.numpy as jnp
 
-from jaxcontact.stepping.kernels import ADAPTIVE_METHODS, constrained_acceleration, diffrax_solver, rk4 as rk4_step
+from jaxcontact.stepping.kernels import ADAPTIVE_METHODS, constrained_acceleration, diffrax_solver
+from jaxcontact.stepping.kernels import rk4 as rk4_step
 from jaxcontact.system import LagrangianSystem
 
 
@@ -95,8 +96,22 @@ def solve(f, y0, p, ts, *, solver: str = "tsit5", rtol=1e-6, atol=1e-8, dt0=None
         raise ValueError(f"solver {solver!r} must be one of {sorted(ADAPTIVE_METHODS)}")
     ts = jnp.asarray(ts, y0.dtype)
     sol = diffrax.diffeqsolve(
-        diffrax.ODETerm(f), diffrax_solver(solver), ts[0], ts[-1], dt0, y0, args=p,
-        saveat=diffrax.SaveAt(ts=ts), stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
-        max_steps=max_steps, throw=False)
-    return Solution(sol.ts, sol.ys, sol.stats["num_accepted_steps"], sol.stats["num_rejected_steps"],
-                    sol.result == diffrax.RESULTS.successful)
+        diffrax.ODETerm(f),
+        diffrax_solver(solver),
+        ts[0],
+        ts[-1],
+        dt0,
+        y0,
+        args=p,
+        saveat=diffrax.SaveAt(ts=ts),
+        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
+        max_steps=max_steps,
+        throw=False,
+    )
+    return Solution(
+        sol.ts,
+        sol.ys,
+        sol.stats["num_accepted_steps"],
+        sol.stats["num_rejected_steps"],
+        sol.result == diffrax.RESULTS.successful,
+    )

@@ -132,9 +132,17 @@ def spring_chain(masses, stiffnesses, force, h=0.0):
         raise ValueError(f"stiffnesses = {ks} must be ≥ 0")
     F = np.zeros(n)
     F[-1] = force
-    return smoothed_linear_system(np.diag(masses), np.asarray(chain_stiffness(ks)), F=F, h=h,
-                                  names=tuple(f"x{i + 1}" for i in range(n)))
+    return smoothed_linear_system(
+        np.diag(masses), np.asarray(chain_stiffness(ks)), F=F, h=h, names=tuple(f"x{i + 1}" for i in range(n))
+    )
 
 
-__all__ = ["amplitude_ratio", "chain_stiffness", "decay_rate", "frequency_ratio", "modal_solution",
-           "smoothed_linear_system", "spring_chain"]
+__all__ = [
+    "amplitude_ratio",
+    "chain_stiffness",
+    "decay_rate",
+    "frequency_ratio",
+    "modal_solution",
+    "smoothed_linear_system",
+    "spring_chain",
+]

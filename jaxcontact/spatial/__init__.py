@@ -10,14 +10,41 @@
 * :mod:`.assembly` — the builder of a :class:`jaxcontact.system.LagrangianSystem` from them.
 """
 
+from jaxcontact.spatial import rotations
 from jaxcontact.spatial.assembly import Assembly
 from jaxcontact.spatial.bodies import Body
-from jaxcontact.spatial import rotations
-from jaxcontact.spatial.contacts import (BoxPlane, CapsuleCapsule, CapsulePlane, PinInHole, Plane, SphereInSphere,
-                                         SpherePlane, SphereSphere)
+from jaxcontact.spatial.contacts import (
+    BoxPlane,
+    CapsuleCapsule,
+    CapsulePlane,
+    PinInHole,
+    Plane,
+    SphereInSphere,
+    SpherePlane,
+    SphereSphere,
+)
 from jaxcontact.spatial.forces import Load, SpringDamper
 from jaxcontact.spatial.joints import Cylindrical, Driver, Fixed, Prismatic, Revolute, Spherical, Universal
 
-__all__ = ["Assembly", "Body", "BoxPlane", "CapsuleCapsule", "CapsulePlane", "Cylindrical", "Driver", "Fixed",
-           "PinInHole", "Plane", "Prismatic", "Revolute", "Spherical", "SphereInSphere", "SpherePlane", "SphereSphere",
-           "Universal", "rotations", "Load", "SpringDamper"]
+__all__ = [
+    "Assembly",
+    "Body",
+    "BoxPlane",
+    "CapsuleCapsule",
+    "CapsulePlane",
+    "Cylindrical",
+    "Driver",
+    "Fixed",
+    "PinInHole",
+    "Plane",
+    "Prismatic",
+    "Revolute",
+    "Spherical",
+    "SphereInSphere",
+    "SpherePlane",
+    "SphereSphere",
+    "Universal",
+    "rotations",
+    "Load",
+    "SpringDamper",
+]

@@ -55,8 +55,12 @@ class Assembly:
             raise ValueError(f"body name {name!r} must be a new non-empty string other than 'ground'")
         if not isinstance(inertia, (tuple, list)) or len(inertia) != 3:
             raise ValueError(f"body {name!r}: inertia must be three principal moments (I_1, I_2, I_3); got {inertia!r}")
-        body = Body(name, len(self.bodies), Value(mass, f"body {name!r} mass"),
-                    tuple(Value(v, f"body {name!r} inertia[{i}]") for i, v in enumerate(inertia)))
+        body = Body(
+            name,
+            len(self.bodies),
+            Value(mass, f"body {name!r} mass"),
+            tuple(Value(v, f"body {name!r} inertia[{i}]") for i, v in enumerate(inertia)),
+        )
         self.bodies.append(body)
         return body
 
@@ -88,8 +92,9 @@ class Assembly:
         if compliant is not None:
             self.compliant_laws[contact] = _compliant_law(contact, compliant)
         elif contact.restitution is None:
-            raise ValueError(f"contact {contact.name!r}: a rigid contact needs a restitution "
-                             f"(or give compliant=dict(stiffness=…))")
+            raise ValueError(
+                f"contact {contact.name!r}: a rigid contact needs a restitution (or give compliant=dict(stiffness=…))"
+            )
         self.contacts.append(contact)
         return contact
 
@@ -115,7 +120,11 @@ class Assembly:
     def _own(self, element, where):
         for f in ("body", "a", "b"):
             b = getattr(element, f, None)
-            if isinstance(b, Body) and not b.is_ground and (b.index >= len(self.bodies) or self.bodies[b.index] is not b):
+            if (
+                isinstance(b, Body)
+                and not b.is_ground
+                and (b.index >= len(self.bodies) or self.bodies[b.index] is not b)
+            ):
                 raise ValueError(f"{where}: body {b.name!r} does not belong to this assembly")
 
     # --- checks ---------------------------------------------------------------------------------------------------
@@ -127,20 +136,26 @@ class Assembly:
         checks = [(self.gravity, "gravity", lambda v: v >= 0, ">= 0")]
         for b in self.bodies:
             checks.append((b.mass, f"body {b.name!r} mass", POSITIVE.pred, POSITIVE.text))
-            checks += [(v, f"body {b.name!r} inertia[{i}]", POSITIVE.pred, POSITIVE.text) for i, v in enumerate(b.inertia)]
+            checks += [
+                (v, f"body {b.name!r} inertia[{i}]", POSITIVE.pred, POSITIVE.text) for i, v in enumerate(b.inertia)
+            ]
         for c in self.contacts:
             for field, (spec, rule) in c.physical().items():
                 if field == "restitution" and c in self.compliant_laws:
                     continue  # none: the damping sets the rebound
-                checks.append((Value(spec, f"contact {c.name!r} {field}"), f"contact {c.name!r} {field}",
-                               rule.pred, rule.text))
+                checks.append(
+                    (Value(spec, f"contact {c.name!r} {field}"), f"contact {c.name!r} {field}", rule.pred, rule.text)
+                )
         for c, law in self.compliant_laws.items():
-            checks += [(v, f"contact {c.name!r} {field}", COMPLIANT_FIELDS[field].pred, COMPLIANT_FIELDS[field].text)
-                       for field, v in law.items()]
+            checks += [
+                (v, f"contact {c.name!r} {field}", COMPLIANT_FIELDS[field].pred, COMPLIANT_FIELDS[field].text)
+                for field, v in law.items()
+            ]
         for ld in self.loads:
             for field, (spec, rule) in ld.physical().items():
-                checks.append((Value(spec, f"load {ld.name!r} {field}"), f"load {ld.name!r} {field}",
-                               rule.pred, rule.text))
+                checks.append(
+                    (Value(spec, f"load {ld.name!r} {field}"), f"load {ld.name!r} {field}", rule.pred, rule.text)
+                )
         for value, where, pred, text in checks:
             v = np.asarray(value.check(p))
             if not np.all(np.isfinite(v)) or not np.all(pred(v)):
@@ -161,8 +176,10 @@ class Assembly:
             moments = np.stack([np.asarray(v.check(p)) for v in b.inertia])
             for i in range(3):
                 if np.any(moments[i] > moments[(i + 1) % 3] + moments[(i + 2) % 3] + 1e-12 * moments.max()):
-                    raise ValueError(f"body {b.name!r} inertia = {moments.tolist()} breaks the triangle rule "
-                                     f"I_{i + 1} <= I_{(i + 1) % 3 + 1} + I_{(i + 2) % 3 + 1} (no rigid body has it)")
+                    raise ValueError(
+                        f"body {b.name!r} inertia = {moments.tolist()} breaks the triangle rule "
+                        f"I_{i + 1} <= I_{(i + 1) % 3 + 1} + I_{(i + 2) % 3 + 1} (no rigid body has it)"
+                    )
 
     # --- the system -----------------------------------------------------------------------------------------------
 
@@ -250,14 +267,17 @@ class Assembly:
 
     @staticmethod
     def _per_point(contacts, value, p):
-        return jnp.concatenate([jnp.broadcast_to(jnp.asarray(value(c)(p), jnp.result_type(float)), (c.size,))
-                                for c in contacts])
+        return jnp.concatenate(
+            [jnp.broadcast_to(jnp.asarray(value(c)(p), jnp.result_type(float)), (c.size,)) for c in contacts]
+        )
 
     def laws(self, p):
         """ContactLaws (k,): each rigid contact's restitution and friction on each of its points."""
         rigid = self._group(False)
-        e, mu = (self._per_point(rigid, lambda c, f=f: Value(getattr(c, f), f"contact {c.name!r} {f}"), p)
-                 for f in ("restitution", "friction"))
+        e, mu = (
+            self._per_point(rigid, lambda c, f=f: Value(getattr(c, f), f"contact {c.name!r} {f}"), p)
+            for f in ("restitution", "friction")
+        )
         return ContactLaws(e, jnp.zeros_like(e), mu)
 
     def compliant_law_values(self, p):
@@ -268,8 +288,9 @@ class Assembly:
         fields = {f: self._per_point(soft, lambda c, f=f: self.compliant_laws[c][f], p) for f in COMPLIANT_FIELDS}
         return CompliantLaws(friction=mu, static_friction=mu, **fields)
 
-    def system(self, compliant_damping: str = "hunt_crossley",
-               friction_regularization: str = "exponential") -> LagrangianSystem:
+    def system(
+        self, compliant_damping: str = "hunt_crossley", friction_regularization: str = "exponential"
+    ) -> LagrangianSystem:
         """The LagrangianSystem of the bodies, joints and contacts (Coulomb cones, quaternion kinematics);
         the compliant contacts' damping model and friction regularization are static choices
         (:class:`jaxcontact.system.LagrangianSystem`)."""
@@ -278,23 +299,40 @@ class Assembly:
         n = self.n_bodies
         rigid, soft = bool(self._group(False)), bool(self._group(True))
         return LagrangianSystem(
-            n_dof=7 * n, n_velocities=6 * n, mass=self.mass, forces=self.forces,
+            n_dof=7 * n,
+            n_velocities=6 * n,
+            mass=self.mass,
+            forces=self.forces,
             constraints=self.constraints if self.joints else None,
-            gaps=self.gaps if rigid else None, slip_velocity=self.slip_velocity if rigid else None,
-            laws=self.laws if rigid else None, potential=self.potential, names=self.names(),
+            gaps=self.gaps if rigid else None,
+            slip_velocity=self.slip_velocity if rigid else None,
+            laws=self.laws if rigid else None,
+            potential=self.potential,
+            names=self.names(),
             compliant_gaps=self.compliant_gaps if soft else None,
             compliant_slip_velocity=self.compliant_slip_velocity if soft else None,
             compliant_laws=self.compliant_law_values if soft else None,
-            compliant_damping=compliant_damping, friction_regularization=friction_regularization,
+            compliant_damping=compliant_damping,
+            friction_regularization=friction_regularization,
             velocity_map=functools.partial(B.velocity_map, n_bodies=n),
             position_update=functools.partial(B.position_update, n_bodies=n),
-            tangent_directions=2, gyroscopic=True, diagonal_mass=True, velocity_names=self.velocity_names(),
-            constraint_names=self.constraint_names(), contact_names=self.contact_names())
+            tangent_directions=2,
+            gyroscopic=True,
+            diagonal_mass=True,
+            velocity_names=self.velocity_names(),
+            constraint_names=self.constraint_names(),
+            contact_names=self.contact_names(),
+        )
 
 
 # The compliant law's fields, their rules and defaults (docs/theory/compliant.md).
-COMPLIANT_FIELDS = {"stiffness": NONNEGATIVE, "exponent": POSITIVE, "damping": NONNEGATIVE,
-                    "slip_width": POSITIVE, "slip_width0": NONNEGATIVE}
+COMPLIANT_FIELDS = {
+    "stiffness": NONNEGATIVE,
+    "exponent": POSITIVE,
+    "damping": NONNEGATIVE,
+    "slip_width": POSITIVE,
+    "slip_width0": NONNEGATIVE,
+}
 COMPLIANT_DEFAULTS = {"exponent": 1.5, "damping": 0.0, "slip_width": 1e-3, "slip_width0": 0.0}
 
 
@@ -305,8 +343,12 @@ def _compliant_law(contact, spec) -> dict:
         raise ValueError(f"{where}: compliant must be a dict of law values; got {spec!r}")
     unknown = sorted(set(spec) - set(COMPLIANT_FIELDS))
     if unknown or "stiffness" not in spec:
-        raise ValueError(f"{where}: compliant needs 'stiffness' and takes {sorted(COMPLIANT_FIELDS)}; got {sorted(spec)}")
+        raise ValueError(
+            f"{where}: compliant needs 'stiffness' and takes {sorted(COMPLIANT_FIELDS)}; got {sorted(spec)}"
+        )
     if contact.restitution is not None:
-        raise ValueError(f"{where}: a compliant contact has no restitution (give restitution=None: its damping sets "
-                         f"the rebound, jaxcontact.contact_laws.restitution_damping)")
+        raise ValueError(
+            f"{where}: a compliant contact has no restitution (give restitution=None: its damping sets "
+            f"the rebound, jaxcontact.contact_laws.restitution_damping)"
+        )
     return {f: Value(v, f"{where} {f}") for f, v in {**COMPLIANT_DEFAULTS, **spec}.items()}

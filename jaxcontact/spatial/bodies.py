@@ -13,7 +13,7 @@ body with no coordinates.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Optional
+from typing import Any
 
 import jax.numpy as jnp
 
@@ -32,7 +32,7 @@ class Body:
     """
 
     name: str
-    index: Optional[int]
+    index: int | None
     mass: Any = None
     inertia: Any = None
 
@@ -90,6 +90,7 @@ def velocity_map(q, u, n_bodies: int):
 def position_update(q, u, h, n_bodies: int):
     """The coordinates after a time h at constant u: x + h v and the quaternion's exponential map."""
     Q, U = q.reshape(n_bodies, 7), u.reshape(n_bodies, 6)
-    parts = [jnp.concatenate([Q[i, :3] + h * U[i, :3], rotations.advance(Q[i, 3:], U[i, 3:], h)])
-             for i in range(n_bodies)]
+    parts = [
+        jnp.concatenate([Q[i, :3] + h * U[i, :3], rotations.advance(Q[i, 3:], U[i, 3:], h)]) for i in range(n_bodies)
+    ]
     return jnp.concatenate(parts)

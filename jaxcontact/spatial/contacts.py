@@ -30,13 +30,20 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcontact.planar.values import POSITIVE, Value, law_range_rule
-from jaxcontact.spatial.bodies import Body, pose, point_velocity
-from jaxcontact.spatial.geometry import (box_plane_gaps, capsule_capsule_gap, capsule_plane_gaps,  # noqa: F401
-                                         pin_in_hole_gaps, sphere_in_sphere_gap, sphere_plane_gap,
-                                         sphere_sphere_gap, tangent_basis)
-
+from jaxcontact.spatial.bodies import Body, point_velocity, pose
+from jaxcontact.spatial.geometry import (
+    box_plane_gaps,
+    capsule_capsule_gap,
+    capsule_plane_gaps,  # noqa: F401
+    pin_in_hole_gaps,
+    sphere_in_sphere_gap,
+    sphere_plane_gap,
+    sphere_sphere_gap,
+    tangent_basis,
+)
 
 # --- contact elements -----------------------------------------------------------------------------------------
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Plane:
@@ -47,8 +54,7 @@ class Plane:
 
     def resolve(self, p, where: str):
         """(unit normal (3,), offset) at the parameters ``p``."""
-        n = jnp.stack([jnp.asarray(Value(c, f"{where} plane normal")(p), jnp.result_type(float))
-                       for c in self.normal])
+        n = jnp.stack([jnp.asarray(Value(c, f"{where} plane normal")(p), jnp.result_type(float)) for c in self.normal])
         return n / jnp.sqrt(n @ n), Value(self.offset, f"{where} plane offset")(p)
 
 
@@ -67,8 +73,10 @@ class Contact(abc.ABC):
 
     def physical(self) -> dict:
         """field -> (value spec, rule) of the physical scalars (checked by the assembly)."""
-        return {"restitution": (self.restitution, law_range_rule("restitution")),
-                "friction": (self.friction, law_range_rule("friction"))}
+        return {
+            "restitution": (self.restitution, law_range_rule("restitution")),
+            "friction": (self.friction, law_range_rule("friction")),
+        }
 
     def vectors(self) -> dict:
         """field -> (three value specs, is a direction) of the geometric vectors, checked by :meth:`check`:
@@ -213,8 +221,9 @@ class BoxPlane(Contact):
         """(gaps (8,), vertices, normals, ground, body)."""
         n, d = self.plane.resolve(p, f"contact {self.name!r}")
         x, R = pose(q, self.body)
-        half = jnp.stack([jnp.asarray(_value(h, f"contact {self.name!r} half extent")(p), q.dtype)
-                          for h in self.half_extents])
+        half = jnp.stack(
+            [jnp.asarray(_value(h, f"contact {self.name!r} half extent")(p), q.dtype) for h in self.half_extents]
+        )
         gaps, vertices = box_plane_gaps(x, R, half, n, d)
         return gaps, vertices, jnp.broadcast_to(n, vertices.shape), _ground(), self.body
 
@@ -255,8 +264,9 @@ class CapsulePlane(Contact):
     def frames(self, q, p):
         """(gaps (2,), points, normals, ground, body): the end −h first."""
         n, d = self.plane.resolve(p, f"contact {self.name!r}")
-        c, h = _segment(q, p, self.body, self.centre, self.axis, self._scalar("half_length", p),
-                        f"contact {self.name!r}")
+        c, h = _segment(
+            q, p, self.body, self.centre, self.axis, self._scalar("half_length", p), f"contact {self.name!r}"
+        )
         gaps, points = capsule_plane_gaps(c, h, self._scalar("radius", p), n, d)
         return gaps, points, jnp.broadcast_to(n, points.shape), _ground(), self.body
 
@@ -291,13 +301,19 @@ class CapsuleCapsule(Contact):
 
     def physical(self) -> dict:
         """field -> (value spec, rule)."""
-        return {**super().physical(), **{f: (getattr(self, f), POSITIVE) for f in (
-            "radius_a", "radius_b", "half_length_a", "half_length_b")}}
+        return {
+            **super().physical(),
+            **{f: (getattr(self, f), POSITIVE) for f in ("radius_a", "radius_b", "half_length_a", "half_length_b")},
+        }
 
     def vectors(self) -> dict:
         """The axes (directions) and centres (points)."""
-        return {"axis_a": (self.axis_a, True), "axis_b": (self.axis_b, True),
-                "centre_a": (self.centre_a, False), "centre_b": (self.centre_b, False)}
+        return {
+            "axis_a": (self.axis_a, True),
+            "axis_b": (self.axis_b, True),
+            "centre_a": (self.centre_a, False),
+            "centre_b": (self.centre_b, False),
+        }
 
     def frames(self, q, p):
         """(gaps (1,), points, normals, a, b); the normal points from a to b."""
@@ -349,13 +365,19 @@ class PinInHole(Contact):
 
     def physical(self) -> dict:
         """field -> (value spec, rule)."""
-        return {**super().physical(), **{f: (getattr(self, f), POSITIVE) for f in (
-            "hole_radius", "pin_radius", "pin_length")}}
+        return {
+            **super().physical(),
+            **{f: (getattr(self, f), POSITIVE) for f in ("hole_radius", "pin_radius", "pin_length")},
+        }
 
     def vectors(self) -> dict:
         """The axes (directions) and the hole's point and pin's centre (points)."""
-        return {"hole_axis": (self.hole_axis, True), "pin_axis": (self.pin_axis, True),
-                "hole_point": (self.hole_point, False), "pin_centre": (self.pin_centre, False)}
+        return {
+            "hole_axis": (self.hole_axis, True),
+            "pin_axis": (self.pin_axis, True),
+            "hole_point": (self.hole_point, False),
+            "pin_centre": (self.pin_centre, False),
+        }
 
     def check(self, p) -> None:
         """The vectors, and the pin thinner than the hole: pin_radius < hole_radius (a positive clearance)."""
@@ -363,8 +385,10 @@ class PinInHole(Contact):
         rh = np.asarray(Value(self.hole_radius, f"contact {self.name!r} hole_radius").check(p))
         rp = np.asarray(Value(self.pin_radius, f"contact {self.name!r} pin_radius").check(p))
         if np.any(rp >= rh):
-            raise ValueError(f"contact {self.name!r} pin_radius = {rp} >= hole_radius = {rh} breaks the rule "
-                             f"pin_radius < hole_radius (the clearance hole_radius − pin_radius must be positive)")
+            raise ValueError(
+                f"contact {self.name!r} pin_radius = {rp} >= hole_radius = {rh} breaks the rule "
+                f"pin_radius < hole_radius (the clearance hole_radius − pin_radius must be positive)"
+            )
 
     def clearance(self, p):
         """c = r_h − r_p."""
@@ -380,8 +404,9 @@ class PinInHole(Contact):
         ax = Ra @ (ax / jnp.sqrt(ax @ ax))
         c, half = _segment(q, p, self.b, self.pin_centre, self.pin_axis, 0.5 * self._scalar("pin_length", p), where)
         rp = self._scalar("pin_radius", p)
-        gaps, points, normals = pin_in_hole_gaps(h, ax, jnp.stack([c - half, c + half]), rp,
-                                                 self._scalar("hole_radius", p) - rp)
+        gaps, points, normals = pin_in_hole_gaps(
+            h, ax, jnp.stack([c - half, c + half]), rp, self._scalar("hole_radius", p) - rp
+        )
         return gaps, points, normals, a, self.b
 
 
@@ -421,17 +446,24 @@ class SphereInSphere(Contact):
 
     def physical(self) -> dict:
         """field -> (value spec, rule)."""
-        return {**super().physical(), "socket_radius": (self.socket_radius, POSITIVE),
-                "ball_radius": (self.ball_radius, POSITIVE)}
+        return {
+            **super().physical(),
+            "socket_radius": (self.socket_radius, POSITIVE),
+            "ball_radius": (self.ball_radius, POSITIVE),
+        }
 
     def check(self, p) -> None:
         """The centres, and the ball smaller than its socket: a positive clearance r_s − r_b."""
         super().check(p)
-        rs, rb = (np.asarray(Value(getattr(self, f), f"contact {self.name!r} {f}").check(p))
-                  for f in ("socket_radius", "ball_radius"))
+        rs, rb = (
+            np.asarray(Value(getattr(self, f), f"contact {self.name!r} {f}").check(p))
+            for f in ("socket_radius", "ball_radius")
+        )
         if np.any(rs <= rb):
-            raise ValueError(f"contact {self.name!r} clearance = socket_radius − ball_radius = {rs - rb} breaks the "
-                             f"rule > 0 (the ball must fit in its socket)")
+            raise ValueError(
+                f"contact {self.name!r} clearance = socket_radius − ball_radius = {rs - rb} breaks the "
+                f"rule > 0 (the ball must fit in its socket)"
+            )
 
     def frames(self, q, p):
         """(gaps, points, normals, a, b): the point on the ball's surface, the normal −ê from the socket's side."""

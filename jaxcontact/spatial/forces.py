@@ -79,15 +79,20 @@ class SpringDamper:
         length = jnp.sqrt(d @ d)
         e = d / length
         rate = e @ (point_velocity(q, u, b, pb) - point_velocity(q, u, a, pa))
-        tension = (Value(self.stiffness, f"spring {self.name!r} stiffness")(p)
-                   * (length - Value(self.rest_length, f"spring {self.name!r} rest_length")(p))
-                   + Value(self.damping, f"spring {self.name!r} damping")(p) * rate)
+        tension = (
+            Value(self.stiffness, f"spring {self.name!r} stiffness")(p)
+            * (length - Value(self.rest_length, f"spring {self.name!r} rest_length")(p))
+            + Value(self.damping, f"spring {self.name!r} damping")(p) * rate
+        )
         return wrench(q, a, tension * e, pa, n_u) + wrench(q, b, -tension * e, pb, n_u)
 
     def physical(self) -> dict:
         """field -> (value spec, rule)."""
-        return {"stiffness": (self.stiffness, NONNEGATIVE), "rest_length": (self.rest_length, NONNEGATIVE),
-                "damping": (self.damping, NONNEGATIVE)}
+        return {
+            "stiffness": (self.stiffness, NONNEGATIVE),
+            "rest_length": (self.rest_length, NONNEGATIVE),
+            "damping": (self.damping, NONNEGATIVE),
+        }
 
     def potential(self, q, p):
         """½ k (ℓ − ℓ₀)²."""
@@ -96,7 +101,8 @@ class SpringDamper:
         b = self.b if self.b is not None else ground
         xa, Ra = pose(q, a)
         xb, Rb = pose(q, b)
-        d = (xb + Rb @ _vector(self.point_b, p, 0.0, q.dtype, "point_b")) - \
-            (xa + Ra @ _vector(self.point_a, p, 0.0, q.dtype, "point_a"))
+        d = (xb + Rb @ _vector(self.point_b, p, 0.0, q.dtype, "point_b")) - (
+            xa + Ra @ _vector(self.point_a, p, 0.0, q.dtype, "point_a")
+        )
         stretch = jnp.sqrt(d @ d) - Value(self.rest_length, "rest_length")(p)
         return 0.5 * Value(self.stiffness, "stiffness")(p) * stretch**2

@@ -159,7 +159,6 @@ class Fixed(Joint):
         return jnp.concatenate([pa - pb, jnp.stack([Ra[:, 0] @ Rb[:, 1], Ra[:, 1] @ Rb[:, 2], Ra[:, 2] @ Rb[:, 0]])])
 
 
-
 @dataclasses.dataclass(frozen=True, eq=False)
 class Driver(_Axial):
     """Drives the rotation of b about a's axis ``axis_a`` (a unit vector of a's frame): the angle θ from a's
@@ -182,12 +181,15 @@ class Driver(_Axial):
         for field in ("axis_a", "reference_a", "reference_b"):
             v = np.asarray(getattr(self, field), float)
             if v.shape != (3,) or not np.all(np.isfinite(v)) or not np.linalg.norm(v) > 0:
-                raise ValueError(f"joint {self.name!r} {field} = {getattr(self, field)!r} must be three finite "
-                                 f"numbers, not all zero")
+                raise ValueError(
+                    f"joint {self.name!r} {field} = {getattr(self, field)!r} must be three finite numbers, not all zero"
+                )
         n, r = (np.asarray(v, float) / np.linalg.norm(v) for v in (self.axis_a, self.reference_a))
         if abs(n @ r) > 1e-12:
-            raise ValueError(f"joint {self.name!r} reference_a = {self.reference_a!r} must be perpendicular to "
-                             f"axis_a = {self.axis_a!r}")
+            raise ValueError(
+                f"joint {self.name!r} reference_a = {self.reference_a!r} must be perpendicular to "
+                f"axis_a = {self.axis_a!r}"
+            )
         Value(self.angle, f"joint {self.name!r} angle", time_ok=True)  # parsed now: a bad expression fails here
 
     def values(self) -> dict:

@@ -21,9 +21,13 @@ _PIVOTING = (Spherical, Universal, Revolute, Fixed)
 
 def _matrix(quat):
     w, x, y, z = quat
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def _vector(spec, p, where):
@@ -36,17 +40,18 @@ def _shapes(assembly, p):
     zero = np.zeros(3)
     for c in assembly.contacts:
         if isinstance(c, SpherePlane):
-            out.append((c.body.index, "sphere", float(Value(c.radius, "radius")(p)),
-                        _vector(c.centre, p, "centre")))
+            out.append((c.body.index, "sphere", float(Value(c.radius, "radius")(p)), _vector(c.centre, p, "centre")))
         elif isinstance(c, SphereSphere):
-            out += [(c.a.index, "sphere", float(Value(c.radius_a, "radius")(p)), zero),
-                    (c.b.index, "sphere", float(Value(c.radius_b, "radius")(p)), zero)]
+            out += [
+                (c.a.index, "sphere", float(Value(c.radius_a, "radius")(p)), zero),
+                (c.b.index, "sphere", float(Value(c.radius_b, "radius")(p)), zero),
+            ]
         elif isinstance(c, SphereInSphere):  # the ball (the socket is inside the crank's drawing)
-            out.append((c.b.index, "sphere", float(Value(c.ball_radius, "radius")(p)),
-                        _vector(c.ball_point, p, "ball point")))
+            out.append(
+                (c.b.index, "sphere", float(Value(c.ball_radius, "radius")(p)), _vector(c.ball_point, p, "ball point"))
+            )
         elif isinstance(c, BoxPlane):
-            out.append((c.body.index, "box", _vector(c.half_extents, p, "half extent"),
-                        zero))
+            out.append((c.body.index, "box", _vector(c.half_extents, p, "half extent"), zero))
     return [s for s in dict(((s[0], s[1]), s) for s in out if s[0] is not None).values()]
 
 
@@ -114,8 +119,7 @@ def _feet(planes, point):
     return np.array([point - (point @ n - d) * n for n, d in planes]).reshape(-1, 3)
 
 
-def snapshot_figure(traj, params, *, assembly, count: int = 6, segments=(), boxes=(), min_span: float = 0.3,
-                    view=None):
+def snapshot_figure(traj, params, *, assembly, count: int = 6, segments=(), boxes=(), min_span: float = 0.3, view=None):
     """The figure of ``count`` snapshots of one trajectory of ``assembly``'s bodies: (figure, its 3D axes).
 
     ``min_span``: the least width of the cube drawn [m] (small bodies that barely move need less);
@@ -137,8 +141,11 @@ def snapshot_figure(traj, params, *, assembly, count: int = 6, segments=(), boxe
     if q.ndim != 2:
         raise ValueError(f"snapshots takes one trajectory; got q of shape {q.shape} (a batch? index it)")
     p = {k: np.asarray(v) for k, v in params.items()}
-    shapes = _shapes(assembly, p) + [(b, "segment", np.array([a, e], float), np.zeros(3)) for b, a, e in segments] \
+    shapes = (
+        _shapes(assembly, p)
+        + [(b, "segment", np.array([a, e], float), np.zeros(3)) for b, a, e in segments]
         + [(b, "box", np.asarray(h, float), np.zeros(3)) for b, h in boxes]
+    )
     planes, pivots = _planes(assembly, p), _pivots(assembly, p)
     fig = plt.figure(figsize=(7, 6), layout="constrained")
     ax = fig.add_subplot(projection="3d")
@@ -151,7 +158,7 @@ def snapshot_figure(traj, params, *, assembly, count: int = 6, segments=(), boxe
         for body, pivot in pivots:
             ax.plot(*np.stack([pivot, centres[r, body]]).T, color="0.3", lw=0.8, alpha=alpha, gid="string")
         for body, kind, size, offset in shapes:
-            qb = q[r, 7 * body:7 * body + 7]
+            qb = q[r, 7 * body : 7 * body + 7]
             R = _matrix(qb[3:] / np.linalg.norm(qb[3:]))
             _draw(ax, kind, size, qb[:3] + R @ offset, R, f"C{body % 10}", alpha)
     pivot_points = np.reshape([pv for _, pv in pivots], (-1, 3))
@@ -163,8 +170,7 @@ def snapshot_figure(traj, params, *, assembly, count: int = 6, segments=(), boxe
     for n, d in planes:
         ax.plot_surface(*_plane_square(n, d, mid, 0.6 * span), color="0.8", alpha=0.4, linewidth=0, gid="plane")
     if pivots:
-        ax.scatter(*pivot_points.T, color="k", marker="^", s=30, depthshade=False, gid="pivot",
-                   label="pivot")
+        ax.scatter(*pivot_points.T, color="k", marker="^", s=30, depthshade=False, gid="pivot", label="pivot")
     drawn = sorted({s[0] for s in shapes} | {b for b, _ in pivots})
     if len(drawn) > 1 or pivots:  # a key to the colours (one body alone needs none)
         for b in drawn:

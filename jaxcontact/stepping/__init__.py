@@ -13,6 +13,24 @@ from jaxcontact.stepping.moreau_jean import MoreauJean, State, initial_state, st
 from jaxcontact.stepping.penalty import Penalty
 from jaxcontact.stepping.projection import Projection, project, project_position, project_velocity, resting_contacts
 
-__all__ = ["Scheme", "SCHEMES", "schemes_for", "MoreauJean", "State", "StepInfo", "initial_state", "step",
-           "ImpactProjection", "baumgarte_rates", "baumgarte_velocity_target", "baumgarte_acceleration_rhs",
-           "Projection", "project", "project_position", "project_velocity", "resting_contacts", "Penalty", "EventDriven"]
+__all__ = [
+    "Scheme",
+    "SCHEMES",
+    "schemes_for",
+    "MoreauJean",
+    "State",
+    "StepInfo",
+    "initial_state",
+    "step",
+    "ImpactProjection",
+    "baumgarte_rates",
+    "baumgarte_velocity_target",
+    "baumgarte_acceleration_rhs",
+    "Projection",
+    "project",
+    "project_position",
+    "project_velocity",
+    "resting_contacts",
+    "Penalty",
+    "EventDriven",
+]

@@ -86,42 +86,52 @@ class Scheme(abc.ABC):
         for kind, present in (("rigid", system.gaps is not None), ("compliant", system.compliant_gaps is not None)):
             if present and kind not in self.contact_kinds:
                 other = "compliant" if kind == "rigid" else "rigid"
-                raise ValueError(f"the {self.name} scheme treats {' and '.join(sorted(self.contact_kinds))} contacts "
-                                 f"only, and this system has {kind} contacts: choose a scheme that treats them "
-                                 f"({', '.join(schemes_for(kind, system.velocity_map is not None))}) or make the "
-                                 f"contacts {other}")
+                raise ValueError(
+                    f"the {self.name} scheme treats {' and '.join(sorted(self.contact_kinds))} contacts "
+                    f"only, and this system has {kind} contacts: choose a scheme that treats them "
+                    f"({', '.join(schemes_for(kind, system.velocity_map is not None))}) or make the "
+                    f"contacts {other}"
+                )
         spatial = [n for n, s in SCHEMES.items() if s.spatial]
         if system.velocity_map is not None and not self.spatial:
-            raise ValueError(f"the {self.name} scheme advances q by q̇ = u only, and this system has "
-                             f"{system.n_dof} coordinates driven by {system.n_u} velocities through a velocity map "
-                             f"(spatial bodies): choose {', '.join(spatial) or 'a spatial scheme'}")
+            raise ValueError(
+                f"the {self.name} scheme advances q by q̇ = u only, and this system has "
+                f"{system.n_dof} coordinates driven by {system.n_u} velocities through a velocity map "
+                f"(spatial bodies): choose {', '.join(spatial) or 'a spatial scheme'}"
+            )
         if system.tangent_directions == 2 and system.slip_velocity is not None and not self.spatial:
-            raise ValueError(f"the {self.name} scheme has no Coulomb cone solver, and this system has spatial "
-                             f"frictional contacts (two tangent directions): choose "
-                             f"{', '.join(spatial) or 'a spatial scheme'}")
+            raise ValueError(
+                f"the {self.name} scheme has no Coulomb cone solver, and this system has spatial "
+                f"frictional contacts (two tangent directions): choose "
+                f"{', '.join(spatial) or 'a spatial scheme'}"
+            )
 
-    def with_soft_activation(self, key: str) -> "Scheme":
+    def with_soft_activation(self, key: str) -> Scheme:
         """This scheme with contacts switched on smoothly by their gap over the width ``p[key]``."""
-        raise ValueError(f"the {self.name} scheme has no soft contact activation (smoothing); "
-                         f"use one with it: {', '.join(n for n, s in SCHEMES.items() if s.soft_activation_available)}")
+        raise ValueError(
+            f"the {self.name} scheme has no soft contact activation (smoothing); "
+            f"use one with it: {', '.join(n for n, s in SCHEMES.items() if s.soft_activation_available)}"
+        )
 
-    def with_impact_location(self, mode: str) -> "Scheme":
+    def with_impact_location(self, mode: str) -> Scheme:
         """This scheme with impacts located by ``mode`` ("interpolated": at the gap crossing inside the step)."""
-        raise ValueError(f"the {self.name} scheme has no impact_location option; schemes with it: "
-                         f"{', '.join(n for n, s in SCHEMES.items() if s.impact_location_available)}")
+        raise ValueError(
+            f"the {self.name} scheme has no impact_location option; schemes with it: "
+            f"{', '.join(n for n, s in SCHEMES.items() if s.impact_location_available)}"
+        )
 
-    def with_projection(self, projection) -> "Scheme":
+    def with_projection(self, projection) -> Scheme:
         """This scheme with ``projection`` (a :class:`jaxcontact.stepping.projection.Projection`) after each step."""
         if "projection" not in {f.name for f in dataclasses.fields(self)}:
             raise ValueError(f"the {self.name} scheme has no projection option")
         return dataclasses.replace(self, projection=projection)
 
-    def for_forward_runs(self) -> "Scheme":
+    def for_forward_runs(self) -> Scheme:
         """This scheme as it runs best when nothing is differentiated through it (a Monte Carlo study):
         itself, unless a scheme has a cheaper variant with the same motion."""
         return self
 
-    def without_diagnostics(self) -> "Scheme":
+    def without_diagnostics(self) -> Scheme:
         """This scheme without per-step ‖Φ‖, ‖Φ̇‖ and energy (a study computes what it reads itself)."""
         return dataclasses.replace(self, diagnostics=False)
 

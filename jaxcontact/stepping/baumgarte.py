@@ -80,5 +80,6 @@ def _rates(c):
     def rates(p, h):
         """Baumgarte rates (α, β) = (c/h, c/h) at step h."""
         return c / h, c / h
+
     rates.__qualname__ = f"baumgarte_rates(c={c})"
     return rates

@@ -25,7 +25,6 @@ import jax.numpy as jnp
 from jaxcontact.cones import newton, nsgs
 from jaxcontact.stepping.contact_solve import ContactSolution
 
-
 CONE_SOLVERS = ("nsgs", "newton")
 # Sweeps between two error checks of the implicit mode. A step's problem, warm-started from the last step's
 # impulses, is often solved in one or two sweeps; checking every 10 (the solver's default for a cold problem) runs
@@ -44,8 +43,9 @@ def per_contact_order(k: int):
     return jnp.stack([i, k + 2 * i, k + 2 * i + 1], axis=1).reshape(-1)
 
 
-def solve_cone_contacts(D, c, mu, active, warm_N, warm_T, *, iterations, omega, tol,
-                        differentiation="unroll", solver="nsgs") -> ContactSolution:
+def solve_cone_contacts(
+    D, c, mu, active, warm_N, warm_T, *, iterations, omega, tol, differentiation="unroll", solver="nsgs"
+) -> ContactSolution:
     """Solve ξ = D P + c on Coulomb cones for the active contacts.
 
     D (3k, 3k), c (3k,): rows and columns ordered [N (k); T1, T2 per contact (2k)];
@@ -71,7 +71,17 @@ def solve_cone_contacts(D, c, mu, active, warm_N, warm_T, *, iterations, omega, 
         sol = newton(Dp, cp, mu, iterations=iterations, r0=warm, tol=tol)
     else:
         rescue = RESCUE_AFTER if differentiation == "implicit" else None
-        sol = nsgs(Dp, cp, mu, iterations=iterations, omega=omega, r0=warm, tol=tol, check_every=CHECK_EVERY,
-                   differentiation=differentiation, rescue_after=rescue)
+        sol = nsgs(
+            Dp,
+            cp,
+            mu,
+            iterations=iterations,
+            omega=omega,
+            r0=warm,
+            tol=tol,
+            check_every=CHECK_EVERY,
+            differentiation=differentiation,
+            rescue_after=rescue,
+        )
     r = sol.r.reshape(k, 3)
     return ContactSolution(r[:, 0], r[:, 1:].reshape(-1), sol.residual, sol.iterations, sol.converged)

@@ -64,12 +64,15 @@ class ContactSolution(NamedTuple):
 def mask_problem(D, c, active, k, friction):
     """Decouple inactive contacts: identity rows/columns, c_N = 1 and c_T = 0 there."""
     act = jnp.concatenate([active, active]) if friction else active
-    inactive_c = jnp.concatenate([jnp.ones((k,), c.dtype), jnp.zeros((k,), c.dtype)]) if friction else jnp.ones((k,), c.dtype)
+    inactive_c = (
+        jnp.concatenate([jnp.ones((k,), c.dtype), jnp.zeros((k,), c.dtype)]) if friction else jnp.ones((k,), c.dtype)
+    )
     return decouple_rows(D, c, act, outside=inactive_c)
 
 
-def solve_contacts(D, c, mu, active, warm, *, solver, iterations, omega, tol, friction,
-                   differentiation="unroll") -> ContactSolution:
+def solve_contacts(
+    D, c, mu, active, warm, *, solver, iterations, omega, tol, friction, differentiation="unroll"
+) -> ContactSolution:
     """Solve the masked local problem ξ = D P + c with Signorini–Newton (+ Coulomb) laws.
 
     D: (k, k) or, with friction, (2k, 2k) ordered [normal block; tangent block];

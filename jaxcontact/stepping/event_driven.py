@@ -75,7 +75,8 @@ then compliant contacts.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, ClassVar, NamedTuple
+from collections.abc import Callable
+from typing import ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -84,8 +85,15 @@ from jaxcontact.lcp import lemke
 from jaxcontact.lcp.rows import decouple_rows
 from jaxcontact.stepping.base import Scheme, StepInfo, register
 from jaxcontact.stepping.baumgarte import baumgarte_acceleration_rhs, baumgarte_rates
-from jaxcontact.stepping.kernels import (bilateral_rows, constrained_response, constraint_residuals, gap_closed,
-                                         gaps_and_rates, rk4, second_rate)
+from jaxcontact.stepping.kernels import (
+    bilateral_rows,
+    constrained_response,
+    constraint_residuals,
+    gap_closed,
+    gaps_and_rates,
+    rk4,
+    second_rate,
+)
 from jaxcontact.stepping.projection import Projection
 from jaxcontact.system import LagrangianSystem, compliant_contact_forces, energy
 
@@ -178,8 +186,9 @@ def _contacts(system: LagrangianSystem, p, q, u, t) -> _Contacts:
         W_T.append(jax.jacfwd(fn, argnums=1)(q, u, t, p).T)
         slip.append(s)
         slip_conv.append(s_conv)
-    return _Contacts(W_N, gap, gap_rate, gap_conv, jnp.concatenate(W_T, axis=1), jnp.concatenate(slip),
-                     jnp.concatenate(slip_conv))
+    return _Contacts(
+        W_N, gap, gap_rate, gap_conv, jnp.concatenate(W_T, axis=1), jnp.concatenate(slip), jnp.concatenate(slip_conv)
+    )
 
 
 def _friction_laws(system: LagrangianSystem, p, dtype):
@@ -304,8 +313,9 @@ class EventDriven(Scheme):
         W_N_eff = c.W_N + c.W_T @ (slip_coef[:, None] * E)
         phi_q, rhs = bilateral_rows(system, p, q, u, t, alpha, beta)
         M = system.mass(q, p)
-        a0, lam0, MhatC, Lam = constrained_response(M, phi_q, force, jnp.concatenate([W_N_eff, c.W_T], axis=1), rhs,
-                                                     system.diagonal_mass)
+        a0, lam0, MhatC, Lam = constrained_response(
+            M, phi_q, force, jnp.concatenate([W_N_eff, c.W_T], axis=1), rhs, system.diagonal_mass
+        )
         if kr + kf:
             P = jnp.concatenate([c.W_N, c.W_T], axis=1).T @ MhatC
             A_NN, A_NT, A_TN, A_TT = P[:kr, :kr], P[:kr, kr:], P[kr:, :kr], P[kr:, kr:]
@@ -314,13 +324,17 @@ class EventDriven(Scheme):
             U = jnp.where(stick, mu0, 0.0)
             UE, Uf = U[:, None] * E, U * f_known
             I, Z = jnp.eye(kf, dtype=dtype), jnp.zeros((kf, kf), dtype)
-            A = jnp.block([[A_NN + A_NT @ UE, -A_NT, jnp.zeros((kr, kf), dtype)],
-                           [-(A_TN + A_TT @ UE), A_TT, I],
-                           [2.0 * UE, -I, Z]])
+            A = jnp.block(
+                [
+                    [A_NN + A_NT @ UE, -A_NT, jnp.zeros((kr, kf), dtype)],
+                    [-(A_TN + A_TT @ UE), A_TT, I],
+                    [2.0 * UE, -I, Z],
+                ]
+            )
             b = jnp.concatenate([b_N + A_NT @ Uf, -b_T - A_TT @ Uf, 2.0 * Uf])
             sol = _masked_lcp(A, b, jnp.concatenate([closed, stick, stick]), self.max_pivots)
-            lam_N, lam_minus, acc_plus = sol.z[:kr], sol.z[kr:kr + kf], sol.z[kr + kf:]
-            acc_minus = jnp.where(lam_minus > 0, 0.0, sol.w[kr:kr + kf])
+            lam_N, lam_minus, acc_plus = sol.z[:kr], sol.z[kr : kr + kf], sol.z[kr + kf :]
+            acc_minus = jnp.where(lam_minus > 0, 0.0, sol.w[kr : kr + kf])
             normal_f = E @ lam_N + f_known
             lam_T = jnp.where(stick, U * normal_f - lam_minus, slip_coef * normal_f)
             x = jnp.concatenate([lam_N, jnp.where(stick, lam_T, 0.0)])
@@ -339,8 +353,19 @@ class EventDriven(Scheme):
             lam_N, lam_T, intent, margin, x = (jnp.zeros((0,), dtype),) * 5
             residual, converged, iters = jnp.zeros((), dtype), jnp.ones((), bool), jnp.zeros((), jnp.int32)
         acc = a0 + MhatC @ x
-        return EventDynamics(acc, lam0 + Lam @ x, jnp.concatenate([lam_N, F_C]), lam_T, c.slip,
-                             c.W_T.T @ acc + c.slip_convective, intent, margin, residual, converged, iters)
+        return EventDynamics(
+            acc,
+            lam0 + Lam @ x,
+            jnp.concatenate([lam_N, F_C]),
+            lam_T,
+            c.slip,
+            c.W_T.T @ acc + c.slip_convective,
+            intent,
+            margin,
+            residual,
+            converged,
+            iters,
+        )
 
     def _impact(self, system, p, q, u, t, closed):
         """Frictionless Newton impact of the closed, approaching rigid contacts: (u⁺, P_N)."""
@@ -350,10 +375,19 @@ class EventDriven(Scheme):
         gap_fn = lambda qq, tt: system.gaps(qq, tt, p)  # noqa: E731
         _, gamma = jax.jvp(gap_fn, (q, t), (u, jnp.ones_like(t)))
         W_N = jax.jacfwd(system.gaps)(q, t, p).T
-        phi_q = (jax.jacfwd(system.constraints)(q, t, p) if system.constraints is not None
-                 else jnp.zeros((0, q.shape[0]), q.dtype))
-        _, _, MhatW, _ = constrained_response(system.mass(q, p), phi_q, jnp.zeros_like(q), W_N,
-                                              jnp.zeros((phi_q.shape[0],), q.dtype), system.diagonal_mass)
+        phi_q = (
+            jax.jacfwd(system.constraints)(q, t, p)
+            if system.constraints is not None
+            else jnp.zeros((0, q.shape[0]), q.dtype)
+        )
+        _, _, MhatW, _ = constrained_response(
+            system.mass(q, p),
+            phi_q,
+            jnp.zeros_like(q),
+            W_N,
+            jnp.zeros((phi_q.shape[0],), q.dtype),
+            system.diagonal_mass,
+        )
         eps = jnp.asarray(system.laws(p).restitution, q.dtype)
         # ξ = γ⁺ + ε min(γ⁻, 0) ≥ 0 ⟂ P ≥ 0 with γ⁺ = γ⁻ + W_Nᵀ M̂ W_N P (velocity jump keeps Φ̇).
         sol = _masked_lcp(W_N.T @ MhatW, gamma + eps * jnp.minimum(gamma, 0.0), closed, self.max_pivots)
@@ -398,15 +432,27 @@ class EventDriven(Scheme):
         The four stages are a ``lax.scan`` (stage i at y + c_i H k_{i−1}, c = 0, ½, ½, 1) so
         the stage LCP is traced once per substep: it keeps the compile time down.
         """
+
         def derivative(y, s):
             d = self.dynamics(system, p, y[0], y[1], s, closed, direction, h)
             return (y[1], d.acceleration), d
 
         (q_E, u_E), _, ds, w = rk4(derivative, (q, u), t, H)
-        return _Substep(q_E, u_E, w @ ds.normal_force, w @ ds.friction_force,
-                        ds.slip[0], ds.slip_rate[0], ds.slip_rate[3], ds.friction_margin[0], ds.friction_margin[3],
-                        ds.slip_intent[3], jnp.max(ds.residual), jnp.all(ds.converged),
-                        jnp.max(ds.iterations))
+        return _Substep(
+            q_E,
+            u_E,
+            w @ ds.normal_force,
+            w @ ds.friction_force,
+            ds.slip[0],
+            ds.slip_rate[0],
+            ds.slip_rate[3],
+            ds.friction_margin[0],
+            ds.friction_margin[3],
+            ds.slip_intent[3],
+            jnp.max(ds.residual),
+            jnp.all(ds.converged),
+            jnp.max(ds.iterations),
+        )
 
     def _crossing_fraction(self, p0, p1, m0, m1, event):
         """Step fraction τ ∈ [0, 1] per contact where the cubic Hermite interpolant of a signed
@@ -416,10 +462,10 @@ class EventDriven(Scheme):
         Bisection (fixed count) on [0, 1], then one Newton step — exact for the cubic, and it
         carries the implicit derivative dτ/dθ into gradients (bisection alone has none).
         """
+
         def cubic(s):
             s2, s3 = s * s, s * s * s
-            return ((2 * s3 - 3 * s2 + 1) * p0 + (s3 - 2 * s2 + s) * m0 + (-2 * s3 + 3 * s2) * p1
-                    + (s3 - s2) * m1)
+            return (2 * s3 - 3 * s2 + 1) * p0 + (s3 - 2 * s2 + s) * m0 + (-2 * s3 + 3 * s2) * p1 + (s3 - s2) * m1
 
         def bisect(_, bracket):
             lo, hi = bracket
@@ -513,14 +559,30 @@ class EventDriven(Scheme):
             impact = jnp.where(j == 0, impact_new & (tau_hit <= tau_new), impact)
             onset_dir = jnp.where(j == 0, _sign(sub.intent1), onset_dir)
             nxt = j == 1  # after the τh substep the last one starts from its end, with its modes
-            carry = (tau, event, onset, onset_dir, impact, jnp.where(nxt, sub.q, q_s), jnp.where(nxt, sub.u, u_s),
-                     jnp.where(nxt, d, d_in))
+            carry = (
+                tau,
+                event,
+                onset,
+                onset_dir,
+                impact,
+                jnp.where(nxt, sub.q, q_s),
+                jnp.where(nxt, sub.u, u_s),
+                jnp.where(nxt, d, d_in),
+            )
             return carry, (sub, closed, d, P_hit)
 
         kf = _contacts(system, p, q, u, t).slip.shape[0]
         no_event = jnp.zeros((kf,), bool)
-        carry0 = (jnp.ones((), q.dtype), no_event, no_event, jnp.zeros((kf,), q.dtype),
-                  jnp.zeros(P_impact.shape, bool), q, u, state.direction)
+        carry0 = (
+            jnp.ones((), q.dtype),
+            no_event,
+            no_event,
+            jnp.zeros((kf,), q.dtype),
+            jnp.zeros(P_impact.shape, bool),
+            q,
+            u,
+            state.direction,
+        )
         _, (subs, closed, direction, P_hits) = jax.lax.scan(substep, carry0, jnp.arange(3))
         P_impact = P_impact + P_hits[2]
         first, second = (jax.tree.map(lambda x, i=i: x[i], subs) for i in (1, 2))
@@ -545,6 +607,15 @@ class EventDriven(Scheme):
             e = energy(system, q_E, u_E, t_E, p)
         else:
             phi = phi_dot = e = jnp.zeros((), q.dtype)
-        info = StepInfo(P_N, P_T, self.active(system, p, new), jnp.maximum(first.residual, second.residual),
-                        converged, jnp.maximum(first.iterations, second.iterations), phi, phi_dot, e)
+        info = StepInfo(
+            P_N,
+            P_T,
+            self.active(system, p, new),
+            jnp.maximum(first.residual, second.residual),
+            converged,
+            jnp.maximum(first.iterations, second.iterations),
+            phi,
+            phi_dot,
+            e,
+        )
         return new, info

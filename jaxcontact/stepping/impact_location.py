@@ -90,9 +90,12 @@ def located_step(system, scheme, p, state, dt, step_fn, is_active):
     after, after_info = _substep(step_fn, impact, (1.0 - s_first) * h, None)
 
     pick = lambda a, b: jax.tree.map(lambda x, y: jnp.where(any_closing, x, y), a, b)  # noqa: E731
-    info = after_info._replace(P_N=after_info.P_N + impact_info.P_N, P_T=after_info.P_T + impact_info.P_T,
-                               active=after_info.active | impact_info.active,
-                               converged=after_info.converged & impact_info.converged)
+    info = after_info._replace(
+        P_N=after_info.P_N + impact_info.P_N,
+        P_T=after_info.P_T + impact_info.P_T,
+        active=after_info.active | impact_info.active,
+        converged=after_info.converged & impact_info.converged,
+    )
     info = pick(info, trial_info)
     end = pick(after, trial)
     end = end._replace(t=state.t0 + (state.i + 1) * h, t0=state.t0, i=state.i + 1)

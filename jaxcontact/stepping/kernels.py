@@ -89,8 +89,9 @@ def bilateral_rows(system: LagrangianSystem, p, q, u, t, alpha, beta):
     Φ_q is the Jacobian in the velocities u (∂Φ/∂q T(q) with a velocity map)."""
     if system.constraints is None:
         return jnp.zeros((0, u.shape[0]), q.dtype), jnp.zeros((0,), q.dtype)
-    phi, phi_dot, convective = second_rate(lambda qq, tt: system.constraints(qq, tt, p), q, u, t,
-                                           lambda qq: coordinate_rate(system, qq, u))
+    phi, phi_dot, convective = second_rate(
+        lambda qq, tt: system.constraints(qq, tt, p), q, u, t, lambda qq: coordinate_rate(system, qq, u)
+    )
     phi_q = jax.jacfwd(system.constraints)(q, t, p)
     T = velocity_matrix(system, q)
     if T is not None:
@@ -134,7 +135,7 @@ def constrained_response(M, phi_q, force, columns, rhs, diagonal_mass=False):
     m, r = phi_q.shape[0], columns.shape[1]
     B = jnp.concatenate([force[:, None], columns, phi_q.T], axis=1)
     X = B / jnp.diagonal(M)[:, None] if diagonal_mass else spd_solve(M, B)
-    a_free, X_C, X_phi = X[:, 0], X[:, 1:1 + r], X[:, 1 + r:]
+    a_free, X_C, X_phi = X[:, 0], X[:, 1 : 1 + r], X[:, 1 + r :]
     if m == 0:
         return a_free, jnp.zeros((0,), M.dtype), X_C, jnp.zeros((0, r), M.dtype)
     Y = spd_solve(phi_q @ X_phi, jnp.concatenate([(rhs - phi_q @ a_free)[:, None], -(phi_q @ X_C)], axis=1))
@@ -150,8 +151,9 @@ def constrained_acceleration(system: LagrangianSystem, p, q, u, t, force, alpha,
     """
     t = jnp.asarray(t, q.dtype)
     phi_q, rhs = bilateral_rows(system, p, q, u, t, alpha, beta)
-    a, lam, _, _ = constrained_response(system.mass(q, p), phi_q, force, jnp.zeros((u.shape[0], 0), q.dtype), rhs,
-                                        diagonal_mass)
+    a, lam, _, _ = constrained_response(
+        system.mass(q, p), phi_q, force, jnp.zeros((u.shape[0], 0), q.dtype), rhs, diagonal_mass
+    )
     return a, lam
 
 
@@ -161,8 +163,9 @@ def constraint_residuals(system: LagrangianSystem, q, u, t, p):
         z = jnp.zeros((), q.dtype)
         return z, z
     t = jnp.asarray(t, q.dtype)
-    phi, phi_dot = jax.jvp(lambda qq, tt: system.constraints(qq, tt, p), (q, t),
-                           (coordinate_rate(system, q, u), jnp.ones_like(t)))
+    phi, phi_dot = jax.jvp(
+        lambda qq, tt: system.constraints(qq, tt, p), (q, t), (coordinate_rate(system, q, u), jnp.ones_like(t))
+    )
     return _safe_norm(phi), _safe_norm(phi_dot)
 
 

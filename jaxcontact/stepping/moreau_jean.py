@@ -47,7 +47,8 @@ four-bar study's throughput, the same motion to rounding).
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, ClassVar, NamedTuple
+from collections.abc import Callable
+from typing import ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -55,13 +56,12 @@ import jax.numpy as jnp
 from jaxcontact.stepping import siconos_rule, structured
 from jaxcontact.stepping.base import Scheme, StepInfo, register
 from jaxcontact.stepping.baumgarte import baumgarte_rates, baumgarte_velocity_target  # noqa: F401 (re-export)
-from jaxcontact.stepping.contact_solve import SOLVERS, soften_normal_rows, solve_contacts
 from jaxcontact.stepping.cone_contacts import CONE_SOLVERS, solve_cone_contacts
+from jaxcontact.stepping.contact_solve import SOLVERS, soften_normal_rows, solve_contacts
 from jaxcontact.stepping.impact_location import IMPACT_LOCATIONS, located_step
 from jaxcontact.stepping.kernels import UNROLL_MAX, constraint_residuals, gap_closed, spd_solve  # noqa: F401 (re-export)
 from jaxcontact.stepping.projection import Projection
 from jaxcontact.system import LagrangianSystem, advance, energy, kinematics
-
 
 # "theta-point": forces at (q_M, u_A, t_M); "siconos": Siconos' MoreauJeanOSI step (siconos_rule.py).
 FORCE_RULES = ("theta-point", "siconos")
@@ -185,8 +185,9 @@ class MoreauJean(Scheme):
         if not 0.0 < float(self.omega) < 2.0:
             raise ValueError(f"omega = {self.omega} must lie in (0, 2)")
         if self.separating not in (None, "conservative", "newton"):
-            raise ValueError(f"separating = {self.separating!r} must be 'conservative', 'newton' or None "
-                             f"(the force rule's default)")
+            raise ValueError(
+                f"separating = {self.separating!r} must be 'conservative', 'newton' or None (the force rule's default)"
+            )
         if self.force_rule not in FORCE_RULES:
             raise ValueError(f"force_rule = {self.force_rule!r} must be one of {FORCE_RULES}")
         if not isinstance(self.projection, (bool, Projection)):
@@ -204,8 +205,10 @@ class MoreauJean(Scheme):
         if self.impact_location not in IMPACT_LOCATIONS:
             raise ValueError(f"impact_location = {self.impact_location!r} must be one of {IMPACT_LOCATIONS}")
         if self.impact_location == "interpolated" and (self.force_rule == "siconos" or self.soft_activation):
-            raise ValueError("impact_location = 'interpolated' locates impacts of the hard θ-point law: it cannot be "
-                             "combined with force_rule = 'siconos' or soft_activation")
+            raise ValueError(
+                "impact_location = 'interpolated' locates impacts of the hard θ-point law: it cannot be "
+                "combined with force_rule = 'siconos' or soft_activation"
+            )
 
     @property
     def end_projection(self) -> Projection | None:
@@ -228,19 +231,25 @@ class MoreauJean(Scheme):
         friction = system.slip_velocity is not None
         if friction and system.tangent_directions == 2:
             if self.solver not in ("auto",) + CONE_SOLVERS:
-                raise ValueError(f"the moreau-jean scheme with solver = {self.solver!r} cannot solve spatial Coulomb "
-                                 f"friction (cones), and this system has spatial frictional contacts; use solver "
-                                 f"'nsgs' (the cones' nonsmooth Gauss–Seidel) or 'newton' (their semismooth Newton)")
+                raise ValueError(
+                    f"the moreau-jean scheme with solver = {self.solver!r} cannot solve spatial Coulomb "
+                    f"friction (cones), and this system has spatial frictional contacts; use solver "
+                    f"'nsgs' (the cones' nonsmooth Gauss–Seidel) or 'newton' (their semismooth Newton)"
+                )
             return "nsgs" if self.solver == "auto" else self.solver
         if self.solver not in ("auto",) + SOLVERS:
-            raise ValueError(f"the moreau-jean scheme's solver = {self.solver!r} solves Coulomb cones (spatial "
-                             f"friction) only, and this system has none; use one of {('auto',) + SOLVERS}")
+            raise ValueError(
+                f"the moreau-jean scheme's solver = {self.solver!r} solves Coulomb cones (spatial "
+                f"friction) only, and this system has none; use one of {('auto',) + SOLVERS}"
+            )
         if self.solver == "auto":
             return "nsgs" if friction else "pgs"
         if self.solver == "pgs" and friction:
-            raise ValueError("the moreau-jean scheme with solver = 'pgs' cannot solve Coulomb friction, and this "
-                             "system has frictional contacts (the friction LCP has zero diagonal entries); "
-                             "use solver 'nsgs' or 'lemke'")
+            raise ValueError(
+                "the moreau-jean scheme with solver = 'pgs' cannot solve Coulomb friction, and this "
+                "system has frictional contacts (the friction LCP has zero diagonal entries); "
+                "use solver 'nsgs' or 'lemke'"
+            )
         return self.solver
 
     # The scheme interface (:class:`jaxcontact.stepping.base.Scheme`); the methods call this
@@ -257,35 +266,44 @@ class MoreauJean(Scheme):
         self.solver_for(system)  # friction/solver compatibility, as a clear error
         if system.velocity_map is not None:
             if self.force_rule != "theta-point":
-                raise ValueError(f"the moreau-jean scheme's force_rule = {self.force_rule!r} is not available for a "
-                                 f"system with a velocity map (spatial bodies): use force_rule 'theta-point'")
+                raise ValueError(
+                    f"the moreau-jean scheme's force_rule = {self.force_rule!r} is not available for a "
+                    f"system with a velocity map (spatial bodies): use force_rule 'theta-point'"
+                )
 
-    def for_forward_runs(self) -> "MoreauJean":
+    def for_forward_runs(self) -> MoreauJean:
         """The implicit contact solve: Coulomb cones are then swept until Siconos' error ≤ ``tol`` (under vmap,
         until every sample's problem has), not the fixed ``iterations`` that differentiation through the
         sweeps needs; PGS (frictionless planar contacts) runs the same sweeps either way."""
         return dataclasses.replace(self, differentiation="implicit")
 
-    def with_soft_activation(self, key: str) -> "MoreauJean":
+    def with_soft_activation(self, key: str) -> MoreauJean:
         """A copy of the scheme with soft contact activation of the given kind (for identification)."""
         return dataclasses.replace(self, soft_activation=key)
 
-    def with_impact_location(self, mode: str) -> "MoreauJean":
+    def with_impact_location(self, mode: str) -> MoreauJean:
         """A copy of the scheme with impacts located by ``mode`` ("step" or "interpolated")."""
         return dataclasses.replace(self, impact_location=mode)
 
-    def init(self, system: LagrangianSystem, p, q0, u0, t0) -> "State":
+    def init(self, system: LagrangianSystem, p, q0, u0, t0) -> State:
         """The scheme state at (q0, u0, t0) (see :func:`initial_state`)."""
         return initial_state(system, q0, u0, t0, p)
 
-    def step(self, system: LagrangianSystem, p, state: "State", dt) -> tuple["State", "StepInfo"]:
+    def step(self, system: LagrangianSystem, p, state: State, dt) -> tuple[State, StepInfo]:
         """One step of size ``dt`` (see the module-level :func:`step`)."""
         if self.impact_location == "interpolated" and system.gaps is not None:
-            return located_step(system, self, p, state, dt, lambda s, h, c: step(system, self, p, s, h, closed=c),
-                                lambda g, q: is_active(self, g, q))
+            return located_step(
+                system,
+                self,
+                p,
+                state,
+                dt,
+                lambda s, h, c: step(system, self, p, s, h, closed=c),
+                lambda g, q: is_active(self, g, q),
+            )
         return step(system, self, p, state, dt)  # the module-level step function
 
-    def active(self, system: LagrangianSystem, p, state: "State"):
+    def active(self, system: LagrangianSystem, p, state: State):
         """Contacts closed at ``state`` (g_N ≤ the activation tolerance)."""
         if system.gaps is None:
             return jnp.zeros((0,), bool)
@@ -364,8 +382,7 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, c
         X_W = W * inv_m[:, None]
         columns = system.constraint_columns
         _, phi_t, J = structured.sparse_jacobian(lambda qq, tt: system.constraints(qq, tt, p), q_M, t_M, columns)
-        dphi_free = jnp.stack([sum((J[(i, c)] * u_tilde[c] for c in cols), phi_t[i])
-                               for i, cols in enumerate(columns)])
+        dphi_free = jnp.stack([sum((J[(i, c)] * u_tilde[c] for c in cols), phi_t[i]) for i, cols in enumerate(columns)])
         if scheme.baumgarte is not None:
             dphi_free = dphi_free - _baumgarte_target(system, scheme, p, q_A, u_A, t_A, h)
         u_free, MhatW = structured.schur_response(J, columns, inv_m, u_tilde, dphi_free, X_W)
@@ -378,7 +395,7 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, c
         else:
             X = rhs / jnp.diagonal(M)[:, None] if diagonal else spd_solve(M, rhs)
         u_tilde = u_A + X[:, 0]
-        X_phi, X_W = X[:, 1:1 + m], X[:, 1 + m:]
+        X_phi, X_W = X[:, 1 : 1 + m], X[:, 1 + m :]
         if m:
             G = kin.phi_q @ X_phi
             # G⁻¹ [Φ_q ũ + Φ_t | Φ_q M⁻¹ W] in one solve.
@@ -415,13 +432,33 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, c
         # One contact with ω = 1: a single (block) Gauss–Seidel sweep is already exact.
         sweeps = 1 if (k == 1 and float(scheme.omega) == 1.0 and solver != "newton") else scheme.iterations
         if friction and system.tangent_directions == 2:
-            sol = solve_cone_contacts(D, c, jnp.asarray(laws.friction, dtype), active, state.P_N, state.P_T,
-                                      iterations=sweeps, omega=scheme.omega, tol=scheme.tol,
-                                      differentiation=scheme.differentiation, solver=solver)
+            sol = solve_cone_contacts(
+                D,
+                c,
+                jnp.asarray(laws.friction, dtype),
+                active,
+                state.P_N,
+                state.P_T,
+                iterations=sweeps,
+                omega=scheme.omega,
+                tol=scheme.tol,
+                differentiation=scheme.differentiation,
+                solver=solver,
+            )
         else:
-            sol = solve_contacts(D, c, jnp.asarray(laws.friction, dtype), active, warm, solver=solver,
-                                 iterations=sweeps, omega=scheme.omega, tol=scheme.tol,
-                                 friction=friction, differentiation=scheme.differentiation)
+            sol = solve_contacts(
+                D,
+                c,
+                jnp.asarray(laws.friction, dtype),
+                active,
+                warm,
+                solver=solver,
+                iterations=sweeps,
+                omega=scheme.omega,
+                tol=scheme.tol,
+                friction=friction,
+                differentiation=scheme.differentiation,
+            )
         P = jnp.concatenate([sol.P_N, sol.P_T]) if friction else sol.P_N
         u_E = u_free + MhatW @ P
         P_N, P_T = sol.P_N, sol.P_T

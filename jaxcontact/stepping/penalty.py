@@ -41,15 +41,22 @@ states) — the impulse, comparable to Moreau–Jean's P.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, ClassVar, NamedTuple
+from collections.abc import Callable
+from typing import ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from jaxcontact.stepping.base import Scheme, StepInfo, register
 from jaxcontact.stepping.baumgarte import baumgarte_rates
-from jaxcontact.stepping.kernels import ADAPTIVE_METHODS, constrained_acceleration, constraint_residuals, \
-    diffrax_solver, quadrature, rk4
+from jaxcontact.stepping.kernels import (
+    ADAPTIVE_METHODS,
+    constrained_acceleration,
+    constraint_residuals,
+    diffrax_solver,
+    quadrature,
+    rk4,
+)
 from jaxcontact.stepping.projection import Projection
 from jaxcontact.system import LagrangianSystem, compliant_contact_forces, coordinate_rate, energy, retract
 
@@ -139,8 +146,9 @@ class Penalty(Scheme):
         """u̇, λ, F_N, F_T at (q, u, t); ``h`` sets the Baumgarte rates."""
         Q, F_N, F_T = compliant_contact_forces(system, q, u, t, p, self.friction)
         alpha, beta = self.baumgarte(p, h)
-        a, lam = constrained_acceleration(system, p, q, u, t, system.forces(q, u, t, p) + Q, alpha, beta,
-                                          self.diagonal_mass or system.diagonal_mass)
+        a, lam = constrained_acceleration(
+            system, p, q, u, t, system.forces(q, u, t, p) + Q, alpha, beta, self.diagonal_mass or system.diagonal_mass
+        )
         return Dynamics(a, lam, F_N, jnp.reshape(F_T, (-1,)))
 
     def active(self, system: LagrangianSystem, p, state: PenaltyState):
@@ -155,8 +163,12 @@ class Penalty(Scheme):
         h = jnp.asarray(dt, q.dtype)
         kc = 0 if system.compliant_gaps is None else jax.eval_shape(system.compliant_gaps, q, t, p).shape[0]
         # Increments of (q, u) and the impulses ∫F_N, ∫F_T over the step, integrated together.
-        zero = (jnp.zeros_like(q), jnp.zeros_like(u), jnp.zeros((kc,), q.dtype),
-                jnp.zeros((kc * system.tangent_directions,), q.dtype))
+        zero = (
+            jnp.zeros_like(q),
+            jnp.zeros_like(u),
+            jnp.zeros((kc,), q.dtype),
+            jnp.zeros((kc * system.tangent_directions,), q.dtype),
+        )
         if self.method == "rk4":
             (dq, du, P_N, P_T), ok, steps = self._rk4(system, p, q, u, t, h, zero)
         else:
@@ -172,8 +184,9 @@ class Penalty(Scheme):
             e = energy(system, q_E, u_E, t_E, p)
         else:
             phi = phi_dot = e = jnp.zeros((), q.dtype)
-        info = StepInfo(P_N, P_T, self.active(system, p, new), jnp.zeros((), q.dtype), converged, steps, phi,
-                        phi_dot, e)
+        info = StepInfo(
+            P_N, P_T, self.active(system, p, new), jnp.zeros((), q.dtype), converged, steps, phi, phi_dot, e
+        )
         return new, info
 
     def _rk4(self, system, p, q, u, t, h, zero):
@@ -200,8 +213,16 @@ class Penalty(Scheme):
             d = self.dynamics(system, p, q + dq, u + du, s, h)
             return (coordinate_rate(system, q + dq, u + du), d.acceleration, d.normal_force, d.friction_force)
 
-        sol = diffrax.diffeqsolve(diffrax.ODETerm(rhs), diffrax_solver(self.method), t, t + h, h, zero,
-                                  stepsize_controller=diffrax.PIDController(rtol=self.rtol, atol=self.atol),
-                                  max_steps=self.max_steps, throw=False)
+        sol = diffrax.diffeqsolve(
+            diffrax.ODETerm(rhs),
+            diffrax_solver(self.method),
+            t,
+            t + h,
+            h,
+            zero,
+            stepsize_controller=diffrax.PIDController(rtol=self.rtol, atol=self.atol),
+            max_steps=self.max_steps,
+            throw=False,
+        )
         inc = jax.tree.map(lambda x: x[-1], sol.ys)
         return inc, sol.result == diffrax.RESULTS.successful, jnp.asarray(sol.stats["num_accepted_steps"], jnp.int32)

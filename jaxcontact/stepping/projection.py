@@ -151,6 +151,7 @@ CONTACT_MODES = ("equality", "inequality")
 
 # ----------------------------------------------------------------------------- checks
 
+
 def _check_int(name, value, minimum):
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"{name} must be a static int >= {minimum}; got {value!r}")
@@ -160,8 +161,7 @@ def _check_options(system, q, *, contact_mode, contact_iterations, regularizatio
     if not isinstance(system, LagrangianSystem):
         raise TypeError(f"system must be a LagrangianSystem; got {type(system).__name__}")
     if jnp.ndim(q) != 1 or jnp.shape(q)[0] != system.n_dof:
-        raise ValueError(f"q must have shape ({system.n_dof},) (call under vmap for batches); "
-                         f"got {jnp.shape(q)}")
+        raise ValueError(f"q must have shape ({system.n_dof},) (call under vmap for batches); got {jnp.shape(q)}")
     if contact_mode not in CONTACT_MODES:
         raise ValueError(f"contact_mode must be one of {CONTACT_MODES}; got {contact_mode!r}")
     _check_int("contact_iterations", contact_iterations, 1)
@@ -170,6 +170,7 @@ def _check_options(system, q, *, contact_mode, contact_iterations, regularizatio
 
 
 # ----------------------------------------------------------------------------- linear algebra
+
 
 def _safe_norm(x):
     """‖x‖₂ with a finite gradient at x = 0 (double where)."""
@@ -195,26 +196,25 @@ def _affine_projection(chol_M, x0, J, r, W, s, mask, *, mode, contact_iterations
     if k == 0 or mask is None:
         if m == 0:
             return x0
-        Y = cho_solve(chol_M, J.T)                                    # M⁻¹ Φ_qᵀ  (n, m)
+        Y = cho_solve(chol_M, J.T)  # M⁻¹ Φ_qᵀ  (n, m)
         return x0 - Y @ regularized_solve(J @ Y, r, reg, lm)
     if mode == "equality":
         rows = jnp.concatenate([jnp.ones((m,), bool), mask])
-        R = jnp.where(rows[:, None], jnp.concatenate([J, W.T]), 0.0)   # (m + k, n)
+        R = jnp.where(rows[:, None], jnp.concatenate([J, W.T]), 0.0)  # (m + k, n)
         Y = cho_solve(chol_M, R.T)
         G = R @ Y
         scale = jnp.max(jnp.diagonal(G), initial=0.0)
-        G, rhs = decouple_rows(G, jnp.concatenate([r, s]), rows, diagonal=jnp.where(scale > 0, scale, 1.0),
-                               outside=0.0)
+        G, rhs = decouple_rows(G, jnp.concatenate([r, s]), rows, diagonal=jnp.where(scale > 0, scale, 1.0), outside=0.0)
         return x0 - Y @ regularized_solve(G, rhs, reg, lm)
     x = x0
-    Z = cho_solve(chol_M, W)                            # M⁻¹ W     (n, k)
+    Z = cho_solve(chol_M, W)  # M⁻¹ W     (n, k)
     if m:
         Y = cho_solve(chol_M, J.T)
         G = J @ Y
         x = x0 - Y @ regularized_solve(G, r, reg, lm)
-        Z = Z - Y @ regularized_solve(G, J @ Z, reg)   # M̂ W
+        Z = Z - Y @ regularized_solve(G, J @ Z, reg)  # M̂ W
     A = W.T @ Z
-    b = s + W.T @ (x - x0)                              # contact rows after the bilateral step
+    b = s + W.T @ (x - x0)  # contact rows after the bilateral step
     scale = jnp.max(jnp.where(mask, jnp.diagonal(A), 0.0), initial=0.0)
     scale = jnp.where(scale > 0, scale, 1.0)
     # Rows outside the mask are decoupled (identity·scale, right-hand side 1): λ = 0 there.
@@ -229,10 +229,21 @@ def _value_and_jacobian(f, q):
 
 # ----------------------------------------------------------------------------- position
 
-def project_position(system: LagrangianSystem, q, t, p, *, iterations: int = 2,
-                     contacts: bool = True, contact_mode: str = "equality",
-                     contact_iterations: int = 20, regularization: float | None = None,
-                     damping=None, candidates=None):
+
+def project_position(
+    system: LagrangianSystem,
+    q,
+    t,
+    p,
+    *,
+    iterations: int = 2,
+    contacts: bool = True,
+    contact_mode: str = "equality",
+    contact_iterations: int = 20,
+    regularization: float | None = None,
+    damping=None,
+    candidates=None,
+):
     """Project q onto Φ(q, t, p) = 0 (and the contacts) in the metric M(q, p).
 
     Args:
@@ -263,8 +274,9 @@ def project_position(system: LagrangianSystem, q, t, p, *, iterations: int = 2,
     Returns:
       The corrected configuration, shape (n,).
     """
-    _check_options(system, q, contact_mode=contact_mode, contact_iterations=contact_iterations,
-                   regularization=regularization)
+    _check_options(
+        system, q, contact_mode=contact_mode, contact_iterations=contact_iterations, regularization=regularization
+    )
     _check_int("iterations", iterations, 0)
     use_contacts = contacts and system.gaps is not None
     if iterations == 0 or (system.constraints is None and not use_contacts):
@@ -291,12 +303,11 @@ def project_position(system: LagrangianSystem, q, t, p, *, iterations: int = 2,
         if candidates is not None:
             candidates = jnp.asarray(candidates, bool)
             if candidates.shape != g0.shape:
-                raise ValueError(f"candidates must be a boolean mask of shape {g0.shape}; "
-                                 f"got {candidates.shape}")
+                raise ValueError(f"candidates must be a boolean mask of shape {g0.shape}; got {candidates.shape}")
             mask = mask & candidates
 
     qk = q_tilde
-    for _ in range(iterations):   # a static, small count: unrolled
+    for _ in range(iterations):  # a static, small count: unrolled
         d = qk - q_tilde
         phi, J = bilateral(qk)
         r = phi - J @ d
@@ -305,18 +316,40 @@ def project_position(system: LagrangianSystem, q, t, p, *, iterations: int = 2,
             s = g - W.T @ d
         else:
             W, s = jnp.zeros((n, 0), q.dtype), jnp.zeros((0,), q.dtype)
-        qk = _affine_projection(chol_M, q_tilde, J, r, W, s, mask, mode=contact_mode,
-                                contact_iterations=contact_iterations, reg=reg,
-                                lm=None if damping is None else damping * _safe_norm(phi))
+        qk = _affine_projection(
+            chol_M,
+            q_tilde,
+            J,
+            r,
+            W,
+            s,
+            mask,
+            mode=contact_mode,
+            contact_iterations=contact_iterations,
+            reg=reg,
+            lm=None if damping is None else damping * _safe_norm(phi),
+        )
     return qk
 
 
 # ----------------------------------------------------------------------------- velocity
 
-def project_velocity(system: LagrangianSystem, q, u, t, p, *, contacts: bool = True,
-                     contact_mode: str = "inequality", closed=None, gap_tol=1e-9,
-                     contact_iterations: int = 20, target=None,
-                     regularization: float | None = None):
+
+def project_velocity(
+    system: LagrangianSystem,
+    q,
+    u,
+    t,
+    p,
+    *,
+    contacts: bool = True,
+    contact_mode: str = "inequality",
+    closed=None,
+    gap_tol=1e-9,
+    contact_iterations: int = 20,
+    target=None,
+    regularization: float | None = None,
+):
     """Project u onto Φ_q u + Φ_t = target (and closed contacts) in the metric M(q, p).
 
     Args:
@@ -337,8 +370,9 @@ def project_velocity(system: LagrangianSystem, q, u, t, p, *, contacts: bool = T
     Returns:
       The corrected velocity, shape (n,).
     """
-    _check_options(system, q, contact_mode=contact_mode, contact_iterations=contact_iterations,
-                   regularization=regularization)
+    _check_options(
+        system, q, contact_mode=contact_mode, contact_iterations=contact_iterations, regularization=regularization
+    )
     if jnp.shape(u) != jnp.shape(q):
         raise ValueError(f"u must have the shape of q {jnp.shape(q)}; got {jnp.shape(u)}")
     use_contacts = contacts and system.gaps is not None
@@ -361,15 +395,17 @@ def project_velocity(system: LagrangianSystem, q, u, t, p, *, contacts: bool = T
         g, gq = _value_and_jacobian(lambda y: system.gaps(y, t, p), q)
         g_t = jax.jacfwd(system.gaps, argnums=1)(q, t, p)
         W = gq.T
-        s = W.T @ u + g_t                                    # γ_N(ũ)
+        s = W.T @ u + g_t  # γ_N(ũ)
         mask = (g <= gap_tol) if closed is None else jnp.asarray(closed, bool)
         if mask.shape != g.shape:
             raise ValueError(f"closed must be a boolean mask of shape {g.shape}; got {mask.shape}")
-    return _affine_projection(chol_M, u, J, r, W, s, mask, mode=contact_mode,
-                              contact_iterations=contact_iterations, reg=reg)
+    return _affine_projection(
+        chol_M, u, J, r, W, s, mask, mode=contact_mode, contact_iterations=contact_iterations, reg=reg
+    )
 
 
 # ----------------------------------------------------------------------------- both
+
 
 def resting_contacts(system: LagrangianSystem, q, u, t, p, impulses, rest_speed):
     """Contacts in persistent contact after a step: boolean (k,) mask.
@@ -389,10 +425,23 @@ def resting_contacts(system: LagrangianSystem, q, u, t, p, impulses, rest_speed)
     return ((jnp.asarray(impulses) > 0) | (gap < 0)) & (jnp.abs(gamma) <= rest_speed)
 
 
-def project(system: LagrangianSystem, q, u, t, p, *, position_iterations: int = 2,
-            contacts: bool = True, position_candidates=None, velocity_closed=None,
-            position_contact_mode: str = "equality", velocity_contact_mode: str = "inequality",
-            contact_iterations: int = 20, regularization: float | None = None, damping=None):
+def project(
+    system: LagrangianSystem,
+    q,
+    u,
+    t,
+    p,
+    *,
+    position_iterations: int = 2,
+    contacts: bool = True,
+    position_candidates=None,
+    velocity_closed=None,
+    position_contact_mode: str = "equality",
+    velocity_contact_mode: str = "inequality",
+    contact_iterations: int = 20,
+    regularization: float | None = None,
+    damping=None,
+):
     """Position projection, then velocity projection at the corrected position.
 
     Args:
@@ -418,20 +467,37 @@ def project(system: LagrangianSystem, q, u, t, p, *, position_iterations: int = 
     Returns:
       (q, u): Φ(q) = 0, Φ_q u + Φ_t = 0, the chosen contacts on their surface.
     """
-    q_new = project_position(system, q, t, p, iterations=position_iterations, contacts=contacts,
-                             contact_mode=position_contact_mode,
-                             contact_iterations=contact_iterations, regularization=regularization,
-                             damping=damping, candidates=position_candidates)
+    q_new = project_position(
+        system,
+        q,
+        t,
+        p,
+        iterations=position_iterations,
+        contacts=contacts,
+        contact_mode=position_contact_mode,
+        contact_iterations=contact_iterations,
+        regularization=regularization,
+        damping=damping,
+        candidates=position_candidates,
+    )
     use_velocity_contacts = velocity_closed is not None and system.gaps is not None
-    u_new = project_velocity(system, q_new, u, t, p, contacts=use_velocity_contacts,
-                             contact_mode=velocity_contact_mode,
-                             closed=velocity_closed if use_velocity_contacts else None,
-                             contact_iterations=contact_iterations,
-                             regularization=regularization)
+    u_new = project_velocity(
+        system,
+        q_new,
+        u,
+        t,
+        p,
+        contacts=use_velocity_contacts,
+        contact_mode=velocity_contact_mode,
+        closed=velocity_closed if use_velocity_contacts else None,
+        contact_iterations=contact_iterations,
+        regularization=regularization,
+    )
     return q_new, u_new
 
 
 # ----------------------------------------------------------------------------- the scheme part
+
 
 @dataclasses.dataclass(frozen=True)
 class Projection:
@@ -470,5 +536,15 @@ class Projection:
         rest = resting_contacts(system, q, u, t, p, impulses, self.rest_speed) if contacts else None
         if system.velocity_map is not None:  # spatial bodies: corrections through the position update
             return project_on_manifold(system, q, u, t, p, iterations=self.position_iterations, resting=rest)
-        return project(system, q, u, t, p, position_iterations=self.position_iterations, contacts=contacts,
-                       position_candidates=rest, velocity_closed=rest, velocity_contact_mode="equality")
+        return project(
+            system,
+            q,
+            u,
+            t,
+            p,
+            position_iterations=self.position_iterations,
+            contacts=contacts,
+            position_candidates=rest,
+            velocity_closed=rest,
+            velocity_contact_mode="equality",
+        )

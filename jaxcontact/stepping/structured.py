@@ -123,7 +123,6 @@ def schur_response(J: dict, columns, inv_m, u_tilde, dphi_free, X_W):
     Y = cholesky_solve(G, B)
     rows_of = [[i for i in range(m) if c in sets[i]] for c in range(n)]
     # M⁻¹ Φ_qᵀ Y, column by column.
-    back = [jnp.stack([inv_m[c] * _dot([(J[(i, c)], y[i]) for i in rows_of[c]], 0.0) for c in range(n)])
-            for y in Y]
+    back = [jnp.stack([inv_m[c] * _dot([(J[(i, c)], y[i]) for i in rows_of[c]], 0.0) for c in range(n)]) for y in Y]
     MhatW = X_W - jnp.stack(back[1:], axis=1) if r else X_W
     return u_tilde - back[0], MhatW

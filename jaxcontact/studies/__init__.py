@@ -21,13 +21,37 @@ Modules (each usable alone; ``montecarlo`` wires them to the built-in models):
   PNGs), the engine of ``jaxcontact mc``.
 """
 
-from jaxcontact.studies.distributions import (Fixed, LogNormal, Normal, ParamSpace, TruncNormal, Uniform,
-                                              parse_distribution)
+from jaxcontact.studies.distributions import (
+    Fixed,
+    LogNormal,
+    Normal,
+    ParamSpace,
+    TruncNormal,
+    Uniform,
+    parse_distribution,
+)
 from jaxcontact.studies.runner import RunResult, StudyMismatchError, run_samples
 from jaxcontact.studies.sampling import unit_points
 from jaxcontact.studies.sensitivity import SobolIndices, saltelli_design, sobol_indices
 from jaxcontact.studies.statistics import failures, histogram, scalar_summary, time_bands
 
-__all__ = ["Fixed", "LogNormal", "Normal", "ParamSpace", "TruncNormal", "Uniform", "parse_distribution",
-           "RunResult", "StudyMismatchError", "run_samples", "unit_points", "SobolIndices", "saltelli_design",
-           "sobol_indices", "failures", "histogram", "scalar_summary", "time_bands"]
+__all__ = [
+    "Fixed",
+    "LogNormal",
+    "Normal",
+    "ParamSpace",
+    "TruncNormal",
+    "Uniform",
+    "parse_distribution",
+    "RunResult",
+    "StudyMismatchError",
+    "run_samples",
+    "unit_points",
+    "SobolIndices",
+    "saltelli_design",
+    "sobol_indices",
+    "failures",
+    "histogram",
+    "scalar_summary",
+    "time_bands",
+]

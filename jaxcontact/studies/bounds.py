@@ -26,7 +26,8 @@ The function to bound is any batched ``f(x) -> y`` with x (N, d) in physical uni
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -72,15 +73,19 @@ def fit_chebyshev(f: Callable, lo, hi, degree: int) -> tuple[ChebyshevSurrogate,
     if degree < 1:
         raise ValueError(f"degree = {degree} must be ≥ 1")
     if (degree + 1) ** d > MAX_GRID:
-        raise ValueError(f"a degree-{degree} Chebyshev grid in {d} dimensions needs {(degree + 1) ** d} simulations "
-                         f"(more than {MAX_GRID}); lower the degree")
+        raise ValueError(
+            f"a degree-{degree} Chebyshev grid in {d} dimensions needs {(degree + 1) ** d} simulations "
+            f"(more than {MAX_GRID}); lower the degree"
+        )
     t = chebyshev_nodes(degree)
     grid = np.stack(np.meshgrid(*([t] * d), indexing="ij"), axis=-1).reshape(-1, d)
     x = 0.5 * (lo + hi) + 0.5 * (hi - lo) * grid
     y = np.asarray(f(x), float).reshape(-1)
     if not np.all(np.isfinite(y)):
-        raise ValueError(f"the outcome is not finite at {int(np.sum(~np.isfinite(y)))} of the {y.size} Chebyshev "
-                         f"nodes (failed simulations): no surrogate")
+        raise ValueError(
+            f"the outcome is not finite at {int(np.sum(~np.isfinite(y)))} of the {y.size} Chebyshev "
+            f"nodes (failed simulations): no surrogate"
+        )
     m = degree + 1
     # Discrete orthogonality at the nodes: c_k = (2 − δ_k0)/m Σ_i y_i T_k(t_i), axis by axis.
     k = np.arange(m)
@@ -111,8 +116,9 @@ class Bounds(NamedTuple):
     surrogate: ChebyshevSurrogate
 
 
-def outcome_bounds(f: Callable, lo, hi, *, degree: int = 8, n_dense: int = 2**16, n_check: int = 16,
-                   seed: int = 0) -> Bounds:
+def outcome_bounds(
+    f: Callable, lo, hi, *, degree: int = 8, n_dense: int = 2**16, n_check: int = 16, seed: int = 0
+) -> Bounds:
     """Bounds of a batched outcome f(x (N, d)) -> (N,) over the box [lo, hi] (see the module doc)."""
     lo, hi = np.atleast_1d(np.asarray(lo, float)), np.atleast_1d(np.asarray(hi, float))
     if lo.shape != hi.shape or lo.ndim != 1:
@@ -131,8 +137,9 @@ def outcome_bounds(f: Callable, lo, hi, *, degree: int = 8, n_dense: int = 2**16
     y = np.asarray(f(pts), float).reshape(-1)
     err = float(np.max(np.abs(sur(pts) - y)))
     s_min, s_max = sur(pts[:2])
-    return Bounds(float(y[0]), float(y[1]), x_min, x_max, float(s_min), float(s_max), err,
-                  int(gx.shape[0] + pts.shape[0]), sur)
+    return Bounds(
+        float(y[0]), float(y[1]), x_min, x_max, float(s_min), float(s_max), err, int(gx.shape[0] + pts.shape[0]), sur
+    )
 
 
 def _polish(sur: ChebyshevSurrogate, x0, lo, hi, sign: float) -> np.ndarray:

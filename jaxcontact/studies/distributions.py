@@ -26,7 +26,7 @@ import dataclasses
 import fnmatch
 import math
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 from scipy import special
@@ -239,8 +239,13 @@ class Fixed:
 
 Distribution = Uniform | Normal | TruncNormal | LogNormal | Fixed
 
-CONSTRUCTORS = {"uniform": Uniform, "normal": Normal, "truncnormal": TruncNormal, "lognormal": LogNormal,
-                "fixed": Fixed}
+CONSTRUCTORS = {
+    "uniform": Uniform,
+    "normal": Normal,
+    "truncnormal": TruncNormal,
+    "lognormal": LogNormal,
+    "fixed": Fixed,
+}
 _ARITY = {"uniform": 2, "normal": 2, "truncnormal": 4, "lognormal": 2, "fixed": 1}
 _SPEC = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*=\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$")
 
@@ -249,9 +254,10 @@ def parse_distribution(text: str) -> tuple[str, Distribution]:
     """Parse ``name=dist(args)``, e.g. ``restitution=uniform(0.6,0.95)`` -> ("restitution", Uniform(0.6, 0.95))."""
     m = _SPEC.match(text)
     if not m:
-        raise ValueError(f"cannot parse parameter distribution {text!r}; expected name=dist(args), e.g. "
-                         f"restitution=uniform(0.6,0.95); dists: " + ", ".join(
-                             f"{k}({_args_doc(k)})" for k in CONSTRUCTORS))
+        raise ValueError(
+            f"cannot parse parameter distribution {text!r}; expected name=dist(args), e.g. "
+            f"restitution=uniform(0.6,0.95); dists: " + ", ".join(f"{k}({_args_doc(k)})" for k in CONSTRUCTORS)
+        )
     name, kind, args = m.group(1), m.group(2).lower(), m.group(3)
     if kind not in CONSTRUCTORS:
         raise ValueError(f"{text!r}: unknown distribution {kind!r}; known: {sorted(CONSTRUCTORS)}")
@@ -317,15 +323,15 @@ class ParamSpace:
             raise ValueError(f"parameter(s) {dup} given more than once")
 
     @classmethod
-    def from_mapping(cls, mapping: Mapping[str, Distribution]) -> "ParamSpace":
+    def from_mapping(cls, mapping: Mapping[str, Distribution]) -> ParamSpace:
         return cls(tuple(mapping), tuple(mapping.values()))
 
     @classmethod
-    def parse(cls, texts) -> "ParamSpace":
+    def parse(cls, texts) -> ParamSpace:
         pairs = [parse_distribution(t) for t in texts]
         return cls(tuple(n for n, _ in pairs), tuple(d for _, d in pairs))
 
-    def updated(self, other: "ParamSpace") -> "ParamSpace":
+    def updated(self, other: ParamSpace) -> ParamSpace:
         """This space with ``other``'s entries replacing or appended (CLI --param over defaults)."""
         d = dict(zip(self.names, self.dists))
         d.update(zip(other.names, other.dists))
@@ -361,10 +367,14 @@ class ParamSpace:
             lo, hi = rng
             s_lo, s_hi = d.support
             if s_lo < lo or s_hi > hi:
-                hint = " (use truncnormal(mu, sigma, lo, hi) or uniform(a, b) to stay inside)" \
-                    if isinstance(d, (Normal, LogNormal)) else ""
-                raise ValueError(f"{n}={d} has support [{s_lo}, {s_hi}], outside the allowed range "
-                                 f"[{lo}, {hi}] of {n}{hint}")
+                hint = (
+                    " (use truncnormal(mu, sigma, lo, hi) or uniform(a, b) to stay inside)"
+                    if isinstance(d, (Normal, LogNormal))
+                    else ""
+                )
+                raise ValueError(
+                    f"{n}={d} has support [{s_lo}, {s_hi}], outside the allowed range [{lo}, {hi}] of {n}{hint}"
+                )
 
     def ppf(self, unit) -> dict[str, np.ndarray]:
         """Map unit-cube points (n, len(uncertain)) to values: name -> (n,) for every name.

@@ -71,7 +71,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -79,9 +80,9 @@ import numpy as np
 import optax
 
 from jaxcontact.simulate import check_scheme, simulate
+from jaxcontact.stepping import MoreauJean
 from jaxcontact.studies.posterior import sample
 from jaxcontact.studies.profile import ParameterInterval, check_intervals
-from jaxcontact.stepping import MoreauJean
 
 TAU_KEY = "contact_softness"  # the params leaf that carries τ during a smoothed fit
 OPTIMIZERS = ("adam", "lbfgs")
@@ -133,12 +134,17 @@ class FitResult(NamedTuple):
 
     def to_json(self) -> dict:
         """The result as a JSON-serialisable dict (fit.json)."""
-        return {"estimates": self.estimates, "std": self.std,
-                "interval95": {k: list(v) for k, v in self.interval95.items()},
-                "interval_method": self.interval_method,
-                "loss": self.loss, "iterations": self.iterations, "wall_time_s": self.wall_time,
-                "loss_history": self.loss_history.tolist(), "start_losses": self.start_losses.tolist()} | (
-                   {"posterior": self.posterior.to_json(tuple(self.estimates))} if self.posterior is not None else {})
+        return {
+            "estimates": self.estimates,
+            "std": self.std,
+            "interval95": {k: list(v) for k, v in self.interval95.items()},
+            "interval_method": self.interval_method,
+            "loss": self.loss,
+            "iterations": self.iterations,
+            "wall_time_s": self.wall_time,
+            "loss_history": self.loss_history.tolist(),
+            "start_losses": self.start_losses.tolist(),
+        } | ({"posterior": self.posterior.to_json(tuple(self.estimates))} if self.posterior is not None else {})
 
 
 def coordinates(*idx) -> Callable:
@@ -156,8 +162,19 @@ def _to_z(theta, lo, hi):
     return jnp.log(s) - jnp.log1p(-s)
 
 
-def make_residuals(model, data_t, observe, fit_names, *, scheme=MoreauJean(), soft=False, windows=1,
-                   data_state=None, dt=None, fixed=None):
+def make_residuals(
+    model,
+    data_t,
+    observe,
+    fit_names,
+    *,
+    scheme=MoreauJean(),
+    soft=False,
+    windows=1,
+    data_state=None,
+    dt=None,
+    fixed=None,
+):
     """r(θ, y, τ) = observe(q, p) at ``data_t`` − y, flattened; θ in ``fit_names`` order.
 
     ``observe(q, p)`` maps a trajectory's q (N, n) to (N,) or (N, d). ``soft``: simulate with
@@ -206,7 +223,8 @@ def make_residuals(model, data_t, observe, fit_names, *, scheme=MoreauJean(), so
             pred = observe_window(p, q0, u0, starts[0], jnp.asarray(data_t))
         else:
             pred = jax.vmap(observe_window, in_axes=(None, 0, 0, 0, 0))(
-                p, q_w, u_w, jnp.asarray(starts), jnp.asarray(data_t.reshape(windows, L)))
+                p, q_w, u_w, jnp.asarray(starts), jnp.asarray(data_t.reshape(windows, L))
+            )
             pred = pred.reshape(m, -1)
         return (pred - jnp.reshape(y, (m, -1))).ravel()
 
@@ -214,7 +232,7 @@ def make_residuals(model, data_t, observe, fit_names, *, scheme=MoreauJean(), so
 
 
 def gradient_mode(gradient: str, scheme, n_params: int) -> str:
-    """"forward" or "reverse": how the loss gradient of a fit of ``n_params`` parameters is taken.
+    """ "forward" or "reverse": how the loss gradient of a fit of ``n_params`` parameters is taken.
 
     "auto": forward when the scheme can be differentiated forward and ``n_params`` ≤
     :data:`FORWARD_MAX` (its cost is p forward passes, carried together; reverse mode's is one
@@ -225,9 +243,11 @@ def gradient_mode(gradient: str, scheme, n_params: int) -> str:
         raise ValueError(f"gradient = {gradient!r} must be one of {GRADIENTS}")
     forward_ok = "forward" in scheme.differentiation_modes
     if gradient == "forward" and not forward_ok:
-        raise ValueError(f"gradient = 'forward': the {scheme.name} scheme with these options is differentiated in "
-                         f"reverse mode only (differentiation modes {sorted(scheme.differentiation_modes)}); "
-                         "use gradient 'auto' or 'reverse'")
+        raise ValueError(
+            f"gradient = 'forward': the {scheme.name} scheme with these options is differentiated in "
+            f"reverse mode only (differentiation modes {sorted(scheme.differentiation_modes)}); "
+            "use gradient 'auto' or 'reverse'"
+        )
     if gradient == "auto":
         return "forward" if forward_ok and n_params <= FORWARD_MAX else "reverse"
     return gradient
@@ -294,8 +314,9 @@ def _make_chunk(loss, opt, mode):
 def _check(model, fit_names, guesses, bounds):
     for n in fit_names:
         if n not in model.params:
-            raise ValueError(f"fit parameter {n!r} is not a parameter of model {model.name}; "
-                             f"valid names: {sorted(model.params)}")
+            raise ValueError(
+                f"fit parameter {n!r} is not a parameter of model {model.name}; valid names: {sorted(model.params)}"
+            )
         if n not in bounds or n not in guesses:
             raise ValueError(f"fit parameter {n!r} needs a guess and bounds (lo, hi)")
         lo_, hi_ = bounds[n]
@@ -317,9 +338,33 @@ def _progress_line(text: str) -> None:
     print(f"  {text}", flush=True)
 
 
-def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimizer, steps, learning_rate,
-           scheme, smoothing, windows, data_state, dt, fixed, starts, seed, noise, progress, batched, grid_start,
-           posterior=None, gradient="auto"):
+def _solve(
+    model,
+    data_t,
+    data_y,
+    fit_names,
+    guesses,
+    bounds,
+    *,
+    observe,
+    optimizer,
+    steps,
+    learning_rate,
+    scheme,
+    smoothing,
+    windows,
+    data_state,
+    dt,
+    fixed,
+    starts,
+    seed,
+    noise,
+    progress,
+    batched,
+    grid_start,
+    posterior=None,
+    gradient="auto",
+):
     """Shared engine of :func:`fit` and :func:`fit_batch` (data_y with a leading batch axis when batched)."""
     fit_names = tuple(fit_names)
     _check(model, fit_names, guesses, bounds)
@@ -336,8 +381,18 @@ def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimi
     lo = jnp.array([bounds[n][0] for n in fit_names], dtype=float)
     hi = jnp.array([bounds[n][1] for n in fit_names], dtype=float)
     soft = smoothing is not None
-    res_fn = make_residuals(model, data_t, observe, fit_names, scheme=scheme, soft=soft, windows=windows,
-                            data_state=data_state, dt=dt, fixed=fixed)
+    res_fn = make_residuals(
+        model,
+        data_t,
+        observe,
+        fit_names,
+        scheme=scheme,
+        soft=soft,
+        windows=windows,
+        data_state=data_state,
+        dt=dt,
+        fixed=fixed,
+    )
     y_all = jnp.asarray(np.asarray(data_y, float))
     if not np.all(np.isfinite(np.asarray(y_all))):
         raise ValueError("data_y must be finite")
@@ -379,15 +434,17 @@ def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimi
     z, s = z0, init(z0)
     losses, zs = [], []
     for a in range(0, steps, every):
-        z, s, (v, zh) = chunk(z, s, y_all, taus[a:a + every])
+        z, s, (v, zh) = chunk(z, s, y_all, taus[a : a + every])
         losses.append(np.asarray(v))
         zs.append(np.asarray(zh))
         if not batched and progress:
             b = int(np.nanargmin(np.asarray(v)[:, -1]))
             th = np.asarray(_to_theta(z[b], lo, hi))
             tau = f" tau={float(taus[min(a + every, steps) - 1]):.3g}" if soft else ""
-            say(f"iter {min(a + every, steps):5d}  loss={float(v[b, -1]):.6g}{tau}  "
-                + "  ".join(f"{n}={x:.6g}" for n, x in zip(fit_names, th)))
+            say(
+                f"iter {min(a + every, steps):5d}  loss={float(v[b, -1]):.6g}{tau}  "
+                + "  ".join(f"{n}={x:.6g}" for n, x in zip(fit_names, th))
+            )
     axis = 2 if batched else 1
     losses, zs = np.concatenate(losses, axis=axis), np.concatenate(zs, axis=axis)
 
@@ -408,16 +465,23 @@ def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimi
         r = res_fn(theta, y, tau_end)
         J = jacobian(res_fn)(theta, y, tau_end)
         m, pn = J.shape
-        s2 = noise ** 2 if noise is not None else jnp.sum(r ** 2) / max(m - pn, 1)
+        s2 = noise**2 if noise is not None else jnp.sum(r**2) / max(m - pn, 1)
         cov = s2 * jnp.linalg.pinv(J.T @ J)
-        return jnp.sqrt(jnp.maximum(jnp.diag(cov), 0.0)), jnp.mean(r ** 2)
+        return jnp.sqrt(jnp.maximum(jnp.diag(cov), 0.0)), jnp.mean(r**2)
 
     if batched:
         zb = z[np.arange(z.shape[0]), best]
         theta = _to_theta(zb, lo, hi)
         sd, lossv = jax.jit(jax.vmap(laplace))(theta, y_all)
-        return BatchFitResult(fit_names, np.asarray(theta), np.asarray(sd), np.asarray(lossv),
-                              losses[np.arange(z.shape[0]), best], steps, time.perf_counter() - t_start)
+        return BatchFitResult(
+            fit_names,
+            np.asarray(theta),
+            np.asarray(sd),
+            np.asarray(lossv),
+            losses[np.arange(z.shape[0]), best],
+            steps,
+            time.perf_counter() - t_start,
+        )
     b = int(best)
     say("intervals: Laplace sd from the Jacobian, then a check of the loss along each parameter")
     theta = _to_theta(z[b], lo, hi)
@@ -425,35 +489,74 @@ def _solve(model, data_t, data_y, fit_names, guesses, bounds, *, observe, optimi
     theta, sd = np.asarray(theta), np.asarray(sd)
     # Data reproduced to round-off (rms residual below 1e-10 of the data's rms): the Laplace sd is
     # round-off too and no interval can be read from a zero loss.
-    exact = noise is None and float(lossv) <= EXACT_FIT ** 2 * float(jnp.mean(y_all ** 2))
+    exact = noise is None and float(lossv) <= EXACT_FIT**2 * float(jnp.mean(y_all**2))
     if exact:
         sd = np.zeros_like(sd)
-        checked = [ParameterInterval(float(theta[i]), (float(theta[i]),) * 2, "exact fit", (float(theta[i]),) * 2,
-                                     (float(theta[i]),) * 2, np.empty(0), np.empty(0)) for i in range(len(fit_names))]
+        checked = [
+            ParameterInterval(
+                float(theta[i]),
+                (float(theta[i]),) * 2,
+                "exact fit",
+                (float(theta[i]),) * 2,
+                (float(theta[i]),) * 2,
+                np.empty(0),
+                np.empty(0),
+            )
+            for i in range(len(fit_names))
+        ]
     else:
-        checked = check_intervals(lambda th, y: jnp.mean(res_fn(th, y, tau_end) ** 2), theta, sd,
-                                  np.asarray(lo), np.asarray(hi), n_residuals=int(res_fn(theta, y_all, tau_end).size),
-                                  noise=noise, residuals=lambda th, y: res_fn(th, y, tau_end), jacobian=jacobian,
-                                  args=(y_all,))
+        checked = check_intervals(
+            lambda th, y: jnp.mean(res_fn(th, y, tau_end) ** 2),
+            theta,
+            sd,
+            np.asarray(lo),
+            np.asarray(hi),
+            n_residuals=int(res_fn(theta, y_all, tau_end).size),
+            noise=noise,
+            residuals=lambda th, y: res_fn(th, y, tau_end),
+            jacobian=jacobian,
+            args=(y_all,),
+        )
     est = {n: c.estimate for n, c in zip(fit_names, checked)}
     lossv = float(jnp.mean(res_fn(jnp.asarray([c.estimate for c in checked]), y_all, tau_end) ** 2))
     post = None
     if posterior is not None:
         if exact:
-            raise ValueError("posterior: the data are reproduced exactly (no noise to build a likelihood on); "
-                             "give the measurement noise sd (noise=...) to sample anyway")
+            raise ValueError(
+                "posterior: the data are reproduced exactly (no noise to build a likelihood on); "
+                "give the measurement noise sd (noise=...) to sample anyway"
+            )
         m_res = int(res_fn(theta, y_all, tau_end).size)
         sigma = noise if noise is not None else float(np.sqrt(m_res * lossv / max(m_res - len(fit_names), 1)))
-        scale = [max((c.interval[1] - c.interval[0]) / 3.92, 1e-12 * float(hi[i] - lo[i]))
-                 for i, c in enumerate(checked)]
+        scale = [
+            max((c.interval[1] - c.interval[0]) / 3.92, 1e-12 * float(hi[i] - lo[i])) for i, c in enumerate(checked)
+        ]
         say("posterior: random-walk Metropolis (" + ", ".join(f"{k} {v}" for k, v in posterior.items()) + ")")
-        post = sample(lambda th: jnp.mean(res_fn(th, y_all, tau_end) ** 2), [c.estimate for c in checked], scale,
-                      np.asarray(lo), np.asarray(hi), n_residuals=m_res, sigma=sigma, seed=seed, **posterior)
-    return FitResult(est, {n: float(sd[i]) for i, n in enumerate(fit_names)},
-                     {n: c.interval for n, c in zip(fit_names, checked)},
-                     losses[b], np.asarray(_to_theta(jnp.asarray(zs[b]), lo, hi)),
-                     np.asarray(taus) if soft else np.full(steps, np.nan), steps, float(lossv),
-                     start_losses, time.perf_counter() - t_start, {n: c.method for n, c in zip(fit_names, checked)}, post)
+        post = sample(
+            lambda th: jnp.mean(res_fn(th, y_all, tau_end) ** 2),
+            [c.estimate for c in checked],
+            scale,
+            np.asarray(lo),
+            np.asarray(hi),
+            n_residuals=m_res,
+            sigma=sigma,
+            seed=seed,
+            **posterior,
+        )
+    return FitResult(
+        est,
+        {n: float(sd[i]) for i, n in enumerate(fit_names)},
+        {n: c.interval for n, c in zip(fit_names, checked)},
+        losses[b],
+        np.asarray(_to_theta(jnp.asarray(zs[b]), lo, hi)),
+        np.asarray(taus) if soft else np.full(steps, np.nan),
+        steps,
+        float(lossv),
+        start_losses,
+        time.perf_counter() - t_start,
+        {n: c.method for n, c in zip(fit_names, checked)},
+        post,
+    )
 
 
 class BatchFitResult(NamedTuple):
@@ -468,10 +571,32 @@ class BatchFitResult(NamedTuple):
     wall_time: float
 
 
-def fit(model, data_t, data_y, fit_names, guesses, bounds, *, observe=coordinates(), optimizer="lbfgs",
-        steps=100, learning_rate=0.05, scheme=MoreauJean(), smoothing=None, windows=1, data_state=None,
-        dt=None, fixed=None, starts=1, seed=0, noise=None, progress=None, grid_start=0, posterior=None,
-        gradient="auto") -> FitResult:
+def fit(
+    model,
+    data_t,
+    data_y,
+    fit_names,
+    guesses,
+    bounds,
+    *,
+    observe=coordinates(),
+    optimizer="lbfgs",
+    steps=100,
+    learning_rate=0.05,
+    scheme=MoreauJean(),
+    smoothing=None,
+    windows=1,
+    data_state=None,
+    dt=None,
+    fixed=None,
+    starts=1,
+    seed=0,
+    noise=None,
+    progress=None,
+    grid_start=0,
+    posterior=None,
+    gradient="auto",
+) -> FitResult:
     """Fit ``fit_names`` (bounded) to ``data_y`` observed at ``data_t``; see the module docstring.
 
     data_y: (m,) or (m, d) matching ``observe(q, p)``. optimizer: "lbfgs" or "adam"
@@ -488,17 +613,79 @@ def fit(model, data_t, data_y, fit_names, guesses, bounds, *, observe=coordinate
     defaults: chains, draws, burn) to sample the posterior after the fit (``FitResult.posterior``).
     gradient: "auto", "forward" or "reverse": the loss gradient's mode (:func:`gradient_mode`).
     """
-    return _solve(model, data_t, data_y, fit_names, guesses, bounds, observe=observe, optimizer=optimizer,
-                  steps=steps, learning_rate=learning_rate, scheme=scheme, smoothing=smoothing, windows=windows,
-                  data_state=data_state, dt=dt, fixed=fixed, starts=starts, seed=seed, noise=noise,
-                  progress=progress, batched=False, grid_start=grid_start, posterior=posterior, gradient=gradient)
+    return _solve(
+        model,
+        data_t,
+        data_y,
+        fit_names,
+        guesses,
+        bounds,
+        observe=observe,
+        optimizer=optimizer,
+        steps=steps,
+        learning_rate=learning_rate,
+        scheme=scheme,
+        smoothing=smoothing,
+        windows=windows,
+        data_state=data_state,
+        dt=dt,
+        fixed=fixed,
+        starts=starts,
+        seed=seed,
+        noise=noise,
+        progress=progress,
+        batched=False,
+        grid_start=grid_start,
+        posterior=posterior,
+        gradient=gradient,
+    )
 
 
-def fit_batch(model, data_t, data_ys, fit_names, guesses, bounds, *, observe=coordinates(), optimizer="lbfgs",
-              steps=100, learning_rate=0.05, scheme=MoreauJean(), smoothing=None, dt=None, fixed=None, starts=1,
-              seed=0, noise=None, grid_start=0, gradient="auto") -> BatchFitResult:
+def fit_batch(
+    model,
+    data_t,
+    data_ys,
+    fit_names,
+    guesses,
+    bounds,
+    *,
+    observe=coordinates(),
+    optimizer="lbfgs",
+    steps=100,
+    learning_rate=0.05,
+    scheme=MoreauJean(),
+    smoothing=None,
+    dt=None,
+    fixed=None,
+    starts=1,
+    seed=0,
+    noise=None,
+    grid_start=0,
+    gradient="auto",
+) -> BatchFitResult:
     """:func:`fit` for a batch of data sets ``data_ys`` (B, m[, d]) at shared ``data_t``: one vmapped call."""
-    return _solve(model, data_t, data_ys, fit_names, guesses, bounds, observe=observe, optimizer=optimizer,
-                  steps=steps, learning_rate=learning_rate, scheme=scheme, smoothing=smoothing, windows=1,
-                  data_state=None, dt=dt, fixed=fixed, starts=starts, seed=seed, noise=noise, progress=None,
-                  batched=True, grid_start=grid_start, gradient=gradient)
+    return _solve(
+        model,
+        data_t,
+        data_ys,
+        fit_names,
+        guesses,
+        bounds,
+        observe=observe,
+        optimizer=optimizer,
+        steps=steps,
+        learning_rate=learning_rate,
+        scheme=scheme,
+        smoothing=smoothing,
+        windows=1,
+        data_state=None,
+        dt=dt,
+        fixed=fixed,
+        starts=starts,
+        seed=seed,
+        noise=noise,
+        progress=None,
+        batched=True,
+        grid_start=grid_start,
+        gradient=gradient,
+    )

@@ -20,8 +20,9 @@ def convergence_plot(res, path, truth: dict | None = None) -> None:
     """
     plt = pyplot()
     names = list(res.estimates)
-    fig, axes = plt.subplots(1, 1 + len(names), figsize=(4.3 * (1 + len(names)), 3.4), squeeze=False,
-                             layout="constrained")
+    fig, axes = plt.subplots(
+        1, 1 + len(names), figsize=(4.3 * (1 + len(names)), 3.4), squeeze=False, layout="constrained"
+    )
     it = np.arange(1, len(res.loss_history) + 1)
     loss = np.asarray(res.loss_history, float)
     ax = axes[0, 0]
@@ -54,8 +55,9 @@ def convergence_plot(res, path, truth: dict | None = None) -> None:
     _save(fig, path)
 
 
-def fit_vs_data_plot(model, res, data_t, data_y, observe, path, *, dt=None, scheme=MoreauJean(), fixed=None,
-                     labels=()) -> None:
+def fit_vs_data_plot(
+    model, res, data_t, data_y, observe, path, *, dt=None, scheme=MoreauJean(), fixed=None, labels=()
+) -> None:
     """The data and the model simulated (hard contact law) at the estimates, one panel per observed signal."""
     p = dict(model.params) | {k: jnp.asarray(v, float) for k, v in (fixed or {}).items()}
     p |= {k: jnp.asarray(v, float) for k, v in res.estimates.items()}
@@ -65,8 +67,7 @@ def fit_vs_data_plot(model, res, data_t, data_y, observe, path, *, dt=None, sche
     pred = np.asarray(observe(traj.q, p)).reshape(len(traj.t), -1)
     data_y = np.asarray(data_y).reshape(len(data_t), -1)
     d = data_y.shape[1]
-    fig, axes = pyplot().subplots(d, 1, figsize=(8, 2.6 * d + 0.4), squeeze=False, sharex=True,
-                                  layout="constrained")
+    fig, axes = pyplot().subplots(d, 1, figsize=(8, 2.6 * d + 0.4), squeeze=False, sharex=True, layout="constrained")
     for j in range(d):
         ax = axes[j, 0]
         ax.plot(data_t, data_y[:, j], ".", ms=3, color="k", label="data")
@@ -105,6 +106,9 @@ def corner_plot(res, path) -> None:
                 ax.set_ylabel(names[i])
             ax.set_xlabel(names[j])
             _tidy(ax, 3, 3)
-    fig.suptitle(f"posterior, {res.posterior.samples.shape[0]}×{res.posterior.samples.shape[1]} draws\n"
-                 "dashed: 95 % credible; dotted: fit interval", fontsize=8)
+    fig.suptitle(
+        f"posterior, {res.posterior.samples.shape[0]}×{res.posterior.samples.shape[1]} draws\n"
+        "dashed: 95 % credible; dotted: fit interval",
+        fontsize=8,
+    )
     _save(fig, path)

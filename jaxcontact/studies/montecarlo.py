@@ -44,7 +44,8 @@ from jaxcontact.stepping.base import Scheme
 from jaxcontact.stepping.moreau_jean import MoreauJean
 from jaxcontact.studies import plots, statistics
 from jaxcontact.studies.distributions import DEFAULT_BOUNDS, ParamSpace
-from jaxcontact.studies.outcomes import outcome as make_outcome, simulate_outcomes
+from jaxcontact.studies.outcomes import outcome as make_outcome
+from jaxcontact.studies.outcomes import simulate_outcomes
 from jaxcontact.studies.runner import run_samples
 from jaxcontact.studies.sampling import SAMPLERS, unit_points
 from jaxcontact.studies.sensitivity import base_rows, saltelli_design, study_indices
@@ -80,10 +81,22 @@ class StudySpec:
 
     def config(self, n_steps: int, dt: float, scheme: Scheme) -> dict:
         """JSON identity of the study (what must match for a resume); ``scheme``: the one run."""
-        return {"model": self.model, "params": self.space.to_json(), "n": self.n, "outcomes": list(self.outcomes),
-                "sampler": self.sampler, "seed": self.seed, "sensitivity": self.sensitivity, "dt": dt,
-                "n_steps": n_steps, "save_every": self.save_every, "overrides": dict(self.overrides), "model_options": dict(self.model_options),
-                "scheme": scheme.config(), "dtype": str(jnp.zeros(()).dtype)}
+        return {
+            "model": self.model,
+            "params": self.space.to_json(),
+            "n": self.n,
+            "outcomes": list(self.outcomes),
+            "sampler": self.sampler,
+            "seed": self.seed,
+            "sensitivity": self.sensitivity,
+            "dt": dt,
+            "n_steps": n_steps,
+            "save_every": self.save_every,
+            "overrides": dict(self.overrides),
+            "model_options": dict(self.model_options),
+            "scheme": scheme.config(),
+            "dtype": str(jnp.zeros(()).dtype),
+        }
 
 
 def check_samples(model_name: str, overrides: dict, values: dict, options: dict | None = None) -> None:
@@ -94,7 +107,9 @@ def check_samples(model_name: str, overrides: dict, values: dict, options: dict 
     (TypeError) is called at every corner of the sampled box instead (the
     componentwise min and max of each varied parameter).
     """
-    prefix = f"sampled parameters ({', '.join(f'{k} in [{np.min(v):.6g}, {np.max(v):.6g}]' for k, v in values.items())})"
+    prefix = (
+        f"sampled parameters ({', '.join(f'{k} in [{np.min(v):.6g}, {np.max(v):.6g}]' for k, v in values.items())})"
+    )
     try:
         models_pkg.get_model(model_name, **(options or {}), **overrides, **values)
         return
@@ -141,8 +156,9 @@ def make_evaluator(model, outcomes, *, dt: float, n_steps: int, scheme: Scheme, 
     def evaluate(sample: dict) -> dict:
         p = sample_params(model, sample)
         q0, u0 = model.initial_state(p)
-        return simulate_outcomes(model.system, p, q0, u0, dt=dt, n_steps=n_steps, outcomes=outcomes,
-                                 scheme=scheme, save_every=save_every)
+        return simulate_outcomes(
+            model.system, p, q0, u0, dt=dt, n_steps=n_steps, outcomes=outcomes, scheme=scheme, save_every=save_every
+        )
 
     return evaluate
 
@@ -210,8 +226,10 @@ def study_model(spec: StudySpec):
     dt = float(model.dt if spec.dt is None else spec.dt)
     t_final = float(model.t_final if spec.t_final is None else spec.t_final)
     n_steps = n_steps_for(dt, t_final)
-    outcomes = [make_outcome(name, model.system, save_every=spec.save_every, dt=dt, observables=model.observables)
-                for name in spec.outcomes]
+    outcomes = [
+        make_outcome(name, model.system, save_every=spec.save_every, dt=dt, observables=model.observables)
+        for name in spec.outcomes
+    ]
     if not outcomes:
         raise ValueError("a study needs at least one outcome")
     check_scheme(spec.scheme, model.system, spec.model)
@@ -243,8 +261,15 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
     _check_out_dir(out_dir)
     varied = {k: values[k] for k in spec.space.names}
     config = spec.config(n_steps, dt, scheme)
-    result = run_samples(evaluate, varied, chunk_size=spec.chunk_size, out_dir=os.path.join(out_dir, "chunks"),
-                         config=config, progress=progress, desc=f"mc {spec.model}")
+    result = run_samples(
+        evaluate,
+        varied,
+        chunk_size=spec.chunk_size,
+        out_dir=os.path.join(out_dir, "chunks"),
+        config=config,
+        progress=progress,
+        desc=f"mc {spec.model}",
+    )
     out = result.outputs
     valid, fail = statistics.failures(out)
     N = len(valid)
@@ -252,9 +277,18 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
 
     uncertain = list(spec.space.uncertain)
     independent = blocks < 2
-    summary = {"study": {**config, "t_final": t_final, "n_simulations": N, "n_base": int(n_base),
-                         "uncertain": uncertain, "model_description": model.description},
-               "failures": fail, "outcomes": {}}
+    summary = {
+        "study": {
+            **config,
+            "t_final": t_final,
+            "n_simulations": N,
+            "n_base": int(n_base),
+            "uncertain": uncertain,
+            "model_description": model.description,
+        },
+        "failures": fail,
+        "outcomes": {},
+    }
     scalars, series = {}, {}
     sobol = {}
     for o in outcomes:
@@ -273,15 +307,26 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
                 sobol[o.name] = idx
         summary["outcomes"][o.name] = entry
     bands = {name: statistics.time_bands(x, valid) for name, x in series.items()}
-    summary["series"] = {name: {"description": next(o.description for o in outcomes if o.name == name),
-                                "rows": int(x.shape[1]), "save_every": spec.save_every}
-                         for name, x in series.items()}
+    summary["series"] = {
+        name: {
+            "description": next(o.description for o in outcomes if o.name == name),
+            "rows": int(x.shape[1]),
+            "save_every": spec.save_every,
+        }
+        for name, x in series.items()
+    }
 
     if jax.process_index() != 0:
         # Several processes: process 0 alone writes the files (every process holds the same outputs).
         return _jsonable(summary)
-    np.savez(os.path.join(out_dir, "samples.npz"), t=t_series, valid=valid, block=blocks,
-             **{f"param:{k}": v for k, v in varied.items()}, **{f"out:{k}": v for k, v in out.items()})
+    np.savez(
+        os.path.join(out_dir, "samples.npz"),
+        t=t_series,
+        valid=valid,
+        block=blocks,
+        **{f"param:{k}": v for k, v in varied.items()},
+        **{f"out:{k}": v for k, v in out.items()},
+    )
     figures = []
     if plot:
         title = f"{spec.model}: {fail['n_valid']} valid of {N} samples"
@@ -293,12 +338,22 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
             plots.histograms(scalars, valid, os.path.join(out_dir, "histograms.png"), title=title, labels=labels)
             figures.append("histograms.png")
             if uncertain:
-                plots.scatter({k: values[k] for k in uncertain}, scalars, valid, os.path.join(out_dir, "scatter.png"),
-                              labels=labels)
+                plots.scatter(
+                    {k: values[k] for k in uncertain},
+                    scalars,
+                    valid,
+                    os.path.join(out_dir, "scatter.png"),
+                    labels=labels,
+                )
                 figures.append("scatter.png")
         if sobol:
-            plots.sensitivity_bars(sobol, uncertain, os.path.join(out_dir, "sensitivity.png"),
-                                   f"{spec.model}: Sobol indices", labels=labels)
+            plots.sensitivity_bars(
+                sobol,
+                uncertain,
+                os.path.join(out_dir, "sensitivity.png"),
+                f"{spec.model}: Sobol indices",
+                labels=labels,
+            )
             figures.append("sensitivity.png")
     return write_summary(summary, out_dir, figures, result, n_steps, t_wall)
 
@@ -306,11 +361,17 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
 def write_summary(summary: dict, out_dir: str, figures: list, result, n_steps: int, t_wall: float) -> dict:
     """Add the files written and the run's timing to ``summary``, write it as strict JSON, return it."""
     summary["files"] = ["summary.json", "samples.npz"] + figures
-    summary["timing"] = {"wall_seconds": time.perf_counter() - t_wall, "compile_seconds": result.compile_seconds,
-                         "run_seconds": result.run_seconds, "n_computed": result.n_computed,
-                         "n_loaded": result.n_loaded, "samples_per_second": result.samples_per_second,
-                         "env_steps_per_second": result.samples_per_second * n_steps, "n_devices": result.n_devices,
-                         "chunk_size": result.chunk_size}
+    summary["timing"] = {
+        "wall_seconds": time.perf_counter() - t_wall,
+        "compile_seconds": result.compile_seconds,
+        "run_seconds": result.run_seconds,
+        "n_computed": result.n_computed,
+        "n_loaded": result.n_loaded,
+        "samples_per_second": result.samples_per_second,
+        "env_steps_per_second": result.samples_per_second * n_steps,
+        "n_devices": result.n_devices,
+        "chunk_size": result.chunk_size,
+    }
     summary = _jsonable(summary)
     with open(os.path.join(out_dir, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
@@ -342,18 +403,37 @@ DEFAULT_STUDIES: dict[str, dict] = {
     # so friction only changes the (non-unique) split of the impulse between normal and
     # tangential parts, which is why peak_impulse (the normal part) still shows ST ≈ 0.05.
     "four-bar": {
-        "params": ("restitution=uniform(0.6,0.95)", "wall_distance=uniform(0.04,0.08)",
-                   "friction=uniform(0,0.3)", "l1=uniform(0.19,0.21)"),
-        "outcomes": ("peak_impulse", "impacts", "rest_time", "max_penetration", "max_phi", "final:bar1.theta",
-                     "series:gap", "series:bar1.theta", "series:energy"),
-        "n": 10_000, "dt": 1e-3, "t_final": 2.0, "save_every": 10,
+        "params": (
+            "restitution=uniform(0.6,0.95)",
+            "wall_distance=uniform(0.04,0.08)",
+            "friction=uniform(0,0.3)",
+            "l1=uniform(0.19,0.21)",
+        ),
+        "outcomes": (
+            "peak_impulse",
+            "impacts",
+            "rest_time",
+            "max_penetration",
+            "max_phi",
+            "final:bar1.theta",
+            "series:gap",
+            "series:bar1.theta",
+            "series:energy",
+        ),
+        "n": 10_000,
+        "dt": 1e-3,
+        "t_final": 2.0,
+        "save_every": 10,
     },
     # The slider–bar's stick–slip under an uncertain motor speed and floor friction (compliant
     # corners: penalty by default, event-driven for exact sticking).
     "slider-bar": {
         "params": ("omega=uniform(10,14)", "friction=uniform(0.1,0.2)", "static_friction=uniform(0.2,0.3)"),
         "outcomes": ("final:slider.x", "max:slider.x", "min:slider.x", "peak_impulse", "series:slider.x"),
-        "n": 256, "t_final": 1.0, "save_every": 20, "scheme": "penalty",
+        "n": 256,
+        "t_final": 1.0,
+        "save_every": 20,
+        "scheme": "penalty",
     },
     # Flores et al.'s slider–crank with a clearance in the crank–rod journal: uncertain clearance,
     # journal restitution (the Hunt–Crossley damping matched to it) and friction, crank speed;
@@ -361,24 +441,50 @@ DEFAULT_STUDIES: dict[str, dict] = {
     # Hertz stiffness from the clearance), rigid (Newton impacts) with --scheme moreau-jean, on
     # the same samples. Two crank turns at 200 rad/s.
     "slider-crank-clearance": {
-        "params": ("clearance=uniform(1e-4,5e-4)", "restitution=uniform(0.7,0.95)", "friction=uniform(0.01,0.1)",
-                   "omega=uniform(150,250)"),
-        "outcomes": ("peak_force", "peak_accel:slider.x", "free_flight", "impacts", "max:journal_ex",
-                     "series:journal_ex", "series:journal_ey", "series:slider.x"),
-        "n": 256, "dt": 5e-6, "t_final": 0.06, "save_every": 40, "scheme": "penalty",
-        "model_options": {"penalty": {"contact": "compliant"}, "event-driven": {"contact": "compliant"},
-                          "moreau-jean": {"contact": "rigid"}},
+        "params": (
+            "clearance=uniform(1e-4,5e-4)",
+            "restitution=uniform(0.7,0.95)",
+            "friction=uniform(0.01,0.1)",
+            "omega=uniform(150,250)",
+        ),
+        "outcomes": (
+            "peak_force",
+            "peak_accel:slider.x",
+            "free_flight",
+            "impacts",
+            "max:journal_ex",
+            "series:journal_ex",
+            "series:journal_ey",
+            "series:slider.x",
+        ),
+        "n": 256,
+        "dt": 5e-6,
+        "t_final": 0.06,
+        "save_every": 40,
+        "scheme": "penalty",
+        "model_options": {
+            "penalty": {"contact": "compliant"},
+            "event-driven": {"contact": "compliant"},
+            "moreau-jean": {"contact": "rigid"},
+        },
     },
     "bouncing-ball": {
         "params": ("restitution=uniform(0.5,0.95)", "height=uniform(0.5,1.5)"),
         "outcomes": ("peak_impulse", "impacts", "rest_time", "max_penetration", "series:y", "series:energy"),
-        "n": 4096, "dt": 1e-3, "t_final": 3.0, "save_every": 10,
+        "n": 4096,
+        "dt": 1e-3,
+        "t_final": 3.0,
+        "save_every": 10,
     },
     # Spatial models (Moreau–Jean: the scheme with Coulomb cones and quaternion kinematics).
     "sphere-on-plane": {
         "params": ("friction=uniform(0.1,0.3)", "spin=uniform(-10,10)", "slope_deg=uniform(0,10)"),
         "outcomes": ("final:ball.x", "max:ball.z", "series:ball.x"),
-        "n": 256, "dt": 1e-3, "t_final": 1.0, "save_every": 10, "scheme": "moreau-jean",
+        "n": 256,
+        "dt": 1e-3,
+        "t_final": 1.0,
+        "save_every": 10,
+        "scheme": "moreau-jean",
     },
     # The spatial slider–crank with a clearance in the crank–rod ball joint: uncertain clearance, restitution
     # and friction; one crank turn at 200 rad/s. Rigid ball in socket (Moreau–Jean impacts) by default,
@@ -386,9 +492,21 @@ DEFAULT_STUDIES: dict[str, dict] = {
     # same samples. peak_impulse is the rigid joint's measure (its impulse / dt scales with the step).
     "spatial-slider-crank": {
         "params": ("clearance=uniform(1e-4,5e-4)", "restitution=uniform(0.7,0.95)", "friction=uniform(0.01,0.1)"),
-        "outcomes": ("peak_impulse", "peak_force", "peak_accel:slider.vx", "impacts", "free_flight",
-                     "max:eccentricity", "series:eccentricity", "series:slider.x"),
-        "n": 64, "dt": 5e-6, "t_final": 0.0314, "save_every": 40, "scheme": "moreau-jean",
+        "outcomes": (
+            "peak_impulse",
+            "peak_force",
+            "peak_accel:slider.vx",
+            "impacts",
+            "free_flight",
+            "max:eccentricity",
+            "series:eccentricity",
+            "series:slider.x",
+        ),
+        "n": 64,
+        "dt": 5e-6,
+        "t_final": 0.0314,
+        "save_every": 40,
+        "scheme": "moreau-jean",
         "model_options": {"moreau-jean": {"contact": "rigid"}, "penalty": {"contact": "compliant"}},
     },
     # The tippe top's inversion under uncertain friction and spin: the time its axis passes the horizontal
@@ -399,12 +517,20 @@ DEFAULT_STUDIES: dict[str, dict] = {
     "tippe-top": {
         "params": ("friction=uniform(0.04,0.06)", "spin=uniform(150,220)"),
         "outcomes": ("first_above:inclination=1.5708", "max:inclination", "final:com_height", "series:inclination"),
-        "n": 64, "dt": 1.25e-4, "t_final": 12.0, "save_every": 400, "scheme": "moreau-jean",
+        "n": 64,
+        "dt": 1.25e-4,
+        "t_final": 12.0,
+        "save_every": 400,
+        "scheme": "moreau-jean",
     },
     "box-toss": {
         "params": ("friction=uniform(0.2,0.6)", "restitution=uniform(0.1,0.5)", "tilt_deg=uniform(0,60)"),
         "outcomes": ("rest_time", "final:box.x", "final:box.y", "impacts", "max_penetration", "series:box.z"),
-        "n": 64, "dt": 1e-3, "t_final": 2.0, "save_every": 20, "scheme": "moreau-jean",
+        "n": 64,
+        "dt": 1e-3,
+        "t_final": 2.0,
+        "save_every": 20,
+        "scheme": "moreau-jean",
         # A box landing on a face or an edge has redundant vertex contacts: Gauss–Seidel moves the impulses
         # only slowly along the null space of their Delassus matrix (the motion converges long before the
         # split between vertices does), so Siconos' error stalls for thousands of sweeps. The study asks
@@ -425,7 +551,9 @@ def default_study(model: str, *, n=None, params=(), only: bool = False, outcomes
     if model not in models_pkg.REGISTRY and not models_pkg.is_user_model(model):
         models_pkg.get_model(model)  # raises the unknown-model error
     d = DEFAULT_STUDIES.get(model, {})
-    space = ParamSpace.parse(params) if only else ParamSpace.parse(d.get("params", ())).updated(ParamSpace.parse(params))
+    space = (
+        ParamSpace.parse(params) if only else ParamSpace.parse(d.get("params", ())).updated(ParamSpace.parse(params))
+    )
     if not space.names:
         raise ValueError(f"no uncertain parameter for {model!r}: give --param 'name=dist(args)' (quoted for the shell)")
     outs = tuple(outcomes) or tuple(d.get("outcomes", ("peak_impulse", "impacts", "rest_time")))
@@ -448,24 +576,38 @@ def default_study(model: str, *, n=None, params=(), only: bool = False, outcomes
 def format_summary(summary: dict) -> str:
     """A short text report: outcomes (mean ± std, 5–95 % quantiles), dominant Sobol index, failures, speed."""
     st, fail, tm = summary["study"], summary["failures"], summary["timing"]
-    lines = [f"{st['model']}: {fail['n_samples']} simulations ({st['sampler']}, seed {st['seed']}), "
-             f"{st['n_steps']} steps of {st['dt']:g} s; uncertain: " + ", ".join(f"{k}={v}" for k, v in st["params"].items())]
+    lines = [
+        f"{st['model']}: {fail['n_samples']} simulations ({st['sampler']}, seed {st['seed']}), "
+        f"{st['n_steps']} steps of {st['dt']:g} s; uncertain: " + ", ".join(f"{k}={v}" for k, v in st["params"].items())
+    ]
     for name, o in summary["outcomes"].items():
         q = o["quantiles"]
-        line = (f"  {name:<18} mean {_g(o['mean'], 5)} ± {_g(o['std'], 3)} "
-                f"(5–95 %: {_g(q['0.05'], 5)} … {_g(q['0.95'], 5)}) {o['unit']}").rstrip()
+        line = (
+            f"  {name:<18} mean {_g(o['mean'], 5)} ± {_g(o['std'], 3)} "
+            f"(5–95 %: {_g(q['0.05'], 5)} … {_g(q['0.95'], 5)}) {o['unit']}"
+        ).rstrip()
         if "sobol" in o:
             line += _largest_total_index(o["sobol"])
         lines.append(line)
-    lines.append(f"  failed samples: {fail['n_failed']} of {fail['n_samples']}"
-                 + (f" (not converged {fail.get('not_converged', 0)}, non-finite state "
-                    f"{fail.get('non_finite_state', 0)}, non-finite output {fail['non_finite_output']})"
-                    if fail["n_failed"] else ""))
+    lines.append(
+        f"  failed samples: {fail['n_failed']} of {fail['n_samples']}"
+        + (
+            f" (not converged {fail.get('not_converged', 0)}, non-finite state "
+            f"{fail.get('non_finite_state', 0)}, non-finite output {fail['non_finite_output']})"
+            if fail["n_failed"]
+            else ""
+        )
+    )
     sps = tm["samples_per_second"]  # None when nothing was computed (a fully resumed study)
-    lines.append(f"  wall {tm['wall_seconds']:.1f} s (compile {tm['compile_seconds']:.1f} s), "
-                 + (f"{sps:.0f} samples/s, {tm['env_steps_per_second']:.3g} env-steps/s"
-                    if sps is not None else "nothing computed (resumed from finished chunks)")
-                 + f" on {tm['n_devices']} device(s); {tm['n_loaded']} samples resumed from disk")
+    lines.append(
+        f"  wall {tm['wall_seconds']:.1f} s (compile {tm['compile_seconds']:.1f} s), "
+        + (
+            f"{sps:.0f} samples/s, {tm['env_steps_per_second']:.3g} env-steps/s"
+            if sps is not None
+            else "nothing computed (resumed from finished chunks)"
+        )
+        + f" on {tm['n_devices']} device(s); {tm['n_loaded']} samples resumed from disk"
+    )
     return "\n".join(lines)
 
 
@@ -480,8 +622,10 @@ def _largest_total_index(sobol: dict) -> str:
     lo, hi = idx[top]["ST_ci"]
     if lo is None or hi is None:  # an expansion's indices (--method pce) come without intervals
         return f"; largest ST: {top} {idx[top]['ST']:.2f}"
-    return (f"; largest ST: {top} {idx[top]['ST']:.2f} [{lo:.2f}, {hi:.2f}] "
-            f"({100 * sobol['confidence']:g} %, {sobol['n_base_used']} base rows)")
+    return (
+        f"; largest ST: {top} {idx[top]['ST']:.2f} [{lo:.2f}, {hi:.2f}] "
+        f"({100 * sobol['confidence']:g} %, {sobol['n_base_used']} base rows)"
+    )
 
 
 def _g(x, digits: int) -> str:

@@ -47,7 +47,8 @@ of the stepping itself; tests check that both give the same numbers.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -172,8 +173,10 @@ def _coord_index(system, spec: str, observables=None) -> int:
     try:
         i = int(spec)
     except ValueError:
-        raise ValueError(f"unknown coordinate {spec!r}; coordinates: {list(names) or list(range(system.n_dof))}"
-                         + (f", observables: {sorted(observables)}" if observables else "")) from None
+        raise ValueError(
+            f"unknown coordinate {spec!r}; coordinates: {list(names) or list(range(system.n_dof))}"
+            + (f", observables: {sorted(observables)}" if observables else "")
+        ) from None
     if not 0 <= i < system.n_dof:
         raise ValueError(f"coordinate index {i} outside [0, {system.n_dof})")
     return i
@@ -188,8 +191,10 @@ def _velocity_index(system, spec: str) -> tuple[int, str]:
         return _coord_index(system, spec), coordinate_unit(spec)
     names = tuple(system.velocity_names)
     if spec not in names:
-        raise ValueError(f"peak_accel:{spec}: this system's velocities are not its coordinates' rates (spatial "
-                         f"bodies); name a velocity: {list(names)}")
+        raise ValueError(
+            f"peak_accel:{spec}: this system's velocities are not its coordinates' rates (spatial "
+            f"bodies); name a velocity: {list(names)}"
+        )
     return names.index(spec), velocity_unit(spec).removesuffix("/s")
 
 
@@ -208,6 +213,7 @@ def _last(c, x):
 
 def _impacts_stream(threshold) -> Stream:
     """Onsets counted row by row (``impact_count``): carry (count, previous row's contact flags)."""
+
     def init(r, s, p):
         on = r.impulse_normal > threshold
         return jnp.sum(on).astype(r.q.dtype), on
@@ -222,6 +228,7 @@ def _impacts_stream(threshold) -> Stream:
 def _rest_stream(tol) -> Stream:
     """``rest_time`` row by row: carry (answer so far, previous row moving). A moving row sets the
     answer to its own time (the end, if it is the last row) and the next row to the next row's time."""
+
     def moving(r):
         return jnp.max(jnp.abs(r.u)) > tol
 
@@ -234,17 +241,22 @@ def _rest_stream(tol) -> Stream:
 
 def _rebound_stream(i, threshold) -> Stream:
     """``max_after_first_impact`` row by row: carry (impact seen, max of x since the first impact)."""
+
     def fold(seen, m, r):
         seen = seen | jnp.any(r.impulse_normal > threshold)
         return seen, jnp.where(seen, jnp.maximum(m, r.q[i]), m)
 
-    return Stream(lambda r, s, p: fold(jnp.zeros((), bool), jnp.full((), -jnp.inf, r.q.dtype), r),
-                  lambda c, r, s, p: fold(c[0], c[1], r), lambda c: jnp.where(c[0], c[1], jnp.nan))
+    return Stream(
+        lambda r, s, p: fold(jnp.zeros((), bool), jnp.full((), -jnp.inf, r.q.dtype), r),
+        lambda c, r, s, p: fold(c[0], c[1], r),
+        lambda c: jnp.where(c[0], c[1], jnp.nan),
+    )
 
 
 def _first_time_stream(reached) -> Stream:
     """``first_time`` row by row: carry (reached yet, answer so far) — the row's own time until it is reached,
     so an unreached level ends at the last row's time."""
+
     def update(c, r, s, p):
         return c[0] | reached(r, s, p), jnp.where(c[0], c[1], r.t)
 
@@ -259,8 +271,10 @@ def _level(name: str, arg: str):
     except ValueError:
         value = None
     if not eq or not spec or value is None or not np.isfinite(value):
-        raise ValueError(f"outcome {name!r} must read first_above:<coord>=<level> (or first_below:) with a finite "
-                         f"number as the level")
+        raise ValueError(
+            f"outcome {name!r} must read first_above:<coord>=<level> (or first_below:) with a finite "
+            f"number as the level"
+        )
     return spec, value
 
 
@@ -278,23 +292,37 @@ SERIES_FIELDS = ("gap", "energy", "phi", "speed")
 
 def _peak_accel_stream(value, dt) -> Stream:
     """max |Δx/dt| of consecutive rows' values: carry (previous value, max so far)."""
-    return Stream(lambda r, s, p: (value(r, s, p), jnp.zeros((), r.q.dtype)),
-                  lambda c, r, s, p: (value(r, s, p), jnp.maximum(c[1], jnp.abs(value(r, s, p) - c[0]) / dt)),
-                  lambda c: c[1])
+    return Stream(
+        lambda r, s, p: (value(r, s, p), jnp.zeros((), r.q.dtype)),
+        lambda c, r, s, p: (value(r, s, p), jnp.maximum(c[1], jnp.abs(value(r, s, p) - c[0]) / dt)),
+        lambda c: c[1],
+    )
 
 
 def _free_flight_stream(threshold) -> Stream:
     """Steps without a contact impulse above ``threshold`` over the steps: carry (free steps, steps)."""
+
     def update(c, r, s, p):
         free = jnp.all(r.impulse_normal <= threshold).astype(r.q.dtype)
         return c[0] + free, c[1] + 1.0
 
-    return Stream(lambda r, s, p: (jnp.zeros((), r.q.dtype), jnp.zeros((), r.q.dtype)), update,
-                  lambda c: c[0] / jnp.maximum(c[1], 1.0))
+    return Stream(
+        lambda r, s, p: (jnp.zeros((), r.q.dtype), jnp.zeros((), r.q.dtype)),
+        update,
+        lambda c: c[0] / jnp.maximum(c[1], 1.0),
+    )
 
 
-def outcome(name: str, system, *, save_every: int = 1, impact_threshold: float = 1e-9,
-            rest_tol: float = 1e-3, dt: float | None = None, observables: dict | None = None) -> Outcome:
+def outcome(
+    name: str,
+    system,
+    *,
+    save_every: int = 1,
+    impact_threshold: float = 1e-9,
+    rest_tol: float = 1e-3,
+    dt: float | None = None,
+    observables: dict | None = None,
+) -> Outcome:
     """The outcome called ``name`` (see the module docstring) for ``system``.
 
     impact_threshold [N·s] and rest_tol [coordinate units/s] set the impact and rest criteria;
@@ -305,90 +333,174 @@ def outcome(name: str, system, *, save_every: int = 1, impact_threshold: float =
     has_contacts = system.gaps is not None
     has_phi = system.constraints is not None
     if name == "peak_impulse":
-        return Outcome(name, "scalar", "largest normal impulse in one step", "N·s",
-                       lambda tr, s, p: peak_impulse(tr.impulse_normal),
-                       _fold(jnp.maximum, lambda r, s, p: jnp.max(r.impulse_normal, initial=0.0)))
+        return Outcome(
+            name,
+            "scalar",
+            "largest normal impulse in one step",
+            "N·s",
+            lambda tr, s, p: peak_impulse(tr.impulse_normal),
+            _fold(jnp.maximum, lambda r, s, p: jnp.max(r.impulse_normal, initial=0.0)),
+        )
     if name == "impacts":
-        return Outcome(name, "scalar", f"impacts (impulse onsets above {impact_threshold:g} N·s)", "",
-                       lambda tr, s, p: impact_count(tr.impulse_normal, impact_threshold).astype(tr.q.dtype),
-                       _impacts_stream(impact_threshold))
+        return Outcome(
+            name,
+            "scalar",
+            f"impacts (impulse onsets above {impact_threshold:g} N·s)",
+            "",
+            lambda tr, s, p: impact_count(tr.impulse_normal, impact_threshold).astype(tr.q.dtype),
+            _impacts_stream(impact_threshold),
+        )
     if name == "rest_time":
-        return Outcome(name, "scalar", f"time to rest (‖u‖∞ ≤ {rest_tol:g} to the end; t_final if never)", "s",
-                       lambda tr, s, p: rest_time(tr.t, tr.u, rest_tol), _rest_stream(rest_tol))
+        return Outcome(
+            name,
+            "scalar",
+            f"time to rest (‖u‖∞ ≤ {rest_tol:g} to the end; t_final if never)",
+            "s",
+            lambda tr, s, p: rest_time(tr.t, tr.u, rest_tol),
+            _rest_stream(rest_tol),
+        )
     if name == "max_penetration":
         if not has_contacts:
             raise ValueError("outcome max_penetration needs a system with contacts")
-        return Outcome(name, "scalar", "max penetration max(0, −g_N)", "m",
-                       lambda tr, s, p: max_penetration(_gaps(tr, s, p)),
-                       _fold(jnp.minimum, lambda r, s, p: jnp.min(_row_gaps(r, s, p), initial=jnp.inf),
-                             lambda c: jnp.maximum(0.0, -c)))
+        return Outcome(
+            name,
+            "scalar",
+            "max penetration max(0, −g_N)",
+            "m",
+            lambda tr, s, p: max_penetration(_gaps(tr, s, p)),
+            _fold(
+                jnp.minimum,
+                lambda r, s, p: jnp.min(_row_gaps(r, s, p), initial=jnp.inf),
+                lambda c: jnp.maximum(0.0, -c),
+            ),
+        )
     if name in ("max_phi", "max_phi_dot"):
         if not has_phi:
             raise ValueError(f"outcome {name} needs a system with bilateral constraints")
         field = "phi" if name == "max_phi" else "phi_dot"
-        return Outcome(name, "scalar", f"max ‖{'Φ' if field == 'phi' else 'Φ̇'}‖₂ over time", "",
-                       lambda tr, s, p: jnp.max(getattr(tr.diagnostics, field)),
-                       _fold(jnp.maximum, lambda r, s, p: _row_phi(r, s, p)[("phi", "phi_dot").index(field)]), True)
+        return Outcome(
+            name,
+            "scalar",
+            f"max ‖{'Φ' if field == 'phi' else 'Φ̇'}‖₂ over time",
+            "",
+            lambda tr, s, p: jnp.max(getattr(tr.diagnostics, field)),
+            _fold(jnp.maximum, lambda r, s, p: _row_phi(r, s, p)[("phi", "phi_dot").index(field)]),
+            True,
+        )
     if name == "free_flight":
-        return Outcome(name, "scalar", f"fraction of steps without contact (impulses ≤ {impact_threshold:g} N·s)", "",
-                       lambda tr, s, p: jnp.mean(jnp.all(tr.impulse_normal[1:] <= impact_threshold,
-                                                         axis=-1).astype(tr.q.dtype)),
-                       _free_flight_stream(impact_threshold))
+        return Outcome(
+            name,
+            "scalar",
+            f"fraction of steps without contact (impulses ≤ {impact_threshold:g} N·s)",
+            "",
+            lambda tr, s, p: jnp.mean(jnp.all(tr.impulse_normal[1:] <= impact_threshold, axis=-1).astype(tr.q.dtype)),
+            _free_flight_stream(impact_threshold),
+        )
     kind, _, arg = name.partition(":")
     if name == "peak_force" or (kind == "peak_accel" and arg):
         if dt is None:
             raise ValueError(f"outcome {name} needs the time step dt")
         h = float(dt)
     if name == "peak_force":
-        return Outcome(name, "scalar", "largest contact force (largest normal impulse of a step / dt)", "N",
-                       lambda tr, s, p: peak_impulse(tr.impulse_normal) / h,
-                       _fold(jnp.maximum, lambda r, s, p: jnp.max(r.impulse_normal, initial=0.0) / h))
+        return Outcome(
+            name,
+            "scalar",
+            "largest contact force (largest normal impulse of a step / dt)",
+            "N",
+            lambda tr, s, p: peak_impulse(tr.impulse_normal) / h,
+            _fold(jnp.maximum, lambda r, s, p: jnp.max(r.impulse_normal, initial=0.0) / h),
+        )
     if kind == "peak_accel" and arg:
         i, unit = _velocity_index(system, arg)
-        return Outcome(name, "scalar", f"peak |acceleration| of {arg} (Δu/Δt between steps)", f"{unit}/s²",
-                       lambda tr, s, p: jnp.max(jnp.abs(jnp.diff(tr.u[:, i]) / h), initial=0.0),
-                       _peak_accel_stream(lambda r, s, p: r.u[i], h))
+        return Outcome(
+            name,
+            "scalar",
+            f"peak |acceleration| of {arg} (Δu/Δt between steps)",
+            f"{unit}/s²",
+            lambda tr, s, p: jnp.max(jnp.abs(jnp.diff(tr.u[:, i]) / h), initial=0.0),
+            _peak_accel_stream(lambda r, s, p: r.u[i], h),
+        )
     if kind in ("final", "max", "min") and arg:
         value, series_of = _quantity(system, arg, observables)
         red = {"final": lambda x: x[-1], "max": jnp.max, "min": jnp.min}[kind]
         op = {"final": _last, "max": jnp.maximum, "min": jnp.minimum}[kind]
-        return Outcome(name, "scalar", f"{kind} of {arg} over the run", "",
-                       lambda tr, s, p: red(series_of(tr, s, p)), _fold(op, value))
+        return Outcome(
+            name,
+            "scalar",
+            f"{kind} of {arg} over the run",
+            "",
+            lambda tr, s, p: red(series_of(tr, s, p)),
+            _fold(op, value),
+        )
     if kind == "rebound" and arg:
         i = _coord_index(system, arg)
-        return Outcome(name, "scalar", f"max of {arg} after the first impact", "",
-                       lambda tr, s, p: max_after_first_impact(tr.q[:, i], tr.impulse_normal, impact_threshold),
-                       _rebound_stream(i, impact_threshold))
+        return Outcome(
+            name,
+            "scalar",
+            f"max of {arg} after the first impact",
+            "",
+            lambda tr, s, p: max_after_first_impact(tr.q[:, i], tr.impulse_normal, impact_threshold),
+            _rebound_stream(i, impact_threshold),
+        )
     if kind in ("first_above", "first_below") and arg:
         spec, level = _level(name, arg)
         value, series_of = _quantity(system, spec, observables)
         cmp = jnp.greater_equal if kind == "first_above" else jnp.less_equal
         word = "≥" if kind == "first_above" else "≤"
-        return Outcome(name, "scalar", f"first time {spec} {word} {level:g} (t_final if never)", "s",
-                       lambda tr, s, p: first_time(tr.t, cmp(series_of(tr, s, p), level)),
-                       _first_time_stream(lambda r, s, p: cmp(value(r, s, p), level)))
+        return Outcome(
+            name,
+            "scalar",
+            f"first time {spec} {word} {level:g} (t_final if never)",
+            "s",
+            lambda tr, s, p: first_time(tr.t, cmp(series_of(tr, s, p), level)),
+            _first_time_stream(lambda r, s, p: cmp(value(r, s, p), level)),
+        )
     if kind == "series" and arg:
         if arg.startswith("gap"):
             if not has_contacts:
                 raise ValueError(f"outcome {name} needs a system with contacts")
             j = int(arg[3:] or 0)
-            return Outcome(name, "series", f"gap of contact {j}", "m",
-                           lambda tr, s, p: keep_every(_gaps(tr, s, p)[:, j], k),
-                           Stream(value=lambda r, s, p: _row_gaps(r, s, p)[j]))
+            return Outcome(
+                name,
+                "series",
+                f"gap of contact {j}",
+                "m",
+                lambda tr, s, p: keep_every(_gaps(tr, s, p)[:, j], k),
+                Stream(value=lambda r, s, p: _row_gaps(r, s, p)[j]),
+            )
         if arg in ("energy", "phi"):
-            return Outcome(name, "series", {"energy": "energy", "phi": "‖Φ‖₂"}[arg], "J" if arg == "energy" else "",
-                           lambda tr, s, p: keep_every(getattr(tr.diagnostics, arg), k),
-                           Stream(value=lambda r, s, p: (energy(s, r.q, r.u, r.t, p) if arg == "energy"
-                                                         else _row_phi(r, s, p)[0])), True)
+            return Outcome(
+                name,
+                "series",
+                {"energy": "energy", "phi": "‖Φ‖₂"}[arg],
+                "J" if arg == "energy" else "",
+                lambda tr, s, p: keep_every(getattr(tr.diagnostics, arg), k),
+                Stream(value=lambda r, s, p: energy(s, r.q, r.u, r.t, p) if arg == "energy" else _row_phi(r, s, p)[0]),
+                True,
+            )
         if arg == "speed":
-            return Outcome(name, "series", "‖u‖∞", "", lambda tr, s, p: keep_every(jnp.max(jnp.abs(tr.u), axis=-1), k),
-                           Stream(value=lambda r, s, p: jnp.max(jnp.abs(r.u))))
+            return Outcome(
+                name,
+                "series",
+                "‖u‖∞",
+                "",
+                lambda tr, s, p: keep_every(jnp.max(jnp.abs(tr.u), axis=-1), k),
+                Stream(value=lambda r, s, p: jnp.max(jnp.abs(r.u))),
+            )
         value, series_of = _quantity(system, arg, observables)
-        return Outcome(name, "series", f"{arg} over time", "", lambda tr, s, p: keep_every(series_of(tr, s, p), k),
-                       Stream(value=value))
-    raise ValueError(f"unknown outcome {name!r}; scalars: {list(SCALARS)} or final:/max:/min:/rebound:<coord>, "
-                     f"first_above:/first_below:<coord>=<level>; "
-                     f"series: series:<coord> or series:{{{','.join(SERIES_FIELDS)}}}")
+        return Outcome(
+            name,
+            "series",
+            f"{arg} over time",
+            "",
+            lambda tr, s, p: keep_every(series_of(tr, s, p), k),
+            Stream(value=value),
+        )
+    raise ValueError(
+        f"unknown outcome {name!r}; scalars: {list(SCALARS)} or final:/max:/min:/rebound:<coord>, "
+        f"first_above:/first_below:<coord>=<level>; "
+        f"series: series:<coord> or series:{{{','.join(SERIES_FIELDS)}}}"
+    )
 
 
 def outcomes_fold(system, p, outcomes) -> Fold:
@@ -428,8 +540,9 @@ def outcomes_fold(system, p, outcomes) -> Fold:
     return Fold(init, update, save), finish
 
 
-def simulate_outcomes(system, params, q0, u0, *, dt, n_steps: int, outcomes, scheme: Scheme = MoreauJean(),
-                      save_every: int = 1, t0=0.0) -> dict:
+def simulate_outcomes(
+    system, params, q0, u0, *, dt, n_steps: int, outcomes, scheme: Scheme = MoreauJean(), save_every: int = 1, t0=0.0
+) -> dict:
     """Simulate ONE sample and reduce it to ``outcomes`` inside the scan (their ``stream`` forms).
 
     The same steps as :func:`jaxcontact.simulate.simulate` (the one time loop,
@@ -446,9 +559,18 @@ def simulate_outcomes(system, params, q0, u0, *, dt, n_steps: int, outcomes, sch
     q0 = jnp.asarray(q0)
     dtype = q0.dtype
     u0 = jnp.asarray(u0, dtype)
-    p = jax.tree.map(lambda x: jnp.asarray(x, dtype) if jnp.issubdtype(jnp.result_type(x), jnp.floating) else x,
-                     params)
+    p = jax.tree.map(lambda x: jnp.asarray(x, dtype) if jnp.issubdtype(jnp.result_type(x), jnp.floating) else x, params)
     fold, finish = outcomes_fold(system, p, outcomes)
-    s0, acc, rows = fold_steps(system, scheme, p, q0, u0, jnp.asarray(dt, dtype), jnp.asarray(t0, dtype),
-                               n_steps=int(n_steps), save_every=int(save_every), fold=fold)
+    s0, acc, rows = fold_steps(
+        system,
+        scheme,
+        p,
+        q0,
+        u0,
+        jnp.asarray(dt, dtype),
+        jnp.asarray(t0, dtype),
+        n_steps=int(n_steps),
+        save_every=int(save_every),
+        fold=fold,
+    )
     return finish(s0, acc, rows)

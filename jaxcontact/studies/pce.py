@@ -155,8 +155,10 @@ def germ_of(name: str, dist) -> Germ:
         return Germ("legendre", dist, "cdf")
     if isinstance(dist, Fixed):
         raise ValueError(f"{name}={dist} is fixed: a fixed parameter takes no polynomial chaos dimension")
-    raise ValueError(f"{name}: no polynomial chaos family for the law {dist!r}; supported: uniform (Legendre), "
-                     f"normal and lognormal (Hermite), truncnormal (Legendre through its CDF)")
+    raise ValueError(
+        f"{name}: no polynomial chaos family for the law {dist!r}; supported: uniform (Legendre), "
+        f"normal and lognormal (Hermite), truncnormal (Legendre through its CDF)"
+    )
 
 
 def germs_of(space: ParamSpace) -> tuple[Germ, ...]:
@@ -363,8 +365,10 @@ class PCE:
         if not self.q2 >= self.min_q2:
             return f"cross-validated Q² = {self.q2:.3f} < {self.min_q2}"
         if self.tail_share > self.max_tail_share:
-            return (f"coefficients do not decay: the last {TAIL_DEGREES} degrees carry {self.tail_share:.1e} "
-                    f"of the variance (> {self.max_tail_share:g}) although Q² = {self.q2:.3f}")
+            return (
+                f"coefficients do not decay: the last {TAIL_DEGREES} degrees carry {self.tail_share:.1e} "
+                f"of the variance (> {self.max_tail_share:g}) although Q² = {self.q2:.3f}"
+            )
         return None
 
     @property
@@ -411,8 +415,20 @@ class PCE:
         return degs, np.array([np.max(np.abs(self.coef[tot == k]), initial=0.0) for k in degs])
 
 
-def fit_pce(germs, xi, y, dy_dxi=None, *, degrees=range(1, 21), q: float = 0.75, gradient_weight: float = 1.0,
-            folds: int = 10, min_q2: float = MIN_Q2, name: str = "outcome", warn: bool = True) -> PCE:
+def fit_pce(
+    germs,
+    xi,
+    y,
+    dy_dxi=None,
+    *,
+    degrees=range(1, 21),
+    q: float = 0.75,
+    gradient_weight: float = 1.0,
+    folds: int = 10,
+    min_q2: float = MIN_Q2,
+    name: str = "outcome",
+    warn: bool = True,
+) -> PCE:
     """Fit a sparse PCE to values y (n,) at standard points xi (n, d), optionally with ∂y/∂ξ (n, d).
 
     For each degree p in ``degrees`` (hyperbolic truncation with this q) an OMP path is run and the
@@ -444,6 +460,7 @@ def fit_pce(germs, xi, y, dy_dxi=None, *, degrees=range(1, 21), q: float = 0.75,
             raise ValueError(f"{name}: gradients contain NaN or inf")
     if n < 3:
         raise ValueError(f"{name}: {n} samples are too few for a polynomial chaos fit (need at least 3)")
+
     def system(alphas, idx):
         """Stacked rows of the samples idx for the candidate set alphas: (A, rows, rows per sample)."""
         if dy_dxi is None:
@@ -470,10 +487,14 @@ def fit_pce(germs, xi, y, dy_dxi=None, *, degrees=range(1, 21), q: float = 0.75,
     cv = _cross_validation_error(system, alphas, n, y, folds)
     best = PCE(germs, alphas, coef, cv, loo, p, q, n, dy_dxi is not None, min_q2)
     if warn and not best.reliable:
-        warnings.warn(f"{name}: polynomial chaos {best.unreliable_because}: the outcome is "
-                      f"not well approximated by a polynomial of these samples — it may jump (a count of impacts "
-                      f"has no convergent expansion) or need more samples; the mean, variance and Sobol indices "
-                      f"of this expansion are not reliable", PCEWarning, stacklevel=2)
+        warnings.warn(
+            f"{name}: polynomial chaos {best.unreliable_because}: the outcome is "
+            f"not well approximated by a polynomial of these samples — it may jump (a count of impacts "
+            f"has no convergent expansion) or need more samples; the mean, variance and Sobol indices "
+            f"of this expansion are not reliable",
+            PCEWarning,
+            stacklevel=2,
+        )
     return best
 
 

@@ -40,6 +40,7 @@ import jax
 import numpy as np
 
 from jaxcontact.studies import plots, statistics
+
 # The output-folder check and the strict-JSON conversion are the Monte Carlo study's own (one copy of each).
 from jaxcontact.studies.montecarlo import StudySpec, _check_out_dir, prepare_study, write_summary
 from jaxcontact.studies.pce import MIN_Q2, PCEWarning, fit_pce, germs_of
@@ -75,8 +76,15 @@ def with_gradients(evaluate, uncertain, scalar_names):
     return fn
 
 
-def run_pce_study(spec: StudySpec, out_dir: str, *, method: str = "pce", progress: bool = True,
-                  plot: bool = True, min_q2: float = MIN_Q2) -> dict:
+def run_pce_study(
+    spec: StudySpec,
+    out_dir: str,
+    *,
+    method: str = "pce",
+    progress: bool = True,
+    plot: bool = True,
+    min_q2: float = MIN_Q2,
+) -> dict:
     """Run (or resume) a polynomial chaos study of ``spec`` in ``out_dir``; return the summary (also summary.json)."""
     if method not in METHODS:
         raise ValueError(f"method = {method!r} must be one of {METHODS}")
@@ -87,11 +95,14 @@ def run_pce_study(spec: StudySpec, out_dir: str, *, method: str = "pce", progres
         raise ValueError("a polynomial chaos study needs at least one uncertain (not fixed) parameter")
     germs = germs_of(spec.space)  # refuses a law without a family before any compute
     if method == "pce-grad" and "forward" not in spec.scheme.differentiation_modes:
-        raise ValueError(f"method = 'pce-grad' takes forward-mode gradients, and the {spec.scheme.name} scheme with "
-                         f"these options is differentiated in {', '.join(sorted(spec.scheme.differentiation_modes))} "
-                         f"mode only: use method 'pce', or scheme options with forward-mode gradients")
+        raise ValueError(
+            f"method = 'pce-grad' takes forward-mode gradients, and the {spec.scheme.name} scheme with "
+            f"these options is differentiated in {', '.join(sorted(spec.scheme.differentiation_modes))} "
+            f"mode only: use method 'pce', or scheme options with forward-mode gradients"
+        )
     model, dt, t_final, n_steps, outcomes, values, _, _, scheme, evaluate = prepare_study(
-        spec, differentiated=method == "pce-grad")
+        spec, differentiated=method == "pce-grad"
+    )
     _check_out_dir(out_dir)
     scalar_names = [o.name for o in outcomes if o.kind != "series"]
     if not scalar_names:
@@ -100,8 +111,15 @@ def run_pce_study(spec: StudySpec, out_dir: str, *, method: str = "pce", progres
         evaluate = with_gradients(evaluate, uncertain, scalar_names)
     varied = {k: values[k] for k in spec.space.names}
     config = {**spec.config(n_steps, dt, scheme), "method": method}
-    result = run_samples(evaluate, varied, chunk_size=spec.chunk_size, out_dir=os.path.join(out_dir, "chunks"),
-                         config=config, progress=progress, desc=f"{method} {spec.model}")
+    result = run_samples(
+        evaluate,
+        varied,
+        chunk_size=spec.chunk_size,
+        out_dir=os.path.join(out_dir, "chunks"),
+        config=config,
+        progress=progress,
+        desc=f"{method} {spec.model}",
+    )
     out = result.outputs
     valid, fail = statistics.failures(out)
     N = len(valid)
@@ -109,10 +127,19 @@ def run_pce_study(spec: StudySpec, out_dir: str, *, method: str = "pce", progres
     xi = np.stack([g.to_standard(x[:, j]) for j, g in enumerate(germs)], axis=1)
     dx_dxi = np.stack([g.dx_dxi(xi[:, j]) for j, g in enumerate(germs)], axis=1)
 
-    summary = {"study": {**config, "t_final": t_final, "n_simulations": N, "n_base": N, "uncertain": uncertain,
-                         "model_description": model.description,
-                         "germs": {k: f"{g.family} ({g.transform})" for k, g in zip(uncertain, germs)}},
-               "failures": fail, "outcomes": {}}
+    summary = {
+        "study": {
+            **config,
+            "t_final": t_final,
+            "n_simulations": N,
+            "n_base": N,
+            "uncertain": uncertain,
+            "model_description": model.description,
+            "germs": {k: f"{g.family} ({g.transform})" for k, g in zip(uncertain, germs)},
+        },
+        "failures": fail,
+        "outcomes": {},
+    }
     scalars, series, sobol, fits = {}, {}, {}, {}
     nan2 = np.full((len(uncertain), 2), np.nan)
     nan1 = np.full(len(uncertain), np.nan)
@@ -141,22 +168,45 @@ def run_pce_study(spec: StudySpec, out_dir: str, *, method: str = "pce", progres
             warnings.warn(w.message, w.category, stacklevel=2)
         fits[o.name] = fit
         S1, ST = fit.sobol()
-        sobol[o.name] = SobolIndices(S1, ST, nan2, nan2, nan1, nan1, float("nan"), int(ok.sum()), int((~ok).sum()),
-                                     fit.variance)
-        entry["pce"] = {"q2": fit.q2, "q2_loo": fit.q2_loo, "reliable": fit.reliable, "min_q2": min_q2,
-                        "tail_share": fit.tail_share, "max_tail_share": fit.max_tail_share,
-                        "unreliable_because": fit.unreliable_because,
-                        "degree": fit.degree, "n_terms": fit.n_terms, "n_candidates": int(fit.alphas.shape[0]),
-                        "mean": fit.mean, "std": math.sqrt(fit.variance), "gradient_rows": fit.gradient,
-                        "warning": None if fit.reliable else str(caught[0].message) if caught else None}
+        sobol[o.name] = SobolIndices(
+            S1, ST, nan2, nan2, nan1, nan1, float("nan"), int(ok.sum()), int((~ok).sum()), fit.variance
+        )
+        entry["pce"] = {
+            "q2": fit.q2,
+            "q2_loo": fit.q2_loo,
+            "reliable": fit.reliable,
+            "min_q2": min_q2,
+            "tail_share": fit.tail_share,
+            "max_tail_share": fit.max_tail_share,
+            "unreliable_because": fit.unreliable_because,
+            "degree": fit.degree,
+            "n_terms": fit.n_terms,
+            "n_candidates": int(fit.alphas.shape[0]),
+            "mean": fit.mean,
+            "std": math.sqrt(fit.variance),
+            "gradient_rows": fit.gradient,
+            "warning": None if fit.reliable else str(caught[0].message) if caught else None,
+        }
         entry["sobol"] = {**sobol[o.name].to_json(uncertain), "method": method, "reliable": fit.reliable}
         summary["outcomes"][o.name] = entry
     bands = {name: statistics.time_bands(v, valid) for name, v in series.items()}
-    summary["series"] = {name: {"description": next(o.description for o in outcomes if o.name == name),
-                                "rows": int(v.shape[1]), "save_every": spec.save_every} for name, v in series.items()}
+    summary["series"] = {
+        name: {
+            "description": next(o.description for o in outcomes if o.name == name),
+            "rows": int(v.shape[1]),
+            "save_every": spec.save_every,
+        }
+        for name, v in series.items()
+    }
     t_series = (dt * np.arange(n_steps + 1))[:: spec.save_every]
-    np.savez(os.path.join(out_dir, "samples.npz"), t=t_series, valid=valid, xi=xi,
-             **{f"param:{k}": v for k, v in varied.items()}, **{f"out:{k}": v for k, v in out.items()})
+    np.savez(
+        os.path.join(out_dir, "samples.npz"),
+        t=t_series,
+        valid=valid,
+        xi=xi,
+        **{f"param:{k}": v for k, v in varied.items()},
+        **{f"out:{k}": v for k, v in out.items()},
+    )
     figures = []
     if plot:
         title = f"{spec.model} ({method}): {fail['n_valid']} valid of {N} samples"
@@ -168,8 +218,12 @@ def run_pce_study(spec: StudySpec, out_dir: str, *, method: str = "pce", progres
         plots.scatter({k: values[k] for k in uncertain}, scalars, valid, os.path.join(out_dir, "scatter.png"))
         figures.append("scatter.png")
         if sobol:
-            plots.sensitivity_bars(sobol, uncertain, os.path.join(out_dir, "sensitivity.png"),
-                                   f"{spec.model}: Sobol indices from the polynomial chaos coefficients")
+            plots.sensitivity_bars(
+                sobol,
+                uncertain,
+                os.path.join(out_dir, "sensitivity.png"),
+                f"{spec.model}: Sobol indices from the polynomial chaos coefficients",
+            )
             figures.append("sensitivity.png")
         if fits:
             plots.pce_diagnostics(fits, os.path.join(out_dir, "pce_diagnostics.png"), f"{spec.model} ({method})")

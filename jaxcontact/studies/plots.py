@@ -74,8 +74,9 @@ def _grid(n: int, max_cols: int = 3, size=(4.4, 3.4)):
     plt = pyplot()
     cols = min(max_cols, max(1, n))
     rows = int(math.ceil(n / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(size[0] * cols, size[1] * rows + 0.4), squeeze=False,
-                             layout="constrained")
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(size[0] * cols, size[1] * rows + 0.4), squeeze=False, layout="constrained"
+    )
     for ax in axes.flat[n:]:
         ax.set_visible(False)
     return fig, axes.flat
@@ -93,8 +94,15 @@ def quantile_bands(t, bands: dict, path, title: str = "", labels: dict | None = 
         q, levels = np.asarray(b["quantiles"]), np.asarray(b["levels"])
         m = len(levels)
         for lo in range(m // 2):
-            ax.fill_between(t, q[lo], q[m - 1 - lo], alpha=0.18 + 0.17 * lo, color="C0", lw=0,
-                            label=f"{100 * levels[lo]:g}–{100 * levels[m - 1 - lo]:g} % of samples")
+            ax.fill_between(
+                t,
+                q[lo],
+                q[m - 1 - lo],
+                alpha=0.18 + 0.17 * lo,
+                color="C0",
+                lw=0,
+                label=f"{100 * levels[lo]:g}–{100 * levels[m - 1 - lo]:g} % of samples",
+            )
         if m % 2:
             ax.plot(t, q[m // 2], color="C0", lw=1.2, label="median")
         ax.plot(t, b["mean"], color="C3", lw=1.0, ls="--", label="mean")
@@ -136,8 +144,10 @@ def sensitivity_bars(indices: dict, param_names, path, title: str = "", labels: 
     x = np.arange(len(param_names))
     w = 0.38
     for i, (ax, (name, s)) in enumerate(zip(axes, indices.items())):
-        for off, val, ci, label, color in ((-w / 2, s.S1, s.S1_ci, "first order S1", "C0"),
-                                           (w / 2, s.ST, s.ST_ci, "total ST", "C1")):
+        for off, val, ci, label, color in (
+            (-w / 2, s.S1, s.S1_ci, "first order S1", "C0"),
+            (w / 2, s.ST, s.ST_ci, "total ST", "C1"),
+        ):
             val = np.asarray(val, float)
             ci = np.asarray(ci, float)
             err = np.abs(np.stack([val - ci[:, 0], ci[:, 1] - val]))
@@ -154,8 +164,9 @@ def sensitivity_bars(indices: dict, param_names, path, title: str = "", labels: 
     _save(fig, path)
 
 
-def scatter(params: dict, outcomes: dict, valid, path, max_points: int = 4000, seed: int = 0,
-            labels: dict | None = None) -> None:
+def scatter(
+    params: dict, outcomes: dict, valid, path, max_points: int = 4000, seed: int = 0, labels: dict | None = None
+) -> None:
     """A grid: rows = outcomes, columns = parameters; each valid sample one dot."""
     plt = pyplot()
     valid = np.asarray(valid, bool)
@@ -163,8 +174,7 @@ def scatter(params: dict, outcomes: dict, valid, path, max_points: int = 4000, s
     if idx.size > max_points:
         idx = np.sort(np.random.default_rng(seed).choice(idx, max_points, replace=False))
     rows, cols = max(1, len(outcomes)), max(1, len(params))
-    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols + 0.6, 2.6 * rows), squeeze=False,
-                             layout="constrained")
+    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols + 0.6, 2.6 * rows), squeeze=False, layout="constrained")
     for r, (oname, y) in enumerate(outcomes.items()):
         for c, (pname, x) in enumerate(params.items()):
             ax = axes[r, c]
@@ -200,8 +210,13 @@ def pce_diagnostics(fits: dict, path, title: str = "") -> None:
         deg, cmax = f.degree_decay()
         keep = (deg > 0) & (cmax > 0)  # the mean (degree 0) is not part of the decay; unpicked degrees have none
         if f.variance > 0 and keep.any():
-            ax1.semilogy(deg[keep], cmax[keep] / np.sqrt(f.variance), "o-", ms=3,
-                         label=f"{name} (p = {f.degree}, {f.n_terms} terms)")
+            ax1.semilogy(
+                deg[keep],
+                cmax[keep] / np.sqrt(f.variance),
+                "o-",
+                ms=3,
+                label=f"{name} (p = {f.degree}, {f.n_terms} terms)",
+            )
     ax1.set_xlabel("total degree")
     ax1.set_ylabel("largest |c_α| of the degree / std")
     ax1.legend(fontsize=6)

@@ -14,7 +14,8 @@ one forward run; all chains step together under ``vmap`` inside one ``lax.scan``
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -35,17 +36,23 @@ class Posterior(NamedTuple):
 
     def to_json(self, names) -> dict:
         """The posterior summary as plain JSON values (per parameter: mean, sd, 95 % interval, R-hat, ESS)."""
-        return {n: {"mean": float(self.mean[i]), "std": float(self.std[i]),
-                    "interval95": [float(x) for x in self.interval95[i]],
-                    "rhat": float(self.rhat[i]), "ess": float(self.ess[i])} for i, n in enumerate(names)} | {
-            "acceptance": self.acceptance.tolist()}
+        return {
+            n: {
+                "mean": float(self.mean[i]),
+                "std": float(self.std[i]),
+                "interval95": [float(x) for x in self.interval95[i]],
+                "rhat": float(self.rhat[i]),
+                "ess": float(self.ess[i]),
+            }
+            for i, n in enumerate(names)
+        } | {"acceptance": self.acceptance.tolist()}
 
 
 def split_rhat(x: np.ndarray) -> np.ndarray:
     """Split R-hat (Gelman et al., Bayesian Data Analysis, 3rd ed.) of draws x (chains, draws, p)."""
     c, n, p = x.shape
     h = n // 2
-    s = np.concatenate([x[:, :h], x[:, h:2 * h]], axis=0)
+    s = np.concatenate([x[:, :h], x[:, h : 2 * h]], axis=0)
     w = s.var(axis=1, ddof=1).mean(axis=0)
     b = h * s.mean(axis=1).var(axis=0, ddof=1)
     var = (h - 1) / h * w + b / h
@@ -75,8 +82,20 @@ def effective_sample_size(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def sample(loss: Callable, theta_hat, scale, lo, hi, *, n_residuals: int, sigma: float, chains: int = 8,
-           draws: int = 1000, burn: int = 500, seed: int = 0) -> Posterior:
+def sample(
+    loss: Callable,
+    theta_hat,
+    scale,
+    lo,
+    hi,
+    *,
+    n_residuals: int,
+    sigma: float,
+    chains: int = 8,
+    draws: int = 1000,
+    burn: int = 500,
+    seed: int = 0,
+) -> Posterior:
     """Random-walk Metropolis from ``theta_hat`` (spread by ``scale``), Gaussian proposals of sd
     2.38·``scale``/√p per parameter (``scale``: a standard deviation per parameter, e.g. a quarter of
     the checked 95 % interval's width). ``loss`` maps θ (p,) to the mean squared residual."""
@@ -95,12 +114,11 @@ def sample(loss: Callable, theta_hat, scale, lo, hi, *, n_residuals: int, sigma:
     def logp(th):
         inside = jnp.all((th > lo) & (th < hi))
         v = loss(th)
-        return jnp.where(inside & jnp.isfinite(v), -n_residuals * v / (2 * sigma ** 2), -jnp.inf)
+        return jnp.where(inside & jnp.isfinite(v), -n_residuals * v / (2 * sigma**2), -jnp.inf)
 
     def chain(key):
         k0, key = jax.random.split(key)
-        th0 = jnp.clip(theta_hat + scale * jax.random.normal(k0, (p,)), lo + 1e-12 * (hi - lo),
-                       hi - 1e-12 * (hi - lo))
+        th0 = jnp.clip(theta_hat + scale * jax.random.normal(k0, (p,)), lo + 1e-12 * (hi - lo), hi - 1e-12 * (hi - lo))
 
         def body(carry, k):
             th, lp = carry
@@ -117,6 +135,12 @@ def sample(loss: Callable, theta_hat, scale, lo, hi, *, n_residuals: int, sigma:
     ths, acc = jax.jit(jax.vmap(chain))(jax.random.split(jax.random.PRNGKey(seed), chains))
     x = np.asarray(ths)
     flat = x.reshape(-1, p)
-    return Posterior(x, flat.mean(axis=0), flat.std(axis=0, ddof=1),
-                     np.stack([np.quantile(flat, 0.025, axis=0), np.quantile(flat, 0.975, axis=0)], axis=1),
-                     split_rhat(x), effective_sample_size(x), np.asarray(acc))
+    return Posterior(
+        x,
+        flat.mean(axis=0),
+        flat.std(axis=0, ddof=1),
+        np.stack([np.quantile(flat, 0.025, axis=0), np.quantile(flat, 0.975, axis=0)], axis=1),
+        split_rhat(x),
+        effective_sample_size(x),
+        np.asarray(acc),
+    )

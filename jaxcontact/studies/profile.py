@@ -25,7 +25,8 @@ result says which was used.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -60,8 +61,9 @@ def loss_read_interval(grid, values, threshold):
     return grid[max(a - 1, 0)], grid[min(b + 1, len(grid) - 1)], edge
 
 
-def profile_loss(residuals: Callable, i: int, bounds_lo, bounds_hi, *, jacobian=jax.jacfwd,
-                 steps: int = LM_STEPS) -> Callable:
+def profile_loss(
+    residuals: Callable, i: int, bounds_lo, bounds_hi, *, jacobian=jax.jacfwd, steps: int = LM_STEPS
+) -> Callable:
     """(θ_start (p,), x, *args) → (min over θ_-i of mean r(θ, *args)², the minimiser θ) with θ_i = x held: ``steps``
     Levenberg–Marquardt steps on the other parameters from θ_start, kept inside the bounds; a step that
     does not lower the loss is refused and the damping raised (fixed count: jit/vmap-able).
@@ -88,8 +90,11 @@ def profile_loss(residuals: Callable, i: int, bounds_lo, bounds_hi, *, jacobian=
             trial = jnp.clip(th + step, lo + 1e-12 * span, hi - 1e-12 * span)
             f_trial = mse(trial)
             better = jnp.isfinite(f_trial) & (f_trial < f)
-            return (jnp.where(better, trial, th), jnp.where(better, f_trial, f),
-                    jnp.where(better, lam / 3, lam * 4)), None
+            return (
+                jnp.where(better, trial, th),
+                jnp.where(better, f_trial, f),
+                jnp.where(better, lam / 3, lam * 4),
+            ), None
 
         (th, f, _), _ = jax.lax.scan(body, (th0, mse(th0), jnp.asarray(1e-3)), None, length=steps)
         return f, th
@@ -97,8 +102,20 @@ def profile_loss(residuals: Callable, i: int, bounds_lo, bounds_hi, *, jacobian=
     return run
 
 
-def check_intervals(loss: Callable, theta, sd, bounds_lo, bounds_hi, *, n_residuals, noise=None,
-                    agree=0.3, residuals: Callable | None = None, jacobian=jax.jacfwd, args=()) -> list:
+def check_intervals(
+    loss: Callable,
+    theta,
+    sd,
+    bounds_lo,
+    bounds_hi,
+    *,
+    n_residuals,
+    noise=None,
+    agree=0.3,
+    residuals: Callable | None = None,
+    jacobian=jax.jacfwd,
+    args=(),
+) -> list:
     """Check the Laplace interval θ̂ ± 1.96 sd of each parameter against ``loss`` (θ (p,), *args → mean squared
     residual, jit/vmap-able) along that parameter; see the module docstring. With ``residuals`` (θ, *args → r,
     the loss's residual vector) and several parameters, the others are re-optimised at every grid point
@@ -116,8 +133,11 @@ def check_intervals(loss: Callable, theta, sd, bounds_lo, bounds_hi, *, n_residu
     out = []
     for i in range(p):
         if profiled:
-            prof = jax.jit(jax.vmap(profile_loss(residuals, i, bounds_lo, bounds_hi, jacobian=jacobian),
-                                    in_axes=(None, 0) + no_batch))
+            prof = jax.jit(
+                jax.vmap(
+                    profile_loss(residuals, i, bounds_lo, bounds_hi, jacobian=jacobian), in_axes=(None, 0) + no_batch
+                )
+            )
 
         def along(grid, reoptimise=True):
             """The loss at each grid value of θ_i (the others held, or re-optimised) and the θ it was taken at."""
@@ -129,7 +149,7 @@ def check_intervals(loss: Callable, theta, sd, bounds_lo, bounds_hi, *, n_residu
             return np.asarray(batched(jnp.asarray(cand))), cand
 
         best = float(batched(jnp.asarray(theta[None]))[0])
-        s2 = noise ** 2 if noise is not None else n_residuals * best / max(n_residuals - p, 1)
+        s2 = noise**2 if noise is not None else n_residuals * best / max(n_residuals - p, 1)
         span = float(bounds_hi[i] - bounds_lo[i])
         w = 4 * sd[i] if sd[i] > 0 else 1e-6 * span
         w = max(w, 1e-12 * span)
@@ -144,7 +164,7 @@ def check_intervals(loss: Callable, theta, sd, bounds_lo, bounds_hi, *, n_residu
             c, wc = grid[k], wc / 4
             if values[k] < best:
                 theta, best = thetas[k].copy(), float(values[k])
-        s2 = noise ** 2 if noise is not None else n_residuals * best / max(n_residuals - p, 1)
+        s2 = noise**2 if noise is not None else n_residuals * best / max(n_residuals - p, 1)
         grid = values = None
         for _ in range(ROUNDS):
             grid = np.clip(theta[i] + np.linspace(-w, w, GRID), bounds_lo[i], bounds_hi[i])
@@ -153,7 +173,7 @@ def check_intervals(loss: Callable, theta, sd, bounds_lo, bounds_hi, *, n_residu
             k = int(np.argmin(values))
             if values[k] < best:  # the optimiser stopped on a step: move to the lowest loss seen
                 theta, best = thetas[k].copy(), float(values[k])
-                s2 = noise ** 2 if noise is not None else n_residuals * best / max(n_residuals - p, 1)
+                s2 = noise**2 if noise is not None else n_residuals * best / max(n_residuals - p, 1)
             thr = best + CHI2_95 * s2 / n_residuals
             lo, hi, edge = loss_read_interval(grid, values, thr)
             at_bounds = grid[0] <= bounds_lo[i] and grid[-1] >= bounds_hi[i]
@@ -166,7 +186,15 @@ def check_intervals(loss: Callable, theta, sd, bounds_lo, bounds_hi, *, n_residu
         lap = (theta0[i] - 1.96 * sd[i], theta0[i] + 1.96 * sd[i])
         half = max(hi - theta[i], theta[i] - lo, 1e-300)
         agrees = (abs(lap[0] - lo) <= agree * half) and (abs(lap[1] - hi) <= agree * half)
-        out.append(ParameterInterval(float(theta[i]), lap if agrees else (float(lo), float(hi)),
-                                     "laplace" if agrees else "profile", lap, (float(lo), float(hi)),
-                                     grid, values))
+        out.append(
+            ParameterInterval(
+                float(theta[i]),
+                lap if agrees else (float(lo), float(hi)),
+                "laplace" if agrees else "profile",
+                lap,
+                (float(lo), float(hi)),
+                grid,
+                values,
+            )
+        )
     return out

@@ -68,7 +68,8 @@ import sys
 import tempfile
 import time
 import warnings
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
@@ -153,7 +154,9 @@ def _leading_size(inputs) -> int:
         raise ValueError("inputs must hold at least one array with a leading batch axis")
     sizes = {np.shape(x)[0] if np.ndim(x) else None for x in leaves}
     if len(sizes) != 1 or None in sizes:
-        raise ValueError(f"every input leaf needs the same leading (batch) axis; got leading sizes {sorted(map(str, sizes))}")
+        raise ValueError(
+            f"every input leaf needs the same leading (batch) axis; got leading sizes {sorted(map(str, sizes))}"
+        )
     n = sizes.pop()
     if n < 1:
         raise ValueError(f"number of samples N = {n} must be ≥ 1")
@@ -182,8 +185,9 @@ def manifest_name(process: int) -> str:
 
 
 def _is_manifest_name(name: str) -> bool:
-    return name == MANIFEST or (name.startswith("manifest.p") and name.endswith(".json")
-                                and name[len("manifest.p"):-len(".json")].isdigit())
+    return name == MANIFEST or (
+        name.startswith("manifest.p") and name.endswith(".json") and name[len("manifest.p") : -len(".json")].isdigit()
+    )
 
 
 def read_manifest(folder, name: str = MANIFEST) -> dict | None:
@@ -221,15 +225,30 @@ def study_chunk_size(folder) -> int | None:
 class ChunkStore:
     """Finished chunks of one study in a folder, with a manifest that identifies the study and checksums chunks."""
 
-    def __init__(self, folder, *, config, inputs_sha256: str, n_samples: int, chunk_size: int, write: bool = True,
-                 process: int = 0):
+    def __init__(
+        self,
+        folder,
+        *,
+        config,
+        inputs_sha256: str,
+        n_samples: int,
+        chunk_size: int,
+        write: bool = True,
+        process: int = 0,
+    ):
         self.folder = os.fspath(folder)
         self.write = write
         self.manifest_name = manifest_name(process)
-        self.manifest = {"version": MANIFEST_VERSION, "config_sha256": config_digest(config),
-                         "inputs_sha256": inputs_sha256, "n_samples": int(n_samples),
-                         "chunk_size": int(chunk_size), "n_chunks": int(math.ceil(n_samples / chunk_size)),
-                         "config": config, "checksums": {}}
+        self.manifest = {
+            "version": MANIFEST_VERSION,
+            "config_sha256": config_digest(config),
+            "inputs_sha256": inputs_sha256,
+            "n_samples": int(n_samples),
+            "chunk_size": int(chunk_size),
+            "n_chunks": int(math.ceil(n_samples / chunk_size)),
+            "config": config,
+            "checksums": {},
+        }
         path = os.path.join(self.folder, self.manifest_name)
         if os.path.exists(path):
             old = read_manifest(self.folder)
@@ -271,22 +290,31 @@ class ChunkStore:
             if old.get(k) != new[k]:
                 diffs.append(f"{k}: {old.get(k)} there, {new[k]} now")
         if diffs:
-            hint = (f" (to resume, give --chunk {old.get('chunk_size')} or no --chunk)"
-                    if old.get("chunk_size") != new["chunk_size"] and len(diffs) == 1 else "")
+            hint = (
+                f" (to resume, give --chunk {old.get('chunk_size')} or no --chunk)"
+                if old.get("chunk_size") != new["chunk_size"] and len(diffs) == 1
+                else ""
+            )
             raise StudyMismatchError(
                 f"{path} belongs to a different study ({'; '.join(diffs)}){hint}; refusing to resume it. "
                 f"Use another output folder, rerun with the settings recorded there, or delete {self.folder} "
-                "to start over.")
+                "to start over."
+            )
 
     def _write_manifest(self) -> None:
-        _atomic_write_bytes(os.path.join(self.folder, self.manifest_name),
-                            json.dumps(self.manifest, indent=1, sort_keys=True, default=str).encode())
+        _atomic_write_bytes(
+            os.path.join(self.folder, self.manifest_name),
+            json.dumps(self.manifest, indent=1, sort_keys=True, default=str).encode(),
+        )
 
     def _set_aside(self, path: str, why: str) -> None:
         aside = path + ".damaged"
-        warnings.warn(f"{path}: {why}; moved to {os.path.basename(aside)}"
-                      + (" and recomputed" if path.endswith(".npz") else ", every chunk is recomputed"),
-                      DamagedChunkWarning, stacklevel=3)
+        warnings.warn(
+            f"{path}: {why}; moved to {os.path.basename(aside)}"
+            + (" and recomputed" if path.endswith(".npz") else ", every chunk is recomputed"),
+            DamagedChunkWarning,
+            stacklevel=3,
+        )
         if self.write:
             os.replace(path, aside)
 
@@ -370,8 +398,9 @@ def _atomic_write_bytes(path: str, data: bytes, prefix: str = ".tmp.") -> None:
 
 def compile_batched(fn: Callable, chunk_example, sharding: NamedSharding):
     """jit(vmap(fn)) compiled ahead of time for one chunk's shapes; returns (callable, seconds)."""
-    structs = jax.tree.map(lambda x: jax.ShapeDtypeStruct(np.shape(x), np.asarray(x).dtype, sharding=sharding),
-                           chunk_example)
+    structs = jax.tree.map(
+        lambda x: jax.ShapeDtypeStruct(np.shape(x), np.asarray(x).dtype, sharding=sharding), chunk_example
+    )
     t0 = time.perf_counter()
     compiled = jax.jit(jax.vmap(fn), in_shardings=sharding, out_shardings=sharding).lower(structs).compile()
     return compiled, time.perf_counter() - t0
@@ -402,15 +431,26 @@ def _canonical(inputs):
 
 def _pad(chunk, size: int):
     """Pad every leaf to ``size`` rows by repeating the last row (valid values: no NaN in padding)."""
+
     def pad(a):
         extra = size - a.shape[0]
         return a if extra == 0 else np.concatenate([a, np.repeat(a[-1:], extra, axis=0)], axis=0)
+
     return jax.tree.map(pad, chunk)
 
 
-def run_chunks(batch_fn: Callable, inputs, *, chunk_size: int, store: ChunkStore | None = None,
-               progress: bool = True, desc: str = "samples", warmup: Callable | None = None,
-               process: int = 0, n_processes: int = 1) -> tuple[dict, int, int, float]:
+def run_chunks(
+    batch_fn: Callable,
+    inputs,
+    *,
+    chunk_size: int,
+    store: ChunkStore | None = None,
+    progress: bool = True,
+    desc: str = "samples",
+    warmup: Callable | None = None,
+    process: int = 0,
+    n_processes: int = 1,
+) -> tuple[dict, int, int, float]:
     """The chunk loop: ``batch_fn(padded_chunk) -> dict of (chunk_size, ...) arrays``.
 
     Loads chunks already in ``store``, computes the others in order, writes each
@@ -438,12 +478,19 @@ def run_chunks(batch_fn: Callable, inputs, *, chunk_size: int, store: ChunkStore
         todo = [i for i in range(n_chunks) if parts[i] is None and i % n_processes == process]
         if warmup is not None and todo:
             if progress:  # compiling a study (a gradient one most) can take minutes before the bar appears
-                print(f"{desc}: compiling one program for chunks of {chunk_size} samples", file=sys.stderr,
-                      flush=True)
+                print(f"{desc}: compiling one program for chunks of {chunk_size} samples", file=sys.stderr, flush=True)
             start = todo[0] * chunk_size
-            warmup(_pad(jax.tree.map(lambda a: a[start:start + chunk_size], inputs), chunk_size))
-        with tqdm(total=n, initial=n_loaded, unit="sample", unit_scale=True, desc=desc, disable=not progress,
-                  dynamic_ncols=True, smoothing=0) as bar:
+            warmup(_pad(jax.tree.map(lambda a: a[start : start + chunk_size], inputs), chunk_size))
+        with tqdm(
+            total=n,
+            initial=n_loaded,
+            unit="sample",
+            unit_scale=True,
+            desc=desc,
+            disable=not progress,
+            dynamic_ncols=True,
+            smoothing=0,
+        ) as bar:
             for i in todo:
                 start, stop = i * chunk_size, min(n, (i + 1) * chunk_size)
                 chunk = _pad(jax.tree.map(lambda a: a[start:stop], inputs), chunk_size)
@@ -468,14 +515,18 @@ def run_chunks(batch_fn: Callable, inputs, *, chunk_size: int, store: ChunkStore
                 start, stop = i * chunk_size, min(n, (i + 1) * chunk_size)
                 parts[i] = store.load(i, start, stop)
                 if parts[i] is None:
-                    raise RuntimeError(f"chunk {i} (samples {start}..{stop - 1}) of process "
-                                       f"{i % n_processes} is missing or damaged in {store.folder} after every "
-                                       "process finished; rerun the study to recompute it")
+                    raise RuntimeError(
+                        f"chunk {i} (samples {start}..{stop - 1}) of process "
+                        f"{i % n_processes} is missing or damaged in {store.folder} after every "
+                        "process finished; rerun the study to recompute it"
+                    )
     keys = list(parts[0])
     for i, p in enumerate(parts):
         if list(p) != keys:
-            raise StudyMismatchError(f"chunk {i} has outputs {sorted(p)}, chunk 0 has {sorted(keys)}; "
-                                     "the folder mixes results of different evaluation functions")
+            raise StudyMismatchError(
+                f"chunk {i} has outputs {sorted(p)}, chunk 0 has {sorted(keys)}; "
+                "the folder mixes results of different evaluation functions"
+            )
     outputs = {k: np.concatenate([p[k] for p in parts], axis=0) for k in keys}
     return outputs, n_computed, n_loaded, run_seconds
 
@@ -486,13 +537,24 @@ def _barrier(name: str) -> None:
 
     client = distributed.global_state.client
     if client is None:
-        raise RuntimeError("several processes but jax.distributed is not initialised; call "
-                           "jax.distributed.initialize(...) before the study")
+        raise RuntimeError(
+            "several processes but jax.distributed is not initialised; call "
+            "jax.distributed.initialize(...) before the study"
+        )
     client.wait_at_barrier(name.replace(" ", "_"), timeout_in_ms=BARRIER_SECONDS * 1000)
 
 
-def run_samples(fn: Callable, inputs, *, chunk_size: int | None = None, out_dir=None, config: Any = None,
-                progress: bool = True, devices=None, desc: str = "samples") -> RunResult:
+def run_samples(
+    fn: Callable,
+    inputs,
+    *,
+    chunk_size: int | None = None,
+    out_dir=None,
+    config: Any = None,
+    progress: bool = True,
+    devices=None,
+    desc: str = "samples",
+) -> RunResult:
     """Evaluate the per-sample ``fn`` on every sample of ``inputs`` (see the module docstring).
 
     fn: one sample (pytree of per-sample leaves) -> dict name -> array (per sample).
@@ -515,8 +577,9 @@ def run_samples(fn: Callable, inputs, *, chunk_size: int | None = None, out_dir=
     chunk = recorded if recorded is not None else chunk_size_for(chunk_size, n, n_dev)
     store = None
     if out_dir is not None:
-        store = ChunkStore(out_dir, config=config, inputs_sha256=inputs_digest(inputs), n_samples=n,
-                           chunk_size=chunk, process=process)
+        store = ChunkStore(
+            out_dir, config=config, inputs_sha256=inputs_digest(inputs), n_samples=n, chunk_size=chunk, process=process
+        )
     sharding = batch_sharding(mesh)
     compiled = None
     compile_seconds = 0.0
@@ -530,8 +593,12 @@ def run_samples(fn: Callable, inputs, *, chunk_size: int | None = None, out_dir=
             if n_dev > 1 and calls_lapack(compiled):
                 # jax 0.10.2: LAPACK custom calls can hang when several CPU host devices run them
                 # (commands/mc.py); such a program runs on one device — same numbers, one core.
-                warnings.warn(f"{desc}: the compiled study calls LAPACK, which can hang on several CPU host "
-                              "devices; running it on one device", RuntimeWarning, stacklevel=2)
+                warnings.warn(
+                    f"{desc}: the compiled study calls LAPACK, which can hang on several CPU host "
+                    "devices; running it on one device",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
                 sharding, n_dev = batch_sharding(batch_mesh(mesh.devices.flat[:1])), 1
                 padded = chunk_inputs
                 compiled, more = compile_batched(fn, padded, sharding)
@@ -543,7 +610,15 @@ def run_samples(fn: Callable, inputs, *, chunk_size: int | None = None, out_dir=
         out = _fetch(compiled(_place(padded, sharding)))
         return {k: v[:chunk] for k, v in out.items()}
 
-    outputs, n_computed, n_loaded, seconds = run_chunks(batch_fn, inputs, chunk_size=chunk, store=store,
-                                                        progress=progress, desc=desc, warmup=ensure_compiled,
-                                                        process=process, n_processes=n_processes)
+    outputs, n_computed, n_loaded, seconds = run_chunks(
+        batch_fn,
+        inputs,
+        chunk_size=chunk,
+        store=store,
+        progress=progress,
+        desc=desc,
+        warmup=ensure_compiled,
+        process=process,
+        n_processes=n_processes,
+    )
     return RunResult(outputs, n, n_computed, n_loaded, compile_seconds, seconds - compile_seconds, n_dev, chunk)

@@ -25,7 +25,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-
 # Fewest valid base rows for which a study reports Sobol indices. The percentile bootstrap resamples
 # the m rows themselves, so with few rows its distribution is narrower than the estimator's: the
 # nominal 95 % intervals miss the known indices of the linear and Ishigami test functions far more
@@ -79,10 +78,19 @@ class SobolIndices(NamedTuple):
         """The indices and intervals per parameter name, as a JSON-serialisable dict."""
         out = {}
         for j, name in enumerate(names):
-            out[name] = {"S1": float(self.S1[j]), "S1_ci": [float(v) for v in self.S1_ci[j]],
-                         "ST": float(self.ST[j]), "ST_ci": [float(v) for v in self.ST_ci[j]]}
-        return {"indices": out, "confidence": self.confidence, "n_base_used": self.n_base_used,
-                "n_base_dropped": self.n_base_dropped, "variance": self.variance}
+            out[name] = {
+                "S1": float(self.S1[j]),
+                "S1_ci": [float(v) for v in self.S1_ci[j]],
+                "ST": float(self.ST[j]),
+                "ST_ci": [float(v) for v in self.ST_ci[j]],
+            }
+        return {
+            "indices": out,
+            "confidence": self.confidence,
+            "n_base_used": self.n_base_used,
+            "n_base_dropped": self.n_base_dropped,
+            "variance": self.variance,
+        }
 
 
 def _estimate(fA, fB, fAB):
@@ -105,8 +113,15 @@ def _valid_rows(f, d: int, valid) -> tuple[np.ndarray, np.ndarray]:
     return f, ok.reshape(d + 2, f.size // (d + 2)).all(axis=0)
 
 
-def sobol_indices(f: np.ndarray, d: int, valid: np.ndarray | None = None, *, n_bootstrap: int = 1000,
-                  confidence: float = 0.95, seed: int = 0) -> SobolIndices:
+def sobol_indices(
+    f: np.ndarray,
+    d: int,
+    valid: np.ndarray | None = None,
+    *,
+    n_bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> SobolIndices:
     """Sobol indices of one scalar outcome evaluated on :func:`saltelli_design` points.
 
     f: (n (d + 2),) outcome values in design order; valid: (n (d + 2),) bool
@@ -141,13 +156,23 @@ def sobol_indices(f: np.ndarray, d: int, valid: np.ndarray | None = None, *, n_b
         # indices: it is left out of the interval rather than counted as 0 or ±inf.
         bad = ~(vb > 0)
         s1[bad], st[bad] = np.nan, np.nan
-        S1b[s:s + len(idx)], STb[s:s + len(idx)] = s1, st
+        S1b[s : s + len(idx)], STb[s : s + len(idx)] = s1, st
     alpha = 0.5 * (1.0 - confidence)
     q = [alpha, 1.0 - alpha]
     S1_ci = np.nanquantile(S1b, q, axis=0).T
     ST_ci = np.nanquantile(STb, q, axis=0).T
-    return SobolIndices(S1, ST, S1_ci, ST_ci, np.nanstd(S1b, axis=0, ddof=1), np.nanstd(STb, axis=0, ddof=1),
-                        confidence, m, n - m, float(V))
+    return SobolIndices(
+        S1,
+        ST,
+        S1_ci,
+        ST_ci,
+        np.nanstd(S1b, axis=0, ddof=1),
+        np.nanstd(STb, axis=0, ddof=1),
+        confidence,
+        m,
+        n - m,
+        float(V),
+    )
 
 
 def too_few_rows(m: int) -> str | None:
@@ -155,8 +180,9 @@ def too_few_rows(m: int) -> str | None:
     return f"too few rows for Sobol indices: {m} < {MIN_BASE_ROWS}" if m < MIN_BASE_ROWS else None
 
 
-def study_indices(f: np.ndarray, names, valid: np.ndarray | None = None, *, n_bootstrap: int = 1000,
-                  seed: int = 0) -> tuple[SobolIndices | None, dict]:
+def study_indices(
+    f: np.ndarray, names, valid: np.ndarray | None = None, *, n_bootstrap: int = 1000, seed: int = 0
+) -> tuple[SobolIndices | None, dict]:
     """A study's indices of one outcome and their summary.json entry; (None, refusal entry) below
     :data:`MIN_BASE_ROWS` valid base rows — the entry then says why, and gives no index."""
     d = len(names)
@@ -164,8 +190,12 @@ def study_indices(f: np.ndarray, names, valid: np.ndarray | None = None, *, n_bo
     m = int(rows.sum())
     refused = too_few_rows(m)
     if refused:
-        return None, {"refused": refused, "min_base_rows": MIN_BASE_ROWS, "n_base_used": m,
-                      "n_base_dropped": rows.size - m}
+        return None, {
+            "refused": refused,
+            "min_base_rows": MIN_BASE_ROWS,
+            "n_base_used": m,
+            "n_base_dropped": rows.size - m,
+        }
     idx = sobol_indices(f, d, valid, n_bootstrap=n_bootstrap, seed=seed)
     return idx, idx.to_json(names)
 
@@ -180,8 +210,9 @@ def ishigami_gradient(x: np.ndarray, a: float = 7.0, b: float = 0.1) -> np.ndarr
     """∂f/∂x of :func:`ishigami` (x of shape (..., 3) -> (..., 3))."""
     x = np.asarray(x, float)
     x1, x2, x3 = x[..., 0], x[..., 1], x[..., 2]
-    return np.stack([np.cos(x1) * (1 + b * x3**4), 2 * a * np.sin(x2) * np.cos(x2), 4 * b * x3**3 * np.sin(x1)],
-                    axis=-1)
+    return np.stack(
+        [np.cos(x1) * (1 + b * x3**4), 2 * a * np.sin(x2) * np.cos(x2), 4 * b * x3**3 * np.sin(x1)], axis=-1
+    )
 
 
 def ishigami_indices(a: float = 7.0, b: float = 0.1) -> tuple[np.ndarray, np.ndarray]:

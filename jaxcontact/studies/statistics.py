@@ -45,8 +45,14 @@ def failures(outputs: dict, flags: dict = FLAGS) -> tuple[np.ndarray, dict]:
             counts[label] = int((~ok).sum())
             valid &= ok
     bad = np.flatnonzero(~valid)
-    report = {"n_samples": int(n), "n_valid": int(valid.sum()), "n_failed": int(bad.size), **counts,
-              "non_finite_output": int((~finite).sum()), "first_failed": [int(i) for i in bad[:10]]}
+    report = {
+        "n_samples": int(n),
+        "n_valid": int(valid.sum()),
+        "n_failed": int(bad.size),
+        **counts,
+        "non_finite_output": int((~finite).sum()),
+        "first_failed": [int(i) for i in bad[:10]],
+    }
     return valid, report
 
 
@@ -57,8 +63,7 @@ def scalar_summary(x, valid=None, quantiles=DEFAULT_QUANTILES) -> dict:
     v = x[keep]
     m = v.size
     nan = float("nan")
-    out = {"n": int(m), "mean": float(v.mean()) if m else nan,
-           "std": float(v.std(ddof=1)) if m > 1 else nan}
+    out = {"n": int(m), "mean": float(v.mean()) if m else nan, "std": float(v.std(ddof=1)) if m > 1 else nan}
     out["sem"] = out["std"] / np.sqrt(m) if m > 1 else nan
     out["min"] = float(v.min()) if m else nan
     out["max"] = float(v.max()) if m else nan
@@ -77,11 +82,21 @@ def time_bands(series, valid=None, quantiles=DEFAULT_QUANTILES) -> dict:
     v = s[keep]
     if v.shape[0] == 0:
         nanT = np.full(s.shape[1], np.nan)
-        return {"n": 0, "mean": nanT, "std": nanT, "quantiles": np.full((len(quantiles), s.shape[1]), np.nan),
-                "levels": np.asarray(quantiles)}
+        return {
+            "n": 0,
+            "mean": nanT,
+            "std": nanT,
+            "quantiles": np.full((len(quantiles), s.shape[1]), np.nan),
+            "levels": np.asarray(quantiles),
+        }
     std = v.std(axis=0, ddof=1) if v.shape[0] > 1 else np.full(s.shape[1], np.nan)
-    return {"n": int(v.shape[0]), "mean": v.mean(axis=0), "std": std,
-            "quantiles": np.quantile(v, quantiles, axis=0), "levels": np.asarray(quantiles)}
+    return {
+        "n": int(v.shape[0]),
+        "mean": v.mean(axis=0),
+        "std": std,
+        "quantiles": np.quantile(v, quantiles, axis=0),
+        "levels": np.asarray(quantiles),
+    }
 
 
 def histogram(x, valid=None, bins: int = 30) -> tuple[np.ndarray, np.ndarray]:

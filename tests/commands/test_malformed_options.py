@@ -33,10 +33,10 @@ def _is_float(s: str) -> bool:
 
 malformed_set = st.one_of(
     no_equals,
-    st.builds(lambda v: f"={v}", number),                                  # no name
-    st.builds(lambda n, v: f"{n}={v}", name, not_a_number),               # value not a number
+    st.builds(lambda v: f"={v}", number),  # no name
+    st.builds(lambda n, v: f"{n}={v}", name, not_a_number),  # value not a number
     st.builds(lambda n, v: f"{n}={v}", name, st.sampled_from(["nan", "inf", "-inf", "1e999"])),  # not finite
-    st.builds(lambda n, v: f"{n}={v}", unknown_name, number),              # no such parameter
+    st.builds(lambda n, v: f"{n}={v}", unknown_name, number),  # no such parameter
     st.builds(lambda v: f"mass={v}", st.sampled_from(["0", "-1", "-0.5"])),  # breaks mass > 0
     st.builds(lambda v: f"restitution={v}", st.sampled_from(["1.5", "-0.1", "2"])),  # breaks [0, 1]
 )
@@ -46,13 +46,14 @@ args_of = st.lists(number, min_size=0, max_size=6)
 malformed_param = st.one_of(
     no_equals,
     st.builds(lambda n, d, a: f"{n}={d}({','.join(a)})", name, st.sampled_from(sorted(DISTS)), args_of).filter(
-        lambda s: s.count(",") + 1 != DISTS[s.split("=")[1].split("(")[0]] or s.endswith("()")),  # wrong arity
-    st.builds(lambda n, d: f"{n}={d}(0,1)", name, unknown_name.filter(lambda d: d not in DISTS)),   # no such dist
+        lambda s: s.count(",") + 1 != DISTS[s.split("=")[1].split("(")[0]] or s.endswith("()")
+    ),  # wrong arity
+    st.builds(lambda n, d: f"{n}={d}(0,1)", name, unknown_name.filter(lambda d: d not in DISTS)),  # no such dist
     st.builds(lambda n, x: f"{n}=uniform({x},1)", name, not_a_number.filter(lambda s: "," not in s and ")" not in s)),
     st.builds(lambda n, a, b: f"{n}=uniform({max(a, b)},{min(a, b)})", name, st.integers(0, 9), st.integers(0, 9)),
-    st.builds(lambda n: f"{n}=normal(0,1)", st.sampled_from(["mass", "restitution", "radius"])),   # support too wide
-    st.builds(lambda n: f"{n}=uniform(0.1,0.2)", unknown_name),                                     # no such parameter
-    st.builds(lambda n: f"{n}=uniform(0.1,0.2", name),                                              # unclosed
+    st.builds(lambda n: f"{n}=normal(0,1)", st.sampled_from(["mass", "restitution", "radius"])),  # support too wide
+    st.builds(lambda n: f"{n}=uniform(0.1,0.2)", unknown_name),  # no such parameter
+    st.builds(lambda n: f"{n}=uniform(0.1,0.2", name),  # unclosed
 )
 
 
@@ -71,8 +72,9 @@ def _exit_code(argv) -> tuple[int, str]:
 def test_malformed_set_is_a_clean_error(tmp_path_factory, sets, command):
     out = tmp_path_factory.getbasetemp() / "malformed"
     extra = ["--devices", "1"] if command == "mc" else []
-    rc, err = _exit_code([command, "bouncing-ball", *[f"--set={s}" for s in sets], *extra, "--check",
-                          "--out", str(out)])
+    rc, err = _exit_code(
+        [command, "bouncing-ball", *[f"--set={s}" for s in sets], *extra, "--check", "--out", str(out)]
+    )
     assert rc == 2, (sets, err)
     lines = [ln for ln in err.splitlines() if "error:" in ln]
     assert len(lines) == 1 and "Traceback" not in err, err

@@ -25,8 +25,14 @@ TIMEOUT = 300
 
 
 def _popen(args, cwd, env=None):
-    return subprocess.Popen([sys.executable, "-m", "jaxcontact.cli", *args], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
+    return subprocess.Popen(
+        [sys.executable, "-m", "jaxcontact.cli", *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def _main(argv) -> tuple[int, str]:
@@ -38,6 +44,7 @@ def _main(argv) -> tuple[int, str]:
 
 
 # ---------------------------------------------------------------- Ctrl-C
+
 
 def test_ctrl_c_while_compiling_exits_130_every_time(tmp_path):
     # Interpreter teardown raced XLA's threads and died of SIGSEGV (-11) in about one try of three.
@@ -56,8 +63,21 @@ def test_ctrl_c_while_compiling_exits_130_every_time(tmp_path):
 def test_ctrl_c_while_a_fit_compiles_exits_130(tmp_path):
     np.savez(tmp_path / "d.npz", t=np.linspace(0.0, 0.5, 51), y=np.ones((51, 1)))
     for k in range(2):
-        proc = _popen(["identify", "bouncing-ball", "--data", "d.npz", "--fit", "restitution", "--no-plots",
-                       "--no-compile-cache", "--out", f"f{k}"], tmp_path)
+        proc = _popen(
+            [
+                "identify",
+                "bouncing-ball",
+                "--data",
+                "d.npz",
+                "--fit",
+                "restitution",
+                "--no-plots",
+                "--no-compile-cache",
+                "--out",
+                f"f{k}",
+            ],
+            tmp_path,
+        )
         assert proc.stdout.readline().startswith("bouncing-ball: fitting")
         time.sleep(0.5)  # not a timing: lands the signal inside the compile
         proc.send_signal(signal.SIGINT)
@@ -69,18 +89,21 @@ def test_ctrl_c_while_a_fit_compiles_exits_130(tmp_path):
 
 # ---------------------------------------------------------------- a full disk
 
+
 def _fake_saved_chunks(chunks, n_samples, chunk_size, saved_chunks):
     """A study folder whose manifest vouches for ``saved_chunks`` chunks (as ``saved_samples`` reads it)."""
     chunks.mkdir(parents=True)
-    (chunks / "manifest.json").write_text(json.dumps({"n_samples": n_samples, "chunk_size": chunk_size,
-                                                      "checksums": {str(i): "0" for i in range(saved_chunks)}}))
+    (chunks / "manifest.json").write_text(
+        json.dumps(
+            {"n_samples": n_samples, "chunk_size": chunk_size, "checksums": {str(i): "0" for i in range(saved_chunks)}}
+        )
+    )
     for i in range(saved_chunks):
         (chunks / f"chunk_{i:05d}.npz").write_bytes(b"")
 
 
 def test_a_resume_needs_disk_for_what_is_left_and_is_advised_to_make_room(tmp_path, monkeypatch):
-    study = ["mc", "bouncing-ball", "--n", "8", "--no-sobol", "--devices", "1", "--out", str(tmp_path / "s"),
-             "--check"]
+    study = ["mc", "bouncing-ball", "--n", "8", "--no-sobol", "--devices", "1", "--out", str(tmp_path / "s"), "--check"]
     sizes = []
     real_check = checks.check_size
     monkeypatch.setattr(checks, "check_size", lambda size, *a, **k: sizes.append(size) or real_check(size, *a, **k))
@@ -107,8 +130,7 @@ def test_a_resume_needs_disk_for_what_is_left_and_is_advised_to_make_room(tmp_pa
 
 def test_a_new_study_too_large_for_the_disk_can_still_be_forced(tmp_path, monkeypatch):
     monkeypatch.setattr(checks, "_free_disk", lambda folder: 1.0)
-    study = ["mc", "bouncing-ball", "--n", "8", "--no-sobol", "--devices", "1", "--out", str(tmp_path / "s"),
-             "--check"]
+    study = ["mc", "bouncing-ball", "--n", "8", "--no-sobol", "--devices", "1", "--out", str(tmp_path / "s"), "--check"]
     rc, err = _main(study)
     assert rc == 2 and "more than the 1 B free" in err and "smaller --n" in err and "--allow-large" in err
     rc, err = _main([*study, "--allow-large"])
@@ -116,6 +138,7 @@ def test_a_new_study_too_large_for_the_disk_can_still_be_forced(tmp_path, monkey
 
 
 # ---------------------------------------------------------------- one writer per folder
+
 
 @contextlib.contextmanager
 def _held_lock(folder, pid="4242"):
@@ -131,8 +154,21 @@ def _held_lock(folder, pid="4242"):
 def test_a_second_mc_run_on_a_busy_folder_is_refused_by_name(tmp_path):
     out = tmp_path / "busy"
     with _held_lock(out):
-        rc, err = _main(["mc", "bouncing-ball", "--n", "4", "--no-sobol", "--devices", "1", "--no-plots", "--quiet",
-                         "--out", str(out)])
+        rc, err = _main(
+            [
+                "mc",
+                "bouncing-ball",
+                "--n",
+                "4",
+                "--no-sobol",
+                "--devices",
+                "1",
+                "--no-plots",
+                "--quiet",
+                "--out",
+                str(out),
+            ]
+        )
     assert rc == 2, err
     assert f"study folder {str(out)!r} is in use by another jaxcontact run (pid 4242)" in err
     assert err.count("\n") == 1 and not (out / "chunks").exists()
@@ -142,8 +178,19 @@ def test_a_second_identify_run_on_a_busy_folder_is_refused(tmp_path):
     np.savez(tmp_path / "d.npz", t=np.linspace(0.0, 0.5, 51), y=np.ones((51, 1)))
     out = tmp_path / "fit"
     with _held_lock(out, pid="77"):
-        rc, err = _main(["identify", "bouncing-ball", "--data", str(tmp_path / "d.npz"), "--fit", "restitution",
-                         "--no-plots", "--out", str(out)])
+        rc, err = _main(
+            [
+                "identify",
+                "bouncing-ball",
+                "--data",
+                str(tmp_path / "d.npz"),
+                "--fit",
+                "restitution",
+                "--no-plots",
+                "--out",
+                str(out),
+            ]
+        )
     assert rc == 2 and "is in use by another jaxcontact run (pid 77)" in err, err
     assert not (out / "fit.json").exists()
 
@@ -179,6 +226,7 @@ def test_a_command_releases_its_folder_when_it_ends(tmp_path):
 
 # ---------------------------------------------------------------- compile cache
 
+
 def test_cache_folder_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("JAXCONTACT_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
@@ -206,8 +254,11 @@ def test_compiled_programs_are_kept_between_runs_unless_told_not_to(tmp_path):
 
 def test_an_unwritable_cache_folder_warns_and_runs(tmp_path):
     (tmp_path / "afile").write_text("")
-    proc = _popen(["simulate", "bouncing-ball", "--t-final", "0.1", "--no-plots", "--out", "o"], tmp_path,
-                  env={"JAXCONTACT_CACHE_DIR": str(tmp_path / "afile" / "cache")})
+    proc = _popen(
+        ["simulate", "bouncing-ball", "--t-final", "0.1", "--no-plots", "--out", "o"],
+        tmp_path,
+        env={"JAXCONTACT_CACHE_DIR": str(tmp_path / "afile" / "cache")},
+    )
     out, err = proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == 0 and "Traceback" not in err, err
     assert "warning: compile cache off:" in err and "--no-compile-cache" in err

@@ -19,8 +19,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def cli(*args, cwd, expect=2):
     """Run ``jaxcontact ARGS`` in ``cwd``; assert the exit code and that no traceback was printed."""
-    proc = subprocess.run([sys.executable, "-m", "jaxcontact.cli", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "jaxcontact.cli", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+    )
     assert "Traceback" not in proc.stderr, proc.stderr
     assert proc.returncode == expect, (proc.returncode, proc.stdout, proc.stderr)
     return proc
@@ -49,8 +55,24 @@ def test_a_study_writing_gigabytes_needs_allow_large(tmp_path):
     err = error_line(cli("mc", "bouncing-ball", "--n", "64", "--dt", "1e-7", "--out", "o", cwd=tmp_path))
     assert "GB" in err and ("--allow-large" in err or "memory" in err)
     # many steps but little output (only the step count is unusual): --allow-large accepts it
-    ok = cli("mc", "bouncing-ball", "--n", "1000", "--dt", "1e-6", "--t-final", "100", "--save-every", "100000",
-             "--out", "o", "--allow-large", "--check", cwd=tmp_path, expect=0)
+    ok = cli(
+        "mc",
+        "bouncing-ball",
+        "--n",
+        "1000",
+        "--dt",
+        "1e-6",
+        "--t-final",
+        "100",
+        "--save-every",
+        "100000",
+        "--out",
+        "o",
+        "--allow-large",
+        "--check",
+        cwd=tmp_path,
+        expect=0,
+    )
     assert "1e+11 time steps in all" in ok.stdout
 
 
@@ -73,8 +95,7 @@ def test_identify_refuses_another_models_trajectory(tmp_path):
     t = np.linspace(0.0, 0.2, 21)
     q = np.zeros((21, 9))
     np.savez(tmp_path / "fourbar.npz", t=t, q=q, u=q, dt=0.01, **{f"param_{k}": v for k, v in DEFAULTS.items()})
-    err = error_line(cli("identify", "bouncing-ball", "--data", "fourbar.npz", "--fit", "restitution",
-                         cwd=tmp_path))
+    err = error_line(cli("identify", "bouncing-ball", "--data", "fourbar.npz", "--fit", "restitution", cwd=tmp_path))
     assert "was written for a model with parameters" in err and "not bouncing-ball" in err
     np.savez(tmp_path / "nine.npz", t=t, q=q, u=q, dt=0.01)  # without the parameters: the shape tells
     err = error_line(cli("identify", "bouncing-ball", "--data", "nine.npz", "--fit", "restitution", cwd=tmp_path))
@@ -102,20 +123,63 @@ def test_identify_data_files(tmp_path):
 def test_mc_option_conflicts_and_bad_counts(tmp_path):
     err = error_line(cli("mc", "bouncing-ball", "--bootstrap", "0", cwd=tmp_path))
     assert "argument --bootstrap: 0 must be an integer ≥ 1" in err
-    err = error_line(cli("mc", "bouncing-ball", "--set", "restitution=0.7", "--param",
-                         "restitution=uniform(0.6,0.9)", "--out", "o", cwd=tmp_path))
+    err = error_line(
+        cli(
+            "mc",
+            "bouncing-ball",
+            "--set",
+            "restitution=0.7",
+            "--param",
+            "restitution=uniform(0.6,0.9)",
+            "--out",
+            "o",
+            cwd=tmp_path,
+        )
+    )
     assert "restitution: given both by --set (fixed) and --param (uncertain)" in err
 
 
 def test_plan_says_the_saltelli_count_and_warns_about_a_large_step_and_float32(tmp_path):
-    ok = cli("mc", "bouncing-ball", "--n", "16", "--only", "--param", "restitution=uniform(0.6,0.95)",
-             "--param", "height=uniform(0.5,1.5)", "--param", "mass=uniform(1,2)", "--param", "radius=uniform(0,0.1)",
-             "--check", "--out", "o", cwd=tmp_path, expect=0)
+    ok = cli(
+        "mc",
+        "bouncing-ball",
+        "--n",
+        "16",
+        "--only",
+        "--param",
+        "restitution=uniform(0.6,0.95)",
+        "--param",
+        "height=uniform(0.5,1.5)",
+        "--param",
+        "mass=uniform(1,2)",
+        "--param",
+        "radius=uniform(0,0.1)",
+        "--check",
+        "--out",
+        "o",
+        cwd=tmp_path,
+        expect=0,
+    )
     assert "18 simulations (Saltelli design for Sobol indices: 3 base rows × (d + 2 = 6), asked --n 16)" in ok.stdout
     ok = cli("simulate", "bouncing-ball", "--dt", "10", "--check", "--out", "o", cwd=tmp_path, expect=0)
     assert "warning: dt = 10 s is large for bouncing-ball" in ok.stderr
-    ok = cli("mc", "four-bar", "--dtype", "float32", "--dt", "1e-5", "--t-final", "0.1", "--n", "64", "--check",
-             "--out", "o", cwd=tmp_path, expect=0)
+    ok = cli(
+        "mc",
+        "four-bar",
+        "--dtype",
+        "float32",
+        "--dt",
+        "1e-5",
+        "--t-final",
+        "0.1",
+        "--n",
+        "64",
+        "--check",
+        "--out",
+        "o",
+        cwd=tmp_path,
+        expect=0,
+    )
     assert "warning: float32 on four-bar at dt = 1e-05 s" in ok.stderr
 
 

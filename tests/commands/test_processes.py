@@ -17,8 +17,22 @@ import subprocess
 import sys
 import time
 
-STUDY = ("mc", "four-bar", "--n", "40", "--t-final", "0.2", "--chunk", "8", "--devices", "1", "--bootstrap", "50",
-         "--no-plots", "--quiet")
+STUDY = (
+    "mc",
+    "four-bar",
+    "--n",
+    "40",
+    "--t-final",
+    "0.2",
+    "--chunk",
+    "8",
+    "--devices",
+    "1",
+    "--bootstrap",
+    "50",
+    "--no-plots",
+    "--quiet",
+)
 TIMEOUT = 240
 
 
@@ -57,9 +71,27 @@ def test_two_processes_give_one_process_numbers_and_a_killed_study_resumes(tmp_p
 
     # Started by hand as on a cluster; both processes are killed -9 once each has written a chunk.
     coordinator = f"127.0.0.1:{_free_port()}"
-    procs = [subprocess.Popen(_cli([*STUDY, "--out", "killed", "--coordinator", coordinator, "--num-processes", "2",
-                                    "--process-id", str(k)]), cwd=tmp_path, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL) for k in range(2)]
+    procs = [
+        subprocess.Popen(
+            _cli(
+                [
+                    *STUDY,
+                    "--out",
+                    "killed",
+                    "--coordinator",
+                    coordinator,
+                    "--num-processes",
+                    "2",
+                    "--process-id",
+                    str(k),
+                ]
+            ),
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for k in range(2)
+    ]
     try:
         killed = tmp_path / "killed" / "chunks"
         # chunk 2 belongs to process 0 and follows its chunk 0 (written and recorded); chunk 3 likewise for process 1
@@ -86,13 +118,19 @@ def test_two_processes_give_one_process_numbers_and_a_killed_study_resumes(tmp_p
 def test_process_options_are_refused_by_name(capsys):
     from jaxcontact.cli import main
 
-    cases = [(["--coordinator", "127.0.0.1:1"], "--coordinator, --num-processes and --process-id go together"),
-             (["--coordinator", "127.0.0.1:1", "--num-processes", "2", "--process-id", "2"],
-              "--process-id 2 must be < --num-processes 2"),
-             (["--coordinator", "nohost", "--num-processes", "2", "--process-id", "0"], "must be HOST:PORT"),
-             (["--processes", "2", "--coordinator", "127.0.0.1:1", "--num-processes", "2", "--process-id", "0"],
-              "do not combine it with --coordinator"),
-             (["--processes", "2", "--method", "pce"], "run --method mc studies only")]
+    cases = [
+        (["--coordinator", "127.0.0.1:1"], "--coordinator, --num-processes and --process-id go together"),
+        (
+            ["--coordinator", "127.0.0.1:1", "--num-processes", "2", "--process-id", "2"],
+            "--process-id 2 must be < --num-processes 2",
+        ),
+        (["--coordinator", "nohost", "--num-processes", "2", "--process-id", "0"], "must be HOST:PORT"),
+        (
+            ["--processes", "2", "--coordinator", "127.0.0.1:1", "--num-processes", "2", "--process-id", "0"],
+            "do not combine it with --coordinator",
+        ),
+        (["--processes", "2", "--method", "pce"], "run --method mc studies only"),
+    ]
     for extra, message in cases:
         assert main(["mc", "four-bar", "--out", "unused", *extra]) == 2
         assert message in capsys.readouterr().err

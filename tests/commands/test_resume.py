@@ -23,8 +23,9 @@ STUDY = ("mc", "bouncing-ball", "--n", "8", "--t-final", "0.5", "--bootstrap", "
 
 
 def _run(args, cwd, expect=0):
-    proc = subprocess.run([sys.executable, "-m", "jaxcontact.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "jaxcontact.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=600
+    )
     assert "Traceback" not in proc.stderr, proc.stderr
     assert proc.returncode == expect, (proc.stdout, proc.stderr)
     return proc
@@ -64,10 +65,30 @@ def test_damaged_chunks_are_recomputed_and_the_study_resumes_on_another_device_c
 
 
 def test_ctrl_c_says_what_is_saved_and_how_to_resume(tmp_path):
-    args = ["mc", "bouncing-ball", "--n", "6000", "--t-final", "1", "--chunk", "200", "--devices", "1",
-            "--bootstrap", "50", "--no-plots", "--out", "big"]
-    proc = subprocess.Popen([sys.executable, "-m", "jaxcontact.cli", *args], cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    args = [
+        "mc",
+        "bouncing-ball",
+        "--n",
+        "6000",
+        "--t-final",
+        "1",
+        "--chunk",
+        "200",
+        "--devices",
+        "1",
+        "--bootstrap",
+        "50",
+        "--no-plots",
+        "--out",
+        "big",
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jaxcontact.cli", *args],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     # chunk 1's file appears only after chunk 0 is written and recorded in the manifest (chunk 0's own file
     # appears before its manifest entry, so signalling then could find nothing saved yet).
     first = tmp_path / "big" / "chunks" / "chunk_00001.npz"

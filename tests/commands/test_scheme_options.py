@@ -16,13 +16,16 @@ def _data(tmp_path):
     return str(path)
 
 
-@pytest.mark.parametrize("argv, names", [
-    (["simulate", "four-bar", "--scheme", "penalty"], ("four-bar", "penalty")),
-    (["mc", "slider-bar", "--scheme", "moreau-jean", "--n", "4"], ("slider-bar", "moreau-jean")),
-    (["mc", "four-bar", "--scheme", "penalty", "--n", "4"], ("four-bar", "penalty")),
-    (["identify", "bouncing-ball", "--scheme", "penalty", "--fit", "restitution"], ("bouncing-ball", "penalty")),
-    (["identify", "slider-bar", "--fit", "friction"], ("slider-bar", "moreau-jean")),
-])
+@pytest.mark.parametrize(
+    "argv, names",
+    [
+        (["simulate", "four-bar", "--scheme", "penalty"], ("four-bar", "penalty")),
+        (["mc", "slider-bar", "--scheme", "moreau-jean", "--n", "4"], ("slider-bar", "moreau-jean")),
+        (["mc", "four-bar", "--scheme", "penalty", "--n", "4"], ("four-bar", "penalty")),
+        (["identify", "bouncing-ball", "--scheme", "penalty", "--fit", "restitution"], ("bouncing-ball", "penalty")),
+        (["identify", "slider-bar", "--fit", "friction"], ("slider-bar", "moreau-jean")),
+    ],
+)
 def test_every_command_refuses_a_scheme_that_cannot_treat_the_model(argv, names, tmp_path, capsys):
     extra = ["--data", _data(tmp_path)] if argv[0] == "identify" else []
     rc = main(argv + extra + ["--out", str(tmp_path / "out")])
@@ -35,8 +38,10 @@ def test_every_command_refuses_a_scheme_that_cannot_treat_the_model(argv, names,
 def test_an_option_of_another_scheme_is_refused_by_name(command, tmp_path, capsys):
     extra = ["--data", _data(tmp_path), "--fit", "restitution"] if command == "identify" else []
     rc = main([command, "bouncing-ball", "--scheme", "event-driven", "--theta", "0.7", "--out", str(tmp_path)] + extra)
-    assert rc == 2 and "--theta is an option of the moreau-jean scheme, not of the event-driven scheme" in \
-        capsys.readouterr().err
+    assert (
+        rc == 2
+        and "--theta is an option of the moreau-jean scheme, not of the event-driven scheme" in capsys.readouterr().err
+    )
 
 
 def test_user_model_file_runs_in_simulate_and_mc(tmp_path, capsys):
@@ -44,19 +49,47 @@ def test_user_model_file_runs_in_simulate_and_mc(tmp_path, capsys):
     assert main(["simulate", f"{EXAMPLE}:pendulum", "--t-final", "0.6", "--out", str(out), "--no-plots"]) == 0
     q = np.load(out / "trajectory.npz")["q"]
     assert q.shape == (601, 3) and np.min(q[:, 1] - 0.2 * np.sin(-q[:, 2])) > -1e-3  # the tip stays above the floor
-    assert main(["mc", "--model", f"{EXAMPLE}:soft_pendulum", "--scheme", "penalty", "--param",
-                 "stiffness=uniform(5e5,2e6)", "--outcome", "peak_impulse", "--outcome", "min:bar.theta",
-                 "--n", "4", "--no-sobol", "--dt", "1e-4", "--t-final", "0.4", "--out", str(tmp_path / "mc"),
-                 "--no-plots", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "mc",
+                "--model",
+                f"{EXAMPLE}:soft_pendulum",
+                "--scheme",
+                "penalty",
+                "--param",
+                "stiffness=uniform(5e5,2e6)",
+                "--outcome",
+                "peak_impulse",
+                "--outcome",
+                "min:bar.theta",
+                "--n",
+                "4",
+                "--no-sobol",
+                "--dt",
+                "1e-4",
+                "--t-final",
+                "0.4",
+                "--out",
+                str(tmp_path / "mc"),
+                "--no-plots",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     assert "failed samples: 0 of 4" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("nowhere.py:pendulum", "model file 'nowhere.py' does not exist"),
-    (f"{EXAMPLE}:nothing", "defines no function 'nothing'"),
-    (f"{EXAMPLE}:_initial_state", "_initial_state cannot be called with the parameters []"),
-    ("{tmp}/not_a_model.py:build", "build(...) must return a jaxcontact.models.Model; got dict"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("nowhere.py:pendulum", "model file 'nowhere.py' does not exist"),
+        (f"{EXAMPLE}:nothing", "defines no function 'nothing'"),
+        (f"{EXAMPLE}:_initial_state", "_initial_state cannot be called with the parameters []"),
+        ("{tmp}/not_a_model.py:build", "build(...) must return a jaxcontact.models.Model; got dict"),
+    ],
+)
 def test_a_broken_user_model_is_named(spec, message, tmp_path, capsys):
     (tmp_path / "not_a_model.py").write_text("def build(**overrides):\n    return dict(overrides)\n")
     assert main(["simulate", spec.format(tmp=tmp_path), "--out", str(tmp_path)]) == 2

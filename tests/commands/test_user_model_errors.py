@@ -13,16 +13,23 @@ def _one_line(capsys, argv):
     return line
 
 
-@pytest.mark.parametrize("body, fn, line, error", [
-    # raised while the file is imported
-    (HEADER + "raise RuntimeError('no such table')\n", "model", 2, "RuntimeError: no such table"),
-    # raised by the model function, two lines into it
-    (HEADER + "def model(**kw):\n    x = 1\n    return x / 0\n", "model", 4, "ZeroDivisionError: division by zero"),
-    # raised by a helper of the file called from the model function: the deepest frame in the file
-    (HEADER + "def helper(p):\n    return p['missing']\n\ndef model(**kw):\n    return helper({})\n", "model", 3,
-     "KeyError: 'missing'"),
-    (HEADER + "def model(**kw)\n    return 1\n", "model", 2, "SyntaxError: "),
-])
+@pytest.mark.parametrize(
+    "body, fn, line, error",
+    [
+        # raised while the file is imported
+        (HEADER + "raise RuntimeError('no such table')\n", "model", 2, "RuntimeError: no such table"),
+        # raised by the model function, two lines into it
+        (HEADER + "def model(**kw):\n    x = 1\n    return x / 0\n", "model", 4, "ZeroDivisionError: division by zero"),
+        # raised by a helper of the file called from the model function: the deepest frame in the file
+        (
+            HEADER + "def helper(p):\n    return p['missing']\n\ndef model(**kw):\n    return helper({})\n",
+            "model",
+            3,
+            "KeyError: 'missing'",
+        ),
+        (HEADER + "def model(**kw)\n    return 1\n", "model", 2, "SyntaxError: "),
+    ],
+)
 def test_error_in_a_user_model_is_one_line_with_file_and_line(tmp_path, monkeypatch, capsys, body, fn, line, error):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "mine.py").write_text(body)

@@ -41,7 +41,7 @@ def test_derivatives_are_those_of_the_plain_branch():
     y = jnp.linspace(-1.0, 1.0, 7)
     ok = x > 1.0
     loss = lambda ok, x, y: jnp.sum(pick(ok, x, y)["a"] ** 2) + jnp.sum(pick(ok, x, y)["b"])
-    want_x = np.where(ok, 2 * x + 1, 2 * jnp.sin(x) * y ** 2 * jnp.cos(x) + 1)
+    want_x = np.where(ok, 2 * x + 1, 2 * jnp.sin(x) * y**2 * jnp.cos(x) + 1)
     want_y = np.where(ok, 1.0, 2 * jnp.sin(x) ** 2 * y + 1)
     for grad in (jax.grad, lambda f, argnums: jax.jacfwd(f, argnums=argnums)):
         gx, gy = jax.jit(jax.vmap(grad(loss, argnums=(1, 2))))(ok, x, y)

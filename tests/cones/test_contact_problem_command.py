@@ -18,8 +18,7 @@ def test_json_report(capsys):
 
 def test_table_and_unconverged(capsys):
     f = str(bundled_dir() / "Rover4396.dat")
-    assert main(["contact-problem", f, "--solver", "nsgs", "--iterations", "1", "--tol", "1e-14",
-                 "--repeat", "1"]) == 0
+    assert main(["contact-problem", f, "--solver", "nsgs", "--iterations", "1", "--tol", "1e-14", "--repeat", "1"]) == 0
     out = capsys.readouterr().out
     assert "Rover4396" in out and "False" in out
 
@@ -33,8 +32,9 @@ def _error_line(capsys, argv):
 
 def test_errors_are_named(tmp_path, capsys):
     assert "no such problem file" in _error_line(capsys, [str(tmp_path / "missing.dat")])
-    assert "--sparse applies to nsgs and jacobi" in _error_line(capsys, [str(bundled_dir() / "Rover4396.dat"),
-                                                                         "--sparse"])
+    assert "--sparse applies to nsgs and jacobi" in _error_line(
+        capsys, [str(bundled_dir() / "Rover4396.dat"), "--sparse"]
+    )
     assert "give problem files" in _error_line(capsys, [])
 
 

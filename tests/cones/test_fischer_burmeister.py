@@ -8,7 +8,6 @@ import pytest
 from jaxcontact.cones import bundled_dir, newton, proximal_newton, read_problem
 from jaxcontact.cones.laws import fischer_burmeister
 from jaxcontact.cones.problem import pad_problem
-
 from tests.cones.test_properties import known_solution_problem
 from tests.cones.test_siconos_problems import NSGS_SMALL, PAD, REF, error, unique_reference
 
@@ -36,8 +35,9 @@ def test_solves_what_alart_curnier_solves_and_equals_siconos(name, ref):
         return
     scale = np.abs(r_ac).max()
     np.testing.assert_allclose(r_fb, r_ac, rtol=0, atol=1e-8 * scale)
-    np.testing.assert_allclose(p.W @ r_fb + p.q, p.W @ r_ac + p.q, rtol=0,
-                               atol=1e-8 * max(np.abs(p.W @ r_ac + p.q).max(), scale))
+    np.testing.assert_allclose(
+        p.W @ r_fb + p.q, p.W @ r_ac + p.q, rtol=0, atol=1e-8 * max(np.abs(p.W @ r_ac + p.q).max(), scale)
+    )
     r_sic = ref[f"{p.name}/NSN_FB/r"]
     assert int(ref[f"{p.name}/NSN_FB/info"]) == 0
     np.testing.assert_allclose(r_fb, r_sic, rtol=0, atol=1e-8 * scale)
@@ -56,11 +56,10 @@ def test_zero_exactly_at_every_regime():
     # the cone, a slide force with the slip turned around.
     for i, dr in ((0, [0.1, 0, 0]), (1, [0, 10.0, 0]), (2, [0, 0, 0])):
         r2, u2 = r.copy(), u.copy()
-        r2[3 * i:3 * i + 3] += dr
+        r2[3 * i : 3 * i + 3] += dr
         if i == 2:
             u2[7:9] *= -1
-        phi = fischer_burmeister(jnp.asarray(r2.reshape(6, 3)), jnp.asarray(u2.reshape(6, 3)),
-                                 jnp.asarray(mu), rho)
+        phi = fischer_burmeister(jnp.asarray(r2.reshape(6, 3)), jnp.asarray(u2.reshape(6, 3)), jnp.asarray(mu), rho)
         assert float(jnp.max(jnp.abs(phi[i]))) > 1e-3
 
 
@@ -73,8 +72,7 @@ def test_frictionless_contacts_and_float32():
     ref = newton(p.W, p.q, mu, tol=1e-12)
     assert bool(sol.converged)
     np.testing.assert_allclose(sol.r, ref.r, rtol=0, atol=1e-8 * float(jnp.max(jnp.abs(ref.r))))
-    s32 = newton(p.W.astype(np.float32), p.q.astype(np.float32), mu.astype(np.float32),
-                 function="fischer_burmeister")
+    s32 = newton(p.W.astype(np.float32), p.q.astype(np.float32), mu.astype(np.float32), function="fischer_burmeister")
     assert s32.r.dtype == jnp.float32 and bool(s32.converged) and float(s32.residual) <= 1e-4
 
 
@@ -92,4 +90,3 @@ def test_unknown_function_is_refused():
         newton(p.W, p.q, p.mu, function="fb")
     with pytest.raises(ValueError, match="function must be one of"):
         proximal_newton(p.W, p.q, p.mu, function="natural_map")
-

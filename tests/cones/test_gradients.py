@@ -29,12 +29,12 @@ def problem(states, seed=0, mu=0.6, grazing=False, at_cone_edge=False):
         rn = rng.uniform(0.8, 1.5)
         if s == "separate":
             u[3 * i] = 0.0 if grazing else rng.uniform(0.3, 1.0)
-            u[3 * i + 1:3 * i + 3] = rng.normal(size=2)
+            u[3 * i + 1 : 3 * i + 3] = rng.normal(size=2)
         elif s == "stick":
-            r[3 * i:3 * i + 3] = [rn, *(mu * rn * (1.0 if at_cone_edge else 0.5) * e)]
+            r[3 * i : 3 * i + 3] = [rn, *(mu * rn * (1.0 if at_cone_edge else 0.5) * e)]
         else:
-            r[3 * i:3 * i + 3] = [rn, *(mu * rn * e)]
-            u[3 * i + 1:3 * i + 3] = -rng.uniform(0.3, 1.0) * e
+            r[3 * i : 3 * i + 3] = [rn, *(mu * rn * e)]
+            u[3 * i + 1 : 3 * i + 3] = -rng.uniform(0.3, 1.0) * e
     return W, u - W @ r, np.full(nc, mu)
 
 
@@ -59,14 +59,16 @@ def fd_check(solve, W, q, mu, seed=1):
             args_p = (W, x + e, mu) if name == "q" else (W, q, x + e)
             args_m = (W, x - e, mu) if name == "q" else (W, q, x - e)
             fd[k] = (float(L(*args_p)) - float(L(*args_m))) / (2 * H)
-        np.testing.assert_allclose(np.asarray(g), fd, rtol=0, atol=1e-6 * max(1.0, np.abs(fd).max()),
-                                   err_msg=f"gradient in {name}")
+        np.testing.assert_allclose(
+            np.asarray(g), fd, rtol=0, atol=1e-6 * max(1.0, np.abs(fd).max()), err_msg=f"gradient in {name}"
+        )
     fdW = (float(L(W + H * dW, q, mu)) - float(L(W - H * dW, q, mu))) / (2 * H)
     assert float(jnp.sum(gW * dW)) == pytest.approx(fdW, abs=1e-6 * max(1.0, abs(fdW)))
 
 
-@pytest.mark.parametrize("states", [("stick", "stick"), ("slide", "slide"), ("separate", "slide"),
-                                    ("stick", "slide", "separate")])
+@pytest.mark.parametrize(
+    "states", [("stick", "stick"), ("slide", "slide"), ("separate", "slide"), ("stick", "slide", "separate")]
+)
 def test_newton_implicit_gradient_matches_finite_differences(states):
     fd_check(SOLVE_N, *problem(states))
 

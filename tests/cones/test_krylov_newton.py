@@ -7,7 +7,6 @@ import pytest
 
 from jaxcontact.cones import block_rows, bundled_dir, newton, read_problem
 from jaxcontact.cones.delassus import block_diagonal_plus, matvec, to_dense, transpose_matvec
-
 from tests.cones.test_siconos_problems import error
 
 FILES = ["FC3D_Example1_SBM.dat", "Confeti-ex13-4contact-Fc3D-SBM.dat", "NESpheres_10_1.dat", "Rover1040.dat"]

@@ -12,7 +12,6 @@ from jaxcontact.cones import fc3d_error, jacobi, nsgs
 from jaxcontact.models import get_model
 from jaxcontact.simulate import simulate
 from jaxcontact.stepping.moreau_jean import MoreauJean
-
 from tests.cones.test_properties import known_solution_problem
 
 
@@ -41,8 +40,11 @@ def test_batched_solve_equals_one_by_one_with_its_own_sweep_counts():
 
 def test_a_lane_that_cannot_converge_in_the_budget_is_reported_and_the_others_are_not():
     W, q, mu = batch_of_problems()
-    solve = lambda budget: jax.jit(jax.vmap(  # noqa: E731
-        lambda W, q, mu: nsgs(W, q, mu, tol=1e-12, iterations=budget, check_every=1)))(W, q, mu)
+    solve = lambda budget: jax.jit(
+        jax.vmap(  # noqa: E731
+            lambda W, q, mu: nsgs(W, q, mu, tol=1e-12, iterations=budget, check_every=1)
+        )
+    )(W, q, mu)
     need = np.asarray(solve(1000).iterations)  # the sweeps each problem needs
     budget = int(need.max()) - 1
     assert budget >= 2 and np.sum(need > budget) >= 1 and np.sum(need <= budget) >= 1
@@ -80,8 +82,11 @@ def redundant_contacts():
 
 def test_stragglers_handed_to_newton_converge_where_the_sweeps_stall():
     W, q, mu, r0 = redundant_contacts()
-    solve = lambda **kw: jax.jit(jax.vmap(  # noqa: E731
-        lambda W, q, mu, r0: nsgs(W, q, mu, r0=r0, tol=1e-4, iterations=500, check_every=3, **kw)))(W, q, mu, r0)
+    solve = lambda **kw: jax.jit(
+        jax.vmap(  # noqa: E731
+            lambda W, q, mu, r0: nsgs(W, q, mu, r0=r0, tol=1e-4, iterations=500, check_every=3, **kw)
+        )
+    )(W, q, mu, r0)
     sweeps = solve()
     assert not np.any(np.asarray(sweeps.converged))
     rescued = solve(rescue_after=9, rescue_lanes=1.0)
@@ -95,8 +100,17 @@ def test_stragglers_handed_to_newton_converge_where_the_sweeps_stall():
 def test_rescued_batch_equals_rescued_problems_one_by_one():
     """With every straggler rescued (rescue_lanes = 1), each lane is solved as it would be alone."""
     W, q, mu, r0 = redundant_contacts()
-    solve = lambda W, q, mu, r0: nsgs(W, q, mu, r0=r0, tol=1e-4, iterations=500, check_every=3,  # noqa: E731
-                                      rescue_after=9, rescue_lanes=1.0)
+    solve = lambda W, q, mu, r0: nsgs(
+        W,
+        q,
+        mu,
+        r0=r0,
+        tol=1e-4,
+        iterations=500,
+        check_every=3,  # noqa: E731
+        rescue_after=9,
+        rescue_lanes=1.0,
+    )
     batched = jax.jit(jax.vmap(solve))(W, q, mu, r0)
     one = jax.jit(solve)
     for i in range(len(mu)):
@@ -107,8 +121,13 @@ def test_rescued_batch_equals_rescued_problems_one_by_one():
 
 def test_more_stragglers_than_rescued_lanes_are_left_to_the_sweeps_and_reported():
     W, q, mu, r0 = redundant_contacts()
-    sol = jax.jit(jax.vmap(lambda W, q, mu, r0: nsgs(W, q, mu, r0=r0, tol=1e-4, iterations=60, check_every=3,
-                                                     rescue_after=9, rescue_lanes=1 / 6)))(W, q, mu, r0)
+    sol = jax.jit(
+        jax.vmap(
+            lambda W, q, mu, r0: nsgs(
+                W, q, mu, r0=r0, tol=1e-4, iterations=60, check_every=3, rescue_after=9, rescue_lanes=1 / 6
+            )
+        )
+    )(W, q, mu, r0)
     ok = np.asarray(sol.converged)
     assert 1 <= ok.sum() < len(ok)  # one lane rescued, the sweeps do not finish the others in 60
     np.testing.assert_array_equal(ok, np.asarray(sol.residual) <= 1e-4)

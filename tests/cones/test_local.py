@@ -7,7 +7,6 @@ import pytest
 
 from jaxcontact.cones import local
 from jaxcontact.cones.local import local_error, local_solve, local_solve_all
-
 from tests.cones.test_properties import known_solution_problem
 
 

@@ -83,8 +83,9 @@ def test_block_rows_match_dense():
     np.testing.assert_array_equal(np.asarray(to_dense(B)), p.W)
     r = np.cos(np.arange(3 * p.nc))
     np.testing.assert_allclose(np.asarray(matvec(B, jnp.asarray(r))), p.W @ r, rtol=1e-14)
-    np.testing.assert_array_equal(np.asarray(diagonal_blocks(B, p.nc)),
-                                  np.asarray(diagonal_blocks(jnp.asarray(p.W), p.nc)))
+    np.testing.assert_array_equal(
+        np.asarray(diagonal_blocks(B, p.nc)), np.asarray(diagonal_blocks(jnp.asarray(p.W), p.nc))
+    )
 
 
 def _write(tmp_path, text, name="bad.dat"):

@@ -8,8 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import brentq
 
-from jaxcontact.cones import (BlockRows, block_rows, bundled_dir, cone_violations, jacobi, newton, nsgs,
-                              read_problem)
+from jaxcontact.cones import BlockRows, block_rows, bundled_dir, cone_violations, jacobi, newton, nsgs, read_problem
 from jaxcontact.cones.problem import pad_problem
 
 NC_MAX = 6
@@ -31,23 +30,26 @@ def known_solution_problem(rng, states, mu):
         e /= np.linalg.norm(e)
         if s == "separate":
             u[3 * i] = rng.uniform(0.1, 1.0)
-            u[3 * i + 1:3 * i + 3] = rng.normal(size=2)
+            u[3 * i + 1 : 3 * i + 3] = rng.normal(size=2)
         elif s == "stick":
             rn = rng.uniform(0.5, 2.0)
-            r[3 * i:3 * i + 3] = [rn, *(mu[i] * rn * rng.uniform(0, 0.8) * e)]
+            r[3 * i : 3 * i + 3] = [rn, *(mu[i] * rn * rng.uniform(0, 0.8) * e)]
         else:
             rn = rng.uniform(0.5, 2.0)
-            r[3 * i:3 * i + 3] = [rn, *(mu[i] * rn * e)]
-            u[3 * i + 1:3 * i + 3] = -rng.uniform(0.1, 1.0) * e
+            r[3 * i : 3 * i + 3] = [rn, *(mu[i] * rn * e)]
+            u[3 * i + 1 : 3 * i + 3] = -rng.uniform(0.1, 1.0) * e
     return W, u - W @ r, r
 
 
 @settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 2 ** 31 - 1), states=st.lists(st.sampled_from(STATES), min_size=1, max_size=NC_MAX),
-       mus=st.lists(st.floats(0.0, 1.5), min_size=NC_MAX, max_size=NC_MAX))
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    states=st.lists(st.sampled_from(STATES), min_size=1, max_size=NC_MAX),
+    mus=st.lists(st.floats(0.0, 1.5), min_size=NC_MAX, max_size=NC_MAX),
+)
 def test_random_problems_satisfy_the_cone_law(seed, states, mus):
     rng = np.random.default_rng(seed)
-    mu = np.array(mus[:len(states)])
+    mu = np.array(mus[: len(states)])
     W, q, _ = known_solution_problem(rng, states, mu)
     n = 3 * len(states)
     for solve in (NEWTON, NSGS):
@@ -58,7 +60,7 @@ def test_random_problems_satisfy_the_cone_law(seed, states, mus):
         scale = max(1.0, np.abs(r).max(), np.abs(u).max())
         assert float(v.primal) <= 1e-10 * scale
         assert float(v.dual) <= 1e-10 * scale
-        assert float(v.complementarity) <= 1e-10 * scale ** 2
+        assert float(v.complementarity) <= 1e-10 * scale**2
 
 
 def enumerate_one_contact(B, c, mu):
@@ -143,8 +145,9 @@ def test_planar_case_equals_planar_nsgs():
         assert float(ref.residual) < 1e-14
         for solve in (NSGS, NEWTON):
             sol = solve(W, q, prob.mu)
-            np.testing.assert_allclose(np.asarray(sol.r)[p], np.asarray(ref.r), rtol=0,
-                                       atol=1e-12 * max(1, np.abs(ref.r).max()))
+            np.testing.assert_allclose(
+                np.asarray(sol.r)[p], np.asarray(ref.r), rtol=0, atol=1e-12 * max(1, np.abs(ref.r).max())
+            )
 
 
 def test_jacobi_converges_on_rovers():
@@ -154,8 +157,9 @@ def test_jacobi_converges_on_rovers():
         sol = f(*pad_problem(p.W, p.q, p.mu, 4))
         assert bool(sol.converged), name
         ref = newton(p.W, p.q, p.mu, tol=1e-14)
-        np.testing.assert_allclose(np.asarray(sol.r)[:3 * p.nc], np.asarray(ref.r), rtol=0,
-                                   atol=1e-6 * np.abs(ref.r).max())
+        np.testing.assert_allclose(
+            np.asarray(sol.r)[: 3 * p.nc], np.asarray(ref.r), rtol=0, atol=1e-6 * np.abs(ref.r).max()
+        )
 
 
 def test_block_rows_sweeps_equal_dense_sweeps():
@@ -166,8 +170,7 @@ def test_block_rows_sweeps_equal_dense_sweeps():
         for solver in (nsgs, jacobi):
             a = solver(p.W, p.q, p.mu, iterations=7, differentiation="unroll")
             b = solver(Wb, p.q, p.mu, iterations=7, differentiation="unroll")
-            np.testing.assert_allclose(np.asarray(b.r), np.asarray(a.r), rtol=0,
-                                       atol=1e-11 * max(1, np.abs(a.r).max()))
+            np.testing.assert_allclose(np.asarray(b.r), np.asarray(a.r), rtol=0, atol=1e-11 * max(1, np.abs(a.r).max()))
 
 
 def test_float32_never_claims_false_convergence():
@@ -177,6 +180,7 @@ def test_float32_never_claims_false_convergence():
     assert ok.r.dtype == jnp.float32 and bool(ok.converged)
     r = np.asarray(ok.r, np.float64)
     from jaxcontact.cones import fc3d_error
+
     err64 = float(fc3d_error(jnp.asarray(r), jnp.asarray(p.W @ r + p.q), jnp.asarray(p.mu), jnp.asarray(p.q)))
     assert err64 <= 1e-4
     hard = newton(W, q, mu, tol=1e-12, iterations=50)  # below float32 round-off: must say no

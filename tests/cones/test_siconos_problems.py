@@ -19,21 +19,36 @@ from jaxcontact.cones import bundled_dir, newton, nsgs, proximal_newton, read_pr
 from jaxcontact.cones.problem import pad_problem
 
 REF = Path(__file__).resolve().parent.parent / "data" / "fc3d_siconos_reference.npz"
-SMALL = ["Confeti-ex13-4contact-Fc3D-SBM.dat", "FC3D_Example1.dat", "FC3D_Example1_SBM.dat",
-         "FrictionContact3D_1c.dat", "FrictionContact3D_RR_1c.dat", "NESpheres_10_1.dat",
-         "Rover1039.dat", "Rover1040.dat", "Rover1041.dat", "Rover11035.dat", "Rover11211.dat",
-         "Rover3865.dat", "Rover4144.dat", "Rover4396.dat", "OneObject-i100000-316.hdf5.dat"]
+SMALL = [
+    "Confeti-ex13-4contact-Fc3D-SBM.dat",
+    "FC3D_Example1.dat",
+    "FC3D_Example1_SBM.dat",
+    "FrictionContact3D_1c.dat",
+    "FrictionContact3D_RR_1c.dat",
+    "NESpheres_10_1.dat",
+    "Rover1039.dat",
+    "Rover1040.dat",
+    "Rover1041.dat",
+    "Rover11035.dat",
+    "Rover11211.dat",
+    "Rover3865.dat",
+    "Rover4144.dat",
+    "Rover4396.dat",
+    "OneObject-i100000-316.hdf5.dat",
+]
 # Siconos' own NSGS stops at 1.7e-3 on OneObject after 10 000 sweeps; ours too (not run here).
 NSGS_SMALL = [f for f in SMALL if not f.startswith("OneObject")]
 # The large problems with a solver configuration that solves each (bench/RESULTS.md has the full table:
 # plain Newton stalls on the box stack, whose W is only semidefinite; the proximal iterations stall
 # on the FCLIB local problem, which plain Newton solves).
 SLOW = pytest.mark.slow
-LARGE = [("BoxesStack1-i100000-32.hdf5.dat", "proximal"),  # a few seconds: in the fast suite
-         pytest.param("Capsules-i100-889.dat", "proximal", marks=SLOW),
-         pytest.param("Capsules-i100-1090.dat", "newton", marks=SLOW),
-         pytest.param("Capsules-i97-269.hdf5", "proximal", marks=SLOW),
-         pytest.param("local_problem_test.hdf5", "newton", marks=SLOW)]
+LARGE = [
+    ("BoxesStack1-i100000-32.hdf5.dat", "proximal"),  # a few seconds: in the fast suite
+    pytest.param("Capsules-i100-889.dat", "proximal", marks=SLOW),
+    pytest.param("Capsules-i100-1090.dat", "newton", marks=SLOW),
+    pytest.param("Capsules-i97-269.hdf5", "proximal", marks=SLOW),
+    pytest.param("local_problem_test.hdf5", "newton", marks=SLOW),
+]
 PAD = 25
 
 
@@ -42,7 +57,7 @@ def error(p, r):
     u = p.W @ r + p.q
     e2 = 0.0
     for i, mu in enumerate(p.mu):
-        ri, ui = r[3 * i:3 * i + 3], u[3 * i:3 * i + 3]
+        ri, ui = r[3 * i : 3 * i + 3], u[3 * i : 3 * i + 3]
         x = ri - ui - np.array([mu * np.hypot(ui[1], ui[2]), 0.0, 0.0])
         nt = np.hypot(x[1], x[2])
         if mu * nt <= -x[0]:

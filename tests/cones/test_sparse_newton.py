@@ -8,7 +8,6 @@ import pytest
 from jaxcontact.cones import block_rows, bundled_dir, newton, read_problem
 from jaxcontact.cones.delassus import block_diagonal_plus, to_dense
 from jaxcontact.cones.newton import _levenberg_marquardt, _sparse_directions, _sparse_levenberg_marquardt
-
 from tests.cones.test_siconos_problems import error
 
 # Block rows of unequal length (padded slots), a unique solution: r and u compare entry by entry.

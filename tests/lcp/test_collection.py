@@ -37,15 +37,52 @@ from jaxcontact.lcp.newton import newton_fb
 from jaxcontact.lcp.robust import robust_solve
 from jaxcontact.lcp.siconos_io import collection_dir, load_collection
 
-DENSE = ("CPS_1", "CPS_2", "CPS_3", "CPS_4", "CPS_4bis", "CPS_5", "Pang_isolated_sol",
-         "Pang_isolated_sol_perturbed", "deudeu", "enum_fails", "exp_murty", "exp_murty2",
-         "inf_sol_perturbed", "mmc", "ortiz", "tobenna", "trivial")
-SICONOS_LEMKE_SOLVES_ROW = ("trivial", "deudeu", "ortiz", "mmc", "enum_fails", "exp_murty",
-                            "exp_murty2", "CPS_1", "CPS_2", "CPS_5")
-SICONOS_LEMKE_SOLVES_COL = SICONOS_LEMKE_SOLVES_ROW + ("CPS_4", "CPS_4bis", "Pang_isolated_sol",
-                                                      "inf_sol_perturbed", "tobenna")
-INFEASIBLE_ROW = ("CPS_4", "CPS_4bis", "Pang_isolated_sol", "Pang_isolated_sol_perturbed",
-                  "inf_sol_perturbed", "tobenna")
+DENSE = (
+    "CPS_1",
+    "CPS_2",
+    "CPS_3",
+    "CPS_4",
+    "CPS_4bis",
+    "CPS_5",
+    "Pang_isolated_sol",
+    "Pang_isolated_sol_perturbed",
+    "deudeu",
+    "enum_fails",
+    "exp_murty",
+    "exp_murty2",
+    "inf_sol_perturbed",
+    "mmc",
+    "ortiz",
+    "tobenna",
+    "trivial",
+)
+SICONOS_LEMKE_SOLVES_ROW = (
+    "trivial",
+    "deudeu",
+    "ortiz",
+    "mmc",
+    "enum_fails",
+    "exp_murty",
+    "exp_murty2",
+    "CPS_1",
+    "CPS_2",
+    "CPS_5",
+)
+SICONOS_LEMKE_SOLVES_COL = SICONOS_LEMKE_SOLVES_ROW + (
+    "CPS_4",
+    "CPS_4bis",
+    "Pang_isolated_sol",
+    "inf_sol_perturbed",
+    "tobenna",
+)
+INFEASIBLE_ROW = (
+    "CPS_4",
+    "CPS_4bis",
+    "Pang_isolated_sol",
+    "Pang_isolated_sol_perturbed",
+    "inf_sol_perturbed",
+    "tobenna",
+)
 INFEASIBLE_COL = ("Pang_isolated_sol_perturbed",)
 PAD = 40  # every problem padded to one size: one compilation per solver
 TOL = 1e-10
@@ -55,8 +92,8 @@ def siconos_matrix(name):
     """(M, q) as Siconos' reader stores the file: the n² values column by column."""
     t = (collection_dir() / f"lcp_{name}.dat").read_text().split()
     n = int(t[0])
-    M = np.array(t[6:6 + n * n], float).reshape(n, n, order="F")
-    q = np.array(t[6 + n * n:6 + n * n + n], float)
+    M = np.array(t[6 : 6 + n * n], float).reshape(n, n, order="F")
+    q = np.array(t[6 + n * n : 6 + n * n + n], float)
     return M, q
 
 
@@ -120,8 +157,7 @@ def test_lemke_never_flags_a_wrong_answer(reading):
             assert_solution(M, q, z)
 
 
-@pytest.mark.parametrize("reading,solved", [("row", SICONOS_LEMKE_SOLVES_ROW),
-                                            ("col", SICONOS_LEMKE_SOLVES_COL)])
+@pytest.mark.parametrize("reading,solved", [("row", SICONOS_LEMKE_SOLVES_ROW), ("col", SICONOS_LEMKE_SOLVES_COL)])
 def test_lemke_solves_what_siconos_lemke_solves(reading, solved):
     probs = problems(reading)
     for name in solved:

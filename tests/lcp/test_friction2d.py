@@ -23,8 +23,7 @@ import numpy as np
 import pytest
 
 from jaxcontact.lcp.fc2d_io import block_permutation, bundled_dir, load_bundled, read_fc2d
-from jaxcontact.lcp.friction2d import (coulomb_residual, fc2d_error, friction_lcp,
-                                       from_lcp_solution, nsgs)
+from jaxcontact.lcp.friction2d import coulomb_residual, fc2d_error, friction_lcp, from_lcp_solution, nsgs
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "fc2d_siconos"
 GRANULAR = SHARED / "fc2d_granularflowonwall_00667_00000.dat"
@@ -64,15 +63,20 @@ def nsgs_batch(W, q, mu, *, active=None, r0=None):
 
 # ---------------------------------------------------------------- references
 
+
 def coulomb_violation(W, q, mu, r):
     """Largest violation of the planar Coulomb–Signorini laws, relative to max(1, |q|, |r|)."""
     nc = len(mu)
     u = W @ r + q
     rN, rT, uN, uT = r[:nc], r[nc:], u[:nc], u[nc:]
     s = max(1.0, np.abs(q).max(), np.abs(r).max())
-    v = [np.maximum(-rN, 0), np.maximum(-uN, 0), np.abs(rN * uN) / s,
-         np.maximum(np.abs(rT) - mu * rN, 0),
-         np.abs(uT) * np.abs(rT + mu * rN * np.sign(uT)) / s]
+    v = [
+        np.maximum(-rN, 0),
+        np.maximum(-uN, 0),
+        np.abs(rN * uN) / s,
+        np.maximum(np.abs(rT) - mu * rN, 0),
+        np.abs(uT) * np.abs(rT + mu * rN * np.sign(uT)) / s,
+    ]
     return max(x.max() for x in v) / s
 
 
@@ -146,6 +150,7 @@ def delassus(seed, nc, *, max_cond=100.0):
 
 # ---------------------------------------------------------------- reader
 
+
 def test_slider_crank_files_parse_in_block_order():
     assert sorted(SLIDER) == ["FC2D_SliderCrankLagrangian00000", "FC2D_SliderCrankLagrangian00001"]
     for p in SLIDER.values():
@@ -154,7 +159,7 @@ def test_slider_crank_files_parse_in_block_order():
         # The file is per-contact interleaved (N1, T1, N2, T2), one column of W per text line
         # (Siconos' column-major storage): check the permutation on raw tokens.
         tokens = (bundled_dir() / f"{p.name}.dat").read_text().split()
-        raw = np.array(tokens[7:7 + 16], float).reshape(4, 4).T
+        raw = np.array(tokens[7 : 7 + 16], float).reshape(4, 4).T
         raw_q = np.array(tokens[23:27], float)
         perm = block_permutation(2)
         np.testing.assert_array_equal(perm, [0, 2, 1, 3])
@@ -195,11 +200,12 @@ def test_granular_csparse_file_parses():
 
 # ---------------------------------------------------------------- planar friction LCP
 
+
 @pytest.mark.parametrize("nc,seed", [(1, 0), (1, 1), (2, 2), (2, 3), (3, 4), (3, 5)])
 def test_friction_lcp_solutions_are_exactly_the_coulomb_solutions(nc, seed):
     W, q, mu = delassus(seed, nc)
     A, b = (np.asarray(x) for x in friction_lcp(jnp.asarray(W), jnp.asarray(q), jnp.asarray(mu)))
-    assert A.shape == (3 * nc, 3 * nc) and np.all(np.diag(A)[2 * nc:] == 0)
+    assert A.shape == (3 * nc, 3 * nc) and np.all(np.diag(A)[2 * nc :] == 0)
     from_lcp = distinct([np.asarray(from_lcp_solution(z, mu)) for z in lcp_enumeration(A, b)])
     direct = distinct(coulomb_enumeration(W, q, mu))
     assert len(direct) >= 1 and len(from_lcp) == len(direct)
@@ -219,12 +225,17 @@ def test_friction_lcp_is_pure_and_batches():
 
 # ---------------------------------------------------------------- NSGS on Siconos data
 
+
 @pytest.mark.parametrize("name", sorted(SLIDER))
 def test_nsgs_solves_slider_crank_and_agrees_with_f1_lcp(name):
     p = SLIDER[name]
     W, q, mu = (jnp.asarray(x) for x in (p.W, p.q, p.mu))
-    ref = distinct([np.asarray(from_lcp_solution(z, p.mu))
-                    for z in lcp_enumeration(*(np.asarray(x) for x in friction_lcp(W, q, mu)))])
+    ref = distinct(
+        [
+            np.asarray(from_lcp_solution(z, p.mu))
+            for z in lcp_enumeration(*(np.asarray(x) for x in friction_lcp(W, q, mu)))
+        ]
+    )
     assert len(ref) == 1  # unique, although W is singular (rank 3: the two tangents coincide)
     ref = ref[0]
     assert coulomb_violation(p.W, p.q, p.mu, ref) < 1e-12
@@ -248,10 +259,18 @@ def test_nsgs_solves_slider_crank_and_agrees_with_f1_lcp(name):
 # 00000 but returns error 1e-5 on 00001 (r_T1 off the cone boundary) with info = 0; its NSGS
 # (tol 1e-4) stops after 168 / 169 sweeps.
 SICONOS_ENUM = {
-    "FC2D_SliderCrankLagrangian00000": [0.05577941765543285, 0.0005577941765544,
-                                        0.05522439857428437, 0.00055224398574259],
-    "FC2D_SliderCrankLagrangian00001": [0.04452520862608488, 0.00044525208626081,
-                                        0.04408217172450819, 0.00044082171724512],
+    "FC2D_SliderCrankLagrangian00000": [
+        0.05577941765543285,
+        0.0005577941765544,
+        0.05522439857428437,
+        0.00055224398574259,
+    ],
+    "FC2D_SliderCrankLagrangian00001": [
+        0.04452520862608488,
+        0.00044525208626081,
+        0.04408217172450819,
+        0.00044082171724512,
+    ],
 }
 
 
@@ -309,10 +328,14 @@ def test_nsgs_cycling_is_reported_not_hidden():
     (cond(W) ≈ 50, μ ≈ 0.8, strong normal–tangent coupling) plain sweeps (ω = 1) cycle with
     period 4 around the unique solution: converged must say so. Under-relaxation (ω = 0.7)
     reaches the solution."""
-    W = np.array([[2.1627, 0.7311, 0.1339, -1.4563],
-                  [0.7311, 0.5781, -0.1518, -0.9326],
-                  [0.1339, -0.1518, 0.4649, 0.1096],
-                  [-1.4563, -0.9326, 0.1096, 1.9232]])
+    W = np.array(
+        [
+            [2.1627, 0.7311, 0.1339, -1.4563],
+            [0.7311, 0.5781, -0.1518, -0.9326],
+            [0.1339, -0.1518, 0.4649, 0.1096],
+            [-1.4563, -0.9326, 0.1096, 1.9232],
+        ]
+    )
     q = np.array([0.4795, -0.0753, -0.2941, -0.9148])
     mu = np.array([0.7906, 0.6051])
     ref = distinct(coulomb_enumeration(W, q, mu))
@@ -329,6 +352,7 @@ def test_nsgs_cycling_is_reported_not_hidden():
 
 
 # ---------------------------------------------------------------- analytic and special cases
+
 
 @pytest.mark.parametrize("vT", [0.0, 0.3, -0.49, 0.51, -2.0, 5.0])
 def test_block_on_plane_sticks_or_slides(vT):
@@ -421,8 +445,14 @@ def test_vmap_equals_single_runs_with_masks_and_warm_starts():
     r0 = np.abs(rng.standard_normal((8, 6)))
     out = nsgs_batch(W, q, mu, active=active, r0=r0)
     for k in range(8):
-        one = nsgs_jit(jnp.asarray(W[k]), jnp.asarray(q[k]), jnp.asarray(mu[k]), iterations=N,
-                       active=jnp.asarray(active[k]), r0=jnp.asarray(r0[k]))
+        one = nsgs_jit(
+            jnp.asarray(W[k]),
+            jnp.asarray(q[k]),
+            jnp.asarray(mu[k]),
+            iterations=N,
+            active=jnp.asarray(active[k]),
+            r0=jnp.asarray(r0[k]),
+        )
         for a, b in zip(jax.tree.leaves(one), jax.tree.leaves(jax.tree.map(lambda x: x[k], out))):
             np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
 
@@ -492,8 +522,10 @@ def test_gradient_through_unrolled_sweeps_matches_finite_differences():
 
 def test_gradients_are_finite_in_every_contact_state():
     """Take-off, stick, slide, frictionless and exactly-degenerate data: no NaN from the local solve."""
-    cases = list(RANDOM[2]) + [(np.eye(4), np.zeros(4), np.zeros(2)),  # q = 0: r = 0 at the kink
-                               (np.eye(4), np.array([-1.0, 0.0, 0.0, 0.0]), np.array([0.5, 0.0]))]
+    cases = list(RANDOM[2]) + [
+        (np.eye(4), np.zeros(4), np.zeros(2)),  # q = 0: r = 0 at the kink
+        (np.eye(4), np.array([-1.0, 0.0, 0.0, 0.0]), np.array([0.5, 0.0])),
+    ]
     for W, q, mu in cases:
         for g in _grad(*(jnp.asarray(x) for x in (W, q, mu))):
             assert np.all(np.isfinite(g))
@@ -522,6 +554,7 @@ def test_input_errors_name_the_value_and_rule():
 
 
 # ---------------------------------------------------------------- Lemke (engineer H1's solver)
+
 
 @pytest.mark.parametrize("nc", [2, pytest.param(3, marks=pytest.mark.slow)])
 def test_lemke_on_friction_lcp_agrees_with_nsgs(nc):
@@ -571,7 +604,8 @@ def test_loop_and_unrolled_contact_sweeps_agree():
     active = jnp.array([True, True, True])
     table = f2._local_table(W, mu, active)
     loop = jax.jit(f2._sweeps_loop, static_argnames=("iterations",))(
-        W, q, jnp.zeros(6), table, jnp.asarray(1.0), iterations=N)
+        W, q, jnp.zeros(6), table, jnp.asarray(1.0), iterations=N
+    )
     np.testing.assert_allclose(loop, nsgs_jit(W, q, mu, iterations=N).r, rtol=1e-12, atol=1e-14)
 
 

@@ -42,9 +42,11 @@ def loss_weights(seed, n):
 
 def make_loss(solver, c, e):
     """A scalar of the solution that uses z and w: the chain rule runs through both."""
+
     def loss(M, q):
         sol = solver(M, q)
         return c @ sol.z + e @ sol.w
+
     return loss
 
 
@@ -57,7 +59,7 @@ SOLVERS = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def grad_fn(name):
     """jit(grad) of the loss for one solver; c and e are arguments so it compiles once per size."""
     solver = SOLVERS[name]
@@ -89,7 +91,7 @@ def central_differences(M, q, c, e, h=FD_STEP):
     qp = np.concatenate([np.broadcast_to(q, (n * n, n)), q + h * dirs_q])
     qm = np.concatenate([np.broadcast_to(q, (n * n, n)), q - h * dirs_q])
     d = (np.asarray(batch(Mp, qp, c, e)) - np.asarray(batch(Mm, qm, c, e))) / (2 * h)
-    return d[: n * n].reshape(n, n), d[n * n:]
+    return d[: n * n].reshape(n, n), d[n * n :]
 
 
 def assert_close_rel(actual, expected, rtol, what):
@@ -122,8 +124,7 @@ def test_implicit_gradient_is_independent_of_sweep_count_unrolled_is_not():
     M, q, _, _ = nondegenerate_problem(4, 6, cond=50.0)
     c, e = loss_weights(4, 6)
     fd_M, fd_q = central_differences(M, q, c, e)
-    short_unroll = jax.jit(jax.grad(make_loss(functools.partial(pgs, iterations=15), c, e),
-                                    argnums=1))(M, q)
+    short_unroll = jax.jit(jax.grad(make_loss(functools.partial(pgs, iterations=15), c, e), argnums=1))(M, q)
     assert np.abs(short_unroll - fd_q).max() > 1e-4 * np.abs(fd_q).max()
     # Implicit at a converged solve is exact: 300 sweeps (the shared compiled function) suffice.
     assert_close_rel(grad_fn("pgs-implicit")(M, q, c, e)[1], fd_q, 1e-6, "implicit after 300 sweeps")
@@ -219,11 +220,16 @@ def test_singular_active_block_gives_finite_gradients_that_are_right_where_defin
         def loss(M, b):
             sol = solver(M, jnp.asarray(WT) @ b)
             return c @ (jnp.asarray(WT).T @ sol.z)
+
         return loss
 
     reference = jax.jit(impulse_loss(SOLVERS["pgs-unroll"]))
-    fd = np.array([(float(reference(M, b + FD_STEP * d)) - float(reference(M, b - FD_STEP * d)))
-                   / (2 * FD_STEP) for d in np.eye(3)])
+    fd = np.array(
+        [
+            (float(reference(M, b + FD_STEP * d)) - float(reference(M, b - FD_STEP * d))) / (2 * FD_STEP)
+            for d in np.eye(3)
+        ]
+    )
 
     sol = pgs(M, WT @ b, iterations=300)
     assert bool(sol.converged)

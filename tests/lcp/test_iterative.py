@@ -18,7 +18,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.optimize
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jaxcontact.lcp.jacobi import default_omega, projected_jacobi
 from jaxcontact.lcp.lemke import lemke
@@ -70,6 +71,7 @@ def lemke_padded(M, q, size):
 
 # ---------------------------------------------------------------- PGS
 
+
 @pytest.mark.parametrize("name", SPD_COLLECTION)
 @pytest.mark.parametrize("omega", [1.0, 1.5])
 def test_pgs_siconos_spd(name, omega):
@@ -81,8 +83,7 @@ def test_pgs_siconos_spd(name, omega):
     assert int(sol.iterations) == 1000
     np.testing.assert_allclose(sol.w, p.M @ np.asarray(sol.z) + p.q, rtol=0, atol=1e-12 * np.abs(p.q).max())
     np.testing.assert_allclose(sol.z, ref, rtol=0, atol=1e-8 * max(1.0, np.abs(ref).max()))
-    np.testing.assert_allclose(sol.z, lemke_padded(p.M, p.q, 26), rtol=0,
-                               atol=1e-8 * max(1.0, np.abs(ref).max()))
+    np.testing.assert_allclose(sol.z, lemke_padded(p.M, p.q, 26), rtol=0, atol=1e-8 * max(1.0, np.abs(ref).max()))
 
 
 @settings(max_examples=40, deadline=None)
@@ -148,17 +149,20 @@ def test_pgs_nonpositive_diagonal_gives_no_nan():
     assert float(sol.residual) == pytest.approx(1.0 / 2.0)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(M=np.eye(3), q=np.ones(2)), "q must have shape"),
-    (dict(M=np.ones((2, 3)), q=np.ones(2)), "square"),
-    (dict(M=np.eye(2), q=np.array([1.0, np.nan])), "q must be finite"),
-    (dict(M=np.array([[1.0, np.inf], [0.0, 1.0]]), q=np.ones(2)), "M must be finite"),
-    (dict(M=np.eye(2), q=np.ones(2), z0=np.ones(3)), "z0 must have the shape"),
-    (dict(M=np.eye(2), q=np.ones(2), omega=2.0), "omega"),
-    (dict(M=np.eye(2), q=np.ones(2), omega=0.0), "omega"),
-    (dict(M=np.eye(2), q=np.ones(2), iterations=2.5), "iterations"),
-    (dict(M=np.eye(2), q=np.ones(2), differentiation="adjoint"), "differentiation"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(M=np.eye(3), q=np.ones(2)), "q must have shape"),
+        (dict(M=np.ones((2, 3)), q=np.ones(2)), "square"),
+        (dict(M=np.eye(2), q=np.array([1.0, np.nan])), "q must be finite"),
+        (dict(M=np.array([[1.0, np.inf], [0.0, 1.0]]), q=np.ones(2)), "M must be finite"),
+        (dict(M=np.eye(2), q=np.ones(2), z0=np.ones(3)), "z0 must have the shape"),
+        (dict(M=np.eye(2), q=np.ones(2), omega=2.0), "omega"),
+        (dict(M=np.eye(2), q=np.ones(2), omega=0.0), "omega"),
+        (dict(M=np.eye(2), q=np.ones(2), iterations=2.5), "iterations"),
+        (dict(M=np.eye(2), q=np.ones(2), differentiation="adjoint"), "differentiation"),
+    ],
+)
 def test_pgs_bad_input_raises(kwargs, match):
     with pytest.raises(ValueError, match=match):
         pgs(**kwargs)
@@ -177,6 +181,7 @@ def test_pgs_nonfinite_inside_jit_reports_not_converged():
 
 # ---------------------------------------------------------------- projected Jacobi
 
+
 @pytest.mark.parametrize("name", SPD_COLLECTION)
 def test_jacobi_siconos_spd(name):
     p = PROBLEMS[name]
@@ -186,8 +191,7 @@ def test_jacobi_siconos_spd(name):
     assert float(sol.residual) <= 1e-8
     assert int(sol.iterations) == 3000
     np.testing.assert_allclose(sol.z, ref, rtol=0, atol=1e-8 * max(1.0, np.abs(ref).max()))
-    np.testing.assert_allclose(sol.z, lemke_padded(p.M, p.q, 26), rtol=0,
-                               atol=1e-8 * max(1.0, np.abs(ref).max()))
+    np.testing.assert_allclose(sol.z, lemke_padded(p.M, p.q, 26), rtol=0, atol=1e-8 * max(1.0, np.abs(ref).max()))
 
 
 @settings(max_examples=40, deadline=None)

@@ -61,7 +61,7 @@ def assert_solution(M, q, z, tol):
     assert np.all(np.minimum(np.abs(z), np.abs(w)) <= s)
 
 
-problem = st.tuples(st.sampled_from(FAMILIES), st.integers(1, NMAX), st.integers(0, 2 ** 32 - 1))
+problem = st.tuples(st.sampled_from(FAMILIES), st.integers(1, NMAX), st.integers(0, 2**32 - 1))
 
 
 @settings(max_examples=60, deadline=None)

@@ -26,7 +26,7 @@ _robust = jax.jit(robust_solve)
 def padded(fn, M, q):
     """Solve at size N (inert rows M = I, q = 1 appended); z restricted to the problem."""
     sol = fn(*pad_lcp(np.asarray(M), np.asarray(q), N))
-    return sol._replace(z=sol.z[:len(q)], w=sol.w[:len(q)])
+    return sol._replace(z=sol.z[: len(q)], w=sol.w[: len(q)])
 
 
 def assert_solution(M, q, z, tol=1e-10):
@@ -40,7 +40,7 @@ def assert_solution(M, q, z, tol=1e-10):
 def murty(n):
     """Murty's example: M_ii = 1, M_ij = 2 (j > i), q_i = −(2^{n+1} − 2^i); Lemke takes 2ⁿ pivots."""
     M = np.triu(2.0 * np.ones((n, n)), 1) + np.eye(n)
-    q = -np.array([2.0 ** (n + 1) - 2.0 ** i for i in range(1, n + 1)])
+    q = -np.array([2.0 ** (n + 1) - 2.0**i for i in range(1, n + 1)])
     return M, q
 
 
@@ -73,9 +73,9 @@ def test_nonnegative_q_needs_no_pivot():
 def test_murty_exponential_pivots(n):
     M, q = murty(n)
     sol = padded(_lemke, M, q)
-    assert bool(sol.converged) and int(sol.iterations) == 2 ** n
+    assert bool(sol.converged) and int(sol.iterations) == 2**n
     assert_solution(M, q, sol.z)
-    assert all(default_max_pivots(k) >= 2 ** k for k in range(1, 13))
+    assert all(default_max_pivots(k) >= 2**k for k in range(1, 13))
 
 
 def test_pivot_limit_reports_not_converged():
@@ -184,7 +184,7 @@ def test_newton_fb_warm_start_from_solution_stays():
 def test_fischer_burmeister_function():
     a = np.array([0.0, 2.0, 0.0, 1e8, -1.0, 3.0])
     b = np.array([0.0, 0.0, 5.0, 1e-8, 0.0, 4.0])
-    expected = np.sqrt(a ** 2 + b ** 2) - a - b
+    expected = np.sqrt(a**2 + b**2) - a - b
     expected[3] = -2 * 1e8 * 1e-8 / (np.hypot(1e8, 1e-8) + 1e8 + 1e-8)  # cancellation-free value
     np.testing.assert_allclose(fischer_burmeister(a, b), expected, rtol=1e-14, atol=1e-300)
     assert float(fischer_burmeister(1e8, 1e-8)) == pytest.approx(-1e-8, rel=1e-12)
@@ -194,7 +194,7 @@ def test_enumeration_handles_singular_blocks():
     # CPS_1: M = [[1, 1], [1, 1]], q = −1: solutions z_1 + z_2 = 1 (M singular).
     M, q = np.ones((2, 2)), -np.ones(2)
     sol = padded(_enumerate, M, q)
-    assert bool(sol.converged) and int(sol.iterations) == 2 ** N
+    assert bool(sol.converged) and int(sol.iterations) == 2**N
     assert_solution(M, q, sol.z)
     assert float(np.sum(sol.z)) == pytest.approx(1.0, abs=1e-14)
 

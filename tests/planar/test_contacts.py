@@ -24,10 +24,28 @@ def build():
     mech.circle_contact("disk_wall", a, (0.0, 0.0), "r", wall, restitution="e", friction="mu")
     mech.point_contact("corner_on_b", a, ("-wa", "-ha"), on_b, restitution="e", friction="mu")
     mech.circle_circle_contact("disks", a, (0.0, 0.0), "r", b, ("cb", 0.0), "rb", restitution="e", friction="mu")
-    mech.clearance_revolute("journal", a, ("pa", 0.0), b, (0.0, 0.0), pin_radius="rp", clearance="c",
-                            restitution="e", friction="mu")
-    params = {"ma": 1.0, "Ja": 0.1, "mb": 2.0, "Jb": 0.3, "floor": -0.5, "wall": 1.0, "hb": 0.2, "wa": 0.15,
-              "ha": 0.1, "r": 0.12, "cb": 0.05, "rb": 0.2, "pa": 0.3, "rp": 0.02, "c": 0.001, "e": 0.5, "mu": 0.3}
+    mech.clearance_revolute(
+        "journal", a, ("pa", 0.0), b, (0.0, 0.0), pin_radius="rp", clearance="c", restitution="e", friction="mu"
+    )
+    params = {
+        "ma": 1.0,
+        "Ja": 0.1,
+        "mb": 2.0,
+        "Jb": 0.3,
+        "floor": -0.5,
+        "wall": 1.0,
+        "hb": 0.2,
+        "wa": 0.15,
+        "ha": 0.1,
+        "r": 0.12,
+        "cb": 0.05,
+        "rb": 0.2,
+        "pa": 0.3,
+        "rp": 0.02,
+        "c": 0.001,
+        "e": 0.5,
+        "mu": 0.3,
+    }
     return mech, *mech.build(params)
 
 
@@ -83,8 +101,9 @@ def test_disk_slip_velocity_is_xdot_plus_r_thetadot():
     """A disk of radius r on the ground: γ_T = ẋ + r θ̇ (zero when rolling: ẋ = −r θ̇)."""
     mech = Mechanism("disk")
     d = mech.body("disk", mass=1.0, inertia=0.5)
-    mech.circle_contact("floor", d, (0.0, 0.0), "radius", mech.line((0.0, 0.0), (0.0, 1.0)),
-                        restitution=0.0, friction=0.5)
+    mech.circle_contact(
+        "floor", d, (0.0, 0.0), "radius", mech.line((0.0, 0.0), (0.0, 1.0)), restitution=0.0, friction=0.5
+    )
     system, p = mech.build({"radius": 0.3})
     q = jnp.array([1.2, 0.3, 0.7])
     for xd, yd, wd in [(1.0, 0.0, 0.0), (0.0, 0.0, 2.0), (0.6, -0.2, -2.0), (0.3, 0.1, 0.5)]:
@@ -133,8 +152,9 @@ def test_gears_rolling_without_slip_and_journal_spin():
     a = mech.body("a", mass=1.0, inertia=1.0)
     b = mech.body("b", mass=1.0, inertia=1.0)
     mech.circle_circle_contact("mesh", a, (0.0, 0.0), "ra", b, (0.0, 0.0), "rb", restitution=0.0, friction=1.0)
-    mech.clearance_revolute("pin", a, (0.0, 0.0), None, ("cx", 0.0), pin_radius="rp", clearance="c",
-                            restitution=0.0, friction=1.0)
+    mech.clearance_revolute(
+        "pin", a, (0.0, 0.0), None, ("cx", 0.0), pin_radius="rp", clearance="c", restitution=0.0, friction=1.0
+    )
     system, p = mech.build({"ra": 0.1, "rb": 0.3, "rp": 0.01, "c": 0.002, "cx": -0.002})
     q = jnp.array([0.0, 0.0, 0.3, 0.4, 0.0, -1.0])
     u = jnp.array([0.0, 0.0, 3.0, 0.0, 0.0, -1.0])  # 3 · 0.1 = −(−1) · 0.3
@@ -150,8 +170,9 @@ def test_clearance_joint_centred_has_finite_gradients():
     mech = Mechanism("centred")
     crank = mech.body("crank", mass=1.0, inertia=0.1)
     rod = mech.body("rod", mass=1.0, inertia=0.1)
-    mech.clearance_revolute("joint", crank, ("l", 0.0), rod, ("-lr", 0.0), pin_radius="rp", clearance="c",
-                            restitution="e", friction="mu")
+    mech.clearance_revolute(
+        "joint", crank, ("l", 0.0), rod, ("-lr", 0.0), pin_radius="rp", clearance="c", restitution="e", friction="mu"
+    )
     system, p = mech.build({"l": 0.25, "lr": 0.25, "rp": 0.01, "c": 5e-4, "e": 0.9, "mu": 0.1})
     q = jnp.array([0.0, 0.0, 0.0, 0.5, 0.0, 0.0])  # crank end (0.25, 0) = rod end (0.5 − 0.25, 0) exactly
     u = jnp.array([0.1, -0.2, 1.0, 0.3, 0.1, -0.5])

@@ -42,7 +42,7 @@ def test_disk_on_incline_rolls_or_slides(mu):
     w = float(tr.u[-1, 2])
     rolling = mu >= math.tan(a_) / 3
     acc = (2 / 3) * G * math.sin(a_) if rolling else G * (math.sin(a_) - mu * math.cos(a_))
-    assert s == pytest.approx(0.5 * acc * T ** 2, rel=5e-3)
+    assert s == pytest.approx(0.5 * acc * T**2, rel=5e-3)
     assert v == pytest.approx(acc * T, rel=1e-3)
     if rolling:
         # down the slope is to the left: rolling turns the disk counter-clockwise, v = ω r
@@ -89,8 +89,9 @@ def test_pin_rattling_in_a_hole_stays_inside():
     penetration O(dt · speed), and the normal impulses only push it back to the centre."""
     mech = Mechanism("rattle")
     pin = mech.body("pin", mass=0.1, inertia=1e-5)
-    mech.clearance_revolute("journal", pin, (0.0, 0.0), None, (0.0, 0.0), pin_radius=0.01, clearance="c",
-                            restitution=0.7, friction=0.2)
+    mech.clearance_revolute(
+        "journal", pin, (0.0, 0.0), None, (0.0, 0.0), pin_radius=0.01, clearance="c", restitution=0.7, friction=0.2
+    )
     system, p = mech.build({"c": 1e-3})
     dt = 1e-4
     tr = simulate(system, p, jnp.zeros(3), jnp.array([0.3, 0.2, 0.0]), dt=dt, n_steps=500)

@@ -18,8 +18,24 @@ def build(damping=0.0, **extra):
     mech.force(b, ("Fx", "Fy"), at=("sx", "sy"))
     mech.spring_damper(a, (0.1, 0.2), b, ("sx", -0.05), stiffness="k", damping=damping, rest_length="L0")
     mech.spring_damper(None, (1.0, 2.0), a, (-0.2, 0.0), stiffness="k2", rest_length=0.3)
-    return mech.build({"ma": 1.5, "Ja": 0.2, "mb": 0.7, "Jb": 0.05, "g": 9.81, "T": 2.0, "Fx": 1.0, "Fy": -3.0,
-                       "sx": 0.3, "sy": 0.1, "k": 50.0, "L0": 0.4, "k2": 20.0, **extra})
+    return mech.build(
+        {
+            "ma": 1.5,
+            "Ja": 0.2,
+            "mb": 0.7,
+            "Jb": 0.05,
+            "g": 9.81,
+            "T": 2.0,
+            "Fx": 1.0,
+            "Fy": -3.0,
+            "sx": 0.3,
+            "sy": 0.1,
+            "k": 50.0,
+            "L0": 0.4,
+            "k2": 20.0,
+            **extra,
+        }
+    )
 
 
 SYS, P = build()
@@ -55,11 +71,12 @@ def test_damper_dissipates_and_matches_rate_of_length():
     def length(qq):  # the spring a–b written out by hand
         def pt(i, s):
             c, sn = jnp.cos(qq[3 * i + 2]), jnp.sin(qq[3 * i + 2])
-            return qq[3 * i:3 * i + 2] + jnp.array([c * s[0] - sn * s[1], sn * s[0] + c * s[1]])
+            return qq[3 * i : 3 * i + 2] + jnp.array([c * s[0] - sn * s[1], sn * s[0] + c * s[1]])
+
         return jnp.linalg.norm(pt(1, (0.3, -0.05)) - pt(0, (0.1, 0.2)))
 
     Ldot = float(jax.jvp(length, (q,), (u,))[1])
-    assert float(h_damp @ np.asarray(u)) == pytest.approx(-3.0 * Ldot ** 2, rel=1e-12)
+    assert float(h_damp @ np.asarray(u)) == pytest.approx(-3.0 * Ldot**2, rel=1e-12)
     np.testing.assert_allclose(h_damp, -3.0 * Ldot * np.asarray(jax.grad(length)(q)), rtol=1e-12, atol=1e-14)
 
 

@@ -20,8 +20,9 @@ def parallelogram(th1, p=P):
     """Analytic configuration of the parallelogram four-bar with bar 1 at angle th1."""
     l1, l2, l3, d = (float(p[k]) for k in ("l1", "l2", "l3", "ground_length"))
     c, s = math.cos(th1), math.sin(th1)
-    return np.array([l1 / 2 * c, l1 / 2 * s, th1, l1 * c + l2 / 2, l1 * s, 0.0,
-                     d + l3 / 2 * c, l3 / 2 * s, th1 - math.pi / 2])
+    return np.array(
+        [l1 / 2 * c, l1 / 2 * s, th1, l1 * c + l2 / 2, l1 * s, 0.0, d + l3 / 2 * c, l3 / 2 * s, th1 - math.pi / 2]
+    )
 
 
 def test_four_bar_paper_q0_closes_the_loop_to_its_rounding():
@@ -94,14 +95,16 @@ def slider_crank(clearance: bool):
     slider = mech.body("slider", mass="m3", inertia="J3")
     mech.revolute(crank, ("-r/2", 0.0), None, (0.0, 0.0), name="O")
     if clearance:
-        mech.clearance_revolute("A", crank, ("r/2", 0.0), rod, ("-l/2", 0.0), pin_radius="rp", clearance="c",
-                                restitution="e", friction="mu")
+        mech.clearance_revolute(
+            "A", crank, ("r/2", 0.0), rod, ("-l/2", 0.0), pin_radius="rp", clearance="c", restitution="e", friction="mu"
+        )
     else:
         mech.revolute(crank, ("r/2", 0.0), rod, ("-l/2", 0.0), name="A")
     mech.revolute(rod, ("l/2", 0.0), slider, (0.0, 0.0), name="B")
     mech.prismatic(None, (0.0, 0.0), slider, (0.0, 0.0), name="slide")
-    system, p = mech.build({"m1": 1.0, "m2": 2.0, "m3": 1.0, "J3": 0.01, "r": 0.1, "l": 0.3, "rp": 0.01,
-                            "c": 5e-4, "e": 0.5, "mu": 0.1})
+    system, p = mech.build(
+        {"m1": 1.0, "m2": 2.0, "m3": 1.0, "J3": 0.01, "r": 0.1, "l": 0.3, "rp": 0.01, "c": 5e-4, "e": 0.5, "mu": 0.1}
+    )
     return mech, system, p
 
 

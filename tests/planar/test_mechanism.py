@@ -50,8 +50,13 @@ def test_literals_become_named_parameters():
     mech.gravity(9.81)
     mech.circle_contact("floor", ball, (0.0, 0.0), 0.05, mech.line((0.0, 0.0), (0.0, 1.0)), restitution=0.9)
     system, p = mech.build()
-    assert {k: float(v) for k, v in p.items()} == {"ball_mass": 2.0, "ball_inertia": 0.1, "gravity_g": 9.81,
-                                                  "floor_radius": 0.05, "floor_restitution": 0.9}
+    assert {k: float(v) for k, v in p.items()} == {
+        "ball_mass": 2.0,
+        "ball_inertia": 0.1,
+        "gravity_g": 9.81,
+        "floor_radius": 0.05,
+        "floor_restitution": 0.9,
+    }
     assert system.slip_velocity is None  # friction=None: frictionless by structure
     p2 = {**p, "ball_mass": jnp.asarray(3.0)}
     assert float(system.mass(jnp.zeros(3), p2)[0, 0]) == 3.0
@@ -59,12 +64,15 @@ def test_literals_become_named_parameters():
         mech.build({"ball_mass": 1.0})
 
 
-@pytest.mark.parametrize("override, message", [
-    ({"m": -1.0}, r"'bar' mass = -1.0 \(from m\) must be > 0"),
-    ({"e": 1.5}, r"'tip' restitution = 1.5 \(from e\) must be in \[0, 1\]"),
-    ({"mu": -0.1}, r"'tip' friction = -0.1 \(from mu\) must be >= 0"),
-    ({"l": float("nan")}, r"parameter 'l' = nan must be a finite number"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ({"m": -1.0}, r"'bar' mass = -1.0 \(from m\) must be > 0"),
+        ({"e": 1.5}, r"'tip' restitution = 1.5 \(from e\) must be in \[0, 1\]"),
+        ({"mu": -0.1}, r"'tip' friction = -0.1 \(from mu\) must be >= 0"),
+        ({"l": float("nan")}, r"parameter 'l' = nan must be a finite number"),
+    ],
+)
 def test_bad_values_are_named(override, message):
     mech = pendulum()
     with pytest.raises(ValueError, match=message):

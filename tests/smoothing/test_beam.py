@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxcontact.smoothing.beam import Beam, Pin, flexible_system, strains, straight_beam
+from jaxcontact.smoothing.beam import Beam, Pin, flexible_system, straight_beam, strains
 
 
 def _beam_params(names, h=0.0, E=2.1e11, L=1.8):
@@ -19,7 +19,7 @@ def test_rigid_motion_has_no_strain():
     beam = Beam("b", 3)
     q = straight_beam(beam, 1.2, start=(0.3, -0.7), angle=2.1)
     for j in range(3):
-        e = jnp.asarray(q[4 * j: 4 * j + 8])
+        e = jnp.asarray(q[4 * j : 4 * j + 8])
         for xi in (0.0, 0.37, 1.0):
             np.testing.assert_allclose(strains(e, xi, 0.4), 0.0, atol=1e-14)
 
@@ -62,7 +62,7 @@ def _tip_runs(n_elements, t_final, reference):
     ts = jnp.linspace(0.0, t_final, 11)
     sol = jax.jit(lambda p: solve(f, y0, p, ts, rtol=1e-6, atol=1e-8))(p)
     assert bool(sol.ok)
-    return np.asarray(sol.ys)[:, n - 4:n - 2], reference(f, y0, {**p, "h": jnp.asarray(0.0)}, ts)[:, n - 4:n - 2]
+    return np.asarray(sol.ys)[:, n - 4 : n - 2], reference(f, y0, {**p, "h": jnp.asarray(0.0)}, ts)[:, n - 4 : n - 2]
 
 
 def test_e5_smoothed_explicit_tip_matches_unsmoothed_reference():
@@ -87,9 +87,16 @@ def test_e5_smoothed_explicit_tip_matches_stiff_radau():
 
     def radau(f, y0, p, ts):
         fj, jac = jax.jit(f), jax.jit(jax.jacfwd(f, argnums=1))
-        r = scipy.integrate.solve_ivp(lambda t, y: np.asarray(fj(t, y, p)), (0.0, float(ts[-1])), np.asarray(y0),
-                                      method="Radau", t_eval=np.asarray(ts), rtol=1e-7, atol=1e-9,
-                                      jac=lambda t, y: np.asarray(jac(t, y, p)))
+        r = scipy.integrate.solve_ivp(
+            lambda t, y: np.asarray(fj(t, y, p)),
+            (0.0, float(ts[-1])),
+            np.asarray(y0),
+            method="Radau",
+            t_eval=np.asarray(ts),
+            rtol=1e-7,
+            atol=1e-9,
+            jac=lambda t, y: np.asarray(jac(t, y, p)),
+        )
         assert r.status == 0
         return r.y.T
 
@@ -124,6 +131,6 @@ def test_pin_to_a_rigid_body_equals_pin_to_ground_when_the_body_is_held():
         sol = jax.jit(lambda p: solve(vector_field(system), y0, p, ts, rtol=1e-9, atol=1e-11))(p)
         assert bool(sol.ok)
         n = system.n_dof
-        runs.append(np.asarray(sol.ys)[:, n - beam.n_dof:n])
+        runs.append(np.asarray(sol.ys)[:, n - beam.n_dof : n])
     assert np.abs(runs[1][-1, 5] - qb[5]) > 1e-3  # the free end fell
     np.testing.assert_allclose(runs[0], runs[1], atol=1e-8)

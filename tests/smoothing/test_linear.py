@@ -5,8 +5,16 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxcontact.smoothing import (amplitude_ratio, chain_stiffness, decay_rate, frequency_ratio, modal_solution,
-                                  solve, spring_chain, vector_field)
+from jaxcontact.smoothing import (
+    amplitude_ratio,
+    chain_stiffness,
+    decay_rate,
+    frequency_ratio,
+    modal_solution,
+    solve,
+    spring_chain,
+    vector_field,
+)
 
 M10 = [10.0, 10.0, 10.0]
 
@@ -15,7 +23,7 @@ def _run(system, params, ts, **kw):
     y0 = jnp.zeros(2 * system.n_dof)
     sol = jax.jit(lambda p: solve(vector_field(system), y0, p, ts, **kw))(params)
     assert bool(sol.ok)
-    return np.asarray(sol.ys[:, :system.n_dof]), np.asarray(sol.ys[:, system.n_dof:])
+    return np.asarray(sol.ys[:, : system.n_dof]), np.asarray(sol.ys[:, system.n_dof :])
 
 
 def test_modal_solution_is_the_case2_closed_form():
@@ -116,8 +124,11 @@ def test_batched_over_h_and_stiffness_matches_single_runs():
     ts = jnp.linspace(0.0, 1.0, 101)
     hs = jnp.array([0.001, 0.01, 0.001])
     k1s = jnp.array([2e3, 2e3, 5e3])
-    batch = {**jax.tree.map(lambda x: jnp.broadcast_to(x, (3,) + x.shape), p), "h": hs,
-             "K": jax.vmap(lambda k1: chain_stiffness(jnp.stack([k1, 1e8])))(k1s)}
+    batch = {
+        **jax.tree.map(lambda x: jnp.broadcast_to(x, (3,) + x.shape), p),
+        "h": hs,
+        "K": jax.vmap(lambda k1: chain_stiffness(jnp.stack([k1, 1e8])))(k1s),
+    }
     y0 = jnp.zeros(6)
     f = vector_field(system)
     run = jax.jit(jax.vmap(lambda p: solve(f, y0, p, ts, rtol=1e-8, atol=1e-10)))
@@ -127,8 +138,9 @@ def test_batched_over_h_and_stiffness_matches_single_runs():
         single = {**p, "h": hs[i], "K": batch["K"][i]}
         q, _ = _run(system, single, ts, rtol=1e-8, atol=1e-10)
         np.testing.assert_allclose(np.asarray(sol.ys[i, :, :3]), q, atol=1e-12)
-        exact, _ = modal_solution(single["M"], single["K"], single["F"], np.zeros(3), np.zeros(3), np.asarray(ts),
-                                  h=float(hs[i]))
+        exact, _ = modal_solution(
+            single["M"], single["K"], single["F"], np.zeros(3), np.zeros(3), np.asarray(ts), h=float(hs[i])
+        )
         assert np.abs(q - exact).max() < 1e-6
 
 

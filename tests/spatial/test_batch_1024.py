@@ -19,9 +19,13 @@ B, DT, T_FINAL = 1024, 2e-3, 0.24
 def test_batch_of_1024_equals_single_runs():
     m = get_model("sphere-on-plane")
     rng = np.random.default_rng(7)
-    drawn = {"friction": rng.uniform(0.1, 1.2, B), "spin": rng.uniform(-20.0, 40.0, B),
-             "speed": rng.uniform(0.5, 3.0, B), "slope_deg": rng.uniform(0.0, 15.0, B),
-             "restitution": rng.uniform(0.0, 0.9, B)}
+    drawn = {
+        "friction": rng.uniform(0.1, 1.2, B),
+        "spin": rng.uniform(-20.0, 40.0, B),
+        "speed": rng.uniform(0.5, 3.0, B),
+        "slope_deg": rng.uniform(0.0, 15.0, B),
+        "restitution": rng.uniform(0.0, 0.9, B),
+    }
     batch = {k: jnp.broadcast_to(v, (B,)) for k, v in m.params.items()}
     batch.update({k: jnp.asarray(v) for k, v in drawn.items()})
     traj = simulate_model(m, params=batch, dt=DT, t_final=T_FINAL, batched=True)

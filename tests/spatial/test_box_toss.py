@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxcontact.models import box_toss, get_model
+from jaxcontact.models import get_model
 from jaxcontact.simulate import simulate_model
 from tests.spatial.conftest import BOX_TOSS_SCHEME as SCHEME
 
@@ -19,8 +19,7 @@ def test_box_launched_flat_slides_to_the_analytic_distance():
     """Resting flat on its face and launched at v: decelerates at μ g, stops after v²/(2 μ g) in v/(μ g), does not
     turn (μ c < a: it does not tip), and the front vertices carry the moment of friction."""
     v, mu, g = 1.0, 0.4, 9.81
-    m = get_model("box-toss", tilt_deg=0.0, spin_x=0.0, spin_y=0.0, spin_z=0.0, height=0.05, speed=v,
-                  friction=mu)
+    m = get_model("box-toss", tilt_deg=0.0, spin_x=0.0, spin_y=0.0, spin_z=0.0, height=0.05, speed=v, friction=mu)
     traj = simulate_model(m, dt=1e-3, t_final=0.4, scheme=SCHEME)
     x, vx = np.asarray(traj.q[:, 0]), np.asarray(traj.u[:, 0])
     t = np.asarray(traj.t)
@@ -67,8 +66,7 @@ def test_tossed_box_bounces_slides_and_rests_on_a_face(box_toss_run):
 def test_friction_gradient_of_the_sliding_box_is_the_closed_form():
     """While the flat box slides, x(t) = v t − ½ μ g t², so ∂x/∂μ = −½ g t² — by reverse mode through the
     implicit (IFT) gradients of its four redundant bottom contacts, and by central differences."""
-    m = get_model("box-toss", tilt_deg=0.0, spin_x=0.0, spin_y=0.0, spin_z=0.0, height=0.05, speed=1.0,
-                  friction=0.4)
+    m = get_model("box-toss", tilt_deg=0.0, spin_x=0.0, spin_y=0.0, spin_z=0.0, height=0.05, speed=1.0, friction=0.4)
     t = 0.1  # sliding stops at v / (μ g) = 0.25 s
 
     def x_at(mu):

@@ -33,7 +33,6 @@ from jaxcontact.models import box_toss
 from jaxcontact.simulate import simulate_model
 from jaxcontact.spatial import rotations
 from jaxcontact.stepping.kernels import gaps_and_rates
-
 from tests.spatial.conftest import BOX_TOSS_SCHEME
 
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "siconos" / "box_toss_bullet.npz"
@@ -197,7 +196,8 @@ def test_vertex_reference_detection_is_ours():
     m = box_toss.model()
     h = float(ref["h"])
     g, gd = jax.vmap(lambda q, u: gaps_and_rates(box_toss.SYSTEM, m.params, q, u, 0.0))(
-        jnp.asarray(ref["q"]), jnp.asarray(ref["v"]))
+        jnp.asarray(ref["q"]), jnp.asarray(ref["v"])
+    )
     predicted = np.asarray(g + (0.5 * h) * gd)[:-1] <= 0.0
     assert np.array_equal(predicted.sum(axis=1), ref["contacts"][1:])
     assert np.all(predicted[ref["impulse"][1:] > 0])

@@ -21,24 +21,28 @@ from jaxcontact.system import advance, kinematics
 X, Y, Z = np.eye(3)
 
 
-@pytest.mark.parametrize("ca, ha, cb, hb, xa, xb", [
-    # crossing at right angles, 0.5 apart: the closest points are the crossing's
-    ((0, 0, 0), X, (0, 0, 0.5), Y, (0, 0, 0), (0, 0, 0.5)),
-    # parallel, overlapping on [−0.5, 1] along x: the middle of the overlap
-    ((0, 0, 0), X, (0.5, 0, 0.3), X, (0.25, 0, 0), (0.25, 0, 0.3)),
-    # antiparallel: the same
-    ((0, 0, 0), X, (0.5, 0, 0.3), -X, (0.25, 0, 0), (0.25, 0, 0.3)),
-    # skew, closest at a's end and inside b
-    ((0, 0, 0), X, (2, 0, 1), Y, (1, 0, 0), (2, 0, 1)),
-    # collinear, end to end
-    ((0, 0, 0), X, (3.5, 0, 0), 1.5 * X, (1, 0, 0), (2, 0, 0)),
-    # parallel, not overlapping: the two nearest ends
-    ((0, 0, 0), X, (3, 0, 1), X, (1, 0, 0), (2, 0, 1)),
-    # T: b's end above the inside of a
-    ((0, 0, 0), X, (0.3, 0, 1.5), 0.5 * Z, (0.3, 0, 0), (0.3, 0, 1)),
-    # skew lines whose closest points are inside both segments
-    ((0, 0, 0), X, (0.2, 0.1, 0.4), np.array([1.0, 1.0, 0.0]) / 4, (0.1, 0, 0), (0.1, 0, 0.4)),
-], ids=["crossing", "parallel", "antiparallel", "skew", "end-to-end", "parallel-apart", "T", "skew-inside"])
+@pytest.mark.parametrize(
+    "ca, ha, cb, hb, xa, xb",
+    [
+        # crossing at right angles, 0.5 apart: the closest points are the crossing's
+        ((0, 0, 0), X, (0, 0, 0.5), Y, (0, 0, 0), (0, 0, 0.5)),
+        # parallel, overlapping on [−0.5, 1] along x: the middle of the overlap
+        ((0, 0, 0), X, (0.5, 0, 0.3), X, (0.25, 0, 0), (0.25, 0, 0.3)),
+        # antiparallel: the same
+        ((0, 0, 0), X, (0.5, 0, 0.3), -X, (0.25, 0, 0), (0.25, 0, 0.3)),
+        # skew, closest at a's end and inside b
+        ((0, 0, 0), X, (2, 0, 1), Y, (1, 0, 0), (2, 0, 1)),
+        # collinear, end to end
+        ((0, 0, 0), X, (3.5, 0, 0), 1.5 * X, (1, 0, 0), (2, 0, 0)),
+        # parallel, not overlapping: the two nearest ends
+        ((0, 0, 0), X, (3, 0, 1), X, (1, 0, 0), (2, 0, 1)),
+        # T: b's end above the inside of a
+        ((0, 0, 0), X, (0.3, 0, 1.5), 0.5 * Z, (0.3, 0, 0), (0.3, 0, 1)),
+        # skew lines whose closest points are inside both segments
+        ((0, 0, 0), X, (0.2, 0.1, 0.4), np.array([1.0, 1.0, 0.0]) / 4, (0.1, 0, 0), (0.1, 0, 0.4)),
+    ],
+    ids=["crossing", "parallel", "antiparallel", "skew", "end-to-end", "parallel-apart", "T", "skew-inside"],
+)
 def test_capsule_gap_hand_cases(ca, ha, cb, hb, xa, xb):
     ra, rb = 0.1, 0.05
     args = [jnp.asarray(v, float) for v in (ca, ha)] + [ra] + [jnp.asarray(v, float) for v in (cb, hb)] + [rb]
@@ -53,10 +57,12 @@ def test_capsule_gap_hand_cases(ca, ha, cb, hb, xa, xb):
 def _distance_by_minimisation(p1, d1, p2, d2):
     """min over s of the distance from p1 + s d1 to the segment p2 + t d2 (exact projection): a convex function
     of s, minimised by bounded Brent — a method independent of the clamped closed form."""
+
     def to_b(s):
         x = p1 + s * d1
         t = np.clip((x - p2) @ d2 / (d2 @ d2), 0.0, 1.0)
         return np.linalg.norm(x - p2 - t * d2)
+
     res = minimize_scalar(to_b, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-12})
     return min(res.fun, to_b(0.0), to_b(1.0))
 
@@ -86,8 +92,9 @@ def test_segment_distance_matches_minimisation_and_dense_sampling_on_random_segm
     for i in range(n):
         best = _distance_by_minimisation(p1[i], d1[i], p2[i], d2[i])
         assert abs(ours[i] - best) < 1e-10, (i, ours[i], best)
-        sampled = np.linalg.norm((p1[i] + grid[:, None] * d1[i])[:, None] - (p2[i] + grid[:, None] * d2[i])[None],
-                                 axis=2).min()
+        sampled = np.linalg.norm(
+            (p1[i] + grid[:, None] * d1[i])[:, None] - (p2[i] + grid[:, None] * d2[i])[None], axis=2
+        ).min()
         assert ours[i] <= sampled + 1e-12
 
 
@@ -95,9 +102,22 @@ def _two_capsules():
     asm = Assembly(gravity=0.0)
     a = asm.add_body("a", mass=1.0, inertia=(1.0, 1.0, 1.0))
     b = asm.add_body("b", mass=1.0, inertia=(1.0, 1.0, 1.0))
-    asm.add_contact(CapsuleCapsule("ab", restitution=0.0, friction=0.0, a=a, b=b, radius_a="ra", radius_b="rb",
-                                   half_length_a=0.5, half_length_b=0.3, axis_a=(1.0, 0.0, 0.0),
-                                   axis_b=(1.0, 0.0, 0.0), centre_b=(0.0, 0.0, "off")))
+    asm.add_contact(
+        CapsuleCapsule(
+            "ab",
+            restitution=0.0,
+            friction=0.0,
+            a=a,
+            b=b,
+            radius_a="ra",
+            radius_b="rb",
+            half_length_a=0.5,
+            half_length_b=0.3,
+            axis_a=(1.0, 0.0, 0.0),
+            axis_b=(1.0, 0.0, 0.0),
+            centre_b=(0.0, 0.0, "off"),
+        )
+    )
     return asm
 
 
@@ -163,39 +183,78 @@ def test_capsule_contacts_refuse_bad_values_by_name():
     asm = Assembly()
     rod = asm.add_body("rod", mass=1.0, inertia=(1.0, 1.0, 0.5))
     with pytest.raises(ValueError, match=r"contact 'c': b must be a body of this assembly"):
-        asm.add_contact(CapsuleCapsule("c", restitution=0.0, friction=0.0, a=rod, b=None, radius_a=0.1,
-                                       radius_b=0.1, half_length_a=0.1, half_length_b=0.1))
+        asm.add_contact(
+            CapsuleCapsule(
+                "c",
+                restitution=0.0,
+                friction=0.0,
+                a=rod,
+                b=None,
+                radius_a=0.1,
+                radius_b=0.1,
+                half_length_a=0.1,
+                half_length_b=0.1,
+            )
+        )
     with pytest.raises(ValueError, match=r"contact 'c': a and b are the same body 'rod'"):
-        asm.add_contact(CapsuleCapsule("c", restitution=0.0, friction=0.0, a=rod, b=rod, radius_a=0.1,
-                                       radius_b=0.1, half_length_a=0.1, half_length_b=0.1))
-    asm.add_contact(CapsulePlane("floor", restitution=0.0, friction=0.3, body=rod, radius="r", half_length="hl",
-                                 axis=("ax", 0.0, 0.0)))
+        asm.add_contact(
+            CapsuleCapsule(
+                "c",
+                restitution=0.0,
+                friction=0.0,
+                a=rod,
+                b=rod,
+                radius_a=0.1,
+                radius_b=0.1,
+                half_length_a=0.1,
+                half_length_b=0.1,
+            )
+        )
+    asm.add_contact(
+        CapsulePlane(
+            "floor", restitution=0.0, friction=0.3, body=rod, radius="r", half_length="hl", axis=("ax", 0.0, 0.0)
+        )
+    )
     p = {"gravity": 9.81, "r": 0.05, "hl": 0.2, "ax": 1.0}
     asm.validate(p)
     with pytest.raises(ValueError, match=r"contact 'floor' half_length = -0.2 breaks the rule > 0"):
         asm.validate({**p, "hl": -0.2})
     with pytest.raises(ValueError, match=r"contact 'floor' radius = 0.0 breaks the rule > 0"):
         asm.validate({**p, "r": 0.0})
-    with pytest.raises(ValueError, match=r"contact 'floor' axis = \[0.0, 0.0, 0.0\] breaks the rule: finite and "
-                                         r"non-zero"):
+    with pytest.raises(
+        ValueError,
+        match=r"contact 'floor' axis = \[0.0, 0.0, 0.0\] breaks the rule: finite and "
+        r"non-zero",
+    ):
         asm.validate({**p, "ax": 0.0})
     bad = Assembly()
     rod = bad.add_body("rod", mass=1.0, inertia=(1.0, 1.0, 0.5))
-    bad.add_contact(CapsulePlane("floor", restitution=0.0, friction=0.3, body=rod, radius=0.1, half_length=0.1,
-                                 axis=(1.0, 0.0)))
+    bad.add_contact(
+        CapsulePlane("floor", restitution=0.0, friction=0.3, body=rod, radius=0.1, half_length=0.1, axis=(1.0, 0.0))
+    )
     with pytest.raises(ValueError, match=r"contact 'floor' axis = \(1.0, 0.0\) must be three coordinates"):
         bad.validate({"gravity": 9.81})
 
 
 # --- a capsule on the plane in Moreau–Jean ----------------------------------------------------------------------
 
+
 def _capsule_on_plane():
     """A capsule along the body's x axis; inertia of a solid cylinder of the same radius and length 2 hl (the
     closed forms below take the moments as given, whatever they are)."""
     asm = Assembly(gravity="gravity")
     rod = asm.add_body("rod", mass="mass", inertia=("Ia", "It", "It"))
-    asm.add_contact(CapsulePlane("floor", restitution="restitution", friction="friction", body=rod, radius="radius",
-                                 half_length="hl", axis=(1.0, 0.0, 0.0)))
+    asm.add_contact(
+        CapsulePlane(
+            "floor",
+            restitution="restitution",
+            friction="friction",
+            body=rod,
+            radius="radius",
+            half_length="hl",
+            axis=(1.0, 0.0, 0.0),
+        )
+    )
     return asm
 
 
@@ -263,8 +322,18 @@ def test_capsule_plane_gaps_of_an_offset_turned_capsule():
     (body x → world −z): the ends are at heights 1.1 and 0.7, the gaps those minus the radius (end −h first)."""
     asm = Assembly(gravity=9.81)
     rod = asm.add_body("rod", mass=1.0, inertia=(1.0, 1.0, 1.0))
-    asm.add_contact(CapsulePlane("c", restitution=0.0, friction=0.0, body=rod, radius=0.05, half_length=0.2,
-                                 axis=(2.0, 0.0, 0.0), centre=(0.1, 0.0, 0.0)))
+    asm.add_contact(
+        CapsulePlane(
+            "c",
+            restitution=0.0,
+            friction=0.0,
+            body=rod,
+            radius=0.05,
+            half_length=0.2,
+            axis=(2.0, 0.0, 0.0),
+            centre=(0.1, 0.0, 0.0),
+        )
+    )
     asm.validate({})
     q = jnp.concatenate([jnp.asarray([0.3, -0.2, 1.0]), rotations.from_axis_angle([0.0, 1.0, 0.0], np.pi / 2)])
     assert np.allclose(jax.jit(asm.system().gaps)(q, 0.0, {}), [1.1 - 0.05, 0.7 - 0.05], rtol=0, atol=1e-15)
@@ -313,7 +382,7 @@ def test_capsule_slides_then_rolls_about_its_axis():
     assert np.max(np.abs(v - exact)) < 1e-9
     rolling = np.flatnonzero(np.abs(v - spin * r) < 1e-10)
     assert abs(t[rolling[0]] - t_star) <= DT
-    assert np.all(np.abs(v[rolling[0]:] - spin[rolling[0]:] * r) < 1e-10)
+    assert np.all(np.abs(v[rolling[0] :] - spin[rolling[0] :] * r) < 1e-10)
     assert abs(v[-1] - 2.0 / 3.0 * v0) < 1e-9
     gaps = np.asarray(_gaps(traj.q, p))
     assert np.max(np.abs(gaps)) < 1e-12
@@ -337,19 +406,32 @@ def test_batch_of_radii_and_restitutions_equals_single_runs():
     # The restitutions show: the capsule with ε = 0.6 bounces to ε² of the drop (within the step's O(h) error).
     z = np.asarray(traj.q[2, :, 2]) - 0.06
     first = np.flatnonzero(np.asarray(traj.impulse_normal[2]).sum(axis=1) > 0)[0]
-    assert abs(z[first + 5:first + 150].max() - 0.36 * 0.01) < 2e-4
+    assert abs(z[first + 5 : first + 150].max() - 0.36 * 0.01) < 2e-4
 
 
 # --- a capsule on a capsule fixed on the ground ----------------------------------------------------------------
+
 
 def _capsule_on_capsule():
     """A capsule (radius 0.04, half length 0.2 along its body's x) over a ground capsule along world x (radius 0.05,
     half length 0.3, centred at the origin)."""
     asm = Assembly(gravity="gravity")
     rod = asm.add_body("rod", mass=1.0, inertia=(0.0008, 0.0137, 0.0137))
-    asm.add_contact(CapsuleCapsule("on", restitution="restitution", friction="friction", a=None, b=rod,
-                                   radius_a=0.05, radius_b=0.04, half_length_a=0.3, half_length_b=0.2,
-                                   axis_a=(1.0, 0.0, 0.0), axis_b=(1.0, 0.0, 0.0)))
+    asm.add_contact(
+        CapsuleCapsule(
+            "on",
+            restitution="restitution",
+            friction="friction",
+            a=None,
+            b=rod,
+            radius_a=0.05,
+            radius_b=0.04,
+            half_length_a=0.3,
+            half_length_b=0.2,
+            axis_a=(1.0, 0.0, 0.0),
+            axis_b=(1.0, 0.0, 0.0),
+        )
+    )
     return asm
 
 

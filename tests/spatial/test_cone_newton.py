@@ -23,11 +23,21 @@ P = {"radius": RADIUS, "mass": 1.0, "restitution": 0.0, "friction": 0.5, "gravit
 def _column(n):
     asm = Assembly(gravity="gravity")
     balls = [asm.add_body(f"ball{i}", mass="mass", inertia=("0.4*mass*radius**2",) * 3) for i in range(n)]
-    asm.add_contact(SpherePlane("plane", restitution="restitution", friction="friction", body=balls[0],
-                                radius="radius"))
+    asm.add_contact(
+        SpherePlane("plane", restitution="restitution", friction="friction", body=balls[0], radius="radius")
+    )
     for i in range(n - 1):
-        asm.add_contact(SphereSphere(f"contact{i}", restitution="restitution", friction="friction",
-                                     a=balls[i], b=balls[i + 1], radius_a="radius", radius_b="radius"))
+        asm.add_contact(
+            SphereSphere(
+                f"contact{i}",
+                restitution="restitution",
+                friction="friction",
+                a=balls[i],
+                b=balls[i + 1],
+                radius_a="radius",
+                radius_b="radius",
+            )
+        )
     return asm.system()
 
 
@@ -71,6 +81,7 @@ def test_newton_and_gauss_seidel_give_the_same_column(monkeypatch):
 def test_newton_gradient_is_the_implicit_one_of_gauss_seidel():
     """The reverse-mode derivative of the top sphere's final x in friction, the column landing while it slides
     along x: the same through both solvers."""
+
     def top_x(mu, scheme):
         q0, u0 = _start(0.004, speed=0.5)
         tr = simulate(COLUMN, {**P, "friction": mu}, q0, u0, dt=DT, n_steps=STEPS, scheme=scheme, save_every=STEPS)

@@ -50,7 +50,7 @@ def test_projected_sphere_bounces_with_its_restitution_and_rests_on_the_plane():
         gap = np.asarray(traj.q[:, 2]) - float(m.params["radius"])
         hits = np.flatnonzero(np.asarray(traj.impulse_normal[:, 0]) > 1e-9)
         second = hits[hits > hits[0] + 10][0]
-        heights.append(gap[hits[0]:second].max())
+        heights.append(gap[hits[0] : second].max())
     assert abs(heights[0] - 0.49 * 0.2) < 3e-3  # h = 1e-3: the impact is on the step grid
     assert heights[1] == heights[0]
     plain_rest, projected_rest = (np.asarray(tr.q[-1, 2]) - float(m.params["radius"]) for tr in runs)

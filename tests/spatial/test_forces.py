@@ -12,8 +12,11 @@ def test_spring_damper_and_loads():
     torque τ about e_z spins it up at τ / I₃, and a horizontal force F accelerates it at F / m."""
     asm = Assembly(gravity="gravity")
     body = asm.add_body("b", mass="m", inertia=(0.1, 0.1, 0.2))
-    asm.add_load(SpringDamper("spring", None, (0.0, 0.0, 0.0), body, (0.0, 0.0, 0.0), stiffness="k",
-                              rest_length="l0", damping="c"))
+    asm.add_load(
+        SpringDamper(
+            "spring", None, (0.0, 0.0, 0.0), body, (0.0, 0.0, 0.0), stiffness="k", rest_length="l0", damping="c"
+        )
+    )
     asm.add_load(Load("push", body, force=("F", 0.0, 0.0), torque=(0.0, 0.0, "tau")))
     system = asm.system()
     p = {"gravity": 9.81, "m": 2.0, "k": 800.0, "l0": 0.5, "c": 4.0, "F": 0.0, "tau": 0.3}

@@ -7,8 +7,8 @@ import pytest
 
 from jaxcontact.simulate import simulate
 from jaxcontact.spatial import Assembly, rotations
-from jaxcontact.stepping.moreau_jean import MoreauJean
 from jaxcontact.stepping.event_driven import EventDriven
+from jaxcontact.stepping.moreau_jean import MoreauJean
 from jaxcontact.stepping.penalty import Penalty
 from jaxcontact.system import kinematics
 
@@ -47,8 +47,11 @@ def test_rotations_match_the_rate_and_the_matrix():
     assert np.allclose(R @ R.T, np.eye(3), atol=1e-14) and np.isclose(jnp.linalg.det(R), 1.0)
     assert np.allclose(rotations.matrix(rotations.multiply(q, r)), R @ rotations.matrix(r), atol=1e-14)
     # A rotation by π/2 about z takes x to y.
-    assert np.allclose(rotations.rotate(rotations.from_axis_angle([0, 0, 1], np.pi / 2), jnp.asarray([1.0, 0, 0])),
-                       [0, 1, 0], atol=1e-15)
+    assert np.allclose(
+        rotations.rotate(rotations.from_axis_angle([0, 0, 1], np.pi / 2), jnp.asarray([1.0, 0, 0])),
+        [0, 1, 0],
+        atol=1e-15,
+    )
     # exp is smooth at 0: finite gradient.
     g = jax.grad(lambda v: rotations.exp(v)[1])(jnp.zeros(3))
     assert np.all(np.isfinite(g)) and np.allclose(g, [0.5, 0, 0])
@@ -61,7 +64,9 @@ def test_torque_free_body_conserves_energy_and_momentum_to_second_order():
         traj = _run(dt, 10.0, u0)
         e = np.asarray(traj.diagnostics.energy)
         L = np.asarray(jax.vmap(_angular_momentum)(traj.q, traj.u))
-        errors.append((np.max(np.abs(e - e[0])) / e[0], np.max(np.linalg.norm(L - L[0], axis=1)) / np.linalg.norm(L[0])))
+        errors.append(
+            (np.max(np.abs(e - e[0])) / e[0], np.max(np.linalg.norm(L - L[0], axis=1)) / np.linalg.norm(L[0]))
+        )
         # Unit quaternion to rounding at every step.
         assert np.max(np.abs(np.linalg.norm(traj.q[:, 3:], axis=1) - 1.0)) < 1e-12
     (e1, l1), (e2, l2) = errors
@@ -76,11 +81,20 @@ def test_penalty_rk4_on_a_free_body_is_fourth_order_and_keeps_the_quaternion_uni
     u0 = [0.0, 0.0, 0.0, 0.4, 0.2, 0.9]
     errors = []
     for dt in (0.04, 0.02):
-        traj = simulate(SYSTEM, PARAMS, jnp.asarray([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]), jnp.asarray(u0), dt=dt,
-                        n_steps=int(round(4.0 / dt)), scheme=Penalty())
+        traj = simulate(
+            SYSTEM,
+            PARAMS,
+            jnp.asarray([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]),
+            jnp.asarray(u0),
+            dt=dt,
+            n_steps=int(round(4.0 / dt)),
+            scheme=Penalty(),
+        )
         e = np.asarray(traj.diagnostics.energy)
         L = np.asarray(jax.vmap(_angular_momentum)(traj.q, traj.u))
-        errors.append((np.max(np.abs(e - e[0])) / e[0], np.max(np.linalg.norm(L - L[0], axis=1)) / np.linalg.norm(L[0])))
+        errors.append(
+            (np.max(np.abs(e - e[0])) / e[0], np.max(np.linalg.norm(L - L[0], axis=1)) / np.linalg.norm(L[0]))
+        )
         assert np.max(np.abs(np.linalg.norm(traj.q[:, 3:], axis=1) - 1.0)) < 1e-14
     (e1, l1), (e2, l2) = errors
     assert e1 < 1e-5 and l1 < 1e-5
@@ -129,13 +143,21 @@ def test_jacobians_are_in_the_velocities():
 
 def test_schemes_without_spatial_support_are_refused_by_name():
     with pytest.raises(ValueError, match="event-driven scheme advances q by q̇ = u only"):
-        simulate(SYSTEM, PARAMS, jnp.asarray([0, 0, 0, 1.0, 0, 0, 0]), jnp.zeros(6), dt=0.01, n_steps=2,
-                 scheme=EventDriven())
+        simulate(
+            SYSTEM, PARAMS, jnp.asarray([0, 0, 0, 1.0, 0, 0, 0]), jnp.zeros(6), dt=0.01, n_steps=2, scheme=EventDriven()
+        )
     with pytest.raises(ValueError, match="u0 must have shape"):
         simulate(SYSTEM, PARAMS, jnp.asarray([0, 0, 0, 1.0, 0, 0, 0]), jnp.zeros(7), dt=0.01, n_steps=2)
     with pytest.raises(ValueError, match="force_rule = 'siconos' is not available"):
-        simulate(SYSTEM, PARAMS, jnp.asarray([0, 0, 0, 1.0, 0, 0, 0]), jnp.zeros(6), dt=0.01, n_steps=2,
-                 scheme=MoreauJean(force_rule="siconos"))
+        simulate(
+            SYSTEM,
+            PARAMS,
+            jnp.asarray([0, 0, 0, 1.0, 0, 0, 0]),
+            jnp.zeros(6),
+            dt=0.01,
+            n_steps=2,
+            scheme=MoreauJean(force_rule="siconos"),
+        )
     from jaxcontact.models import get_model
     from jaxcontact.simulate import simulate_model
 
@@ -149,7 +171,6 @@ def test_assembly_names_the_broken_value():
     with pytest.raises(ValueError, match="triangle rule"):
         ASM.validate({**PARAMS, "I3": 5.0})
     from jaxcontact.models import get_model
-
     from jaxcontact.models import sphere_on_plane as sop
 
     with pytest.raises(ValueError, match=r"contact 'plane' restitution = 1.5 breaks the rule in \[0, 1\]"):

@@ -13,8 +13,7 @@ import pytest
 
 from jaxcontact.simulate import simulate
 from jaxcontact.stepping.moreau_jean import MoreauJean
-
-from tests.spatial.test_sphere_in_sphere import P, SYSTEM, _q
+from tests.spatial.test_sphere_in_sphere import SYSTEM, P, _q
 
 LOCATED = MoreauJean(impact_location="interpolated", diagnostics=False)
 DT, N = 1e-3, 30
@@ -42,9 +41,11 @@ def central_differences(x, q0, v0, h):
     Fourth order because the position is strongly curved in c (the impact normal turns with it): the
     second-order stencil's truncation error is 2e-8 at h = 1e-6 on the oblique impact, the fourth-order
     one's is below its rounding, ~ε |x| / h = 2e-12; larger h would cross the next grid node with t₁."""
+
     def column(ei):
         f = lambda k: np.asarray(END(x + k * h * ei, q0, v0))
         return (8.0 * (f(1) - f(-1)) - (f(2) - f(-2))) / (12.0 * h)
+
     return np.stack([column(ei) for ei in np.eye(3)], axis=1)
 
 
@@ -133,7 +134,8 @@ def test_gradients_are_finite_across_impact_counts_and_friction_regimes():
             np.testing.assert_allclose(J_rev, J_fwd, rtol=1e-9, atol=1e-12)
             if i == 0:
                 p = {**P, "socket": BALL + v, "restitution": 0.7, "friction": 0.05}
-                traj = simulate(SYSTEM, p, _q(q0), jnp.concatenate([v0, jnp.zeros(3)]), dt=DT, n_steps=N,
-                                scheme=LOCATED)
+                traj = simulate(
+                    SYSTEM, p, _q(q0), jnp.concatenate([v0, jnp.zeros(3)]), dt=DT, n_steps=N, scheme=LOCATED
+                )
                 impacts.add(int(np.sum(np.asarray(traj.impulse_normal[:, 0]) > 0)))
     assert len(impacts) >= 3, impacts  # the clearance scan crosses changes of the impact count

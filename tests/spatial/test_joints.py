@@ -7,8 +7,7 @@ import pytest
 
 from jaxcontact.planar import Mechanism
 from jaxcontact.simulate import simulate
-from jaxcontact.spatial import (Assembly, Cylindrical, Fixed, Prismatic, Revolute, Spherical, Universal,
-                                rotations)
+from jaxcontact.spatial import Assembly, Cylindrical, Fixed, Prismatic, Revolute, Spherical, Universal, rotations
 from jaxcontact.stepping.manifold_projection import project_on_manifold
 from jaxcontact.stepping.moreau_jean import MoreauJean
 
@@ -62,8 +61,9 @@ def test_conical_pendulum_steady_state():
     w_body = rotations.matrix(q0[3:]).T @ jnp.asarray([0.0, 0.0, omega])
     departures = []
     for dt in (1e-3, 5e-4):  # about 1.5 turns
-        traj = simulate(PENDULUM, p, q0, jnp.concatenate([v0, w_body]), dt=dt, n_steps=int(round(1.0 / dt)),
-                        scheme=PROJECTED)
+        traj = simulate(
+            PENDULUM, p, q0, jnp.concatenate([v0, w_body]), dt=dt, n_steps=int(round(1.0 / dt)), scheme=PROJECTED
+        )
         departures.append(np.max(np.abs(np.asarray(traj.q[:, 2]) + L * np.cos(alpha))))
         azimuth = np.unwrap(np.arctan2(np.asarray(traj.q[:, 1]), np.asarray(traj.q[:, 0])))
         rate = np.polyfit(np.asarray(traj.t), azimuth, 1)[0]
@@ -75,20 +75,23 @@ def test_conical_pendulum_steady_state():
 
 JOINTS = {
     "spherical": lambda a, b: Spherical("j", a, (0.3, 0.0, 0.0), b, (0.0, 0.0, 0.0)),
-    "universal": lambda a, b: Universal("j", a, (0.3, 0.0, 0.0), b, (0.0, 0.0, 0.0), axis_a=(0.0, 1.0, 0.0),
-                                        axis_b=(0.0, 0.0, 1.0)),
-    "revolute": lambda a, b: Revolute("j", a, (0.3, 0.0, 0.0), b, (0.0, 0.0, 0.0), axis_a=(0.0, 1.0, 0.0),
-                                      axis_b=(0.0, 1.0, 0.0)),
-    "cylindrical": lambda a, b: Cylindrical("j", a, (0.3, 0.0, 0.0), b, (0.0, 0.0, 0.0), axis_a=(1.0, 0.0, 0.0),
-                                            axis_b=(1.0, 0.0, 0.0)),
-    "prismatic": lambda a, b: Prismatic("j", a, (0.3, 0.0, 0.0), b, (0.0, 0.0, 0.0), axis_a=(1.0, 0.0, 0.0),
-                                        axis_b=(1.0, 0.0, 0.0)),
+    "universal": lambda a, b: Universal(
+        "j", a, (0.3, 0.0, 0.0), b, (0.0, 0.0, 0.0), axis_a=(0.0, 1.0, 0.0), axis_b=(0.0, 0.0, 1.0)
+    ),
+    "revolute": lambda a, b: Revolute(
+        "j", a, (0.3, 0.0, 0.0), b, (0.0, 0.0, 0.0), axis_a=(0.0, 1.0, 0.0), axis_b=(0.0, 1.0, 0.0)
+    ),
+    "cylindrical": lambda a, b: Cylindrical(
+        "j", a, (0.3, 0.0, 0.0), b, (0.0, 0.0, 0.0), axis_a=(1.0, 0.0, 0.0), axis_b=(1.0, 0.0, 0.0)
+    ),
+    "prismatic": lambda a, b: Prismatic(
+        "j", a, (0.3, 0.0, 0.0), b, (0.0, 0.0, 0.0), axis_a=(1.0, 0.0, 0.0), axis_b=(1.0, 0.0, 0.0)
+    ),
     "fixed": lambda a, b: Fixed("j", a, (0.3, 0.0, 0.0), b, (0.0, 0.0, 0.0)),
 }
 
 
-@pytest.mark.parametrize("kind", [k if k == "revolute" else pytest.param(k, marks=pytest.mark.slow)
-                                  for k in JOINTS])
+@pytest.mark.parametrize("kind", [k if k == "revolute" else pytest.param(k, marks=pytest.mark.slow) for k in JOINTS])
 def test_each_joint_stays_assembled_with_projection(kind):
     """Two bars, the first on a ground ball joint, the second on the joint under test, tumbling under gravity
     from a random consistent velocity: ‖Φ‖ ≤ 1e-10 at every step with the projection (and it drifts without).
@@ -126,8 +129,11 @@ def test_planar_special_case_equals_the_planar_builder():
 
     asm = Assembly(gravity="gravity")
     sbar = asm.add_body("bar", mass="m", inertia=("m*l**2/100", "m*l**2/12", "m*l**2/12"))
-    asm.add_joint(Revolute("pivot", None, (0.0, 0.0, 0.0), sbar, ("-l/2", 0.0, 0.0), axis_a=(0.0, 1.0, 0.0),
-                           axis_b=(0.0, 1.0, 0.0)))
+    asm.add_joint(
+        Revolute(
+            "pivot", None, (0.0, 0.0, 0.0), sbar, ("-l/2", 0.0, 0.0), axis_a=(0.0, 1.0, 0.0), axis_b=(0.0, 1.0, 0.0)
+        )
+    )
     spatial = asm.system()
 
     n, dt = 1000, 1e-3

@@ -14,8 +14,17 @@ def _row():
     asm = Assembly(gravity=0.0)
     balls = [asm.add_body(f"b{i}", mass=1.0, inertia=("0.4*radius**2",) * 3) for i in range(3)]
     for i in range(2):
-        asm.add_contact(SphereSphere(f"c{i}", restitution="restitution", friction="friction", a=balls[i],
-                                     b=balls[i + 1], radius_a="radius", radius_b="radius"))
+        asm.add_contact(
+            SphereSphere(
+                f"c{i}",
+                restitution="restitution",
+                friction="friction",
+                a=balls[i],
+                b=balls[i + 1],
+                radius_a="radius",
+                radius_b="radius",
+            )
+        )
     return asm.system()
 
 

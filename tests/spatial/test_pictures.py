@@ -19,15 +19,21 @@ def _trajectory(n_bodies, k, rows=5):
         q[:, 7 * b + 5] = np.sin(t)
     u = np.ones((rows, 6 * n_bodies))
     z = np.zeros(rows)
-    return Trajectory(t, q, u, np.ones((rows, k)), np.ones((rows, 2 * k)), np.zeros((rows, k), bool),
-                      Diagnostics(z, np.ones(rows, bool), z.astype(int), z, z, z))
+    return Trajectory(
+        t,
+        q,
+        u,
+        np.ones((rows, k)),
+        np.ones((rows, 2 * k)),
+        np.zeros((rows, k), bool),
+        Diagnostics(z, np.ones(rows, bool), z.astype(int), z, z, z),
+    )
 
 
 def test_plots_of_a_spatial_trajectory(tmp_path):
     traj = _trajectory(1, 8)
     system = box_toss.SYSTEM
-    paths = plot_trajectory(traj, str(tmp_path), names=system.names, velocity_names=system.velocity_names,
-                            title="box")
+    paths = plot_trajectory(traj, str(tmp_path), names=system.names, velocity_names=system.velocity_names, title="box")
     assert [p.split("/")[-1] for p in paths] == ["coordinates.png", "contacts.png", "diagnostics.png"]
     assert system.velocity_names[3:] == ("box.wx", "box.wy", "box.wz")
 
@@ -76,7 +82,7 @@ def test_cradle_snapshots_draw_each_string_from_its_pivot_and_no_plane():
     assert len(strings) == 4 * 3
     for k, s in enumerate(strings):  # per snapshot, ball by ball
         i = k % 3
-        assert np.allclose(s, [pivots[i], q0[7 * i:7 * i + 3]])
+        assert np.allclose(s, [pivots[i], q0[7 * i : 7 * i + 3]])
     (marks,) = _artists(ax, "pivot")
     assert np.allclose(np.array(marks._offsets3d).T, pivots)
     assert not _artists(ax, "plane")

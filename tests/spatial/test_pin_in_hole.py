@@ -19,8 +19,9 @@ def test_gaps_normals_and_points_by_hand():
     and 0.4 e_y have gaps 0.2 and 0.1, normals −e_x and −e_y (from the wall to the pin), contact points on the
     pin's surface 0.2 further out; a point on the axis has the gap c and a finite, zero gradient."""
     ends = jnp.asarray([[1.3, 2.0, 5.0], [1.0, 2.4, -1.0]])
-    gaps, points, normals = jax.jit(pin_in_hole_gaps)(jnp.asarray([1.0, 2.0, 3.0]), jnp.asarray([0.0, 0.0, 1.0]),
-                                                      ends, 0.2, 0.5)
+    gaps, points, normals = jax.jit(pin_in_hole_gaps)(
+        jnp.asarray([1.0, 2.0, 3.0]), jnp.asarray([0.0, 0.0, 1.0]), ends, 0.2, 0.5
+    )
     assert np.allclose(gaps, [0.2, 0.1], atol=1e-15)
     assert np.allclose(normals, [[-1, 0, 0], [0, -1, 0]], atol=1e-15)
     assert np.allclose(points, [[1.5, 2.0, 5.0], [1.0, 2.6, -1.0]], atol=1e-15)
@@ -37,11 +38,24 @@ def test_gaps_normals_and_points_by_hand():
 def _bearing():
     """A pin along its body's x axis, its centre δ from its centre of mass along it, in a fixed hole along world x."""
     asm = Assembly(gravity="gravity")
-    pin = asm.add_body("pin", mass="mass", inertia=("mass*rp**2/2", "mass*(3*rp**2 + L**2)/12",
-                                                    "mass*(3*rp**2 + L**2)/12"))
-    asm.add_contact(PinInHole("bearing", restitution="restitution", friction="friction", a=None, b=pin,
-                              hole_radius="rh", pin_radius="rp", pin_length="L", hole_axis=(1.0, 0.0, 0.0),
-                              pin_axis=(1.0, 0.0, 0.0), pin_centre=("delta", 0.0, 0.0)))
+    pin = asm.add_body(
+        "pin", mass="mass", inertia=("mass*rp**2/2", "mass*(3*rp**2 + L**2)/12", "mass*(3*rp**2 + L**2)/12")
+    )
+    asm.add_contact(
+        PinInHole(
+            "bearing",
+            restitution="restitution",
+            friction="friction",
+            a=None,
+            b=pin,
+            hole_radius="rh",
+            pin_radius="rp",
+            pin_length="L",
+            hole_axis=(1.0, 0.0, 0.0),
+            pin_axis=(1.0, 0.0, 0.0),
+            pin_centre=("delta", 0.0, 0.0),
+        )
+    )
     return asm
 
 
@@ -52,8 +66,16 @@ _gaps = jax.jit(jax.vmap(lambda q, p: SYSTEM.gaps(q, 0.0, p), in_axes=(0, None))
 
 
 def _params(**kw):
-    p = {"gravity": 9.81, "mass": 0.5, "rp": 0.01, "rh": 0.0105, "L": 0.06, "delta": 0.01, "restitution": 0.0,
-         "friction": 0.2}
+    p = {
+        "gravity": 9.81,
+        "mass": 0.5,
+        "rp": 0.01,
+        "rh": 0.0105,
+        "L": 0.06,
+        "delta": 0.01,
+        "restitution": 0.0,
+        "friction": 0.2,
+    }
     p.update(kw)
     BEARING.validate(p)
     return {k: jnp.asarray(v, float) for k, v in p.items()}
@@ -61,7 +83,8 @@ def _params(**kw):
 
 def _state(x, v):
     return jnp.concatenate([jnp.asarray(x, float), jnp.asarray([1.0, 0.0, 0.0, 0.0])]), jnp.concatenate(
-        [jnp.asarray(v, float), jnp.zeros(3)])
+        [jnp.asarray(v, float), jnp.zeros(3)]
+    )
 
 
 def test_tilted_pin_gap():
@@ -92,10 +115,14 @@ def test_pin_rests_on_the_bottom_of_the_hole_with_the_static_split():
     assert np.all(np.linalg.norm(T, axis=2) <= 0.2 * np.asarray(traj.impulse_normal[1:]) * (1 + 1e-12))
 
 
-@pytest.mark.parametrize("start, velocity", [
-    ([0.0, 0.0, 0.0], [0.0, 0.1, 0.0]),          # from the centre (the normal undefined there), straight across
-    ([0.0, 0.0002, 0.0], [0.02, 0.0, -0.1]),     # off centre, obliquely, and sliding along the axis
-], ids=["centred", "oblique"])
+@pytest.mark.parametrize(
+    "start, velocity",
+    [
+        ([0.0, 0.0, 0.0], [0.0, 0.1, 0.0]),  # from the centre (the normal undefined there), straight across
+        ([0.0, 0.0002, 0.0], [0.02, 0.0, -0.1]),  # off centre, obliquely, and sliding along the axis
+    ],
+    ids=["centred", "oblique"],
+)
 def test_pin_bounces_across_the_clearance_with_the_restitution(start, velocity):
     """Launched across the clearance (c = 0.5 mm) without gravity or friction, the pin hits the wall with both ends
     at once: after the impact step the radial velocity (along the normal of the step, the radial of its middle
@@ -125,8 +152,11 @@ def test_pin_bounces_across_the_clearance_with_the_restitution(start, velocity):
 
 
 def test_pin_radius_at_least_the_hole_radius_is_refused_by_name():
-    with pytest.raises(ValueError, match=r"contact 'bearing' pin_radius = 0.0105 >= hole_radius = 0.0105 breaks the "
-                                         r"rule pin_radius < hole_radius"):
+    with pytest.raises(
+        ValueError,
+        match=r"contact 'bearing' pin_radius = 0.0105 >= hole_radius = 0.0105 breaks the "
+        r"rule pin_radius < hole_radius",
+    ):
         _params(rp=0.0105)
     with pytest.raises(ValueError, match=r"pin_radius = \[0.01 0.02\] >= hole_radius = 0.0105"):
         _params(rp=np.array([0.01, 0.02]))
@@ -134,14 +164,28 @@ def test_pin_radius_at_least_the_hole_radius_is_refused_by_name():
         _params(L=0.0)
     asm = Assembly()
     pin = asm.add_body("pin", mass=1.0, inertia=(1.0, 1.0, 1.0))
-    asm.add_contact(PinInHole("j", restitution=0.0, friction=0.0, b=pin, hole_radius=0.02, pin_radius=0.01,
-                              pin_length=0.05, hole_axis=(0.0, 0.0, "ax")))
-    with pytest.raises(ValueError, match=r"contact 'j' hole_axis = \[0.0, 0.0, 0.0\] breaks the rule: finite and "
-                                         r"non-zero"):
+    asm.add_contact(
+        PinInHole(
+            "j",
+            restitution=0.0,
+            friction=0.0,
+            b=pin,
+            hole_radius=0.02,
+            pin_radius=0.01,
+            pin_length=0.05,
+            hole_axis=(0.0, 0.0, "ax"),
+        )
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"contact 'j' hole_axis = \[0.0, 0.0, 0.0\] breaks the rule: finite and "
+        r"non-zero",
+    ):
         asm.validate({"gravity": 9.81, "ax": 0.0})
     with pytest.raises(ValueError, match=r"contact 'k': b must be a body of this assembly"):
-        asm.add_contact(PinInHole("k", restitution=0.0, friction=0.0, a=pin, hole_radius=0.02, pin_radius=0.01,
-                                  pin_length=0.05))
+        asm.add_contact(
+            PinInHole("k", restitution=0.0, friction=0.0, a=pin, hole_radius=0.02, pin_radius=0.01, pin_length=0.05)
+        )
 
 
 def test_batch_of_restitutions_and_clearances_equals_single_runs():
@@ -191,9 +235,20 @@ def test_pin_in_a_moving_housing_exchanges_momentum_by_newtons_law():
     asm = Assembly(gravity=0.0)
     housing = asm.add_body("housing", mass=2.0, inertia=(0.001, 0.002, 0.002))
     pin = asm.add_body("pin", mass=0.5, inertia=(0.00003, 0.0002, 0.0002))
-    asm.add_contact(PinInHole("bearing", restitution="restitution", friction=0.0, a=housing, b=pin,
-                              hole_radius=0.0105, pin_radius=0.01, pin_length=0.06, hole_axis=(1.0, 0.0, 0.0),
-                              pin_axis=(1.0, 0.0, 0.0)))
+    asm.add_contact(
+        PinInHole(
+            "bearing",
+            restitution="restitution",
+            friction=0.0,
+            a=housing,
+            b=pin,
+            hole_radius=0.0105,
+            pin_radius=0.01,
+            pin_length=0.06,
+            hole_axis=(1.0, 0.0, 0.0),
+            pin_axis=(1.0, 0.0, 0.0),
+        )
+    )
     e = 0.6
     asm.validate({"restitution": e})
     turn = rotations.from_axis_angle([0.0, 0.0, 1.0], np.pi / 6)

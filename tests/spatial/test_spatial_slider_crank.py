@@ -33,8 +33,9 @@ def slider_x(p, t):
     return np.sqrt(l2**2 - (oy - l1 * np.cos(th)) ** 2 - (oz - l1 * np.sin(th)) ** 2)
 
 
-@pytest.mark.parametrize("scheme", [MoreauJean(projection=True), Penalty(projection=Projection())],
-                         ids=["moreau-jean", "penalty"])
+@pytest.mark.parametrize(
+    "scheme", [MoreauJean(projection=True), Penalty(projection=Projection())], ids=["moreau-jean", "penalty"]
+)
 def test_ideal_mechanism_follows_the_closed_form_with_joints_kept_by_projection(scheme):
     """200 steps of 1e-4 s (a ~2/3 crank turn): ‖Φ‖ ≤ 1e-10 and the slider on x(ωt) to 1e-10 m — also under the
     penalty scheme, which steps spatial bodies through their velocity map (RK4 on q̇ = T(q) u, retracted)."""
@@ -138,8 +139,9 @@ def test_default_study_is_rigid_and_compliant_on_request():
 def test_stiffness_follows_the_sampled_clearance():
     m = get_model("spatial-slider-crank", contact="compliant")
     p = m.derive({**m.params, "clearance": jnp.asarray(1e-4)})
-    assert float(p["stiffness"]) == pytest.approx(float(get_model("spatial-slider-crank", contact="compliant",
-                                                                    clearance=1e-4).params["stiffness"]), rel=1e-12)
+    assert float(p["stiffness"]) == pytest.approx(
+        float(get_model("spatial-slider-crank", contact="compliant", clearance=1e-4).params["stiffness"]), rel=1e-12
+    )
     assert float(p["stiffness"]) > float(m.params["stiffness"])  # Hertz: a tighter fit is stiffer
 
 
@@ -147,8 +149,24 @@ def test_mc_command_writes_summary_and_plots(tmp_path, capsys):
     from jaxcontact.cli import main
 
     out = tmp_path / "mc"
-    rc = main(["mc", "spatial-slider-crank", "--n", "3", "--no-sobol", "--dt", "1e-5", "--t-final", "0.002",
-               "--save-every", "20", "--quiet", "--out", str(out)])
+    rc = main(
+        [
+            "mc",
+            "spatial-slider-crank",
+            "--n",
+            "3",
+            "--no-sobol",
+            "--dt",
+            "1e-5",
+            "--t-final",
+            "0.002",
+            "--save-every",
+            "20",
+            "--quiet",
+            "--out",
+            str(out),
+        ]
+    )
     assert rc == 0, capsys.readouterr().err
     summary = json.loads((out / "summary.json").read_text())
     assert summary["failures"]["n_failed"] == 0
@@ -173,8 +191,21 @@ def test_snapshots_are_drawn(tmp_path):
     m = get_model("spatial-slider-crank", contact="rigid")
     t = np.linspace(0.0, 2 * np.pi / 200.0, 12)
     q = np.stack([np.asarray(ssc.initial_pose(m.params, 200.0 * ti)) for ti in t])
-    assert max(float(jnp.max(jnp.abs(get_model("spatial-slider-crank", contact="ideal").system.constraints(
-        jnp.asarray(qi), ti, m.params)))) for qi, ti in zip(q, t)) < 1e-14  # the poses are assembled at θ = ω t
+    assert (
+        max(
+            float(
+                jnp.max(
+                    jnp.abs(
+                        get_model("spatial-slider-crank", contact="ideal").system.constraints(
+                            jnp.asarray(qi), ti, m.params
+                        )
+                    )
+                )
+            )
+            for qi, ti in zip(q, t)
+        )
+        < 1e-14
+    )  # the poses are assembled at θ = ω t
     path = m.picture(SimpleNamespace(q=q, t=t), m.params, str(tmp_path / "s.png"))
     assert os.path.getsize(path) > 10_000
 
@@ -190,7 +221,9 @@ def test_bad_input_is_refused_by_name():
     with pytest.raises(ValueError, match="peak_accel:slider.x: .* name a velocity"):
         outcome("peak_accel:slider.x", m.system, dt=1e-5)
     # The schemes it suggests are those that treat both rigid contacts and spatial bodies.
-    with pytest.raises(ValueError, match=r"penalty scheme treats compliant contacts only.*treats them \(moreau-jean\) "):
+    with pytest.raises(
+        ValueError, match=r"penalty scheme treats compliant contacts only.*treats them \(moreau-jean\) "
+    ):
         simulate_model(m, scheme=Penalty())
 
 

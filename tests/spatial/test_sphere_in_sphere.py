@@ -16,9 +16,18 @@ P = {"gravity": 0.0, "mass": 0.5, "ball": 0.04, "socket": 0.05, "restitution": 0
 def _ball_in_socket(socket_point=(0.0, 0.0, 0.0)):
     asm = Assembly(gravity="gravity")
     ball = asm.add_body("ball", mass="mass", inertia=("0.4*mass*ball**2",) * 3)
-    contact = asm.add_contact(SphereInSphere("socket", restitution="restitution", friction="friction",
-                                             a=None, socket_point=socket_point, socket_radius="socket",
-                                             b=ball, ball_radius="ball"))
+    contact = asm.add_contact(
+        SphereInSphere(
+            "socket",
+            restitution="restitution",
+            friction="friction",
+            a=None,
+            socket_point=socket_point,
+            socket_radius="socket",
+            b=ball,
+            ball_radius="ball",
+        )
+    )
     return asm, contact
 
 
@@ -35,8 +44,19 @@ def test_gap_point_and_normal_of_an_eccentric_ball():
     asm = Assembly(gravity="gravity")
     crank = asm.add_body("crank", mass="mass", inertia=(1.0, 1.0, 1.0))
     rod = asm.add_body("rod", mass="mass", inertia=(1.0, 1.0, 1.0))
-    c = asm.add_contact(SphereInSphere("joint", restitution=0.5, friction=0.1, a=crank, socket_point=(0.1, 0.0, 0.0),
-                                       socket_radius="socket", b=rod, ball_point=(0.0, -0.2, 0.0), ball_radius="ball"))
+    c = asm.add_contact(
+        SphereInSphere(
+            "joint",
+            restitution=0.5,
+            friction=0.1,
+            a=crank,
+            socket_point=(0.1, 0.0, 0.0),
+            socket_radius="socket",
+            b=rod,
+            ball_point=(0.0, -0.2, 0.0),
+            ball_radius="ball",
+        )
+    )
     quat = rotations.from_axis_angle([0.0, 0.0, 1.0], np.pi / 2)  # crank's x → world y
     socket = np.array([1.0, 2.0, 3.0]) + np.array([0.0, 0.1, 0.0])
     e = np.array([0.003, -0.004, 0.012])  # |e| = 0.013 > c = 0.01: penetration 0.003
@@ -73,8 +93,18 @@ def test_gap_gradient_matches_finite_differences():
     """∂g/∂q by autodiff against central differences, at an eccentric pose of a rotated ball-carrying body."""
     asm = Assembly(gravity="gravity")
     rod = asm.add_body("rod", mass="mass", inertia=(1.0, 1.0, 1.0))
-    c = asm.add_contact(SphereInSphere("joint", restitution=0.5, friction=0.1, a=None, socket_radius="socket",
-                                       b=rod, ball_point=(0.0, -0.2, 0.05), ball_radius="ball"))
+    c = asm.add_contact(
+        SphereInSphere(
+            "joint",
+            restitution=0.5,
+            friction=0.1,
+            a=None,
+            socket_radius="socket",
+            b=rod,
+            ball_point=(0.0, -0.2, 0.05),
+            ball_radius="ball",
+        )
+    )
     quat = rotations.from_axis_angle([1.0, -2.0, 0.5], 0.4)
     q = _q([0.0, 0.0, 0.0], quat)
     q = q.at[:3].set(-rotations.rotate(quat, jnp.asarray([0.0, -0.2, 0.05])) + jnp.asarray([0.004, 0.003, -0.006]))
@@ -98,8 +128,15 @@ def test_ball_bounces_inside_a_fixed_socket_with_restitution():
     dt, c, n_steps = 1e-3, 0.01, 120
     for e in (0.5, 0.9):
         p = {**P, "restitution": e}
-        traj = simulate(SYSTEM, p, _q([0.0, 0.0, 0.0]), jnp.concatenate([jnp.asarray(v0), jnp.zeros(3)]),
-                        dt=dt, n_steps=n_steps, scheme=MoreauJean())
+        traj = simulate(
+            SYSTEM,
+            p,
+            _q([0.0, 0.0, 0.0]),
+            jnp.concatenate([jnp.asarray(v0), jnp.zeros(3)]),
+            dt=dt,
+            n_steps=n_steps,
+            scheme=MoreauJean(),
+        )
         v, t = np.asarray(traj.u[:, :3]), np.asarray(traj.t)
         hits = [c / np.linalg.norm(v0)]
         while hits[-1] < t[-1]:
@@ -133,12 +170,16 @@ def test_bad_radii_are_refused_by_name():
     def refused(on_ball=True, **fields):
         asm = Assembly()
         ball = asm.add_body("ball", mass=1.0, inertia=(1.0, 1.0, 1.0))
-        asm.add_contact(SphereInSphere("j", restitution=0.5, friction=0.0, a=None, b=ball if on_ball else None,
-                                       **fields))
+        asm.add_contact(
+            SphereInSphere("j", restitution=0.5, friction=0.0, a=None, b=ball if on_ball else None, **fields)
+        )
         asm.validate({"gravity": 9.81})
 
-    with pytest.raises(ValueError, match=r"contact 'j' clearance = socket_radius − ball_radius = 0.0 breaks the "
-                                         r"rule > 0"):
+    with pytest.raises(
+        ValueError,
+        match=r"contact 'j' clearance = socket_radius − ball_radius = 0.0 breaks the "
+        r"rule > 0",
+    ):
         refused(socket_radius=0.04, ball_radius=0.04)
     with pytest.raises(ValueError, match="contact 'j' ball_point .* three coordinates"):
         refused(socket_radius=0.05, ball_radius=0.04, ball_point=(0.0, 1.0))
@@ -157,16 +198,27 @@ def test_compliant_socket_rebounds_with_the_matched_restitution():
 
     asm = Assembly(gravity="gravity")
     ball = asm.add_body("ball", mass="mass", inertia=("0.4*mass*ball**2",) * 3)
-    asm.add_contact(SphereInSphere("socket", restitution=None, friction="friction", a=None, socket_radius="socket",
-                                   b=ball, ball_radius="ball"), compliant=dict(stiffness="K", damping="c"))
+    asm.add_contact(
+        SphereInSphere(
+            "socket", restitution=None, friction="friction", a=None, socket_radius="socket", b=ball, ball_radius="ball"
+        ),
+        compliant=dict(stiffness="K", damping="c"),
+    )
     system = asm.system()
     v = 0.5
     d = np.array([2.0, -1.0, 2.0]) / 3.0
     for e in (0.6, 0.9):
         p = {**P, "K": 1e8, "c": float(restitution_damping(1e8, e, v))}
         asm.validate(p)
-        traj = simulate(system, p, _q(0.009 * d), jnp.concatenate([jnp.asarray(v * d), jnp.zeros(3)]), dt=1e-5,
-                        n_steps=600, scheme=Penalty())
+        traj = simulate(
+            system,
+            p,
+            _q(0.009 * d),
+            jnp.concatenate([jnp.asarray(v * d), jnp.zeros(3)]),
+            dt=1e-5,
+            n_steps=600,
+            scheme=Penalty(),
+        )
         u = np.asarray(traj.u)
         assert float(jnp.max(traj.impulse_normal)) > 0 and not bool(traj.active[-1, 0])  # hit, then left
         np.testing.assert_allclose(u[-1, :3], -e * v * d, rtol=1e-6)
@@ -178,9 +230,12 @@ def test_compliant_socket_rebounds_with_the_matched_restitution():
     p = {**P, "friction": 0.2, "K": 1e8, "c": float(restitution_damping(1e8, 0.9, v)), "w": 1e-2}
     asm_f = Assembly(gravity="gravity")
     ball = asm_f.add_body("ball", mass="mass", inertia=("0.4*mass*ball**2",) * 3)
-    asm_f.add_contact(SphereInSphere("socket", restitution=None, friction="friction", a=None, socket_radius="socket",
-                                     b=ball, ball_radius="ball"), compliant=dict(stiffness="K", damping="c",
-                                                                                  slip_width="w"))
+    asm_f.add_contact(
+        SphereInSphere(
+            "socket", restitution=None, friction="friction", a=None, socket_radius="socket", b=ball, ball_radius="ball"
+        ),
+        compliant=dict(stiffness="K", damping="c", slip_width="w"),
+    )
     u0 = jnp.concatenate([jnp.asarray(v * d + 0.2 * t), jnp.zeros(3)])
     traj = simulate(asm_f.system(), p, _q(0.009 * d), u0, dt=1e-5, n_steps=600, scheme=Penalty())
     P_N = float(jnp.sum(traj.impulse_normal))
@@ -195,16 +250,23 @@ def test_compliant_contact_refuses_a_restitution_and_rigid_needs_one():
     asm = Assembly()
     ball = asm.add_body("ball", mass=1.0, inertia=(1.0, 1.0, 1.0))
     with pytest.raises(ValueError, match="compliant contact has no restitution"):
-        asm.add_contact(SphereInSphere("j", restitution=0.5, friction=0.0, a=None, socket_radius=0.05, b=ball,
-                                       ball_radius=0.04), compliant=dict(stiffness=1e8))
+        asm.add_contact(
+            SphereInSphere("j", restitution=0.5, friction=0.0, a=None, socket_radius=0.05, b=ball, ball_radius=0.04),
+            compliant=dict(stiffness=1e8),
+        )
     with pytest.raises(ValueError, match="rigid contact needs a restitution"):
-        asm.add_contact(SphereInSphere("j", restitution=None, friction=0.0, a=None, socket_radius=0.05, b=ball,
-                                       ball_radius=0.04))
+        asm.add_contact(
+            SphereInSphere("j", restitution=None, friction=0.0, a=None, socket_radius=0.05, b=ball, ball_radius=0.04)
+        )
     with pytest.raises(ValueError, match=r"compliant needs 'stiffness'"):
-        asm.add_contact(SphereInSphere("j", restitution=None, friction=0.0, a=None, socket_radius=0.05, b=ball,
-                                       ball_radius=0.04), compliant=dict(damping=1.0))
-    asm.add_contact(SphereInSphere("j", restitution=None, friction=0.0, a=None, socket_radius=0.05, b=ball,
-                                   ball_radius=0.04), compliant=dict(stiffness="K"))
+        asm.add_contact(
+            SphereInSphere("j", restitution=None, friction=0.0, a=None, socket_radius=0.05, b=ball, ball_radius=0.04),
+            compliant=dict(damping=1.0),
+        )
+    asm.add_contact(
+        SphereInSphere("j", restitution=None, friction=0.0, a=None, socket_radius=0.05, b=ball, ball_radius=0.04),
+        compliant=dict(stiffness="K"),
+    )
     with pytest.raises(ValueError, match="contact 'j' stiffness = -1.0 breaks the rule >= 0"):
         asm.validate({"gravity": 9.81, "K": -1.0})
 
@@ -216,15 +278,26 @@ def test_rebound_gradient_through_the_spatial_penalty_matches_finite_differences
 
     asm = Assembly(gravity="gravity")
     ball = asm.add_body("ball", mass="mass", inertia=("0.4*mass*ball**2",) * 3)
-    asm.add_contact(SphereInSphere("socket", restitution=None, friction="friction", a=None, socket_radius="socket",
-                                   b=ball, ball_radius="ball"), compliant=dict(stiffness="K", damping="c"))
+    asm.add_contact(
+        SphereInSphere(
+            "socket", restitution=None, friction="friction", a=None, socket_radius="socket", b=ball, ball_radius="ball"
+        ),
+        compliant=dict(stiffness="K", damping="c"),
+    )
     system = asm.system()
     d = jnp.asarray([2.0, -1.0, 2.0]) / 3.0
 
     def rebound(c):
         p = {**P, "friction": 0.2, "K": 1e8, "c": c}
-        traj = simulate(system, p, _q(0.0095 * d), jnp.concatenate([0.5 * d, jnp.zeros(3)]), dt=2e-5, n_steps=250,
-                        scheme=Penalty(diagnostics=False))
+        traj = simulate(
+            system,
+            p,
+            _q(0.0095 * d),
+            jnp.concatenate([0.5 * d, jnp.zeros(3)]),
+            dt=2e-5,
+            n_steps=250,
+            scheme=Penalty(diagnostics=False),
+        )
         return traj.u[-1, :3] @ d
 
     # h = c0/1000: the rebound is only piecewise smooth in c (the force's δ^1.5 and its clip at separation sit

@@ -10,7 +10,7 @@ import pytest
 
 from jaxcontact.models import get_model
 from jaxcontact.models import sphere_on_plane as sop
-from jaxcontact.simulate import simulate, simulate_model
+from jaxcontact.simulate import simulate_model
 
 DT, T_FINAL = 1e-4, 0.6
 
@@ -20,12 +20,16 @@ def _run(**overrides):
     return m, simulate_model(m, dt=DT, t_final=T_FINAL)
 
 
-@pytest.mark.parametrize("overrides", [
-    {},                                                   # t* = 2 v0 / (7 μ g), v = 5/7 v0
-    {"spin": -10.0},                                      # backspin: longer slip
-    {"spin": 40.0},                                       # overspin: friction pushes forward
-    {"slope_deg": 10.0, "friction": 0.3, "spin": 5.0},    # incline: then rolls accelerating at 5/7 g sin α
-], ids=["flat", "backspin", "overspin", "incline"])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {},  # t* = 2 v0 / (7 μ g), v = 5/7 v0
+        {"spin": -10.0},  # backspin: longer slip
+        {"spin": 40.0},  # overspin: friction pushes forward
+        {"slope_deg": 10.0, "friction": 0.3, "spin": 5.0},  # incline: then rolls accelerating at 5/7 g sin α
+    ],
+    ids=["flat", "backspin", "overspin", "incline"],
+)
 def test_slip_then_roll_matches_the_analytic_solution(overrides):
     m, traj = _run(**overrides)
     p = m.params
@@ -37,7 +41,7 @@ def test_slip_then_roll_matches_the_analytic_solution(overrides):
     rolling = np.flatnonzero(np.abs(slip) < 1e-10)
     # Slipping stops within one step of t*, and never starts again (no creep).
     assert abs(t[rolling[0]] - t_star) <= DT
-    assert np.all(np.abs(slip[rolling[0]:]) < 1e-10)
+    assert np.all(np.abs(slip[rolling[0] :]) < 1e-10)
     # The speed follows the analytic law, the final one to 1e-6 relative.
     exact = sop.analytic_speed(p, t)
     assert abs(speed[-1] - exact[-1]) <= 1e-6 * abs(exact[-1])

@@ -26,8 +26,17 @@ def _run(dt, t_final=T_FINAL, **overrides):
     q0, u0 = m.initial_state(m.params)
     parts = []
     for i in range(int(round(t_final / (SEGMENT * dt)))):
-        tr = simulate(m.system, m.params, q0, u0, dt=dt, n_steps=SEGMENT, save_every=SAVE, t0=i * SEGMENT * dt,
-                      start="check" if i == 0 else "continue")  # later segments start where the last one sank
+        tr = simulate(
+            m.system,
+            m.params,
+            q0,
+            u0,
+            dt=dt,
+            n_steps=SEGMENT,
+            save_every=SAVE,
+            t0=i * SEGMENT * dt,
+            start="check" if i == 0 else "continue",
+        )  # later segments start where the last one sank
         q0, u0 = tr.q[-1], tr.u[-1]
         parts.append(tr if i == 0 else jax.tree.map(lambda x: x[1:], tr))
     return m, jax.tree.map(lambda *x: np.concatenate([np.asarray(a) for a in x]), *parts)

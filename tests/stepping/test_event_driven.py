@@ -33,16 +33,31 @@ def _params(**kw):
 
 # A point block on the ground y = 0: q = (x, y), gap y, slip velocity ẋ.
 RIGID = LagrangianSystem(
-    n_dof=2, mass=_mass, forces=_forces, gaps=lambda q, t, p: q[1:2], slip_velocity=lambda q, u, t, p: u[0:1],
-    laws=lambda p: ContactLaws(jnp.zeros(1), jnp.zeros(1), jnp.reshape(p["mu"], (1,)), jnp.reshape(p["mu0"], (1,))))
+    n_dof=2,
+    mass=_mass,
+    forces=_forces,
+    gaps=lambda q, t, p: q[1:2],
+    slip_velocity=lambda q, u, t, p: u[0:1],
+    laws=lambda p: ContactLaws(jnp.zeros(1), jnp.zeros(1), jnp.reshape(p["mu"], (1,)), jnp.reshape(p["mu0"], (1,))),
+)
 
 # The same block on a compliant ground (F_N = K δ + c δ δ̇, n = 1): only friction is in the LCP.
 COMPLIANT = LagrangianSystem(
-    n_dof=2, mass=_mass, forces=_forces, compliant_gaps=lambda q, t, p: q[1:2],
+    n_dof=2,
+    mass=_mass,
+    forces=_forces,
+    compliant_gaps=lambda q, t, p: q[1:2],
     compliant_slip_velocity=lambda q, u, t, p: u[0:1],
-    compliant_laws=lambda p: CompliantLaws(*(jnp.reshape(p[k], (1,)) for k in ("K",)), jnp.ones(1),
-                                           jnp.reshape(p["c"], (1,)), jnp.reshape(p["mu"], (1,)),
-                                           jnp.reshape(p["mu0"], (1,)), jnp.full((1,), 1e-3), jnp.zeros(1)))
+    compliant_laws=lambda p: CompliantLaws(
+        *(jnp.reshape(p[k], (1,)) for k in ("K",)),
+        jnp.ones(1),
+        jnp.reshape(p["c"], (1,)),
+        jnp.reshape(p["mu"], (1,)),
+        jnp.reshape(p["mu0"], (1,)),
+        jnp.full((1,), 1e-3),
+        jnp.zeros(1),
+    ),
+)
 
 
 def _run(system, p, u0=(0.0, 0.0), q0=(0.0, 0.0), dt=0.01, n_steps=300):
@@ -84,8 +99,7 @@ def test_slip_onset_is_located_in_the_step_so_mu0_has_its_analytic_gradient():
     grad = jax.jit(jax.grad(x_end))
     for mu0 in (0.2934, 0.2957, 0.3):  # onsets at 10 %, 33 % and 43 % of their steps
         t_s = mu0 * G / rate
-        np.testing.assert_allclose(grad(jnp.asarray(mu0)), G / rate * (0.2 * G - rate * t_s) * (T - t_s),
-                                   rtol=1e-9)
+        np.testing.assert_allclose(grad(jnp.asarray(mu0)), G / rate * (0.2 * G - rate * t_s) * (T - t_s), rtol=1e-9)
 
 
 @pytest.mark.parametrize("system", [RIGID, COMPLIANT], ids=["rigid", "compliant"])
@@ -114,6 +128,7 @@ def test_sliding_block_stops_at_the_analytic_time_and_distance_and_stays_stuck(s
 @pytest.mark.slow  # ~10 s: reverse mode through 80 event-driven steps compiles slowly
 def test_stopping_distance_gradient_through_the_event():
     """d(stopping distance)/dμ = −v0²/(2 μ² g): the located event time carries the derivative."""
+
     def distance(mu):
         return _run(RIGID, _params(mu=mu), u0=(1.0, 0.0), n_steps=80).q[-1, 0]
 
@@ -129,8 +144,9 @@ def test_rigid_contact_detaches_when_the_lcp_says_so():
     t_d = G / rate
     before = t < t_d - h
     assert np.all(np.abs(y[before]) < 1e-12)
-    np.testing.assert_allclose(np.asarray(tr.impulse_normal[before, 0])[1:] / h, G - rate * (t[before][1:] - h / 2),
-                               rtol=1e-9)
+    np.testing.assert_allclose(
+        np.asarray(tr.impulse_normal[before, 0])[1:] / h, G - rate * (t[before][1:] - h / 2), rtol=1e-9
+    )
     after = t > t_d + h
     assert np.all(~np.asarray(tr.active[after, 0]))
     # The stage LCPs release the contact inside the step (λ_N = 0 once the pull exceeds m g);

@@ -28,7 +28,7 @@ SCHEMES = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def run(name, dt=H, n=N, save_every=1):
     q0, u0 = four_bar.initial_state(PARAMS)
     tr = simulate(SYSTEM, PARAMS, q0, u0, dt=dt, n_steps=n, scheme=SCHEMES[name], save_every=save_every)

@@ -38,8 +38,9 @@ def _run(scheme, e=0.73, dt=H, t_final=2.0):
 
 def test_crossing_fraction_is_the_root_of_the_quadratic_and_one_without_crossing():
     # g(s h) = 0.3 − 1.0 s − 0.5 s² (h = 1): root s = −1 + √1.6
-    s, closing = crossing_fraction(jnp.array([0.3, 0.3, -0.1]), jnp.array([-1.0, -1.0, -1.0]),
-                                   jnp.array([-1.2, 0.1, -0.5]), 1.0)
+    s, closing = crossing_fraction(
+        jnp.array([0.3, 0.3, -0.1]), jnp.array([-1.0, -1.0, -1.0]), jnp.array([-1.2, 0.1, -0.5]), 1.0
+    )
     np.testing.assert_allclose(np.asarray(s), [-1 + np.sqrt(1.6), 1.0, 1.0], rtol=1e-14)
     np.testing.assert_array_equal(np.asarray(closing), [True, False, False])
     # no curvature: the chord and the quadratic agree
@@ -86,8 +87,9 @@ def test_batched_located_runs_equal_single_runs():
     q0, u0 = jax.vmap(BALL.initial_state)(p)
     batch = simulate(BALL.system, p, q0, u0, dt=H, n_steps=int(round(1.2 / H)) + 1, scheme=LOCATED)
     for i, e in enumerate(np.asarray(es)):
-        np.testing.assert_allclose(np.asarray(batch.q[i]), np.asarray(_run(LOCATED, e, t_final=1.2).q),
-                                   rtol=0, atol=1e-13)
+        np.testing.assert_allclose(
+            np.asarray(batch.q[i]), np.asarray(_run(LOCATED, e, t_final=1.2).q), rtol=0, atol=1e-13
+        )
 
 
 def test_unsupported_combinations_are_refused_by_name():
@@ -106,7 +108,8 @@ def test_a_contact_closed_all_along_moves_as_with_the_step_law():
     # The sliding block (Coulomb friction on a slope) never opens its contact: nothing to locate.
     block = get_model("sliding-block")
     q0, u0 = block.initial_state(block.params)
-    runs = [simulate(block.system, block.params, q0, u0, dt=1e-3, n_steps=300, scheme=s).q
-            for s in (MoreauJean(), LOCATED)]
+    runs = [
+        simulate(block.system, block.params, q0, u0, dt=1e-3, n_steps=300, scheme=s).q for s in (MoreauJean(), LOCATED)
+    ]
     assert float(np.ptp(np.asarray(runs[0][:, 0]))) > 0.1  # it slides
     np.testing.assert_array_equal(np.asarray(runs[0]), np.asarray(runs[1]))

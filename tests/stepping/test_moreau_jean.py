@@ -34,8 +34,7 @@ def _bar_potential(q, t, p):
     return p["m"] * G * q[1]
 
 
-PENDULUM = LagrangianSystem(n_dof=3, mass=_bar_mass, forces=_bar_forces, constraints=_pin,
-                            potential=_bar_potential)
+PENDULUM = LagrangianSystem(n_dof=3, mass=_bar_mass, forces=_bar_forces, constraints=_pin, potential=_bar_potential)
 P_PEND = {"m": jnp.asarray(2.0), "l": jnp.asarray(0.8)}
 
 
@@ -85,13 +84,17 @@ def test_pendulum_converges_with_dt():
 
 # A rheonomic (driving) constraint: a particle in the plane with x − v t = 0, gravity along y.
 
+
 def _driven(q, t, p):
     return jnp.reshape(q[0] - p["v"] * t, (1,))
 
 
-DRIVEN = LagrangianSystem(n_dof=2, mass=lambda q, p: jnp.eye(2) * p["m"],
-                          forces=lambda q, u, t, p: jnp.stack([0.0 * p["m"], -p["m"] * G]),
-                          constraints=_driven)
+DRIVEN = LagrangianSystem(
+    n_dof=2,
+    mass=lambda q, p: jnp.eye(2) * p["m"],
+    forces=lambda q, u, t, p: jnp.stack([0.0 * p["m"], -p["m"] * G]),
+    constraints=_driven,
+)
 
 
 def test_rheonomic_constraint_sign():
@@ -109,6 +112,7 @@ def test_rheonomic_constraint_sign():
 # A constrained body touching the ground: the step's impulses must satisfy the full saddle-point
 # system and Newton's complementarity, checked with independently computed quantities.
 
+
 def _arm_gaps(q, t, p):
     # both ends of the bar: centre ± R(θ)(l/2, 0), heights above the line y = −p["floor"]
     half = p["l"] / 2
@@ -120,8 +124,14 @@ def _slider(q, t, p):
     return jnp.reshape(q[0], (1,))
 
 
-ARM = LagrangianSystem(n_dof=3, mass=_bar_mass, forces=_bar_forces, constraints=_slider, gaps=_arm_gaps,
-                       laws=lambda p: ContactLaws(jnp.stack([p["e"], p["e"]]), jnp.zeros(2), jnp.zeros(2)))
+ARM = LagrangianSystem(
+    n_dof=3,
+    mass=_bar_mass,
+    forces=_bar_forces,
+    constraints=_slider,
+    gaps=_arm_gaps,
+    laws=lambda p: ContactLaws(jnp.stack([p["e"], p["e"]]), jnp.zeros(2), jnp.zeros(2)),
+)
 
 
 @pytest.mark.parametrize("solver", ["pgs", "lemke"])
@@ -161,7 +171,9 @@ def test_step_satisfies_saddle_point_and_newton_law(solver):
 def test_theta_one_is_implicit_position_euler():
     p = {"m": jnp.asarray(1.3), "l": jnp.asarray(0.6), "e": jnp.asarray(0.5), "floor": jnp.asarray(1.0)}
     q_A, u_A = jnp.array([0.0, 0.5, 0.3]), jnp.array([0.0, -1.0, 2.0])
-    s1, _ = jax.jit(step, static_argnums=(0, 1))(ARM, MoreauJean(theta=1.0), p, initial_state(ARM, q_A, u_A, 0.0, p), 0.01)
+    s1, _ = jax.jit(step, static_argnums=(0, 1))(
+        ARM, MoreauJean(theta=1.0), p, initial_state(ARM, q_A, u_A, 0.0, p), 0.01
+    )
     np.testing.assert_allclose(np.asarray(s1.q), np.asarray(q_A + 0.01 * s1.u), atol=1e-15)
 
 
@@ -178,8 +190,15 @@ def test_scheme_options_are_checked():
 
 def test_diagonal_mass_option_matches_cholesky(pendulum_run):
     dt, ref = pendulum_run
-    tr = simulate(PENDULUM, P_PEND, jnp.array([0.4, 0.0, 0.0]), jnp.zeros(3), dt=dt, n_steps=1500,
-                  scheme=MoreauJean(diagonal_mass=True))
+    tr = simulate(
+        PENDULUM,
+        P_PEND,
+        jnp.array([0.4, 0.0, 0.0]),
+        jnp.zeros(3),
+        dt=dt,
+        n_steps=1500,
+        scheme=MoreauJean(diagonal_mass=True),
+    )
     np.testing.assert_allclose(np.asarray(tr.q), np.asarray(ref.q), rtol=0, atol=1e-12)
 
 

@@ -64,8 +64,9 @@ def test_elastic_contact_conserves_energy_through_impacts():
     three bounces (RK4 error only), while kinetic + potential alone dips during each contact."""
     system, p = _ball()
     q0 = jnp.array([0.0, 0.3, 0.0])
-    tr = simulate(system, {**p, "K": jnp.asarray(1e6)}, q0, jnp.zeros(3), dt=1e-5, n_steps=150000,
-                  scheme=Penalty(), save_every=10)
+    tr = simulate(
+        system, {**p, "K": jnp.asarray(1e6)}, q0, jnp.zeros(3), dt=1e-5, n_steps=150000, scheme=Penalty(), save_every=10
+    )
     e = np.asarray(tr.diagnostics.energy)
     assert np.ptp(e) < 1e-7 * e[0]
     assert int(np.sum(np.diff(np.asarray(tr.active[:, 0]).astype(int)) == 1)) >= 3  # three contacts at least
@@ -83,8 +84,9 @@ def _incline(alpha, model="exponential"):
     law = dict(stiffness="K", damping="c", exponent=1.0, slip_width="w")
     for name, x in (("left", "-a/2"), ("right", "a/2")):
         mech.point_contact(name, blk, (x, "-a/2"), ground, friction="mu", compliant=law)
-    return mech.build({"m": 1.0, "a": 0.1, "g": G, "K": 1e6, "c": 2e3, "mu": 0.5, "w": 1e-3},
-                      friction_regularization=model)
+    return mech.build(
+        {"m": 1.0, "a": 0.1, "g": G, "K": 1e6, "c": 2e3, "mu": 0.5, "w": 1e-3}, friction_regularization=model
+    )
 
 
 @pytest.mark.parametrize("model", ["exponential", "linear"])
@@ -169,8 +171,9 @@ def test_gradient_of_sliding_distance_matches_fd():
     q0 = jnp.array([0.0, 0.05 - G * np.cos(0.3) / 2e6, 0.0])
 
     def dist(mu):
-        tr = simulate(system, {**p, "mu": mu}, q0, jnp.zeros(3), dt=1e-4, n_steps=2000, scheme=Penalty(),
-                      save_every=2000)
+        tr = simulate(
+            system, {**p, "mu": mu}, q0, jnp.zeros(3), dt=1e-4, n_steps=2000, scheme=Penalty(), save_every=2000
+        )
         return tr.q[-1, 0]
 
     mu = jnp.asarray(0.15)
@@ -193,8 +196,15 @@ def test_penalty_rejects_rigid_contacts_and_bad_options():
         Penalty(method="euler")
     system, p = _incline(0.2)
     with pytest.raises(ValueError, match="compliant contact law stiffness"):
-        simulate(system, {**p, "K": jnp.asarray(-1.0)}, jnp.array([0.0, 0.05, 0.0]), jnp.zeros(3), dt=1e-3,
-                 n_steps=2, scheme=Penalty())
+        simulate(
+            system,
+            {**p, "K": jnp.asarray(-1.0)},
+            jnp.array([0.0, 0.05, 0.0]),
+            jnp.zeros(3),
+            dt=1e-3,
+            n_steps=2,
+            scheme=Penalty(),
+        )
     with pytest.raises(TypeError, match="must be a jaxcontact.stepping.Scheme"):
         simulate(system, p, jnp.array([0.0, 0.05, 0.0]), jnp.zeros(3), dt=1e-3, n_steps=2, scheme=object())
     with pytest.raises(ValueError, match="moreau-jean scheme treats rigid contacts only.*compliant contacts"):
@@ -211,13 +221,21 @@ def test_adaptive_methods_match_rk4(method):
     batch["K"], batch["c"] = Ks, restitution_damping(Ks, 0.8, np.sqrt(2 * G))
     q0 = jnp.tile(jnp.array([0.0, 1.1, 0.0]), (2, 1))
     ref = simulate(system, batch, q0, jnp.zeros_like(q0), dt=2e-5, n_steps=60000, scheme=Penalty(), save_every=50)
-    ada = simulate(system, batch, q0, jnp.zeros_like(q0), dt=1e-3, n_steps=1200,
-                   scheme=Penalty(method=method, rtol=1e-8, atol=1e-10))
+    ada = simulate(
+        system,
+        batch,
+        q0,
+        jnp.zeros_like(q0),
+        dt=1e-3,
+        n_steps=1200,
+        scheme=Penalty(method=method, rtol=1e-8, atol=1e-10),
+    )
     assert np.all(ada.diagnostics.converged)
     for i in range(2):
         apex = [_rebound_height(tr.q[i, :, 1], tr.t[i], 0.5) for tr in (ref, ada)]
         np.testing.assert_allclose(apex[1], apex[0], atol=1e-5)
-    np.testing.assert_allclose(np.sum(ada.impulse_normal, axis=(1, 2)), np.sum(ref.impulse_normal, axis=(1, 2)),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        np.sum(ada.impulse_normal, axis=(1, 2)), np.sum(ref.impulse_normal, axis=(1, 2)), rtol=1e-6
+    )
     steps = np.asarray(ada.diagnostics.iterations)
     assert steps.max() > 5 and np.median(steps) <= 2  # refined at the impact only

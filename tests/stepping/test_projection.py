@@ -45,7 +45,7 @@ def pin_and_motor(q, t, p):
 def tip_walls(q, t, p):
     """A wall at x = a (right) and one at x = −b (left): gaps of the bar's tip."""
     x, y, th = q
-    x_tip = x + 0.5 * p["l"] * jnp.sin(th)      # tip = centre + (l/2) along the bar's axis
+    x_tip = x + 0.5 * p["l"] * jnp.sin(th)  # tip = centre + (l/2) along the bar's axis
     return jnp.stack([p["a"] - x_tip, x_tip + p["b"]])
 
 
@@ -62,8 +62,7 @@ PENDULUM = LagrangianSystem(3, bar_mass, gravity, constraints=pin)
 MOTOR = LagrangianSystem(3, bar_mass, gravity, constraints=pin_and_motor)
 WALLS = LagrangianSystem(3, bar_mass, gravity, constraints=pin, gaps=tip_walls, laws=laws2)
 
-P = {"m": jnp.array(0.7), "l": jnp.array(1.3), "omega": jnp.array(2.0),
-     "a": jnp.array(1.3 * 0.9), "b": jnp.array(1.0)}
+P = {"m": jnp.array(0.7), "l": jnp.array(1.3), "omega": jnp.array(2.0), "a": jnp.array(1.3 * 0.9), "b": jnp.array(1.0)}
 
 
 def on_manifold(th, l=1.3):
@@ -71,10 +70,12 @@ def on_manifold(th, l=1.3):
 
 
 # Compiled once per module; static options are closed over.
-position = jax.jit(project_position, static_argnums=0,
-                   static_argnames=("iterations", "contacts", "contact_mode", "contact_iterations"))
-velocity = jax.jit(project_velocity, static_argnums=0,
-                   static_argnames=("contacts", "contact_mode", "contact_iterations"))
+position = jax.jit(
+    project_position, static_argnums=0, static_argnames=("iterations", "contacts", "contact_mode", "contact_iterations")
+)
+velocity = jax.jit(
+    project_velocity, static_argnums=0, static_argnames=("contacts", "contact_mode", "contact_iterations")
+)
 both = jax.jit(project, static_argnums=0)
 damped_position = jax.jit(project_position, static_argnums=0, static_argnames=("iterations",))
 
@@ -140,8 +141,11 @@ def test_position_is_the_mass_metric_closest_point():
 
 
 CIRCLE = LagrangianSystem(
-    2, lambda q, p: p["m"] * jnp.eye(2), lambda q, u, t, p: jnp.zeros(2),
-    constraints=lambda q, t, p: jnp.stack([q @ q - p["r"] ** 2]))
+    2,
+    lambda q, p: p["m"] * jnp.eye(2),
+    lambda q, u, t, p: jnp.zeros(2),
+    constraints=lambda q, t, p: jnp.stack([q @ q - p["r"] ** 2]),
+)
 
 
 def test_position_on_a_circle_is_the_radial_projection():
@@ -159,7 +163,7 @@ def test_rheonomic_constraint_position_and_velocity():
     assert abs(float(q[2]) - 2.0 * t) <= 1e-10
     u = velocity(MOTOR, q, jnp.array([0.3, -0.2, 0.0]), t, P)
     assert float(jnp.max(jnp.abs(phi_dot(MOTOR, q, u, t, P)))) <= 1e-12
-    np.testing.assert_allclose(float(u[2]), 2.0, atol=1e-12)   # θ̇ = ω: Φ_t = −ω was used
+    np.testing.assert_allclose(float(u[2]), 2.0, atol=1e-12)  # θ̇ = ω: Φ_t = −ω was used
 
 
 # ----------------------------------------------------------------------------- velocity
@@ -171,7 +175,7 @@ def test_velocity_projection_is_m_orthogonal_and_idempotent():
     u = velocity(PENDULUM, q, u_tilde, 0.0, P)
     assert float(jnp.max(jnp.abs(phi_dot(PENDULUM, q, u, 0.0, P)))) <= 1e-12
     J = np.asarray(jax.jacfwd(pin)(q, 0.0, P))
-    N = scipy.linalg.null_space(J)                   # tangent space of the manifold
+    N = scipy.linalg.null_space(J)  # tangent space of the manifold
     M = np.asarray(bar_mass(q, P))
     du = np.asarray(u - u_tilde)
     assert np.linalg.norm(du) > 0.1
@@ -181,7 +185,7 @@ def test_velocity_projection_is_m_orthogonal_and_idempotent():
 
 # ----------------------------------------------------------------------------- contacts
 
-TH_WALL = np.arcsin(0.9)     # the tip touches the right wall (x_tip = 0.9 l = a)
+TH_WALL = np.arcsin(0.9)  # the tip touches the right wall (x_tip = 0.9 l = a)
 
 
 def test_contact_projection_lifts_a_penetrating_tip_to_the_wall():
@@ -195,17 +199,18 @@ def test_contact_projection_lifts_a_penetrating_tip_to_the_wall():
         # a one-DOF manifold meets the wall at one point: the projection must be it
         np.testing.assert_allclose(q, on_manifold(TH_WALL), atol=1e-10)
     q_off = position(WALLS, q_tilde, 0.0, P, iterations=3, contacts=False)
-    assert float(tip_walls(q_off, 0.0, P)[0]) < -1e-3     # without contacts: still inside
+    assert float(tip_walls(q_off, 0.0, P)[0]) < -1e-3  # without contacts: still inside
 
 
 def test_candidates_and_resting_contacts_select_what_is_lifted():
     q_tilde = jnp.asarray(on_manifold(TH_WALL + 0.01) + np.array([1e-4, -2e-4, 0.0]))
     q = position(WALLS, q_tilde, 0.0, P, iterations=3, candidates=jnp.array([False, True]))
-    np.testing.assert_array_equal(np.asarray(q), np.asarray(position(WALLS, q_tilde, 0.0, P, iterations=3,
-                                                                     contacts=False)))
+    np.testing.assert_array_equal(
+        np.asarray(q), np.asarray(position(WALLS, q_tilde, 0.0, P, iterations=3, contacts=False))
+    )
     q_wall = jnp.asarray(on_manifold(TH_WALL))
     P_N = jnp.array([0.5, 0.0])
-    slow, fast = jnp.array([0.0, 0.0, 1e-3]), jnp.array([0.0, 0.0, 1.0])   # θ̇: tip speed 1.3·0.44·θ̇
+    slow, fast = jnp.array([0.0, 0.0, 1e-3]), jnp.array([0.0, 0.0, 1.0])  # θ̇: tip speed 1.3·0.44·θ̇
     np.testing.assert_array_equal(resting_contacts(WALLS, q_wall, slow, 0.0, P, P_N, 1e-2), [True, False])
     np.testing.assert_array_equal(resting_contacts(WALLS, q_wall, fast, 0.0, P, P_N, 1e-2), [False, False])
 
@@ -221,8 +226,8 @@ def test_contact_projection_leaves_open_contacts_alone():
 
 def test_velocity_contact_stops_approach_and_keeps_separation():
     q = jnp.asarray(on_manifold(TH_WALL))
-    W = np.asarray(jax.jacfwd(tip_walls)(q, 0.0, P))            # (k, n): γ_N = W u
-    approach = jnp.array([0.0, 0.0, 1.0])                        # θ̇ > 0: tip moves into the wall
+    W = np.asarray(jax.jacfwd(tip_walls)(q, 0.0, P))  # (k, n): γ_N = W u
+    approach = jnp.array([0.0, 0.0, 1.0])  # θ̇ > 0: tip moves into the wall
     u = velocity(WALLS, q, approach, 0.0, P)
     assert abs(float(W[0] @ u)) <= 1e-12
     assert float(jnp.max(jnp.abs(phi_dot(WALLS, q, u, 0.0, P)))) <= 1e-12
@@ -281,10 +286,9 @@ def test_equality_on_approaching_contacts_only_is_not_the_projection():
     # Documented reason for the LCP: fixing only the approaching end pulls the other into approach.
     p = {"m": jnp.array(1.0), "l": jnp.array(1.0)}
     q = jnp.zeros(3)
-    u_tilde = jnp.array([0.3, -1.0, 3.0])                 # γ = (0.5, −2.5)
+    u_tilde = jnp.array([0.3, -1.0, 3.0])  # γ = (0.5, −2.5)
     W = np.asarray(jax.jacfwd(bar_ends_on_ground)(q, 0.0, p)).T
-    only_second = velocity(FREE_BAR, q, u_tilde, 0.0, p, contact_mode="equality",
-                           closed=jnp.array([False, True]))
+    only_second = velocity(FREE_BAR, q, u_tilde, 0.0, p, contact_mode="equality", closed=jnp.array([False, True]))
     assert float(W[:, 0] @ only_second) < -0.5
     u = velocity(FREE_BAR, q, u_tilde, 0.0, p)
     assert np.all(W.T @ np.asarray(u) >= -1e-10)
@@ -304,7 +308,7 @@ def test_project_position_then_velocity_with_contacts():
     # told that the wall contact is closed: its approach is stopped too
     q2, u2 = both(WALLS, q_tilde, u_tilde, 0.0, P, velocity_closed=jnp.array([True, False]))
     np.testing.assert_array_equal(np.asarray(q2), np.asarray(q))
-    np.testing.assert_allclose(u2, 0.0, atol=1e-12)      # one DOF, wall closed, approaching
+    np.testing.assert_allclose(u2, 0.0, atol=1e-12)  # one DOF, wall closed, approaching
 
 
 # ----------------------------------------------------------------------------- gradients, vmap, jit
@@ -383,8 +387,13 @@ def test_gradient_through_the_velocity_contact_lcp():
     J_l, J_u = free_bar_jac(l, u_tilde)
     eps = 1e-6
     fd_l = (free_bar_velocity(l + eps, u_tilde) - free_bar_velocity(l - eps, u_tilde)) / (2 * eps)
-    fd_u = np.stack([(free_bar_velocity(l, u_tilde + eps * e) - free_bar_velocity(l, u_tilde - eps * e)) / (2 * eps)
-                     for e in np.eye(3)], axis=1)
+    fd_u = np.stack(
+        [
+            (free_bar_velocity(l, u_tilde + eps * e) - free_bar_velocity(l, u_tilde - eps * e)) / (2 * eps)
+            for e in np.eye(3)
+        ],
+        axis=1,
+    )
     scale = max(np.max(np.abs(fd_l)), np.max(np.abs(fd_u)))
     np.testing.assert_allclose(J_l, fd_l, rtol=1e-6, atol=1e-6 * scale)
     np.testing.assert_allclose(J_u, fd_u, rtol=1e-6, atol=1e-6 * scale)
@@ -394,8 +403,9 @@ def test_gradient_through_the_velocity_contact_lcp():
 # The call site a stepper uses: after each step, project the end state before the next
 # contact problem; contacts only once they rest (module docstring, "Contacts in a time stepper").
 
+
 def driven(q, u, t, p):
-    return jnp.stack([0.0 * q[0], -p["m"] * 9.81, p["T"]])     # a motor torque drives the tip into the wall
+    return jnp.stack([0.0 * q[0], -p["m"] * 9.81, p["T"]])  # a motor torque drives the tip into the wall
 
 
 def wall_laws(p):
@@ -415,12 +425,26 @@ def _moreau_jean_run(q0, p, *, corrected):
         st, info = step(DRIVEN, scheme, p, st, 0.01)
         if corrected:
             rest = resting_contacts(DRIVEN, st.q, st.u, st.t, p, info.P_N, 1e-2)
-            q, u = project(DRIVEN, st.q, st.u, st.t, p, position_iterations=3, position_candidates=rest,
-                           velocity_closed=rest, velocity_contact_mode="equality")
+            q, u = project(
+                DRIVEN,
+                st.q,
+                st.u,
+                st.t,
+                p,
+                position_iterations=3,
+                position_candidates=rest,
+                velocity_closed=rest,
+                velocity_contact_mode="equality",
+            )
             st = st._replace(q=q, u=u)
         J = jax.jacfwd(pin)(st.q, st.t, p)
-        return st, (jnp.max(jnp.abs(pin(st.q, st.t, p))), jnp.max(jnp.abs(J @ st.u)),
-                    tip_walls(st.q, st.t, p)[0], st.q[2], info.P_N[0])
+        return st, (
+            jnp.max(jnp.abs(pin(st.q, st.t, p))),
+            jnp.max(jnp.abs(J @ st.u)),
+            tip_walls(st.q, st.t, p)[0],
+            st.q[2],
+            info.P_N[0],
+        )
 
     return jax.lax.scan(body, initial_state(DRIVEN, q0, jnp.zeros(3), 0.0, p), None, length=300)[1]
 
@@ -429,15 +453,15 @@ def test_moreau_jean_with_projection_keeps_constraints_and_rests_on_the_wall():
     p = dict(P, T=jnp.array(6.0), eps=jnp.array(0.5))
     q0 = jnp.asarray(on_manifold(0.3))
     phi, dphi, gap, th, P_N = map(np.asarray, _moreau_jean_run(q0, p, corrected=True))
-    assert np.max(phi) <= 1e-10 and np.max(dphi) <= 1e-10   # every step
-    assert np.all(np.abs(gap[-50:]) <= 1e-10)               # resting on the wall, not in it
+    assert np.max(phi) <= 1e-10 and np.max(dphi) <= 1e-10  # every step
+    assert np.all(np.abs(gap[-50:]) <= 1e-10)  # resting on the wall, not in it
     assert abs(th[-1] - TH_WALL) <= 1e-10
     # it bounced (ε = 0.5): the gap reopens after the first contact
     first = np.argmax(gap <= 1e-12)
     assert np.max(gap[first:]) > 0.1
     phi0, _, gap0, th0, _ = map(np.asarray, _moreau_jean_run(q0, p, corrected=False))
-    assert phi0[-1] > 1e-3 and phi0[-1] > 10 * phi0[10]     # uncorrected: the drift grows
-    assert gap0[-1] < -1e-5                                 # and it rests inside the wall
+    assert phi0[-1] > 1e-3 and phi0[-1] > 10 * phi0[10]  # uncorrected: the drift grows
+    assert gap0[-1] < -1e-5  # and it rests inside the wall
     assert abs(th0[-1] - TH_WALL) > 1e-3
 
 
@@ -469,7 +493,7 @@ def window_loss(T, l, q0):
 
 def test_gradients_through_steps_with_projection_match_finite_differences():
     T, l = jnp.array(6.0), jnp.array(1.3)
-    q0 = jnp.asarray(on_manifold(0.3) + np.array([1e-4, -1e-4, 0.0]))   # drifted start, projected at step 1
+    q0 = jnp.asarray(on_manifold(0.3) + np.array([1e-4, -1e-4, 0.0]))  # drifted start, projected at step 1
     g_T, g_l = window_value_and_grad(T, l, q0)[1]
     eps = 1e-6
     fd_T = (window_loss(T + eps, l, q0) - window_loss(T - eps, l, q0)) / (2 * eps)
@@ -483,8 +507,11 @@ def test_gradients_through_steps_with_projection_match_finite_differences():
 # A point on two unit circles centred at (0, 0) and (2, 0): they touch at (1, 0), where
 # Φ_q = [[2, 0], [−2, 0]] has rank 1 (a two-link chain stretched straight).
 TWO_CIRCLES = LagrangianSystem(
-    2, lambda q, p: p["m"] * jnp.eye(2), lambda q, u, t, p: jnp.zeros(2),
-    constraints=lambda q, t, p: jnp.stack([q @ q - 1.0, (q[0] - 2.0) ** 2 + q[1] ** 2 - 1.0]))
+    2,
+    lambda q, p: p["m"] * jnp.eye(2),
+    lambda q, u, t, p: jnp.zeros(2),
+    constraints=lambda q, t, p: jnp.stack([q @ q - 1.0, (q[0] - 2.0) ** 2 + q[1] ** 2 - 1.0]),
+)
 PM = {"m": jnp.array(1.0), "r": jnp.array(1.0)}
 
 
@@ -515,7 +542,7 @@ def test_near_singular_configuration_newton_overshoots_and_damping_fixes_it():
     phi0 = np.max(np.abs(TWO_CIRCLES.constraints(q_tilde, 0.0, PM)))
     plain = position(TWO_CIRCLES, q_tilde, 0.0, PM, iterations=2)
     assert np.all(np.isfinite(plain))
-    assert np.max(np.abs(TWO_CIRCLES.constraints(plain, 0.0, PM))) > phi0     # documented failure
+    assert np.max(np.abs(TWO_CIRCLES.constraints(plain, 0.0, PM))) > phi0  # documented failure
     damped = damped_position(TWO_CIRCLES, q_tilde, 0.0, PM, iterations=2, damping=1.0)
     np.testing.assert_allclose(damped, [1.0, 0.0], atol=2e-6)
     assert np.max(np.abs(TWO_CIRCLES.constraints(damped, 0.0, PM))) <= 1e-11
@@ -575,21 +602,22 @@ def test_bad_options_raise_clear_errors():
 
 def test_velocity_target_is_implicit_euler_of_the_damped_oscillator():
     h, alpha, beta = 0.01, 3.0, 5.0
-    A = np.array([[0.0, 1.0], [-beta**2, -2 * alpha]])           # d/dt (Φ, Φ̇)
-    step = np.linalg.inv(np.eye(2) - h * A)                        # implicit Euler
+    A = np.array([[0.0, 1.0], [-(beta**2), -2 * alpha]])  # d/dt (Φ, Φ̇)
+    step = np.linalg.inv(np.eye(2) - h * A)  # implicit Euler
     z = np.array([1e-3, -2e-3])
     phi, dphi = jnp.array([1e-3]), jnp.array([-2e-3])
     for _ in range(200):
         z = step @ z
         dphi = baumgarte_velocity_target(phi, dphi, h, alpha, beta)
-        phi = phi + h * dphi                                       # the stepper's position update
+        phi = phi + h * dphi  # the stepper's position update
         np.testing.assert_allclose([float(phi[0]), float(dphi[0])], z, rtol=1e-12, atol=1e-18)
-    assert abs(z[0]) < 2e-6                                        # decayed (e^{−αt} ≈ 2.5e-3 at t = 2)
+    assert abs(z[0]) < 2e-6  # decayed (e^{−αt} ≈ 2.5e-3 at t = 2)
     # limits: α → ∞ gives the plain velocity constraint 0; α = β = 0 keeps Φ̇
     np.testing.assert_allclose(baumgarte_velocity_target(1.0, 2.0, h, 1e12, 5.0), 0.0, atol=1e-9)
     assert float(baumgarte_velocity_target(1.0, 2.0, h, 0.0, 0.0)) == 2.0
-    np.testing.assert_allclose(baumgarte_acceleration_rhs(jnp.array(2.0), jnp.array(3.0), 0.5, 4.0),
-                               -2 * 0.5 * 3.0 - 16 * 2.0)
+    np.testing.assert_allclose(
+        baumgarte_acceleration_rhs(jnp.array(2.0), jnp.array(3.0), 0.5, 4.0), -2 * 0.5 * 3.0 - 16 * 2.0
+    )
 
 
 def _pendulum_dae_rhs(q, u, t, p, alpha, beta, stabilise):
@@ -613,25 +641,27 @@ def _semi_implicit_euler(q0, u0, h, alpha, beta, *, stabilise, n):
         u = u + h * _pendulum_dae_rhs(q, u, 0.0, P, alpha, beta, stabilise)
         q = q + h * u
         return (q, u), jnp.linalg.norm(pin(q, 0.0, P))
+
     return jax.lax.scan(body, (q0, u0), None, length=n)[1]
 
 
 def test_baumgarte_keeps_acceleration_level_drift_bounded():
     q0 = jnp.asarray(on_manifold(1.2))
     u0 = jnp.zeros(3)
-    h, n = 2e-3, 2500                                              # 5 s, a few swings
+    h, n = 2e-3, 2500  # 5 s, a few swings
     free = np.asarray(_semi_implicit_euler(q0, u0, h, 0.0, 0.0, stabilise=False, n=n))
     stab = np.asarray(_semi_implicit_euler(q0, u0, h, 20.0, 20.0, stabilise=True, n=n))
     # without: the drift grows over the run; with: it stays bounded at a small level
     assert free[-1] > 10 * free[n // 10]
     assert free[-1] > 1e-3
     assert np.max(stab) < 0.05 * free[-1]
-    assert np.max(stab[n // 2:]) <= 2 * np.max(stab[: n // 2])
+    assert np.max(stab[n // 2 :]) <= 2 * np.max(stab[: n // 2])
 
 
 @functools.partial(jax.jit, static_argnames=("stabilise", "n"))
 def _velocity_level_euler(q0, u0, h, alpha, beta, *, stabilise, n):
     """u_E = velocity projection of u_A + h M⁻¹f onto Φ_q u = target; q_E = q_A + h u_E."""
+
     def body(c, _):
         q, u = c
         u_free = u + h * jnp.linalg.solve(bar_mass(q, P), gravity(q, u, 0.0, P))
@@ -642,26 +672,30 @@ def _velocity_level_euler(q0, u0, h, alpha, beta, *, stabilise, n):
         u = project_velocity(PENDULUM, q, u_free, 0.0, P, target=target)
         q = q + h * u
         return (q, u), jnp.linalg.norm(pin(q, 0.0, P))
+
     return jax.lax.scan(body, (q0, u0), None, length=n)[1]
 
 
 def test_baumgarte_velocity_target_keeps_velocity_level_drift_bounded():
     q0 = jnp.asarray(on_manifold(1.2))
-    h, n = 1e-2, 1000                                              # 10 s
+    h, n = 1e-2, 1000  # 10 s
     free = np.asarray(_velocity_level_euler(q0, jnp.zeros(3), h, 0.0, 0.0, stabilise=False, n=n))
     stab = np.asarray(_velocity_level_euler(q0, jnp.zeros(3), h, 0.5 / h, 0.5 / h, stabilise=True, n=n))
     assert free[-1] > 5 * free[n // 10]
     assert np.max(stab) < 0.1 * free[-1]
-    assert np.max(stab[n // 2:]) <= 2 * np.max(stab[: n // 2])
+    assert np.max(stab[n // 2 :]) <= 2 * np.max(stab[: n // 2])
 
 
 def test_baumgarte_rates_are_batchable_differentiable_leaves():
     alphas, betas = jnp.array([0.0, 1.0, 10.0]), jnp.array([2.0, 3.0, 30.0])
     batched = jax.vmap(baumgarte_velocity_target, in_axes=(None, None, None, 0, 0))(
-        jnp.array([1e-3, -2e-3]), jnp.array([0.1, 0.2]), 0.01, alphas, betas)
+        jnp.array([1e-3, -2e-3]), jnp.array([0.1, 0.2]), 0.01, alphas, betas
+    )
     for i in range(3):
-        np.testing.assert_array_equal(batched[i], baumgarte_velocity_target(
-            jnp.array([1e-3, -2e-3]), jnp.array([0.1, 0.2]), 0.01, alphas[i], betas[i]))
+        np.testing.assert_array_equal(
+            batched[i],
+            baumgarte_velocity_target(jnp.array([1e-3, -2e-3]), jnp.array([0.1, 0.2]), 0.01, alphas[i], betas[i]),
+        )
     # ∂target/∂α = −2h · target / (1 + 2hα + h²β²), analytically
     h, a, b, phi, dphi = 0.01, 3.0, 5.0, 1e-3, 0.2
     g = jax.grad(lambda a_: baumgarte_velocity_target(phi, dphi, h, a_, b))(a)

@@ -25,8 +25,9 @@ def test_moreau_jean_flags_and_the_part_are_the_same_projection():
     assert float(np.max(part.diagnostics.phi)) < 1e-13 < float(np.max(plain.diagnostics.phi))
 
 
-@pytest.mark.parametrize("model, scheme, dt", [(SOFT, Penalty(), 1e-4), (RIGID, EventDriven(), 1e-3)],
-                         ids=["penalty", "event-driven"])
+@pytest.mark.parametrize(
+    "model, scheme, dt", [(SOFT, Penalty(), 1e-4), (RIGID, EventDriven(), 1e-3)], ids=["penalty", "event-driven"]
+)
 def test_projection_puts_a_baumgarte_scheme_on_the_constraints_without_changing_its_motion(model, scheme, dt):
     plain = simulate_model(model, dt=dt, t_final=0.3, scheme=scheme)
     proj = simulate_model(model, dt=dt, t_final=0.3, scheme=scheme.__class__(projection=Projection()))
@@ -39,8 +40,12 @@ def test_projection_puts_a_baumgarte_scheme_on_the_constraints_without_changing_
 
 def test_the_part_is_in_the_scheme_config_and_bad_values_are_refused_by_name():
     config = Penalty(projection=Projection(rest_speed=0.1)).config()
-    assert json.loads(json.dumps(config))["projection"] == {"part": "Projection", "position_iterations": 3,
-                                                            "resting_contacts": True, "rest_speed": 0.1}
+    assert json.loads(json.dumps(config))["projection"] == {
+        "part": "Projection",
+        "position_iterations": 3,
+        "resting_contacts": True,
+        "rest_speed": 0.1,
+    }
     with pytest.raises(ValueError, match="projection = True must be None or a Projection"):
         EventDriven(projection=True)
     with pytest.raises(ValueError, match="rest_speed = 0"):

@@ -6,11 +6,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxcontact.commands.scheme_options import SCHEMES as CLI_SCHEMES
+from jaxcontact.commands.scheme_options import VARIANTS
 from jaxcontact.models import get_model
 from jaxcontact.simulate import Fold, fold_steps, simulate
 from jaxcontact.stepping import SCHEMES, EventDriven, ImpactProjection, MoreauJean, Penalty, Scheme
-from jaxcontact.commands.scheme_options import SCHEMES as CLI_SCHEMES
-from jaxcontact.commands.scheme_options import VARIANTS
 
 
 def test_registry_lists_the_three_schemes_the_cli_offers():
@@ -35,12 +35,15 @@ def test_declared_capabilities():
             scheme.with_soft_activation("tau")
 
 
-@pytest.mark.parametrize("model, scheme, message", [
-    ("four-bar", Penalty(), "penalty scheme treats compliant contacts only.*rigid contacts"),
-    ("slider-bar", MoreauJean(), "moreau-jean scheme treats rigid contacts only.*compliant contacts"),
-    ("slider-bar", ImpactProjection(), "impact-projection scheme treats rigid contacts only"),
-    ("sliding-block", MoreauJean(solver="pgs"), "moreau-jean scheme with solver = 'pgs' cannot solve Coulomb"),
-])
+@pytest.mark.parametrize(
+    "model, scheme, message",
+    [
+        ("four-bar", Penalty(), "penalty scheme treats compliant contacts only.*rigid contacts"),
+        ("slider-bar", MoreauJean(), "moreau-jean scheme treats rigid contacts only.*compliant contacts"),
+        ("slider-bar", ImpactProjection(), "impact-projection scheme treats rigid contacts only"),
+        ("sliding-block", MoreauJean(solver="pgs"), "moreau-jean scheme with solver = 'pgs' cannot solve Coulomb"),
+    ],
+)
 def test_check_refuses_what_a_scheme_cannot_treat(model, scheme, message):
     m = get_model(model)
     with pytest.raises(ValueError, match=message):
@@ -64,9 +67,22 @@ def test_fold_steps_runs_the_remainder_after_the_last_save():
     """7 steps saved every 3: two saves, and the 7th step still reaches the fold (a step counter)."""
     m = get_model("bouncing-ball")
     q0, u0 = m.initial_state(m.params)
-    fold = Fold(init=lambda s0, info: jnp.zeros((), jnp.int32), update=lambda acc, s, info: acc + 1,
-                save=lambda acc, s: (acc, s.t))
-    s0, acc, rows = fold_steps(m.system, MoreauJean(), m.params, q0, u0, jnp.asarray(1e-3), jnp.asarray(0.0),
-                               n_steps=7, save_every=3, fold=fold)
+    fold = Fold(
+        init=lambda s0, info: jnp.zeros((), jnp.int32),
+        update=lambda acc, s, info: acc + 1,
+        save=lambda acc, s: (acc, s.t),
+    )
+    s0, acc, rows = fold_steps(
+        m.system,
+        MoreauJean(),
+        m.params,
+        q0,
+        u0,
+        jnp.asarray(1e-3),
+        jnp.asarray(0.0),
+        n_steps=7,
+        save_every=3,
+        fold=fold,
+    )
     assert int(acc) == 7
     np.testing.assert_allclose(rows, [3e-3, 6e-3], rtol=1e-12)

@@ -32,8 +32,9 @@ def _relative_distance(a, b):
 
 
 def _ball(ref, **laws):
-    system, params = linear_system(ref["M"], F=ref["F"], H_N=ref["H_N"], b_N=ref["b_N"],
-                                   restitution=laws.get("restitution", ref["restitution"]))
+    system, params = linear_system(
+        ref["M"], F=ref["F"], H_N=ref["H_N"], b_N=ref["b_N"], restitution=laws.get("restitution", ref["restitution"])
+    )
     return system, params
 
 
@@ -51,8 +52,15 @@ def test_ball_equals_siconos_every_step():
     ref = _load("ball_moreau_jean.npz")
     system, params = _ball(ref)
     n = len(ref["t"]) - 1
-    tr = simulate(system, params, jnp.asarray(ref["q"][0]), jnp.asarray(ref["v"][0]), dt=float(ref["h"]), n_steps=n,
-                  scheme=SICONOS)
+    tr = simulate(
+        system,
+        params,
+        jnp.asarray(ref["q"][0]),
+        jnp.asarray(ref["v"][0]),
+        dt=float(ref["h"]),
+        n_steps=n,
+        scheme=SICONOS,
+    )
     q, u = np.asarray(tr.q), np.asarray(tr.u)
     assert _relative_distance(q, ref["q"]).max() < 1e-12
     assert _relative_distance(u, ref["v"]).max() < 1e-12
@@ -62,8 +70,9 @@ def test_ball_equals_siconos_every_step():
     rest = np.asarray(tr.t) > 9.0
     assert np.all(np.abs(u[rest, 0]) < 2e-9) and np.all(q[rest, 0] < 0.05)
     # jaxcontact's own rule differs (forces at the θ-point, conservative separating law): the option matters
-    default = simulate(system, params, jnp.asarray(ref["q"][0]), jnp.asarray(ref["v"][0]), dt=float(ref["h"]),
-                       n_steps=n)
+    default = simulate(
+        system, params, jnp.asarray(ref["q"][0]), jnp.asarray(ref["v"][0]), dt=float(ref["h"]), n_steps=n
+    )
     assert _relative_distance(np.asarray(default.q), ref["q"]).max() > 1e-6
 
 
@@ -72,14 +81,24 @@ def _woodpecker_distance(n_steps):
     relative distance of q and of u to Siconos' over the stored rows up to there."""
     ref = _load("woodpecker_moreau_jean.npz")
     system, params = _woodpecker(ref)
-    tr = simulate(system, params, jnp.asarray(ref["q"][0]), jnp.asarray(ref["v"][0]), dt=float(ref["h"]),
-                  n_steps=n_steps, scheme=MoreauJean(force_rule="siconos", diagnostics=False))
+    tr = simulate(
+        system,
+        params,
+        jnp.asarray(ref["q"][0]),
+        jnp.asarray(ref["v"][0]),
+        dt=float(ref["h"]),
+        n_steps=n_steps,
+        scheme=MoreauJean(force_rule="siconos", diagnostics=False),
+    )
     assert bool(np.all(tr.diagnostics.converged))
     rows = ref["rows"] <= n_steps
     r = ref["rows"][rows]
     active = np.asarray(tr.active)
-    return (_relative_distance(np.asarray(tr.q)[r], ref["q"][rows]).max(),
-            _relative_distance(np.asarray(tr.u)[r], ref["v"][rows]).max(), active)
+    return (
+        _relative_distance(np.asarray(tr.q)[r], ref["q"][rows]).max(),
+        _relative_distance(np.asarray(tr.u)[r], ref["v"][rows]).max(),
+        active,
+    )
 
 
 def test_woodpecker_equals_siconos_through_its_first_impacts():
@@ -127,8 +146,15 @@ def test_damped_oscillator_is_the_exact_theta_recurrence():
     m, c, k, F, h, th = 1.5, 0.4, 9.0, 2.0, 0.05, 0.7
     system, params = linear_system([[m]], K=[[k]], C=[[c]], F=[F])
     q, u = 0.2, -1.0
-    tr = simulate(system, params, jnp.array([q]), jnp.array([u]), dt=h, n_steps=40,
-                  scheme=MoreauJean(theta=th, force_rule="siconos"))
+    tr = simulate(
+        system,
+        params,
+        jnp.array([q]),
+        jnp.array([u]),
+        dt=h,
+        n_steps=40,
+        scheme=MoreauJean(theta=th, force_rule="siconos"),
+    )
     # m (u' − u) = h[(1−θ)(F − k q − c u) + θ(F − k q' − c u')],  q' = q + h((1−θ)u + θu')
     A = np.array([[m + h * th * c, h * th * k], [-h * th, 1.0]])
     for i in range(40):
@@ -180,8 +206,24 @@ def test_cli_scheme_moreau_jean_siconos(tmp_path):
     from jaxcontact.simulate import simulate_model
 
     out = tmp_path / "ball"
-    assert main(["simulate", "bouncing-ball", "--scheme", "moreau-jean-siconos", "--dt", "0.005", "--t-final", "10",
-                 "--no-plots", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                "bouncing-ball",
+                "--scheme",
+                "moreau-jean-siconos",
+                "--dt",
+                "0.005",
+                "--t-final",
+                "10",
+                "--no-plots",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     q = np.load(out / "trajectory.npz")["q"]
     model = get_model("bouncing-ball")
     np.testing.assert_array_equal(q, np.asarray(simulate_model(model, dt=0.005, t_final=10.0, scheme=SICONOS).q))

@@ -64,8 +64,9 @@ def test_wall_distance_gradient_is_zero_hard_and_matches_fd_soft():
 def test_gradients_finite_through_opening_closing_contacts_and_zero_slip():
     # Ball: bounces (contacts closing and opening), then hard and soft.
     for scheme, tau in ((MoreauJean(), None), (SOFT, 1e-4)):
-        g = jax.grad(lambda e, h: jnp.sum(_ball_heights(scheme, tau, restitution=e, height=h) ** 2),
-                     argnums=(0, 1))(0.8, 1.0)
+        g = jax.grad(lambda e, h: jnp.sum(_ball_heights(scheme, tau, restitution=e, height=h) ** 2), argnums=(0, 1))(
+            0.8, 1.0
+        )
         assert np.all(np.isfinite(np.asarray(g))) and float(g[0]) != 0.0
     # Block at rest on a rough incline (μ > tan α, zero speed): zero slip velocity at every step.
     blk = get_model("sliding-block", speed=0.0)
@@ -74,7 +75,7 @@ def test_gradients_finite_through_opening_closing_contacts_and_zero_slip():
         p = dict(blk.params) | {"friction": mu, "slope_deg": slope, "tau": jnp.asarray(tau)}
         q0, u0 = blk.initial_state(p)
         tr = simulate(blk.system, p, q0, u0, dt=1e-2, n_steps=50, scheme=SOFT)
-        return jnp.sum(tr.q ** 2) + jnp.sum(tr.impulse_tangent ** 2)
+        return jnp.sum(tr.q**2) + jnp.sum(tr.impulse_tangent**2)
 
     for tau in (1e-9, 1e-4):
         g = jax.grad(rest, argnums=(0, 1))(0.6, 20.0, tau)

@@ -82,10 +82,13 @@ def _dense(system):
     return dataclasses.replace(system, constraint_columns=None)
 
 
-@pytest.mark.parametrize("name, overrides, n_steps", [
-    ("four-bar", dict(friction=0.2, restitution=0.7), 2000),
-    ("slider-crank-clearance", dict(), 3000),
-])
+@pytest.mark.parametrize(
+    "name, overrides, n_steps",
+    [
+        ("four-bar", dict(friction=0.2, restitution=0.7), 2000),
+        ("slider-crank-clearance", dict(), 3000),
+    ],
+)
 def test_structured_step_equals_the_dense_step(name, overrides, n_steps):
     """Same motion, impulses and solver flags as the dense Schur complement, through impacts and rest."""
     m = get_model(name, **overrides)

@@ -52,8 +52,13 @@ def test_bad_boxes_are_refused():
 def test_a_non_uniform_law_is_refused_by_name():
     from jaxcontact.studies.montecarlo import default_study
 
-    spec = default_study("bouncing-ball", n=8, params=("restitution=truncnormal(0.8,0.05,0.6,0.95)",), only=True,
-                         outcomes=("peak_impulse",))
+    spec = default_study(
+        "bouncing-ball",
+        n=8,
+        params=("restitution=truncnormal(0.8,0.05,0.6,0.95)",),
+        only=True,
+        outcomes=("peak_impulse",),
+    )
     with pytest.raises(ValueError, match="restitution=truncnormal.*interval bounds need a box"):
         study_function(spec, "peak_impulse")
 
@@ -63,8 +68,14 @@ def test_ball_peak_impulse_range():
     # reached at the corners (0.5, 0.5) and (0.9, 2).
     from jaxcontact.studies.montecarlo import default_study
 
-    spec = default_study("bouncing-ball", n=8, params=("restitution=uniform(0.5,0.9)", "mass=uniform(0.5,2.0)"),
-                         only=True, outcomes=("peak_impulse",), t_final=0.6)
+    spec = default_study(
+        "bouncing-ball",
+        n=8,
+        params=("restitution=uniform(0.5,0.9)", "mass=uniform(0.5,2.0)"),
+        only=True,
+        outcomes=("peak_impulse",),
+        t_final=0.6,
+    )
     f, names, lo, hi = study_function(spec, "peak_impulse")
     res = outcome_bounds(f, lo, hi, degree=3, n_dense=2**10, n_check=4)
     v = np.sqrt(2 * 9.81)
@@ -81,9 +92,16 @@ def test_four_bar_rest_angle_range_over_a_tolerance_box():
     from jaxcontact.stepping.moreau_jean import MoreauJean
     from jaxcontact.studies.montecarlo import default_study
 
-    spec = default_study("four-bar", n=8, params=("wall_distance=uniform(0.04,0.08)", "l1=uniform(0.19,0.21)"),
-                         only=True, outcomes=("final:bar1.theta",), dt=1e-3, t_final=2.0,
-                         scheme=MoreauJean(projection=True, contact_projection=True))
+    spec = default_study(
+        "four-bar",
+        n=8,
+        params=("wall_distance=uniform(0.04,0.08)", "l1=uniform(0.19,0.21)"),
+        only=True,
+        outcomes=("final:bar1.theta",),
+        dt=1e-3,
+        t_final=2.0,
+        scheme=MoreauJean(projection=True, contact_projection=True),
+    )
     f, names, lo, hi = study_function(spec, "final:bar1.theta")
     assert names == ["wall_distance", "l1"]
     res = outcome_bounds(f, lo, hi, degree=4, n_dense=2**12, n_check=4)

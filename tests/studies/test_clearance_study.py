@@ -24,8 +24,11 @@ NAMES = ("peak_force", "peak_accel:slider.x", "impacts", "free_flight", "max:jou
 def _study(contact, scheme):
     """The study's per-sample function (derived stiffness and damping included) over the clearances."""
     m = get_model("slider-crank-clearance", contact=contact)
-    outs = [outcome(k, m.system, dt=DT, observables=m.observables, save_every=600) for k in NAMES
-            if contact != "ideal" or k in ("peak_accel:slider.x", "series:slider.x")]
+    outs = [
+        outcome(k, m.system, dt=DT, observables=m.observables, save_every=600)
+        for k in NAMES
+        if contact != "ideal" or k in ("peak_accel:slider.x", "series:slider.x")
+    ]
     ev = make_evaluator(m, outs, dt=DT, n_steps=int(round(T / DT)), scheme=scheme, save_every=600)
     if contact == "ideal":
         return {k: np.asarray(v) for k, v in jax.jit(ev)({}).items()}
@@ -34,8 +37,11 @@ def _study(contact, scheme):
 
 @pytest.fixture(scope="module")
 def runs():
-    return {"compliant": _study("compliant", Penalty()), "rigid": _study("rigid", MoreauJean()),
-            "ideal": _study("ideal", Penalty())}
+    return {
+        "compliant": _study("compliant", Penalty()),
+        "rigid": _study("rigid", MoreauJean()),
+        "ideal": _study("ideal", Penalty()),
+    }
 
 
 def test_default_study_is_the_compliant_journal_and_rigid_on_request():
@@ -49,8 +55,9 @@ def test_default_study_is_the_compliant_journal_and_rigid_on_request():
 def test_stiffness_follows_the_sampled_clearance():
     m = get_model("slider-crank-clearance", contact="compliant")
     p = m.derive({**m.params, "clearance": jnp.asarray(1e-4)})
-    assert float(p["stiffness"]) == pytest.approx(float(get_model("slider-crank-clearance", contact="compliant",
-                                                                    clearance=1e-4).params["stiffness"]), rel=1e-12)
+    assert float(p["stiffness"]) == pytest.approx(
+        float(get_model("slider-crank-clearance", contact="compliant", clearance=1e-4).params["stiffness"]), rel=1e-12
+    )
     assert float(p["stiffness"]) > float(m.params["stiffness"])  # Hertz: a tighter fit is stiffer
 
 

@@ -21,24 +21,54 @@ BOUNDS = {"restitution": (0.05, 0.99)}
 
 
 def test_adam_recovers_restitution_from_30_percent_off():
-    r = fit(MODEL, DATA_T, DATA_Y, ("restitution",), GUESS, BOUNDS, observe=Y, optimizer="adam", steps=100,
-            learning_rate=0.1)
+    r = fit(
+        MODEL,
+        DATA_T,
+        DATA_Y,
+        ("restitution",),
+        GUESS,
+        BOUNDS,
+        observe=Y,
+        optimizer="adam",
+        steps=100,
+        learning_rate=0.1,
+    )
     assert abs(r.estimates["restitution"] - E) / E < 0.01
     assert r.loss_history[-1] < 1e-2 * r.loss_history[0]
     assert r.param_history.shape == (100, 1) and np.all(np.isnan(r.tau_history))
 
 
 def test_lbfgs_recovers_restitution_with_smoothing_and_multistart():
-    r = fit(MODEL, DATA_T, DATA_Y, ("restitution",), GUESS, BOUNDS, observe=Y, steps=30, starts=3,
-            smoothing=Smoothing(1e-2, 1e-7, 0.6))
+    r = fit(
+        MODEL,
+        DATA_T,
+        DATA_Y,
+        ("restitution",),
+        GUESS,
+        BOUNDS,
+        observe=Y,
+        steps=30,
+        starts=3,
+        smoothing=Smoothing(1e-2, 1e-7, 0.6),
+    )
     assert abs(r.estimates["restitution"] - E) / E < 1e-4
     assert r.start_losses.shape == (3,) and r.loss == pytest.approx(float(np.min(r.start_losses)), abs=1e-12)
     np.testing.assert_allclose(r.tau_history[[0, -1]], [1e-2, 1e-7])
 
 
 def test_data_anchored_windows_recover_restitution():
-    r = fit(MODEL, DATA_T, DATA_Y, ("restitution",), GUESS, BOUNDS, observe=Y, steps=10, windows=5,
-            data_state=(_TR.q[:1500:10], _TR.u[:1500:10]))
+    r = fit(
+        MODEL,
+        DATA_T,
+        DATA_Y,
+        ("restitution",),
+        GUESS,
+        BOUNDS,
+        observe=Y,
+        steps=10,
+        windows=5,
+        data_state=(_TR.q[:1500:10], _TR.u[:1500:10]),
+    )
     assert abs(r.estimates["restitution"] - E) / E < 1e-4
     with pytest.raises(ValueError, match="divide the number of data points"):
         fit(MODEL, DATA_T, DATA_Y, ("restitution",), GUESS, BOUNDS, windows=7, data_state=(_TR.q, _TR.u))
@@ -46,8 +76,18 @@ def test_data_anchored_windows_recover_restitution():
 
 def test_bounds_are_respected_and_bad_input_is_named():
     # Adam with a huge step would leave [0.85, 0.88] at once without the transform; truth 0.9 lies outside.
-    r = fit(MODEL, DATA_T, DATA_Y, ("restitution",), {"restitution": 0.86}, {"restitution": (0.85, 0.88)},
-            observe=Y, optimizer="adam", steps=20, learning_rate=5.0)
+    r = fit(
+        MODEL,
+        DATA_T,
+        DATA_Y,
+        ("restitution",),
+        {"restitution": 0.86},
+        {"restitution": (0.85, 0.88)},
+        observe=Y,
+        optimizer="adam",
+        steps=20,
+        learning_rate=5.0,
+    )
     assert np.all((r.param_history >= 0.85) & (r.param_history <= 0.88))
     assert r.estimates["restitution"] > 0.875  # pushed against the upper bound, towards the truth
     with pytest.raises(ValueError, match="strictly inside bounds"):
@@ -78,8 +118,7 @@ def test_batch_of_64_true_restitutions_in_one_call():
     q0, u0 = jax.vmap(m.initial_state)(p)
     tr = simulate(m.system, p, q0, u0, dt=m.dt, n_steps=450)
     t, ys = np.asarray(tr.t[0, ::5]), np.asarray(tr.q[:, ::5, 0])
-    r = fit_batch(m, t, ys, ("restitution",), {"restitution": 0.7}, {"restitution": (0.05, 0.99)}, observe=Y,
-                  steps=25)
+    r = fit_batch(m, t, ys, ("restitution",), {"restitution": 0.7}, {"restitution": (0.05, 0.99)}, observe=Y, steps=25)
     assert r.estimates.shape == (64, 1) and r.loss_history.shape == (64, 25)
     rel = np.abs(r.estimates[:, 0] - truths) / truths
     assert np.max(rel) < 0.01, rel.max()
@@ -87,8 +126,7 @@ def test_batch_of_64_true_restitutions_in_one_call():
 
 def test_grid_start_moves_a_far_guess_next_to_the_truth_before_the_optimiser():
     # 94 grid values in (0.05, 0.99): spacing ≈ 0.0099; the ball's misfit is smallest at the truth 0.9.
-    r = fit(MODEL, DATA_T, DATA_Y, ("restitution",), {"restitution": 0.1}, BOUNDS, observe=Y, steps=1,
-            grid_start=94)
+    r = fit(MODEL, DATA_T, DATA_Y, ("restitution",), {"restitution": 0.1}, BOUNDS, observe=Y, steps=1, grid_start=94)
     assert abs(r.param_history[0, 0] - E) < 0.01, r.param_history[0]
     with pytest.raises(ValueError, match="grid_start"):
         fit(MODEL, DATA_T, DATA_Y, ("restitution",), GUESS, BOUNDS, grid_start=-1)

@@ -17,8 +17,9 @@ _SPEC.loader.exec_module(EXAMPLE)
 
 
 @pytest.mark.slow  # 15–100 s each on the shared 2-core machine (the four-bar's reverse mode compiles slowly)
-@pytest.mark.parametrize("case, within", [("ball", 10), ("block", 10), ("pushed-block", 30),
-                                          ("slider-crank", 15), ("four-bar", 60)])
+@pytest.mark.parametrize(
+    "case, within", [("ball", 10), ("block", 10), ("pushed-block", 30), ("slider-crank", 15), ("four-bar", 60)]
+)
 def test_example_case_recovers_truth_from_30_percent_off(tmp_path, case, within):
     res, truth = EXAMPLE.run_case(case, str(tmp_path), progress=None)
     for n, v in truth.items():

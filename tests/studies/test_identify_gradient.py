@@ -8,8 +8,7 @@ import pytest
 from jaxcontact.models import get_model
 from jaxcontact.simulate import simulate
 from jaxcontact.stepping import MoreauJean
-from jaxcontact.studies.identify import (FORWARD_MAX, coordinates, fit, forward_gradient, gradient_mode,
-                                         make_residuals)
+from jaxcontact.studies.identify import FORWARD_MAX, coordinates, fit, forward_gradient, gradient_mode, make_residuals
 
 BALL = get_model("bouncing-ball", restitution=0.73, radius=0.1, height=1.3)
 LOCATED = MoreauJean(impact_location="interpolated")
@@ -41,9 +40,9 @@ def test_forward_gradient_never_transposes_its_function():
     z = jnp.array([0.9, 1.3])
     with pytest.raises(ValueError, match="[Rr]everse-mode differentiation does not work"):
         jax.grad(f)(z)
-    np.testing.assert_allclose(np.asarray(jax.grad(forward_gradient(f))(z)), [np.cos(0.9), 3 * 1.3 ** 2], rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(jax.grad(forward_gradient(f))(z)), [np.cos(0.9), 3 * 1.3**2], rtol=1e-14)
     g = jax.vmap(jax.grad(forward_gradient(f)))(jnp.array([[0.9, 1.3], [0.2, 2.0]]))  # batched starts
-    np.testing.assert_allclose(np.asarray(g), [[np.cos(0.9), 3 * 1.3 ** 2], [np.cos(0.2), 1.0]], rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(g), [[np.cos(0.9), 3 * 1.3**2], [np.cos(0.2), 1.0]], rtol=1e-14)
 
 
 def test_gradient_rule_and_refusals():

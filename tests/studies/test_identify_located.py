@@ -33,8 +33,18 @@ def test_analytic_ball_data_give_the_restitution_to_1e_6_with_located_impacts_no
 def test_noisy_analytic_data_laplace_interval_and_posterior_contain_the_truth_and_agree():
     noise = 0.003  # about 1 % of the signal's standard deviation
     y = Y + noise * np.random.default_rng(3).standard_normal(Y.shape)
-    r = fit(BALL, T, y, *ARGS, observe=coordinates(0), dt=H, steps=30, scheme=LOCATED, noise=noise,
-            posterior={"chains": 8, "draws": 600, "burn": 200})
+    r = fit(
+        BALL,
+        T,
+        y,
+        *ARGS,
+        observe=coordinates(0),
+        dt=H,
+        steps=30,
+        scheme=LOCATED,
+        noise=noise,
+        posterior={"chains": 8, "draws": 600, "burn": 200},
+    )
     lo, hi = r.interval95["restitution"]
     assert lo < 0.73 < hi
     assert r.interval_method["restitution"] == "laplace"  # the loss is quadratic along ε: no staircase
@@ -66,7 +76,7 @@ def test_six_second_ball_loss_is_least_at_the_truth_once_resting_contacts_are_pr
     for name, scheme in (("located", LOCATED), ("projected", PROJECTED)):
         res = make_residuals(BALL, t, coordinates(0), ("restitution",), scheme=scheme, dt=H)
         r = np.asarray(jax.jit(jax.vmap(lambda e: res(e[None], y, 1.0)))(jnp.asarray(eps)))
-        best[name] = eps[int(np.argmin(np.mean(r ** 2, axis=1)))]
+        best[name] = eps[int(np.argmin(np.mean(r**2, axis=1)))]
         rest = y[-1] + r[15, -1] - 0.1  # the fit model's gap at 6 s with the true ε
         if name == "located":
             assert rest < -1e-5  # g·h²-deep at h = 4 ms

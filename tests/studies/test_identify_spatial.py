@@ -53,8 +53,9 @@ def _noisy(y, seed):
 @pytest.mark.slow  # 1–2 min: compiling L-BFGS and its line search through the spatial step with forward derivatives
 def test_sphere_restitution_recovered_from_30_percent_below():
     t, y = _data(SPHERE, SPHERE_T, SPHERE_OBS)
-    r = fit(SPHERE, t, y, ("restitution",), {"restitution": 0.49}, SPHERE_BOUNDS, observe=coordinates(*SPHERE_OBS),
-            steps=15)
+    r = fit(
+        SPHERE, t, y, ("restitution",), {"restitution": 0.49}, SPHERE_BOUNDS, observe=coordinates(*SPHERE_OBS), steps=15
+    )
     assert abs(r.estimates["restitution"] - 0.7) < 1e-6, r.estimates
     assert r.interval_method["restitution"] == "exact fit"
 
@@ -63,8 +64,17 @@ def test_sphere_restitution_recovered_from_30_percent_below():
 def test_sphere_restitution_interval_contains_the_truth_with_1_percent_noise():
     t, y = _data(SPHERE, SPHERE_T, SPHERE_OBS)
     y, sd = _noisy(y, seed=0)
-    r = fit(SPHERE, t, y, ("restitution",), {"restitution": 0.91}, SPHERE_BOUNDS, observe=coordinates(*SPHERE_OBS),
-            steps=15, noise=sd)
+    r = fit(
+        SPHERE,
+        t,
+        y,
+        ("restitution",),
+        {"restitution": 0.91},
+        SPHERE_BOUNDS,
+        observe=coordinates(*SPHERE_OBS),
+        steps=15,
+        noise=sd,
+    )
     lo, hi = r.interval95["restitution"]
     assert lo < 0.7 < hi, (r.estimates, (lo, hi))
     assert r.interval_method["restitution"] == "laplace"  # the loss is quadratic along ε: no staircase
@@ -103,13 +113,53 @@ def test_identify_command_recovers_the_sphere_restitution_from_simulate_output(t
         return parser.parse_args(argv)
 
     data = tmp_path / "sphere"
-    assert simulate.run(parse(simulate, ["sphere-on-plane", "--set", "drop=0.2", "--set", "restitution=0.7",
-                                         "--t-final", str(SPHERE_T), "--out", str(data), "--no-plots"])) == 0
+    assert (
+        simulate.run(
+            parse(
+                simulate,
+                [
+                    "sphere-on-plane",
+                    "--set",
+                    "drop=0.2",
+                    "--set",
+                    "restitution=0.7",
+                    "--t-final",
+                    str(SPHERE_T),
+                    "--out",
+                    str(data),
+                    "--no-plots",
+                ],
+            )
+        )
+        == 0
+    )
     out = tmp_path / "fit"
-    rc = identify.run(parse(identify, ["sphere-on-plane", "--set", "drop=0.2", "--data", str(data / "trajectory.npz"),
-                                       "--observe", "ball.x,ball.z", "--fit", "restitution=0.49", "--bounds",
-                                       "restitution=0.4,0.99", "--steps", "15", "--no-plots", "--out", str(out),
-                                       "--impact-location", "step", "--no-projection"]))
+    rc = identify.run(
+        parse(
+            identify,
+            [
+                "sphere-on-plane",
+                "--set",
+                "drop=0.2",
+                "--data",
+                str(data / "trajectory.npz"),
+                "--observe",
+                "ball.x,ball.z",
+                "--fit",
+                "restitution=0.49",
+                "--bounds",
+                "restitution=0.4,0.99",
+                "--steps",
+                "15",
+                "--no-plots",
+                "--out",
+                str(out),
+                "--impact-location",
+                "step",
+                "--no-projection",
+            ],
+        )
+    )
     assert rc == 0
     res = json.loads((out / "fit.json").read_text())
     assert abs(res["estimates"]["restitution"] - 0.7) < 1e-6, res["estimates"]

@@ -35,9 +35,18 @@ def _cli(argv):
 def test_ball_rebound_statistics_match_the_analytic_distribution(tmp_path):
     """Rebound height ε² H with ε ~ U(a, b), H = 1 m: mean, quantiles and CDF within Monte Carlo error."""
     a, b, n = 0.5, 0.9, 1024
-    spec = StudySpec("bouncing-ball", ParamSpace.parse([f"restitution=uniform({a},{b})"]), n=n,
-                     outcomes=("rebound:y",), sensitivity=False, dt=2e-4, t_final=1.0, save_every=50, seed=3,
-                     chunk_size=512)
+    spec = StudySpec(
+        "bouncing-ball",
+        ParamSpace.parse([f"restitution=uniform({a},{b})"]),
+        n=n,
+        outcomes=("rebound:y",),
+        sensitivity=False,
+        dt=2e-4,
+        t_final=1.0,
+        save_every=50,
+        seed=3,
+        chunk_size=512,
+    )
     s = run_study(spec, str(tmp_path), progress=False, plot=False)
     assert s["failures"]["n_failed"] == 0
     o = s["outcomes"]["rebound:y"]
@@ -58,9 +67,16 @@ def test_ball_rebound_statistics_match_the_analytic_distribution(tmp_path):
 
 
 def _ball_spec(**kw):
-    base = dict(n=240, params=["restitution=uniform(0.5,0.9)", "height=uniform(0.5,1.5)"], only=True,
-                outcomes=["peak_impulse", "impacts", "rest_time", "rebound:y", "series:y"], t_final=1.5,
-                chunk_size=40, seed=1, n_bootstrap=200)
+    base = dict(
+        n=240,
+        params=["restitution=uniform(0.5,0.9)", "height=uniform(0.5,1.5)"],
+        only=True,
+        outcomes=["peak_impulse", "impacts", "rest_time", "rebound:y", "series:y"],
+        t_final=1.5,
+        chunk_size=40,
+        seed=1,
+        n_bootstrap=200,
+    )
     base.update(kw)
     return default_study("bouncing-ball", **base)
 
@@ -100,15 +116,41 @@ def test_interrupted_study_resumes_to_the_same_summary(tmp_path, monkeypatch):
 
 def test_cli_writes_summary_samples_and_figures(tmp_path, capsys):
     out = tmp_path / "study"
-    rc = _cli(["bouncing-ball", "--n", "160", "--only", "--param", "restitution=uniform(0.5,0.9)",
-               "--param", "height=uniform(0.5,1.5)", "--param", "mass=lognormal(0,0.3)",
-               "--t-final", "1.2", "--sampler", "sobol", "--bootstrap", "100", "--out", str(out), "--quiet"])
+    rc = _cli(
+        [
+            "bouncing-ball",
+            "--n",
+            "160",
+            "--only",
+            "--param",
+            "restitution=uniform(0.5,0.9)",
+            "--param",
+            "height=uniform(0.5,1.5)",
+            "--param",
+            "mass=lognormal(0,0.3)",
+            "--t-final",
+            "1.2",
+            "--sampler",
+            "sobol",
+            "--bootstrap",
+            "100",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
     assert rc == 0
     text = capsys.readouterr().out
     assert "bouncing-ball: 160 simulations (sobol, seed 0)" in text and "failed samples: 0 of 160" in text
     summary = json.loads((out / "summary.json").read_text())
-    assert set(summary["files"]) == {"summary.json", "samples.npz", "bands.png", "histograms.png", "scatter.png",
-                                     "sensitivity.png"}
+    assert set(summary["files"]) == {
+        "summary.json",
+        "samples.npz",
+        "bands.png",
+        "histograms.png",
+        "scatter.png",
+        "sensitivity.png",
+    }
     for f in summary["files"]:
         assert (out / f).stat().st_size > 0
     peak = summary["outcomes"]["peak_impulse"]
@@ -123,17 +165,23 @@ def test_cli_writes_summary_samples_and_figures(tmp_path, capsys):
     assert format_summary(summary).count("\n") >= 5
 
 
-@pytest.mark.parametrize("argv, match", [
-    (["--param", "restitutoin=uniform(0.5,0.9)"], r"unknown parameter\(s\) \['restitutoin'\]; valid names: \["),
-    (["--param", "restitution=uniform(0.5,1.2)"], r"restitution=uniform\(0.5, 1.2\) has support \[0.5, 1.2\], "
-                                                  r"outside the allowed range \[0.0, 1.0\]"),
-    (["--param", "restitution=normal(0.8,0.05)"], r"outside the allowed range.*use truncnormal"),
-    (["--param", "mass=uniform(-1,1)"], r"outside the allowed range \[0.0, inf\] of mass"),
-    (["--param", "height=uniform(-1,0.5)"], r"height"),
-    (["--param", "restitution=uniform(0.9,0.5)"], r"b > a"),
-    (["--outcome", "peak"], r"unknown outcome 'peak'"),
-    (["--set", "gravity=oops"], r"value 'oops' is not a number"),
-])
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["--param", "restitutoin=uniform(0.5,0.9)"], r"unknown parameter\(s\) \['restitutoin'\]; valid names: \["),
+        (
+            ["--param", "restitution=uniform(0.5,1.2)"],
+            r"restitution=uniform\(0.5, 1.2\) has support \[0.5, 1.2\], "
+            r"outside the allowed range \[0.0, 1.0\]",
+        ),
+        (["--param", "restitution=normal(0.8,0.05)"], r"outside the allowed range.*use truncnormal"),
+        (["--param", "mass=uniform(-1,1)"], r"outside the allowed range \[0.0, inf\] of mass"),
+        (["--param", "height=uniform(-1,0.5)"], r"height"),
+        (["--param", "restitution=uniform(0.9,0.5)"], r"b > a"),
+        (["--outcome", "peak"], r"unknown outcome 'peak'"),
+        (["--set", "gravity=oops"], r"value 'oops' is not a number"),
+    ],
+)
 def test_bad_input_fails_before_any_compute(tmp_path, capsys, argv, match):
     t0 = time.perf_counter()
     rc = _cli(["bouncing-ball", "--out", str(tmp_path / "o"), "--quiet"] + argv)
@@ -167,8 +215,12 @@ def test_friction_below_zero_is_refused_for_the_four_bar(tmp_path, capsys):
 @pytest.mark.slow
 def test_four_bar_default_study_small(tmp_path):
     """The default four-bar study at small N: no failures, physical outcomes, friction-free outcome ⟂ friction."""
-    spec = default_study("four-bar", n=600, outcomes=["impacts", "peak_impulse", "rest_time", "max:bar1.theta",
-                                                      "series:gap"], chunk_size=300)
+    spec = default_study(
+        "four-bar",
+        n=600,
+        outcomes=["impacts", "peak_impulse", "rest_time", "max:bar1.theta", "series:gap"],
+        chunk_size=300,
+    )
     s = run_study(spec, str(tmp_path), progress=False, plot=True)
     # NSGS occasionally stops short of its tolerance on this rank-1 frictional contact (≈ 0.3 % of
     # samples in the 10 000-sample default study); such samples are counted apart, as not converged.
@@ -186,12 +238,25 @@ def test_four_bar_default_study_small(tmp_path):
 
 @pytest.mark.slow
 def test_killed_subprocess_resumes_to_the_same_summary(tmp_path):
-    args = [sys.executable, "-c", "import sys; from jaxcontact.commands import mc; import argparse; "
-            "p = argparse.ArgumentParser(); mc.add_arguments(p); sys.exit(mc.run(p.parse_args(sys.argv[1:])))",
-            "bouncing-ball", "--n", "3000", "--chunk", "100", "--t-final", "3", "--quiet", "--no-plots"]
+    args = [
+        sys.executable,
+        "-c",
+        "import sys; from jaxcontact.commands import mc; import argparse; "
+        "p = argparse.ArgumentParser(); mc.add_arguments(p); sys.exit(mc.run(p.parse_args(sys.argv[1:])))",
+        "bouncing-ball",
+        "--n",
+        "3000",
+        "--chunk",
+        "100",
+        "--t-final",
+        "3",
+        "--quiet",
+        "--no-plots",
+    ]
     subprocess.run(args + ["--out", str(tmp_path / "full")], check=True, cwd=ROOT, capture_output=True)
-    proc = subprocess.Popen(args + ["--out", str(tmp_path / "cut")], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        args + ["--out", str(tmp_path / "cut")], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     chunks = tmp_path / "cut" / "chunks"
     deadline = time.time() + 240
     while time.time() < deadline and len(list(chunks.glob("chunk_*.npz"))) < 5:
@@ -228,8 +293,13 @@ def _same_study_on_devices(tmp_path, model, ndev):
     """Run the model's study on 1 and on ``ndev`` host devices (subprocesses): summaries and samples equal bitwise."""
     res = {}
     for n in (1, ndev):
-        proc = subprocess.run([sys.executable, "-c", DEVICES_STUDY, str(n), str(tmp_path / f"d{n}"), model],
-                              capture_output=True, text=True, timeout=300, cwd=ROOT)
+        proc = subprocess.run(
+            [sys.executable, "-c", DEVICES_STUDY, str(n), str(tmp_path / f"d{n}"), model],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=ROOT,
+        )
         assert proc.returncode == 0, proc.stderr
         res[n] = json.loads(proc.stdout.strip().splitlines()[-1])
         assert res[n]["devices"] == n
@@ -253,19 +323,33 @@ def test_four_bar_study_same_numbers_on_two_devices(tmp_path):
 
 
 def _printed_summary(sobol):
-    summary = {"study": {"model": "m", "sampler": "random", "seed": 0, "n_steps": 10, "dt": 0.1, "params": {}},
-               "failures": {"n_samples": 100, "n_failed": 0},
-               "timing": {"wall_seconds": 1.0, "compile_seconds": 0.5, "samples_per_second": None, "n_devices": 1,
-                          "n_loaded": 100},
-               "outcomes": {"y": {"mean": 1.0, "std": 0.1, "quantiles": {"0.05": 0.9, "0.95": 1.1}, "unit": "m",
-                                  "sobol": sobol}}}
+    summary = {
+        "study": {"model": "m", "sampler": "random", "seed": 0, "n_steps": 10, "dt": 0.1, "params": {}},
+        "failures": {"n_samples": 100, "n_failed": 0},
+        "timing": {
+            "wall_seconds": 1.0,
+            "compile_seconds": 0.5,
+            "samples_per_second": None,
+            "n_devices": 1,
+            "n_loaded": 100,
+        },
+        "outcomes": {
+            "y": {"mean": 1.0, "std": 0.1, "quantiles": {"0.05": 0.9, "0.95": 1.1}, "unit": "m", "sobol": sobol}
+        },
+    }
     return format_summary(summary)
 
 
 def test_printed_sobol_index_carries_its_interval_or_the_reason_it_is_missing():
-    given = {"indices": {"a": {"S1": 0.2, "S1_ci": [0.1, 0.3], "ST": 0.3, "ST_ci": [0.2, 0.4]},
-                         "b": {"S1": 0.6, "S1_ci": [0.5, 0.7], "ST": 0.7, "ST_ci": [0.6, 0.8]}},
-             "confidence": 0.95, "n_base_used": 40, "n_base_dropped": 0}
+    given = {
+        "indices": {
+            "a": {"S1": 0.2, "S1_ci": [0.1, 0.3], "ST": 0.3, "ST_ci": [0.2, 0.4]},
+            "b": {"S1": 0.6, "S1_ci": [0.5, 0.7], "ST": 0.7, "ST_ci": [0.6, 0.8]},
+        },
+        "confidence": 0.95,
+        "n_base_used": 40,
+        "n_base_dropped": 0,
+    }
     assert "largest ST: b 0.70 [0.60, 0.80] (95 %, 40 base rows)" in _printed_summary(given)
     refused = {"refused": "too few rows for Sobol indices: 13 < 32", "n_base_used": 13}
     text = _printed_summary(refused)
@@ -273,8 +357,19 @@ def test_printed_sobol_index_carries_its_interval_or_the_reason_it_is_missing():
 
 
 def test_plan_warns_that_a_small_saltelli_design_gives_no_indices(tmp_path, capsys):
-    rc = _cli(["bouncing-ball", "--n", "16", "--only", "--param", "restitution=uniform(0.6,0.95)", "--check",
-               "--out", str(tmp_path / "o")])
+    rc = _cli(
+        [
+            "bouncing-ball",
+            "--n",
+            "16",
+            "--only",
+            "--param",
+            "restitution=uniform(0.6,0.95)",
+            "--check",
+            "--out",
+            str(tmp_path / "o"),
+        ]
+    )
     err = capsys.readouterr().err
     assert rc == 0 and "warning: too few rows for Sobol indices: 6 < 32 base rows" in err and "--n 96" in err
 

@@ -12,21 +12,40 @@ from jaxcontact.studies.outcomes import outcome
 
 SLIDER_OUTCOMES = ("final:slider.x", "max:slider.x", "peak_impulse", "impacts", "max_phi", "series:slider.x")
 CASES = {
-    "moreau-jean": ("bouncing-ball", MoreauJean(), ("restitution=uniform(0.5,0.9)", "height=uniform(0.5,1.0)"),
-                    ("peak_impulse", "impacts", "rest_time", "rebound:y", "max_penetration", "series:y"), 0.6),
-    "penalty": ("slider-bar", Penalty(), ("omega=uniform(10,14)", "friction=uniform(0.1,0.2)"),
-                SLIDER_OUTCOMES, 0.1),
-    "event-driven": ("slider-bar", EventDriven(), ("omega=uniform(10,14)", "friction=uniform(0.1,0.2)"),
-                     SLIDER_OUTCOMES, 0.02),
+    "moreau-jean": (
+        "bouncing-ball",
+        MoreauJean(),
+        ("restitution=uniform(0.5,0.9)", "height=uniform(0.5,1.0)"),
+        ("peak_impulse", "impacts", "rest_time", "rebound:y", "max_penetration", "series:y"),
+        0.6,
+    ),
+    "penalty": ("slider-bar", Penalty(), ("omega=uniform(10,14)", "friction=uniform(0.1,0.2)"), SLIDER_OUTCOMES, 0.1),
+    "event-driven": (
+        "slider-bar",
+        EventDriven(),
+        ("omega=uniform(10,14)", "friction=uniform(0.1,0.2)"),
+        SLIDER_OUTCOMES,
+        0.02,
+    ),
 }
 
 
-@pytest.mark.parametrize("name", [n if n != "event-driven" else pytest.param(n, marks=pytest.mark.slow)
-                                  for n in CASES])  # event-driven: ~45 s of compile and Lemke solves
+@pytest.mark.parametrize(
+    "name", [n if n != "event-driven" else pytest.param(n, marks=pytest.mark.slow) for n in CASES]
+)  # event-driven: ~45 s of compile and Lemke solves
 def test_study_equals_a_loop_of_single_simulate_runs(name, tmp_path):
     model, scheme, params, outcomes, t_final = CASES[name]
-    spec = StudySpec(model, ParamSpace.parse(params), n=4, outcomes=outcomes, sensitivity=False, t_final=t_final,
-                     save_every=4, scheme=scheme, chunk_size=4)
+    spec = StudySpec(
+        model,
+        ParamSpace.parse(params),
+        n=4,
+        outcomes=outcomes,
+        sensitivity=False,
+        t_final=t_final,
+        save_every=4,
+        scheme=scheme,
+        chunk_size=4,
+    )
     summary = run_study(spec, str(tmp_path), progress=False, plot=False)
     assert summary["failures"]["n_failed"] == 0
     assert summary["study"]["scheme"] == scheme.for_forward_runs().config()
@@ -50,8 +69,14 @@ def test_a_study_runs_the_schemes_variant_for_forward_runs_unless_differentiated
     records the scheme it ran, and a differentiated evaluator (pce-grad) keeps the scheme as given."""
     from jaxcontact.studies.montecarlo import prepare_study
 
-    spec = StudySpec("bouncing-ball", ParamSpace.parse(("restitution=uniform(0.5,0.9)",)), n=4,
-                     outcomes=("impacts",), sensitivity=False, scheme=MoreauJean(iterations=30))
+    spec = StudySpec(
+        "bouncing-ball",
+        ParamSpace.parse(("restitution=uniform(0.5,0.9)",)),
+        n=4,
+        outcomes=("impacts",),
+        sensitivity=False,
+        scheme=MoreauJean(iterations=30),
+    )
     assert prepare_study(spec).scheme == MoreauJean(iterations=30, differentiation="implicit")
     assert prepare_study(spec, differentiated=True).scheme == MoreauJean(iterations=30)
     assert Penalty().for_forward_runs() == Penalty()
@@ -67,7 +92,8 @@ def test_the_study_options_of_a_scheme_yield_to_the_command_line():
     study = {"moreau-jean": {"iterations": 500, "tol": 1e-4}}
     assert scheme_from_args(p.parse_args([]), "moreau-jean", study) == MoreauJean(iterations=500, tol=1e-4)
     assert scheme_from_args(p.parse_args(["--iterations", "20"]), "moreau-jean", study) == MoreauJean(
-        iterations=20, tol=1e-4)
+        iterations=20, tol=1e-4
+    )
     assert scheme_from_args(p.parse_args(["--scheme", "penalty"]), "moreau-jean", study) == Penalty()
 
 

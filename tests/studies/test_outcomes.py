@@ -7,8 +7,17 @@ import pytest
 
 from jaxcontact.models import get_model
 from jaxcontact.simulate import simulate
-from jaxcontact.studies.outcomes import (first_time, impact_count, keep_every, max_after_first_impact, max_penetration,
-                                         outcome, peak_impulse, rest_time, simulate_outcomes)
+from jaxcontact.studies.outcomes import (
+    first_time,
+    impact_count,
+    keep_every,
+    max_after_first_impact,
+    max_penetration,
+    outcome,
+    peak_impulse,
+    rest_time,
+    simulate_outcomes,
+)
 
 
 def test_array_reductions():
@@ -42,8 +51,21 @@ def test_named_outcomes_on_a_bouncing_ball():
     q0, u0 = m.initial_state(m.params)
     dt, n = 1e-3, 1500
     tr = simulate(m.system, m.params, q0, u0, dt=dt, n_steps=n)
-    names = ["peak_impulse", "impacts", "rest_time", "max_penetration", "final:y", "max:0", "rebound:y",
-             "series:y", "series:gap", "series:energy", "series:speed", "first_below:y=0.5", "first_above:y=2"]
+    names = [
+        "peak_impulse",
+        "impacts",
+        "rest_time",
+        "max_penetration",
+        "final:y",
+        "max:0",
+        "rebound:y",
+        "series:y",
+        "series:gap",
+        "series:energy",
+        "series:speed",
+        "first_below:y=0.5",
+        "first_above:y=2",
+    ]
     outs = {name: outcome(name, m.system, save_every=10) for name in names}
     all_outcomes = jax.jit(lambda tr, p: {k: o.fn(tr, m.system, p) for k, o in outs.items()})
     vals = {k: np.asarray(v) for k, v in all_outcomes(tr, m.params).items()}
@@ -91,14 +113,50 @@ def test_unknown_outcome_and_coordinate():
         outcome("max_phi", m.system)
 
 
-@pytest.mark.parametrize("model_name, names, n_steps", [
-    ("four-bar", ["peak_impulse", "impacts", "rest_time", "max_penetration", "max_phi", "max_phi_dot",
-                  "final:bar1.theta", "min:bar1.x", "rebound:bar1.theta", "series:gap", "series:bar1.theta",
-                  "series:energy", "series:phi", "series:speed", "peak_force", "peak_accel:bar1.theta",
-                  "free_flight"], 405),
-    ("bouncing-ball", ["peak_impulse", "impacts", "rest_time", "max_penetration", "max:y", "rebound:y",
-                       "series:y", "series:energy", "first_below:y=0.5", "first_above:y=2"], 1500),
-])
+@pytest.mark.parametrize(
+    "model_name, names, n_steps",
+    [
+        (
+            "four-bar",
+            [
+                "peak_impulse",
+                "impacts",
+                "rest_time",
+                "max_penetration",
+                "max_phi",
+                "max_phi_dot",
+                "final:bar1.theta",
+                "min:bar1.x",
+                "rebound:bar1.theta",
+                "series:gap",
+                "series:bar1.theta",
+                "series:energy",
+                "series:phi",
+                "series:speed",
+                "peak_force",
+                "peak_accel:bar1.theta",
+                "free_flight",
+            ],
+            405,
+        ),
+        (
+            "bouncing-ball",
+            [
+                "peak_impulse",
+                "impacts",
+                "rest_time",
+                "max_penetration",
+                "max:y",
+                "rebound:y",
+                "series:y",
+                "series:energy",
+                "first_below:y=0.5",
+                "first_above:y=2",
+            ],
+            1500,
+        ),
+    ],
+)
 def test_streamed_outcomes_equal_the_trajectory_outcomes(model_name, names, n_steps):
     """simulate_outcomes (reduced inside the scan, no trajectory) = the reductions of a stored trajectory.
 
@@ -112,10 +170,10 @@ def test_streamed_outcomes_equal_the_trajectory_outcomes(model_name, names, n_st
     outs = [outcome(name, m.system, save_every=10, dt=dt) for name in names]
     tr = simulate(m.system, m.params, q0, u0, dt=dt, n_steps=n_steps)
     ref = jax.jit(lambda tr, p: {o.name: o.fn(tr, m.system, p) for o in outs})(tr, m.params)
-    got = jax.jit(lambda p, q0, u0: simulate_outcomes(m.system, p, q0, u0, dt=dt, n_steps=n_steps, outcomes=outs,
-                                                      save_every=10))(m.params, q0, u0)
+    got = jax.jit(
+        lambda p, q0, u0: simulate_outcomes(m.system, p, q0, u0, dt=dt, n_steps=n_steps, outcomes=outs, save_every=10)
+    )(m.params, q0, u0)
     assert bool(got["converged"]) == bool(np.all(tr.diagnostics.converged)) and bool(got["state_finite"])
     assert float(ref["impacts"]) >= 2 and float(ref["peak_impulse"]) > 0  # the run has impacts to count
     for name in names:
-        np.testing.assert_allclose(np.asarray(got[name]), np.asarray(ref[name]), rtol=1e-12, atol=1e-12,
-                                   err_msg=name)
+        np.testing.assert_allclose(np.asarray(got[name]), np.asarray(ref[name]), rtol=1e-12, atol=1e-12, err_msg=name)

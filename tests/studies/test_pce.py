@@ -9,16 +9,26 @@ import pytest
 from scipy import stats
 
 from jaxcontact.studies.distributions import Fixed, LogNormal, Normal, ParamSpace, TruncNormal, Uniform
-from jaxcontact.studies.pce import (PCE, PCEWarning, design_matrix, fit_pce, germ_of, germs_of, multi_indices,
-                                    orthonormal_1d)
+from jaxcontact.studies.pce import (
+    PCE,
+    PCEWarning,
+    design_matrix,
+    fit_pce,
+    germ_of,
+    germs_of,
+    multi_indices,
+    orthonormal_1d,
+)
 from jaxcontact.studies.sampling import unit_points
 from jaxcontact.studies.sensitivity import ishigami, ishigami_gradient, ishigami_indices
 
 ISHIGAMI = ParamSpace.parse([f"x{i}=uniform({-np.pi!r},{np.pi!r})" for i in (1, 2, 3)])
 
 
-@pytest.mark.parametrize("family, nodes", [("legendre", np.polynomial.legendre.leggauss(30)),
-                                           ("hermite", np.polynomial.hermite_e.hermegauss(30))])
+@pytest.mark.parametrize(
+    "family, nodes",
+    [("legendre", np.polynomial.legendre.leggauss(30)), ("hermite", np.polynomial.hermite_e.hermegauss(30))],
+)
 def test_orthonormal_under_the_law(family, nodes):
     # Gauss quadrature of the family's own weight, normalised to a probability: ∫ψ_j ψ_k = δ_jk.
     x, w = nodes
@@ -57,8 +67,15 @@ def test_truncation_sets():
     assert A[0].tolist() == [0, 0, 0] and np.all(np.diff(A.sum(axis=1)) >= 0)
 
 
-@pytest.mark.parametrize("dist, family", [(Uniform(2.0, 5.0), "legendre"), (Normal(1.0, 0.5), "hermite"),
-                                          (LogNormal(-1.0, 0.4), "hermite"), (TruncNormal(0.8, 0.1, 0.6, 0.95), "legendre")])
+@pytest.mark.parametrize(
+    "dist, family",
+    [
+        (Uniform(2.0, 5.0), "legendre"),
+        (Normal(1.0, 0.5), "hermite"),
+        (LogNormal(-1.0, 0.4), "hermite"),
+        (TruncNormal(0.8, 0.1, 0.6, 0.95), "legendre"),
+    ],
+)
 def test_germ_maps_the_law_to_its_standard_variable(dist, family):
     g = germ_of("p", dist)
     assert g.family == family
@@ -68,8 +85,9 @@ def test_germ_maps_the_law_to_its_standard_variable(dist, family):
     np.testing.assert_allclose(g.to_physical(xi), dist.ppf(u), rtol=1e-10)
     np.testing.assert_allclose(g.to_standard(dist.ppf(u)), xi, rtol=1e-8, atol=1e-10)
     h = 1e-6
-    np.testing.assert_allclose(g.dx_dxi(xi[5:-5]), (g.to_physical(xi[5:-5] + h) - g.to_physical(xi[5:-5] - h)) / (2 * h),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        g.dx_dxi(xi[5:-5]), (g.to_physical(xi[5:-5] + h) - g.to_physical(xi[5:-5] - h)) / (2 * h), rtol=1e-6
+    )
 
 
 def test_fixed_and_unknown_laws_are_refused_by_name():
@@ -140,11 +158,11 @@ def test_leave_one_out_is_exact_deletion():
     A = rng.normal(size=(n * block, P))
     y = rng.normal(size=n * block)
     path = omp_loo(A, y, block, max_terms=6)
-    sel = path.order[:path.best]
+    sel = path.order[: path.best]
     e = []
     for i in range(n):
         keep = np.ones(n * block, bool)
-        keep[i * block:(i + 1) * block] = False
+        keep[i * block : (i + 1) * block] = False
         c = np.linalg.lstsq(A[keep][:, sel], y[keep], rcond=None)[0]
         e.append(y[i * block] - A[i * block, sel] @ c)
     assert path.loo[path.best - 1] == pytest.approx(np.mean(np.square(e)) / y[::block].var(), rel=1e-10)
@@ -230,7 +248,9 @@ def test_chaospy_live():
 
 def _two_inputs(n):
     """Two uniform inputs' germs and an LHS design of n points in their standard variables."""
-    return germs_of(ParamSpace.parse(["e=uniform(0.6,0.95)", "w=uniform(0.04,0.08)"])), 2 * unit_points(n, 2, "lhs", 0) - 1
+    return germs_of(ParamSpace.parse(["e=uniform(0.6,0.95)", "w=uniform(0.04,0.08)"])), 2 * unit_points(
+        n, 2, "lhs", 0
+    ) - 1
 
 
 def test_a_staircase_with_a_passing_q2_is_flagged_by_its_coefficient_decay():
@@ -239,8 +259,11 @@ def test_a_staircase_with_a_passing_q2_is_flagged_by_its_coefficient_decay():
     from jaxcontact.studies.pce import MAX_TAIL_SHARE
 
     germs, xi = _two_inputs(256)
-    with pytest.warns(PCEWarning, match=r"count: polynomial chaos coefficients do not decay: the last 3 degrees "
-                                        r"carry .* of the variance \(> 0.001\) although Q² = 0.9"):
+    with pytest.warns(
+        PCEWarning,
+        match=r"count: polynomial chaos coefficients do not decay: the last 3 degrees "
+        r"carry .* of the variance \(> 0.001\) although Q² = 0.9",
+    ):
         count = fit_pce(germs, xi, np.floor(4 * (xi[:, 0] + 1)), name="count")
     assert count.q2 > 0.95 and count.tail_share > MAX_TAIL_SHARE and not count.reliable
     for y in (np.exp(0.5 * xi[:, 0]) + 0.1 * xi[:, 1], np.sin(2 * xi[:, 0]) * np.cos(xi[:, 1])):
@@ -258,6 +281,11 @@ def test_the_printed_line_of_an_unreliable_fit_gives_its_reason():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PCEWarning)
         fit = fit_pce(germs, xi, np.floor(4 * (xi[:, 0] + 1)))
-    entry = {"q2": fit.q2, "degree": fit.degree, "n_terms": fit.n_terms, "reliable": fit.reliable,
-             "unreliable_because": fit.unreliable_because}
+    entry = {
+        "q2": fit.q2,
+        "degree": fit.degree,
+        "n_terms": fit.n_terms,
+        "reliable": fit.reliable,
+        "unreliable_because": fit.unreliable_because,
+    }
     assert "UNRELIABLE (coefficients do not decay: the last 3 degrees carry" in pce_line("impacts", entry)

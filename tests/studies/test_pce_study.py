@@ -22,9 +22,18 @@ FOUR_BAR = ("restitution=uniform(0.6,0.95)", "wall_distance=uniform(0.04,0.08)",
 
 def _four_bar(n, sampler="lhs"):
     # Same study as bench/pce_four_bar.py (which stored the Monte Carlo reference).
-    return default_study("four-bar", n=n, params=FOUR_BAR, only=True, outcomes=("final:bar1.theta", "impacts"),
-                         sampler=sampler, seed=0, dt=1e-3, t_final=2.0,
-                         scheme=MoreauJean(projection=True, contact_projection=True))
+    return default_study(
+        "four-bar",
+        n=n,
+        params=FOUR_BAR,
+        only=True,
+        outcomes=("final:bar1.theta", "impacts"),
+        sampler=sampler,
+        seed=0,
+        dt=1e-3,
+        t_final=2.0,
+        scheme=MoreauJean(projection=True, contact_projection=True),
+    )
 
 
 def _gradient_against_fd(spec, sample, outcome, h):
@@ -44,8 +53,15 @@ def _gradient_against_fd(spec, sample, outcome, h):
 
 def test_ball_gradients_match_finite_differences_through_an_impact():
     # 0.7 s: the ball (dropped from ~1 m) has hit the ground once and is on its way up.
-    spec = default_study("bouncing-ball", n=4, params=("restitution=uniform(0.6,0.9)", "height=uniform(0.9,1.1)"),
-                         only=True, outcomes=("final:y", "peak_impulse"), t_final=0.7, dt=1e-3)
+    spec = default_study(
+        "bouncing-ball",
+        n=4,
+        params=("restitution=uniform(0.6,0.9)", "height=uniform(0.9,1.1)"),
+        only=True,
+        outcomes=("final:y", "peak_impulse"),
+        t_final=0.7,
+        dt=1e-3,
+    )
     out = _gradient_against_fd(spec, {"restitution": 0.8, "height": 1.0}, "final:y", 1e-6)
     assert float(out["peak_impulse"]) > 0  # the impact happened
     assert float(out[grad_key("final:y", "restitution")]) > 0.1  # a livelier ball is higher
@@ -56,8 +72,9 @@ def test_four_bar_final_angle_gradient_matches_fd_and_geometry():
     # At rest on the wall (resting contacts projected onto it) θ = arccos(−w / l1): dθ/dw = 1/(l1 sin θ),
     # dθ/dl1 = −w/(l1² sin θ); restitution does not move the rest angle.
     w, l1 = 0.05, 0.2
-    out = _gradient_against_fd(_four_bar(4), {"restitution": 0.8, "wall_distance": w, "l1": l1},
-                               "final:bar1.theta", 1e-6)
+    out = _gradient_against_fd(
+        _four_bar(4), {"restitution": 0.8, "wall_distance": w, "l1": l1}, "final:bar1.theta", 1e-6
+    )
     th = np.arccos(-w / l1)
     assert float(out["final:bar1.theta"]) == pytest.approx(th, abs=1e-12)
     assert float(out[grad_key("final:bar1.theta", "wall_distance")]) == pytest.approx(1 / (l1 * np.sin(th)), rel=1e-9)
@@ -90,8 +107,13 @@ def test_four_bar_pce_of_stored_simulations_within_monte_carlo_intervals():
     fit = fit_pce(germs, xi, np.asarray(smp["final:bar1.theta"]), name="final:bar1.theta")
     assert fit.reliable and fit.q2 > 0.999
     S1, ST = fit.sobol()
-    summary = {"outcomes": {"final:bar1.theta": {"sobol": {"indices": {
-        k: {"S1": S1[j], "ST": ST[j]} for j, k in enumerate(smp["names"])}}}}}
+    summary = {
+        "outcomes": {
+            "final:bar1.theta": {
+                "sobol": {"indices": {k: {"S1": S1[j], "ST": ST[j]} for j, k in enumerate(smp["names"])}}
+            }
+        }
+    }
     _inside_mc(summary, ref, "final:bar1.theta")
     for j, k in enumerate(smp["names"]):
         assert S1[j] == pytest.approx(ref["quadrature"]["indices"][k]["S1"], abs=1e-3)
@@ -116,8 +138,9 @@ def test_four_bar_pce_within_monte_carlo_intervals(tmp_path):
     impacts = s["outcomes"]["impacts"]
     assert not impacts["pce"]["reliable"] and not impacts["sobol"]["reliable"] and impacts["pce"]["warning"]
     # The same simulations as the stored ones.
-    np.testing.assert_allclose(np.load(tmp_path / "samples.npz")["out:final:bar1.theta"],
-                               ref["pce_samples"]["final:bar1.theta"], rtol=1e-12)
+    np.testing.assert_allclose(
+        np.load(tmp_path / "samples.npz")["out:final:bar1.theta"], ref["pce_samples"]["final:bar1.theta"], rtol=1e-12
+    )
 
 
 @pytest.mark.slow
@@ -147,6 +170,7 @@ def test_chaospy_agrees_on_the_four_bar_samples():
     # on the same total-degree Legendre basis and samples give the same indices.
     from jaxcontact.studies.distributions import ParamSpace
     from jaxcontact.studies.pce import PCE, design_matrix, germs_of, multi_indices
+
     ref = json.loads(DATA.read_text())
     cp = ref["chaospy"]
     space = ParamSpace.parse(FOUR_BAR)
@@ -169,10 +193,33 @@ def test_cli_method_pce_grad_writes_summary_and_diagnostics(tmp_path, capsys):
     p = argparse.ArgumentParser()
     mc.add_arguments(p)
     out = tmp_path / "study"
-    rc = mc.run(p.parse_args(["bouncing-ball", "--method", "pce-grad", "--n", "32", "--only", "--param",
-                              "restitution=uniform(0.5,0.9)", "--param", "mass=lognormal(0,0.3)",
-                              "--outcome", "peak_impulse", "--outcome", "impacts",
-                              "--t-final", "0.8", "--sampler", "lhs", "--out", str(out), "--quiet"]))
+    rc = mc.run(
+        p.parse_args(
+            [
+                "bouncing-ball",
+                "--method",
+                "pce-grad",
+                "--n",
+                "32",
+                "--only",
+                "--param",
+                "restitution=uniform(0.5,0.9)",
+                "--param",
+                "mass=lognormal(0,0.3)",
+                "--outcome",
+                "peak_impulse",
+                "--outcome",
+                "impacts",
+                "--t-final",
+                "0.8",
+                "--sampler",
+                "lhs",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+    )
     assert rc == 0
     text = capsys.readouterr().out
     assert "bouncing-ball: 32 simulations (lhs, seed 0)" in text
@@ -208,8 +255,15 @@ def test_a_wrong_pathwise_gradient_shows_as_a_poor_q2(tmp_path):
     # with respect to the drop height is 0 between activation switches (jacfwd and a small finite
     # difference agree on that), while the speed grows as √(2 g H) over the range. Fed as gradient rows,
     # these zeros contradict the values, and the cross-validated Q² says so.
-    spec = default_study("bouncing-ball", n=32, params=("restitution=uniform(0.5,0.9)", "height=uniform(0.5,1.5)"),
-                         only=True, outcomes=("peak_impulse",), t_final=0.8, sampler="lhs")
+    spec = default_study(
+        "bouncing-ball",
+        n=32,
+        params=("restitution=uniform(0.5,0.9)", "height=uniform(0.5,1.5)"),
+        only=True,
+        outcomes=("peak_impulse",),
+        t_final=0.8,
+        sampler="lhs",
+    )
     with pytest.warns(PCEWarning, match="peak_impulse: polynomial chaos cross-validated Q²"):
         s = run_pce_study(spec, str(tmp_path / "grad"), method="pce-grad", progress=False, plot=False)
     assert not s["outcomes"]["peak_impulse"]["pce"]["reliable"]
@@ -222,8 +276,9 @@ def test_a_wrong_pathwise_gradient_shows_as_a_poor_q2(tmp_path):
 
 
 def test_method_refuses_what_it_cannot_expand(tmp_path):
-    spec = default_study("bouncing-ball", n=8, params=("restitution=uniform(0.5,0.9)",), only=True,
-                         outcomes=("series:y",), t_final=0.2)
+    spec = default_study(
+        "bouncing-ball", n=8, params=("restitution=uniform(0.5,0.9)",), only=True, outcomes=("series:y",), t_final=0.2
+    )
     with pytest.raises(ValueError, match="needs at least one scalar outcome"):
         run_pce_study(spec, str(tmp_path), progress=False, plot=False)
     with pytest.raises(ValueError, match="method = 'lars' must be one of"):

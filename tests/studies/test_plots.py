@@ -10,9 +10,11 @@ from jaxcontact.studies import plots
 from jaxcontact.studies.identify_plots import convergence_plot
 from jaxcontact.studies.sensitivity import sobol_indices
 
-OUTCOMES = [types.SimpleNamespace(name="peak_impulse", description="largest normal impulse in one step", unit="N·s"),
-            types.SimpleNamespace(name="series:gap", description="gap of contact 0", unit="m"),
-            types.SimpleNamespace(name="final:bar1.theta", description="final of bar1.theta over the run", unit="")]
+OUTCOMES = [
+    types.SimpleNamespace(name="peak_impulse", description="largest normal impulse in one step", unit="N·s"),
+    types.SimpleNamespace(name="series:gap", description="gap of contact 0", unit="m"),
+    types.SimpleNamespace(name="final:bar1.theta", description="final of bar1.theta over the run", unit=""),
+]
 
 
 @pytest.fixture
@@ -34,14 +36,19 @@ def test_every_panel_is_labelled_with_units_and_readable_names(captured):
     rng = np.random.default_rng(0)
     labels = plots.study_labels(OUTCOMES, ["restitution", "wall_distance"], "four-bar")
     t = np.linspace(0, 1, 11)
-    band = {"quantiles": np.sort(rng.random((5, 11)), axis=0), "levels": [0.05, 0.25, 0.5, 0.75, 0.95],
-            "mean": rng.random(11), "n": 8}
+    band = {
+        "quantiles": np.sort(rng.random((5, 11)), axis=0),
+        "levels": [0.05, 0.25, 0.5, 0.75, 0.95],
+        "mean": rng.random(11),
+        "n": 8,
+    }
     plots.quantile_bands(t, {"series:gap": band}, "x.png", "title", labels=labels)
     scalars = {"peak_impulse": rng.random(24), "final:bar1.theta": rng.random(24)}
     valid = np.ones(24, bool)
     plots.histograms(scalars, valid, "x.png", title="title", labels=labels)
-    plots.scatter({"restitution": rng.random(24), "wall_distance": rng.random(24)}, scalars, valid, "x.png",
-                  labels=labels)
+    plots.scatter(
+        {"restitution": rng.random(24), "wall_distance": rng.random(24)}, scalars, valid, "x.png", labels=labels
+    )
     idx = {k: sobol_indices(v, 2, n_bootstrap=20) for k, v in scalars.items()}
     plots.sensitivity_bars(idx, ["restitution", "wall_distance"], "x.png", "Sobol", labels=labels)
     bands, hist, scat, sens = captured
@@ -60,8 +67,13 @@ def test_every_panel_is_labelled_with_units_and_readable_names(captured):
 
 def test_convergence_plot_of_an_exact_fit_keeps_its_log_axis_on_positive_losses(captured):
     loss = np.array([1e2, 1.0, 1e-6, 0.0, 0.0])
-    res = types.SimpleNamespace(estimates={"restitution": 0.6}, std={"restitution": 0.0}, loss_history=loss,
-                                tau_history=np.full(5, np.nan), param_history=np.linspace(0.5, 0.6, 5)[:, None])
+    res = types.SimpleNamespace(
+        estimates={"restitution": 0.6},
+        std={"restitution": 0.0},
+        loss_history=loss,
+        tau_history=np.full(5, np.nan),
+        param_history=np.linspace(0.5, 0.6, 5)[:, None],
+    )
     convergence_plot(res, "x.png")
     (fig,) = captured
     lossax, parax = fig.axes

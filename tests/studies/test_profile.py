@@ -48,8 +48,17 @@ def _ball(h, t_final):
 
 def test_noise_free_ball_is_an_exact_fit_within_1e_6():
     t, y = _ball(0.004, 6.0)  # the case: six seconds, a dozen impacts
-    r = fit(BALL, t, y, ("restitution",), {"restitution": 0.6}, {"restitution": (0.05, 0.99)},
-            observe=coordinates(0), dt=0.004, steps=30)
+    r = fit(
+        BALL,
+        t,
+        y,
+        ("restitution",),
+        {"restitution": 0.6},
+        {"restitution": (0.05, 0.99)},
+        observe=coordinates(0),
+        dt=0.004,
+        steps=30,
+    )
     assert abs(r.estimates["restitution"] - 0.73) < 1e-6
     assert r.interval_method == {"restitution": "exact fit"} and r.std["restitution"] == 0
 
@@ -57,8 +66,18 @@ def test_noise_free_ball_is_an_exact_fit_within_1e_6():
 def test_noisy_ball_interval_is_checked_and_contains_the_truth():
     t, y = _ball(0.004, 2.0)
     y = y + 0.003 * np.random.default_rng(3).standard_normal(y.shape)
-    r = fit(BALL, t, y, ("restitution",), {"restitution": 0.6}, {"restitution": (0.05, 0.99)},
-            observe=coordinates(0), dt=0.004, steps=30, noise=0.003)
+    r = fit(
+        BALL,
+        t,
+        y,
+        ("restitution",),
+        {"restitution": 0.6},
+        {"restitution": (0.05, 0.99)},
+        observe=coordinates(0),
+        dt=0.004,
+        steps=30,
+        noise=0.003,
+    )
     lo, hi = r.interval95["restitution"]
     assert r.interval_method["restitution"] in ("laplace", "profile")
     assert lo < 0.73 < hi
@@ -85,8 +104,7 @@ def test_two_parameter_profile_reoptimises_the_other_and_gives_the_marginal_inte
     marginal = np.sqrt(CHI2_95) * sd
     conditional = np.sqrt(CHI2_95 / np.diag(A.T @ A))  # the other held at its estimate
     assert np.all(conditional < 0.3 * marginal)  # correlated: holding the other is far too narrow
-    profiled = check_intervals(loss, est, sd, [-5.0, -5.0], [5.0, 5.0], n_residuals=M, noise=1.0,
-                               residuals=residuals)
+    profiled = check_intervals(loss, est, sd, [-5.0, -5.0], [5.0, 5.0], n_residuals=M, noise=1.0, residuals=residuals)
     held = check_intervals(loss, est, sd, [-5.0, -5.0], [5.0, 5.0], n_residuals=M, noise=1.0)
     for i in range(2):
         c = profiled[i]
@@ -120,9 +138,19 @@ def test_two_parameter_ball_fit_profile_intervals_contain_the_truth():
 
     t = np.arange(251) * 0.004
     y = ball_exact(t) + 0.003 * np.random.default_rng(5).standard_normal(t.shape)
-    r = fit(BALL, t, y, ("restitution", "gravity"), {"restitution": 0.6, "gravity": 9.0},
-            {"restitution": (0.05, 0.99), "gravity": (5.0, 15.0)}, observe=coordinates(0), dt=0.004, steps=30,
-            noise=0.003, scheme=MoreauJean(impact_location="interpolated"))
+    r = fit(
+        BALL,
+        t,
+        y,
+        ("restitution", "gravity"),
+        {"restitution": 0.6, "gravity": 9.0},
+        {"restitution": (0.05, 0.99), "gravity": (5.0, 15.0)},
+        observe=coordinates(0),
+        dt=0.004,
+        steps=30,
+        noise=0.003,
+        scheme=MoreauJean(impact_location="interpolated"),
+    )
     for name, truth in (("restitution", 0.73), ("gravity", 9.81)):
         lo, hi = r.interval95[name]
         assert lo < truth < hi, (name, lo, hi)

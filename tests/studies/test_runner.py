@@ -12,9 +12,20 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxcontact.studies.runner import (ChunkStore, DamagedChunkWarning, StudyInterrupted, StudyMismatchError,
-                                       batch_mesh, batch_sharding, chunk_size_for, compile_batched, inputs_digest,
-                                       run_chunks, run_samples, saved_samples)
+from jaxcontact.studies.runner import (
+    ChunkStore,
+    DamagedChunkWarning,
+    StudyInterrupted,
+    StudyMismatchError,
+    batch_mesh,
+    batch_sharding,
+    chunk_size_for,
+    compile_batched,
+    inputs_digest,
+    run_chunks,
+    run_samples,
+    saved_samples,
+)
 
 
 def evaluate(s):
@@ -97,8 +108,7 @@ def test_refuses_a_different_study(tmp_path):
     with pytest.raises(StudyMismatchError, match=r"different study \(seed: 0 there, 1 now\); refusing to resume"):
         run_samples(evaluate, inputs, chunk_size=8, out_dir=tmp_path, config={"seed": 1}, progress=False)
     with pytest.raises(StudyMismatchError, match=r"the sampled inputs differ"):
-        run_samples(evaluate, _inputs(40, seed=1), chunk_size=8, out_dir=tmp_path, config={"seed": 0},
-                    progress=False)
+        run_samples(evaluate, _inputs(40, seed=1), chunk_size=8, out_dir=tmp_path, config={"seed": 0}, progress=False)
     with pytest.raises(StudyMismatchError, match=r"chunk_size: 8 there, 16 now"):
         run_samples(evaluate, inputs, chunk_size=16, out_dir=tmp_path, config={"seed": 0}, progress=False)
     manifest = json.loads((tmp_path / "manifest.json").read_text())
@@ -123,8 +133,9 @@ def _damage_alter(path):
     np.savez(path, **data)
 
 
-@pytest.mark.parametrize("damage", [_damage_truncate, _damage_flip, _damage_alter], ids=["truncated", "flipped",
-                                                                                       "altered"])
+@pytest.mark.parametrize(
+    "damage", [_damage_truncate, _damage_flip, _damage_alter], ids=["truncated", "flipped", "altered"]
+)
 def test_damaged_chunk_is_named_set_aside_and_recomputed(tmp_path, damage):
     inputs = _inputs(24)
     ref = run_samples(evaluate, inputs, chunk_size=8, out_dir=tmp_path, config={}, progress=False)
@@ -162,8 +173,11 @@ def test_chunk_size_belongs_to_the_study(tmp_path):
     run_samples(evaluate, inputs, chunk_size=8, out_dir=tmp_path, config={}, progress=False)
     r = run_samples(evaluate, inputs, out_dir=tmp_path, config={}, progress=False)
     assert r.chunk_size == 8 and r.n_loaded == 40
-    with pytest.raises(StudyMismatchError, match=r"chunk_size: 8 there, 16 now\) \(to resume, give --chunk 8 or no "
-                                                 r"--chunk\)"):
+    with pytest.raises(
+        StudyMismatchError,
+        match=r"chunk_size: 8 there, 16 now\) \(to resume, give --chunk 8 or no "
+        r"--chunk\)",
+    ):
         run_samples(evaluate, inputs, chunk_size=16, out_dir=tmp_path, config={}, progress=False)
 
 
@@ -236,8 +250,9 @@ def test_same_numbers_on_four_devices(tmp_path):
     results = {}
     for ndev in (1, 4):
         out = tmp_path / f"out{ndev}.npz"
-        proc = subprocess.run([sys.executable, "-c", FOUR_DEVICES, str(ndev), root, str(out)],
-                              capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-c", FOUR_DEVICES, str(ndev), root, str(out)], capture_output=True, text=True, timeout=300
+        )
         assert proc.returncode == 0, proc.stderr
         info = json.loads(proc.stdout.strip().splitlines()[-1])
         assert info["devices"] == ndev
@@ -271,8 +286,9 @@ LAPACK_ON_TWO_DEVICES = textwrap.dedent("""
 def test_program_calling_lapack_runs_on_one_of_two_devices_and_says_so():
     """jax 0.10.2's LAPACK calls can hang on several CPU host devices: the runner falls back to one."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    proc = subprocess.run([sys.executable, "-c", LAPACK_ON_TWO_DEVICES], capture_output=True, text=True,
-                          timeout=300, cwd=root)
+    proc = subprocess.run(
+        [sys.executable, "-c", LAPACK_ON_TWO_DEVICES], capture_output=True, text=True, timeout=300, cwd=root
+    )
     assert proc.returncode == 0, proc.stderr
     info = json.loads(proc.stdout.strip().splitlines()[-1])
     assert info["devices"] == 2 and info["used"] == 1 and info["warned"]

@@ -5,8 +5,15 @@ import pytest
 from scipy import stats
 
 from jaxcontact.studies.sampling import unit_points
-from jaxcontact.studies.sensitivity import (MIN_BASE_ROWS, design_size, ishigami, ishigami_indices,
-                                            saltelli_design, sobol_indices, study_indices)
+from jaxcontact.studies.sensitivity import (
+    MIN_BASE_ROWS,
+    design_size,
+    ishigami,
+    ishigami_indices,
+    saltelli_design,
+    sobol_indices,
+    study_indices,
+)
 
 
 def _ishigami_run(n, sampler, seed):
@@ -96,7 +103,7 @@ def test_design_layout():
     for i in range(3):
         expect = A.copy()
         expect[:, i] = B[:, i]
-        np.testing.assert_array_equal(D[4 + 2 * i: 6 + 2 * i], expect)
+        np.testing.assert_array_equal(D[4 + 2 * i : 6 + 2 * i], expect)
     with pytest.raises(ValueError, match=r"\(n, 2d\)"):
         saltelli_design(np.zeros((4, 3)))
 
@@ -137,8 +144,10 @@ def _coverage(n, reps=100):
     hit = []
     for r in range(reps):
         i = sobol_indices(_linear_design(n, 100 + r), 3, n_bootstrap=200, seed=r)
-        hit += [(i.S1_ci[:, 0] <= LINEAR_INDICES) & (LINEAR_INDICES <= i.S1_ci[:, 1]),
-                (i.ST_ci[:, 0] <= LINEAR_INDICES) & (LINEAR_INDICES <= i.ST_ci[:, 1])]
+        hit += [
+            (i.S1_ci[:, 0] <= LINEAR_INDICES) & (LINEAR_INDICES <= i.S1_ci[:, 1]),
+            (i.ST_ci[:, 0] <= LINEAR_INDICES) & (LINEAR_INDICES <= i.ST_ci[:, 1]),
+        ]
     return float(np.mean(hit))
 
 
