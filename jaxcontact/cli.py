@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
+import threading
 import warnings
 from typing import NoReturn
 
@@ -84,12 +86,55 @@ def _leave(rc: int) -> NoReturn:
     os._exit(rc)
 
 
+# How long the main thread has to answer Ctrl-C itself (its "interrupted" line says what a command kept)
+# before the watchdog ends the process: a compiled call holds the main thread until it returns.
+INTERRUPT_GRACE_SECONDS = 2.0
+
+
+def _watch_interrupts() -> None:
+    """End the process at Ctrl-C even while the main thread is inside a long compiled call.
+
+    Python runs its SIGINT handler only between bytecodes of the main thread, so a KeyboardInterrupt waits
+    until XLA returns, which for a study's chunk or a long simulation can be minutes. The C-level handler
+    writes the signal number to a wakeup pipe at once; a daemon thread (XLA releases the GIL while it
+    compiles and runs) reads it and, if the main thread has not begun to handle the interrupt within
+    ``INTERRUPT_GRACE_SECONDS``, prints the interrupted line and leaves with 130. What is on disk stays:
+    studies write each chunk atomically before its manifest entry."""
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    handled = threading.Event()
+
+    def on_sigint(signum, frame):
+        handled.set()
+        raise KeyboardInterrupt
+
+    def watch():
+        while True:
+            if signal.SIGINT not in os.read(read_fd, 64):
+                continue
+            if handled.wait(INTERRUPT_GRACE_SECONDS):
+                return  # the main thread answers it (a command may need time to stop its workers)
+            from jaxcontact.commands import checks
+
+            note = (
+                checks.interrupt_note()
+                or "jaxcontact: interrupted during a compiled computation; nothing was written after the last message"
+            )
+            print("\n" + note, file=sys.stderr)
+            _leave(130)
+
+    signal.signal(signal.SIGINT, on_sigint)
+    signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    threading.Thread(target=watch, name="jaxcontact-interrupt-watch", daemon=True).start()
+
+
 def main(argv=None) -> int:
     """Parse the command line and run the chosen sub-command; returns its exit status.
 
     Without ``argv`` it runs as the process's own command line: an interrupted command (exit status 130)
     then ends the process at once (``_leave``) instead of returning."""
     if argv is None:
+        _watch_interrupts()
         try:
             rc = main(sys.argv[1:])
         except KeyboardInterrupt:  # Ctrl-C before a command started (while parsing or importing)
@@ -115,6 +160,7 @@ def main(argv=None) -> int:
     from jaxcontact.commands import checks
 
     checks.forget_created()
+    checks.note_on_interrupt(None)
     if not args.no_compile_cache:
         use_compile_cache(compile_cache_dir())
     try:

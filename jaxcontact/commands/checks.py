@@ -140,6 +140,26 @@ def discard_created() -> None:
     _CREATED.clear()
 
 
+# ---------------------------------------------------------------- Ctrl-C
+
+# The line a command wants printed when Ctrl-C ends the process from outside its main thread (the CLI's
+# interrupt watchdog, while a compiled call holds the main thread): a study says what it saved and how to resume.
+_INTERRUPT_NOTE: list = [None]
+
+
+def note_on_interrupt(note) -> None:
+    """Set (or with None, clear) the function ``() -> str`` giving this command's interrupted line."""
+    _INTERRUPT_NOTE[0] = note
+
+
+def interrupt_note() -> str | None:
+    """This command's interrupted line, or None when it set none or it cannot be made now."""
+    try:
+        return None if _INTERRUPT_NOTE[0] is None else _INTERRUPT_NOTE[0]()
+    except Exception:  # noqa: BLE001 - read while the main thread works: the generic line is then said instead
+        return None
+
+
 # ---------------------------------------------------------------- one writer per folder
 
 LOCK_FILE = ".jaxcontact.lock"

@@ -414,6 +414,14 @@ def run(args) -> int:
     from jaxcontact.studies.runner import saved_samples
 
     chunks = os.path.join(out, "chunks")
+
+    def interrupted_line() -> str:
+        saved, total = saved_samples(chunks)
+        argv = getattr(args, "argv", None)
+        again = shlex.join(["jaxcontact", *argv]) if argv is not None else f"the same command with --out {out}"
+        return f"interrupted: {saved} of {total or '?'} samples saved in {chunks}; resume with: {again}"
+
+    checks.note_on_interrupt(interrupted_line)
     try:
         # A polynomial chaos fit needs far fewer simulations than Monte Carlo statistics.
         n = args.n if args.n is not None or args.method == "mc" else PCE_DEFAULT_N
@@ -461,12 +469,7 @@ def run(args) -> int:
         print(f"jaxcontact mc: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        saved, total = saved_samples(chunks)
-        argv = getattr(args, "argv", None)
-        again = shlex.join(["jaxcontact", *argv]) if argv is not None else f"the same command with --out {out}"
-        print(
-            f"\ninterrupted: {saved} of {total or '?'} samples saved in {chunks}; resume with: {again}", file=sys.stderr
-        )
+        print("\n" + interrupted_line(), file=sys.stderr)
         return 130
     if jax.process_index() != 0:
         return 0  # process 0 prints the summary and writes the files

@@ -87,6 +87,18 @@ def test_ctrl_c_while_a_fit_compiles_exits_130(tmp_path):
         assert not (tmp_path / f"f{k}" / "fit.json").exists()
 
 
+def test_ctrl_c_inside_a_long_compiled_run_exits_130_at_once(tmp_path):
+    # One compiled call of 1e10 steps (many minutes): Python's own handler would wait for it to return.
+    args = ["simulate", "bouncing-ball", "--t-final", "1e6", "--dt", "1e-4", "--save-every", "10000000"]
+    proc = _popen([*args, "--allow-large", "--no-plots", "--no-compile-cache", "--out", "o"], tmp_path)
+    time.sleep(10)  # not a timing: lets the import and the compile finish, so the signal lands in the run
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert "interrupted" in err and "Traceback" not in err, err
+    assert not (tmp_path / "o" / "trajectory.npz").exists()
+
+
 # ---------------------------------------------------------------- a full disk
 
 
