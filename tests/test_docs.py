@@ -207,3 +207,54 @@ def test_a_broken_reference_fails_the_ci_docs_build(tmp_path):
     )
     assert build.returncode != 0
     assert "no-such-page.md" in build.stderr
+
+
+def _math_hook():
+    pytest.importorskip("latex2mathml")
+    pytest.importorskip("mkdocs")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("math_hook", os.path.join(ROOT, "docs", "hooks", "math.py"))
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    return hook
+
+
+def test_every_equation_of_the_docs_becomes_mathml_with_no_script_or_network():
+    """Each page's formulas, as arithmatex marks them, leave the hook as MathML (which browsers render natively),
+    none as raw TeX; and the site loads no script from a CDN."""
+    import glob
+    import types
+
+    import markdown
+
+    hook = _math_hook()
+    n = 0
+    for path in glob.glob(os.path.join(ROOT, "docs", "**", "*.md"), recursive=True):
+        text = open(path, encoding="utf-8").read()
+        body = markdown.markdown(
+            text,
+            extensions=["pymdownx.arithmatex", "pymdownx.superfences", "md_in_html", "tables"],
+            extension_configs={"pymdownx.arithmatex": {"generic": True}},
+        )
+        formulas = body.count('class="arithmatex"')
+        page = types.SimpleNamespace(file=types.SimpleNamespace(src_path=os.path.relpath(path, ROOT)))
+        out = hook.on_page_content(body, page=page)
+        assert out.count("<math ") == formulas, path
+        assert "arithmatex" not in out and "\\(" not in out and "\\[" not in out, path
+        n += formulas
+    assert n > 100  # the theory pages are mostly equations
+    config = open(os.path.join(ROOT, "mkdocs.yml")).read()
+    assert "extra_javascript" not in config and "mathjax" not in config.lower()
+
+
+def test_an_equation_that_cannot_be_translated_fails_the_build_naming_it():
+    from mkdocs.exceptions import PluginError
+
+    hook = _math_hook()
+    page = type("Page", (), {"file": type("File", (), {"src_path": "theory/x.md"})})
+    bad = '<div class="arithmatex">\\[\n\\begin{aligned} a &amp;= b \\end{aligned}\n\\]</div>'
+    with pytest.raises(PluginError, match=r"theory/x\.md: equation cannot translate .*aligned"):
+        hook.on_page_content(bad, page=page)
+    good = '<span class="arithmatex">\\(\\tfrac12 \\lVert \\Phi \\rVert\\)</span>'
+    assert hook.on_page_content(good, page=page).startswith('<math xmlns="http://www.w3.org/1998/Math/MathML"')
