@@ -117,8 +117,8 @@ def cos_sin(theta):
     them, so a step that reads an angle's cos in many places evaluates it many times, each a
     few tens of multiply-adds in float64. A division is never copied, so the values are
     divided by a 1 that XLA cannot see is 1 (exact: x / 1 = x): each value is computed once,
-    with bitwise the same numbers (the four-bar study's gain: bench/RESULTS.md, "Issue 6
-    speed targets, third pass"). The derivative rule reuses the two values
+    with bitwise the same numbers (the four-bar study's gain: bench/RESULTS.md, "Figures moved
+    out of the code"). The derivative rule reuses the two values
     (jnp.sin's own rule would call cos again): d(cos, sin) = (−sin, cos) dθ.
     """
     one = 1.0 + 0.0 * theta  # 0·θ is not folded (it is NaN for θ = ±inf, as cos θ is)
