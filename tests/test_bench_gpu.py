@@ -1,8 +1,12 @@
-"""``bench/gpu.py`` runs end to end on CPU at tiny sizes (a smoke test: its numbers are not checked).
+"""``bench/perf/gpu.py`` runs end to end on CPU at tiny sizes (a smoke test: its numbers are not checked).
 
 It runs as a GPU host would run it: in a subprocess, with mujoco unimportable (the GPU host installs
-jaxcontact alone, and the box and column scenes reuse ``bench/mujoco_spatial.py``, whose module imports
-mujoco for its MuJoCo side).
+jaxcontact alone, and the box and column scenes reuse ``bench/peers/mujoco/mujoco_spatial.py``, whose module
+imports mujoco for its MuJoCo side).
+
+A test *of* a bench script, so it runs the script by its path; no test reads its data from ``bench/``
+(stored references live in ``tests/data/``). It is here so that a GPU host's run cannot fail at its start
+after the minutes it takes to get one.
 """
 
 import json
@@ -11,7 +15,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRIPT = os.path.join(ROOT, "bench", "gpu.py")
+SCRIPT = os.path.join(ROOT, "bench", "perf", "gpu.py")
 WITHOUT_MUJOCO = (
     "import runpy, sys; sys.modules['mujoco'] = None; sys.argv = sys.argv[1:]; "
     "runpy.run_path(sys.argv[0], run_name='__main__')"

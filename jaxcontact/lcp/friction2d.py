@@ -59,12 +59,10 @@ from jax import lax
 from jaxcontact.lcp.pgs import prepare
 
 # Contact loop: unrolled scalar code up to this many contacts, a fori_loop
-# beyond. Measured under vmap (batch 4096, 20 sweeps, 2-core CPU, float64):
-# unrolled 21 / 47 / 177 ns per problem-sweep at nc = 2 / 3 / 4 against the
-# loop's 97 / 89 / 333 (float32 about 2× faster, same ratio), but the
-# unrolled compile time grows with nc² (3.5 s at nc = 2, 6 s at 3, 8 s at
-# 4, 13 s at 6) while the loop's stays ≈ 2.5 s; the stepper's compile budget
-# (≤ 20 s in all) sets the threshold.
+# beyond. Under vmap the unrolled sweep is the faster one, but its compile
+# time grows with nc² while the loop's stays flat; the stepper's compile
+# budget sets the threshold (the timings: bench/RESULTS.md, "Figures moved out
+# of the code").
 UNROLL_MAX_CONTACTS = 4
 
 
@@ -254,7 +252,7 @@ def _sweeps_unrolled(W, q, r, table, omega, iterations):
     Every quantity is a scalar, so under vmap every operation is elementwise
     over the batch. The optimization barrier makes XLA materialize the
     scalars of W, q and the table once, instead of re-reading strided slices
-    of the batched arrays inside the sweep loop (2–3× faster at nc = 2…4).
+    of the batched arrays inside the sweep loop (bench/RESULTS.md has the gain).
     """
     nc = table.shape[0]
     n = 2 * nc

@@ -73,9 +73,9 @@ def scaled_rows(M, q, omega):
 
 # Up to this size a sweep is written out on scalars (n² multiply–adds, no
 # dynamic indexing): under vmap every operation is then elementwise over the
-# batch. Measured on the 2-core CPU, batch 4096, 20 sweeps: 3–7× faster than the
-# row loop for n = 2…4 (float64 n = 4: 0.65 ms vs 2.1 ms), about 2× at n = 5,
-# slower from n = 6 on (and the graph grows as n²).
+# batch, which beats the row loop for a few rows; the advantage shrinks as n
+# grows while the written-out graph grows as n², hence a small threshold (the
+# timings: bench/RESULTS.md, "Figures moved out of the code").
 SCALAR_SWEEP_MAX_N = 4
 
 

@@ -80,7 +80,7 @@ def mechanism(compliant: bool = True) -> Mechanism:
     """The slider–bar's structure: slider, bar, pin A, motor (relative angle ω t), gravity, two floor corners.
 
     ``compliant=False`` makes the corners rigid contacts (restitution from a parameter
-    "restitution", friction μ) for Moreau–Jean comparisons (``bench/schemes.py``).
+    "restitution", friction μ) for Moreau–Jean comparisons (``bench/accuracy/schemes.py``).
     """
     mech = Mechanism("slider-bar")
     slider = mech.body("slider", mass="m1", inertia="m1*(width**2 + height**2)/12")

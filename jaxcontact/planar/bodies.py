@@ -114,10 +114,11 @@ def cos_sin(theta):
     """(cos θ, sin θ), evaluated once per call however many kernels read them.
 
     XLA on CPU treats cos and sin as cheap and copies them into every fused kernel that reads
-    them: the four-bar step (with the study's outcomes) evaluated cos θ of its three bars 21
-    times, at ~30 multiply-adds per element in float64 each. A division is never copied, so
-    the values are divided by a 1 that XLA cannot see is 1 (exact: x / 1 = x): the study ran
-    1.35× faster, with bitwise the same numbers. The derivative rule reuses the two values
+    them, so a step that reads an angle's cos in many places evaluates it many times, each a
+    few tens of multiply-adds in float64. A division is never copied, so the values are
+    divided by a 1 that XLA cannot see is 1 (exact: x / 1 = x): each value is computed once,
+    with bitwise the same numbers (the four-bar study's gain: bench/RESULTS.md, "Figures moved
+    out of the code"). The derivative rule reuses the two values
     (jnp.sin's own rule would call cos again): d(cos, sin) = (−sin, cos) dθ.
     """
     one = 1.0 + 0.0 * theta  # 0·θ is not folded (it is NaN for θ = ±inf, as cos θ is)

@@ -40,9 +40,9 @@ Every outcome exists twice, on purpose: ``fn`` reduces a stored
 :class:`~jaxcontact.simulate.Trajectory` with the array reductions below (the
 reference), and ``stream`` folds the same quantity row by row inside the
 simulation's scan (:func:`simulate_outcomes`), so a study never stores the
-trajectory nor computes per-step diagnostics it does not read. On the default
-four-bar study (2000 steps) storing the trajectory cost about as much as half
-of the stepping itself; tests check that both give the same numbers.
+trajectory nor computes per-step diagnostics it does not read: storing a long
+trajectory costs a sizeable part of the stepping itself (bench/RESULTS.md,
+"Figures moved out of the code"); tests check that both give the same numbers.
 """
 
 from __future__ import annotations

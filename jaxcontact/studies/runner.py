@@ -591,8 +591,8 @@ def run_samples(
         if compiled is None:
             compiled, compile_seconds = compile_batched(fn, padded, sharding)
             if n_dev > 1 and calls_lapack(compiled):
-                # jax 0.10.2: LAPACK custom calls can hang when several CPU host devices run them
-                # (commands/mc.py); such a program runs on one device — same numbers, one core.
+                # LAPACK custom calls can hang when several CPU host devices run them (bench/RESULTS.md
+                # names the jax version); such a program runs on one device — same numbers, one core.
                 warnings.warn(
                     f"{desc}: the compiled study calls LAPACK, which can hang on several CPU host "
                     "devices; running it on one device",

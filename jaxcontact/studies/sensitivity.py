@@ -10,7 +10,7 @@ f_A, f_B, f_ABi the outcome on those blocks and V the variance of f over A ∪ B
 
 Centring f_B on the sample mean f̄ leaves the estimator's expectation
 unchanged (E[f_ABi − f_A] = 0) and cuts its variance when |mean f| is large
-against std f (on Ishigami the intervals shrink by about 30 %).
+against std f (bench/RESULTS.md, "Figures moved out of the code", has the gain on Ishigami).
 Confidence intervals come from a bootstrap over the n base rows (rows are
 resampled together across the blocks, which keeps each estimator's pairing).
 Base rows where any of the d + 2 evaluations failed are dropped and counted —

@@ -1,6 +1,6 @@
 """Readers of Siconos' and FCLIB's frictional contact files, and Siconos' error measure.
 
-The truth is Siconos 4.4 itself: ``bench/fc3d_reference.py`` stored the W,
+The truth is Siconos 4.4 itself: ``bench/references/fc3d_reference.py`` stored the W,
 q, μ its own reader builds from each file (W dense for small problems, W v
 for a fixed v otherwise) and its ``fc3d_compute_error`` at a fixed probe.
 """

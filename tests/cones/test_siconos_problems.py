@@ -1,6 +1,6 @@
 """Siconos' 3D frictional contact test problems: solved to Siconos' error ≤ 1e-8, and equal to Siconos 4.4.
 
-Reference r, u: ``bench/fc3d_reference.py`` (Siconos' ``fc3d_driver`` with
+Reference r, u: ``bench/references/fc3d_reference.py`` (Siconos' ``fc3d_driver`` with
 NSGS, NSN_AC and NSN_FB at tol 1e-10). Where at least two of Siconos'
 solvers converged and agree to 1e-8 the solution is taken as unique and ours
 must equal theirs to 1e-6 relative. Problems are padded to one size with

@@ -13,6 +13,8 @@ BOX_TOSS_SCHEME = MoreauJean(differentiation="implicit", iterations=500, tol=1e-
 
 @pytest.fixture(scope="session")
 def box_toss_run():
-    """(model, trajectory) of the box-toss model with its defaults: 2 s at dt = 1e-3 (bench/box_toss.py's run)."""
+    """(model, trajectory) of the box-toss model with its defaults: 2 s at dt = 1e-3.
+
+    The run of bench/references/box_toss.py."""
     m = get_model("box-toss")
     return m, simulate_model(m, scheme=BOX_TOSS_SCHEME)

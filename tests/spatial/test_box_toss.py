@@ -12,7 +12,7 @@ from jaxcontact.models import get_model
 from jaxcontact.simulate import simulate_model
 from tests.spatial.conftest import BOX_TOSS_SCHEME as SCHEME
 
-SUMMARY = Path(__file__).resolve().parents[2] / "bench" / "data" / "box_toss_summary.json"
+SUMMARY = Path(__file__).resolve().parents[1] / "data" / "box_toss_summary.json"
 
 
 def test_box_launched_flat_slides_to_the_analytic_distance():
@@ -55,7 +55,7 @@ def test_tossed_box_bounces_slides_and_rests_on_a_face(box_toss_run):
     moving = np.flatnonzero(np.max(np.abs(np.asarray(traj.u)), axis=1) > 1e-9)
     rest_time = float(traj.t[moving[-1] + 1])
     impacts = int(np.sum(np.asarray(traj.impulse_normal).sum(axis=1) > 0.05))
-    # The stored summary (bench/box_toss.py) of this run, for comparison with other codes.
+    # The stored summary (bench/references/box_toss.py) of this run, for comparison with other codes.
     stored = json.loads(SUMMARY.read_text())
     assert abs(rest_time - stored["rest_time"]) <= 1e-3
     assert np.allclose(np.asarray(traj.q[-1]), stored["final_q"], atol=1e-8)

@@ -1,6 +1,6 @@
 """The box toss against Siconos 4.4's mechanics module (Newton–Euler body, Bullet box–box detection).
 
-The reference ``tests/data/siconos/box_toss_bullet.npz`` is written by ``bench/siconos_box_toss.py``
+The reference ``tests/data/siconos/box_toss_bullet.npz`` is written by ``bench/references/siconos_box_toss.py``
 (its docstring lists the settings and what Bullet's detection changes). The two codes share the
 model (Moreau–Jean θ = ½, Newton's law at 8 vertices, Coulomb cones) but not the discretisation
 of a contact: Siconos takes the contact point and its Jacobian from Bullet at the step start,
@@ -12,7 +12,7 @@ Bullet's persistent manifold keeps points that lag behind the vertices and Sicon
 does not converge in h (ours does): the spread of its own runs (h, h/2, h/4; Newton iterated or
 one linearisation per step; stored) bounds what can be compared there.
 
-The second reference, ``tests/data/siconos/box_toss_vertices.npz`` (``bench/siconos_box_toss_vertices.py``),
+The second reference, ``tests/data/siconos/box_toss_vertices.npz`` (``bench/references/siconos_box_toss_vertices.py``),
 replaces Bullet by jaxcontact's detection: 8 Siconos ``ContactR`` relations, one per vertex, their points
 the vertex and its projection on the plane, so that Siconos' gap is the vertex height. The codes then
 differ only in the discretisation of a contact (where the contact point and Jacobian are taken; Siconos'
@@ -38,7 +38,7 @@ from tests.spatial.conftest import BOX_TOSS_SCHEME
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "siconos" / "box_toss_bullet.npz"
 VERTICES = Path(__file__).resolve().parents[1] / "data" / "siconos" / "box_toss_vertices.npz"
 LARGE = 0.15  # N·s: the bounces (a vertex arriving at ≳ 0.15 m/s), not the last rocking touches
-IMPACT = 0.05  # N·s: an impact, as bench/box_toss.py and the Siconos scripts count them
+IMPACT = 0.05  # N·s: an impact, as bench/references/box_toss.py and the Siconos scripts count them
 
 
 def _ref():
@@ -191,7 +191,7 @@ def test_vertex_reference_is_the_model():
 def test_vertex_reference_detection_is_ours():
     """Siconos' one-step problem holds, at every step, exactly the vertices that its rule g + h/2 ġ ≤ 0
     activates, evaluated with our gaps at its states: its detection is our vertex gaps, its activation rule
-    the one bench/siconos_box_toss_vertices.py states. Every vertex carrying an impulse is one of them."""
+    the one bench/references/siconos_box_toss_vertices.py states. Every vertex carrying an impulse is one of them."""
     ref = _vertices()
     m = box_toss.model()
     h = float(ref["h"])

@@ -1,6 +1,6 @@
 """``MoreauJean(force_rule="siconos")``: Siconos 4.4's MoreauJeanOSI step, number for number.
 
-The references in tests/data/siconos/ were written by bench/siconos_moreau_jean.py, which runs
+The references in tests/data/siconos/ were written by bench/references/siconos_moreau_jean.py, which runs
 Siconos 4.4 (python3-siconos) on the models stored beside them: Siconos' bouncing ball
 (LagrangianLinearTIDS + LagrangianLinearTIR + NewtonImpactNSL, LCP by Lemke) and its Woodpecker
 tutorial (three NewtonImpactFrictionNSL contacts, FrictionContact(2) with its default NSGS),

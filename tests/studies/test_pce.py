@@ -108,7 +108,7 @@ def _ishigami_fit(n, gradient, seed=0):
     return fit_pce(germs, xi, ishigami(x), dy)
 
 
-# Sample counts from bench/pce_ishigami.py (10 LHS designs each): every design is within 1e-3 from
+# Sample counts from bench/accuracy/pce_ishigami.py (10 LHS designs each): every design is within 1e-3 from
 # 60 samples with values alone and from 30 with values and gradients.
 @pytest.mark.parametrize("n, gradient", [(60, False), (30, True)])
 def test_ishigami_sobol_indices_to_1e3(n, gradient):
@@ -218,7 +218,7 @@ CHAOSPY_ISHIGAMI = Path(__file__).resolve().parents[1] / "data" / "pce_chaospy_i
 
 
 def test_chaospy_indices_on_the_same_basis_and_samples():
-    # chaospy's numbers stored by bench/pce_chaospy.py (its Sens_m/Sens_t take ~30 s; the slow test below
+    # chaospy's numbers stored by bench/references/pce_chaospy.py (its Sens_m/Sens_t take ~30 s; the slow test below
     # recomputes them). Same basis, same samples: the same indices to rounding.
     ref = json.loads(CHAOSPY_ISHIGAMI.read_text())
     S1, ST = _same_basis_as_chaospy(ref)

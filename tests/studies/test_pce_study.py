@@ -21,7 +21,7 @@ FOUR_BAR = ("restitution=uniform(0.6,0.95)", "wall_distance=uniform(0.04,0.08)",
 
 
 def _four_bar(n, sampler="lhs"):
-    # Same study as bench/pce_four_bar.py (which stored the Monte Carlo reference).
+    # Same study as bench/references/pce_four_bar.py (which stored the Monte Carlo reference).
     return default_study(
         "four-bar",
         n=n,
@@ -94,7 +94,7 @@ def _inside_mc(summary, ref, outcome):
 
 def test_four_bar_pce_of_stored_simulations_within_monte_carlo_intervals():
     # The 64 simulations of the plain PCE study and the Monte Carlo intervals (5 000 simulations), both
-    # stored by bench/pce_four_bar.py; the slow test below reruns the study itself.
+    # stored by bench/references/pce_four_bar.py; the slow test below reruns the study itself.
     from jaxcontact.studies.distributions import ParamSpace
     from jaxcontact.studies.pce import MAX_TAIL_SHARE, fit_pce, germs_of
 
@@ -166,7 +166,7 @@ def test_monte_carlo_reference_is_reproduced(tmp_path):
 
 
 def test_chaospy_agrees_on_the_four_bar_samples():
-    # chaospy's least-squares PCE of the 64 simulated final angles (stored by bench/pce_four_bar.py) and ours
+    # chaospy's least-squares PCE of the 64 simulated final angles (stored by bench/references/pce_four_bar.py) and ours
     # on the same total-degree Legendre basis and samples give the same indices.
     from jaxcontact.studies.distributions import ParamSpace
     from jaxcontact.studies.pce import PCE, design_matrix, germs_of, multi_indices
