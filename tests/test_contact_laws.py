@@ -42,7 +42,7 @@ def test_normal_force_n1_models_coincide_and_unknown_model():
 def test_normal_force_gradients_match_fd_and_are_finite_at_touch(model):
     args = dict(delta=2e-3, delta_dot=0.3, stiffness=1e5, exponent=1.5, damping=40.0)
     names = list(args)
-    for i, name in enumerate(names):
+    for name in names:
 
         def f(x, name=name):
             a = dict(args, **{name: x})

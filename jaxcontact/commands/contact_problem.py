@@ -147,7 +147,10 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
-    head = f"{'problem':34s} {'nc':>4s} {'solver':16s} {'iters':>6s} {'residual':>9s} {'conv':5s} {'time':>10s} {'compile':>8s}"
+    head = (
+        f"{'problem':34s} {'nc':>4s} {'solver':16s} {'iters':>6s} {'residual':>9s} {'conv':5s} {'time':>10s} "
+        f"{'compile':>8s}"
+    )
     print(head)
     print("-" * len(head))
     for r in rows:

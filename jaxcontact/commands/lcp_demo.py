@@ -110,7 +110,10 @@ def run(args) -> int:
         f"Siconos LCP collection ({collection_dir()}), {len(problems)} dense problems, "
         f"{np.dtype(dtype).name}, converged = residual <= {tol:g}"
     )
-    header = f"{'problem':28s} {'n':>3s}  {'solver':7s} {'conv':5s} {'residual':>9s} {'siconos':>9s} {'iters':>6s} {'time':>9s}"
+    header = (
+        f"{'problem':28s} {'n':>3s}  {'solver':7s} {'conv':5s} {'residual':>9s} {'siconos':>9s} {'iters':>6s} "
+        f"{'time':>9s}"
+    )
     print(header)
     print("-" * len(header))
     compile_s = {}

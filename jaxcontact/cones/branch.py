@@ -52,7 +52,8 @@ def _batched_unless(fallback, ok, value, args):
 
 
 def unless(ok, value, fallback, *args):
-    """``value`` where ``ok``, else ``fallback(*args)`` (same structure); under vmap the fallback runs only if some member is not ok.
+    """``value`` where ``ok``, else ``fallback(*args)`` (same structure); under vmap the fallback runs only if
+    some member is not ok.
 
     ``fallback`` must be a pure, jit-able function of ``args`` only. Differentiable: the
     derivative is that of ``lax.cond(ok, value, fallback(*args))`` (see the module docstring).

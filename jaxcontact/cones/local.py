@@ -291,5 +291,6 @@ def local_solve(B, c, mu, r_old):
 
 
 def local_solve_all(B, C, mu, R_old):
-    """:func:`local_solve` for every contact at once (B (nc, d, d), C, R_old (nc, d), mu (nc,)): the contacts as lanes."""
+    """:func:`local_solve` for every contact at once (B (nc, d, d), C, R_old (nc, d), mu (nc,)): the contacts
+    as lanes."""
     return local_solve_lanes(jnp.moveaxis(B, 0, -1), C.T, mu, R_old.T).T

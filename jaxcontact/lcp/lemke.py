@@ -117,7 +117,6 @@ def _lexmin_row(R, cand, tie_tol):
         # scale of B⁻¹'s entries; finer ties made tobenna cycle.
         v = jnp.where(active, R[:, k], jnp.inf)
         m = jnp.min(v)
-        col = jnp.max(jnp.where(active, jnp.abs(R[:, k]), 0.0))
         return active & (v <= m + tie_tol * jnp.maximum(1.0, jnp.abs(m)))
 
     # Column 0 (the ratios rhs/T_ie) needs finer ties: legitimate ratios can

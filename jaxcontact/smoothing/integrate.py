@@ -1,8 +1,8 @@
 """ODE integration of smooth Lagrangian systems (no contacts): explicit RK and a stiff reference.
 
 The smoothed models (model smoothing: explicit steps far beyond the stiff parts'
-stability limit) are ordinary Lagrangian systems whose mass matrix grows by h²K/6 (or its nonlinear analogue for beams), so everything
-here works on any :class:`jaxcontact.system.LagrangianSystem` without gaps:
+stability limit) are ordinary Lagrangian systems whose mass matrix grows by h²K/6 (or its nonlinear
+analogue for beams), so everything here works on any :class:`jaxcontact.system.LagrangianSystem` without gaps:
 
 * :func:`accelerations` solves M u̇ = h + Φ_qᵀλ with Baumgarte-stabilised
   constraint rows Φ̈ = −2αΦ̇ − β²Φ (the penalty scheme's

@@ -1,4 +1,5 @@
-"""Newton on the Fischer–Burmeister function of the cone: the same solutions as Alart–Curnier Newton and Siconos' NSN_FB."""
+"""Newton on the Fischer–Burmeister function of the cone: the same solutions as Alart–Curnier Newton and
+Siconos' NSN_FB."""
 
 import jax
 import jax.numpy as jnp
@@ -77,7 +78,8 @@ def test_frictionless_contacts_and_float32():
 
 
 def test_box_stack_where_alart_curnier_newton_stalls():
-    """The box stack (W only semidefinite): plain AC Newton stalls above 1e-6; FB Newton gets below 1e-8, as Siconos' NSN_FB."""
+    """The box stack (W only semidefinite): plain AC Newton stalls above 1e-6; FB Newton gets below 1e-8, as
+    Siconos' NSN_FB."""
     p = read_problem(bundled_dir() / "BoxesStack1-i100000-32.hdf5.dat")
     sol = jax.jit(lambda W, q, mu: newton(W, q, mu, function="fischer_burmeister"))(p.W, p.q, p.mu)
     assert bool(sol.converged)

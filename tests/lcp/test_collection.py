@@ -151,7 +151,7 @@ def test_reader_orientation_matches_siconos():
 
 @pytest.mark.parametrize("reading", ["row", "col"])
 def test_lemke_never_flags_a_wrong_answer(reading):
-    for name, (M, q) in problems(reading).items():
+    for M, q in problems(reading).values():
         z, conv, _ = solve_padded(_lemke, M, q)
         if conv:
             assert_solution(M, q, z)

@@ -8,8 +8,9 @@ from jaxcontact.spatial import Assembly, Load, SpringDamper
 
 
 def test_spring_damper_and_loads():
-    """A body hanging from a ground spring (k, c) at its centre: vertical damped oscillation ω_d = √(k/m − (c/2m)²) about the static stretch m g / k; a constant world
-    torque τ about e_z spins it up at τ / I₃, and a horizontal force F accelerates it at F / m."""
+    """A body hanging from a ground spring (k, c) at its centre: vertical damped oscillation
+    ω_d = √(k/m − (c/2m)²) about the static stretch m g / k; a constant world torque τ about e_z spins it up
+    at τ / I₃, and a horizontal force F accelerates it at F / m."""
     asm = Assembly(gravity="gravity")
     body = asm.add_body("b", mass="m", inertia=(0.1, 0.1, 0.2))
     asm.add_load(

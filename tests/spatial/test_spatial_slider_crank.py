@@ -227,7 +227,8 @@ def test_bad_input_is_refused_by_name():
         simulate_model(m, scheme=Penalty())
 
 
-@pytest.mark.slow  # the 18-velocity mechanism through located impacts (four steps each), in both modes: minutes of compile
+# The 18-velocity mechanism through located impacts (four steps each), in both modes: minutes of compile.
+@pytest.mark.slow
 def test_clearance_gradient_after_the_first_impact_matches_finite_differences():
     """The slider's position 1.2 ms in (after the ball's first impact in its socket at 0.71 ms, before the second
     at 1.58 ms) against the clearance, with the impact located in the step so the motion is continuous in c: forward

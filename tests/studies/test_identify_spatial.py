@@ -2,10 +2,10 @@
 
 Data are simulated by the model itself with plain Moreau–Jean at the model's step (dt = 1 ms, the
 scheme of ``fit``'s default; the command's default locates impacts and projects resting contacts, so the
-command test names the data's scheme), sampled every 10 steps. Each record is chosen where the misfit is smooth in the fitted coefficient: a spatial impact's
-time is quantised to the step, so a record whose impacts move with the parameter makes the misfit a
-sawtooth (the tossed box over 0.6 s: local minima ≈ 2e-4 apart in μ around the truth, the same with the
-cone solve converged to 1e-12, so not solver noise).
+command test names the data's scheme), sampled every 10 steps. Each record is chosen where the misfit is
+smooth in the fitted coefficient: a spatial impact's time is quantised to the step, so a record whose
+impacts move with the parameter makes the misfit a sawtooth (the tossed box over 0.6 s: local minima
+≈ 2e-4 apart in μ around the truth, the same with the cone solve converged to 1e-12, so not solver noise).
 
 * Sphere: dropped 0.2 m (ε = 0.7), recorded 0.35 s. The first impact's step does not depend on ε (the
   fall before it does not), and for every ε inside the bounds (0.4, 0.99) the second impact comes after
