@@ -4,7 +4,8 @@ Every command takes it as ``FILE.py:FUNCTION`` beside the built-in names:
 
     jaxcontact simulate examples/user_model.py:pendulum --out out/pendulum
     jaxcontact simulate --model examples/user_model.py:soft_pendulum --scheme penalty --dt 1e-5 --t-final 0.5
-    jaxcontact mc examples/user_model.py:pendulum --param 'restitution=uniform(0.3,0.9)' --n 256
+    jaxcontact mc examples/user_model.py:pendulum --n 256
+    jaxcontact mc examples/user_model.py:soft_pendulum --scheme penalty --param 'stiffness=uniform(5e5,2e6)'
     jaxcontact identify examples/user_model.py:pendulum --data out/pendulum/trajectory.npz --fit restitution=0.5
 
 A function of this kind takes parameter overrides by name and returns a
@@ -23,7 +24,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jaxcontact.models import Model, apply_overrides
+from jaxcontact.models import DefaultStudy, Model, apply_overrides
+from jaxcontact.params import POSITIVE, Param
 from jaxcontact.planar import Mechanism
 
 DEFAULTS = {
@@ -76,8 +78,24 @@ def _initial_state(p):
     return q0, jnp.zeros_like(q0)
 
 
-def _model(mech, system, compliant, overrides) -> Model:
-    params = apply_overrides(DEFAULTS, overrides, RULES)
+# What the rigid pendulum declares about itself; the soft one declares nothing (the units of its parameters
+# follow the conventions by name, and ``mc`` needs ``--param``). The builder knows the rule and unit of every
+# element field a parameter fills (m fills the bar's mass: > 0, in kg; restitution the tip's: in [0, 1]);
+# what it cannot know (the bar's length enters expressions only) is said here, with the range a study may
+# draw it from.
+TABLE = _RIGID.param_table(DEFAULTS).updated(
+    Param("l", DEFAULTS["l"], unit="m", rule=POSITIVE, bounds=(0.1, 1.0), doc="bar length"),
+)
+# ``jaxcontact mc examples/user_model.py:pendulum`` with no --param runs this.
+STUDY = DefaultStudy(
+    params=("restitution=uniform(0.3,0.9)", "l=uniform(0.3,0.5)"),
+    outcomes=("impacts", "peak_impulse", "rest_time"),
+    n=64,
+    t_final=0.6,
+)
+
+
+def _model(mech, system, compliant, params, **declared) -> Model:
     mech.validate(params)
     kind = "compliant (Hunt–Crossley)" if compliant else "rigid (Newton restitution)"
     return Model(
@@ -88,14 +106,15 @@ def _model(mech, system, compliant, overrides) -> Model:
         dt=1e-5 if compliant else 1e-3,
         t_final=1.0,
         description=f"a pendulum released from horizontal whose tip strikes the floor; {kind} tip contact",
+        **declared,
     )
 
 
 def pendulum(**overrides) -> Model:
-    """Rigid tip contact (Moreau–Jean, event-driven)."""
-    return _model(_RIGID, _RIGID_SYSTEM, False, overrides)
+    """Rigid tip contact (Moreau–Jean, event-driven), with its parameter table and default study."""
+    return _model(_RIGID, _RIGID_SYSTEM, False, TABLE.apply(overrides), table=TABLE, study=STUDY)
 
 
 def soft_pendulum(**overrides) -> Model:
     """Compliant tip contact (penalty, event-driven)."""
-    return _model(_SOFT, _SOFT_SYSTEM, True, overrides)
+    return _model(_SOFT, _SOFT_SYSTEM, True, apply_overrides(DEFAULTS, overrides, RULES))

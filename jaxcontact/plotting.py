@@ -9,8 +9,8 @@ import os
 
 import numpy as np
 
-from jaxcontact.models.units import coordinate_unit, velocity_unit
 from jaxcontact.studies.plots import _tidy
+from jaxcontact.units import coordinate_unit, velocity_unit
 
 
 def _pyplot():

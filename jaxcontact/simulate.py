@@ -44,10 +44,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcontact.initial import START_MODES, check_state, project_state
+from jaxcontact.params import LAW_RANGES
 from jaxcontact.stepping.base import Scheme, StepInfo
 from jaxcontact.stepping.kernels import constraint_residuals
 from jaxcontact.stepping.moreau_jean import MoreauJean
-from jaxcontact.system import LAW_RANGES, LagrangianSystem, energy
+from jaxcontact.system import LagrangianSystem, energy
 
 
 class Diagnostics(NamedTuple):

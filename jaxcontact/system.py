@@ -47,22 +47,6 @@ from jaxcontact.contact_laws import (
 Params = Any
 
 
-# The valid range of each contact-law parameter: the one table every check reads (the
-# simulation's input check, the planar builder, the models, study bounds, fit bounds).
-LAW_RANGES: dict[str, tuple[float, float]] = {
-    "restitution": (0.0, 1.0),
-    "tangential_restitution": (0.0, 1.0),
-    "friction": (0.0, float("inf")),
-}
-
-
-def law_rule(field: str) -> tuple:
-    """``(predicate, text)`` of ``LAW_RANGES[field]``, e.g. (0 ≤ v ≤ 1, "in [0, 1]")."""
-    lo, hi = LAW_RANGES[field]
-    text = f"in [{lo:g}, {hi:g}]" if hi != float("inf") else f">= {lo:g}"
-    return (lambda v: (v >= lo) & (v <= hi)), text
-
-
 class ContactLaws(NamedTuple):
     """Per-contact law parameters, each of shape (k,).
 

@@ -22,13 +22,14 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import jaxcontact  # noqa: E402
+from jaxcontact.models import get_model  # noqa: E402
 from jaxcontact.studies.montecarlo import default_study, prepare_study  # noqa: E402
 
 N = 512
 
 
 def main():
-    spec = default_study("four-bar", n=N, sensitivity=False)
+    spec = default_study(get_model("four-bar"), n=N, sensitivity=False)
     prep = prepare_study(spec)
     values = {k: jnp.asarray(v[:N]) for k, v in prep.values.items() if k in spec.space.names}
     t0 = time.perf_counter()

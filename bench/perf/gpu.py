@@ -80,7 +80,7 @@ def problem(scene, batch, dtype):
     from jaxcontact.models import get_model
     from jaxcontact.studies.montecarlo import default_study
 
-    study = default_study("four-bar")
+    study = default_study(get_model("four-bar"))
     m = get_model("four-bar")
     s = ms.spread(batch)
     over = {k: lo + (hi - lo) * s for k, (lo, hi) in FOUR_BAR_SPREAD.items()}
@@ -123,10 +123,11 @@ def simulate_cell(scene, batch, dtype, steps):
 
 
 def mc_cell(batch, steps):
-    from jaxcontact.studies.montecarlo import DEFAULT_STUDIES, default_study, run_study
+    from jaxcontact.models import get_model
+    from jaxcontact.studies.montecarlo import default_study, run_study
 
-    t_final = None if steps is None else steps * DEFAULT_STUDIES["four-bar"]["dt"]  # None: the study's
-    spec = default_study("four-bar", n=batch, chunk_size=batch, t_final=t_final)
+    t_final = None if steps is None else steps * get_model("four-bar").study.dt  # None: the study's
+    spec = default_study(get_model("four-bar"), n=batch, chunk_size=batch, t_final=t_final)
     with tempfile.TemporaryDirectory(prefix="gpu-mc-") as out:
         t0 = time.perf_counter()
         summary = run_study(spec, out, progress=False, plot=False)

@@ -93,12 +93,13 @@ COMPARED = {"rebound:y": "rebound_y", "impacts": "impacts", "rest_time": "rest_t
 
 def study_pieces(name: str, n: int, t_final: float | None, seed: int):
     """The per-sample function and the N sampled inputs of ``name``'s default study (as run_study builds them)."""
+    from jaxcontact.models import get_model
     from jaxcontact.studies.montecarlo import default_study, prepare_study
 
     model_name = MODELS[name]
     kw = {"t_final": t_final} if t_final is not None else {}
     outs = BALL_OUTCOMES if name == "ball" else ()
-    spec = default_study(model_name, n=n, outcomes=outs, sensitivity=False, seed=seed, **kw)
+    spec = default_study(get_model(model_name), n=n, outcomes=outs, sensitivity=False, seed=seed, **kw)
     study = prepare_study(spec)
     inputs = {k: study.values[k] for k in spec.space.names}
     info = {
@@ -218,10 +219,11 @@ def full_study(args) -> dict:
     """``jaxcontact mc <model> --n N`` end to end (run_study: Saltelli design, chunk files, statistics, no plots)."""
     import tempfile
 
+    from jaxcontact.models import get_model
     from jaxcontact.studies.montecarlo import default_study, run_study
 
     name = MODELS[args.full_study]
-    spec = default_study(name, n=args.full_n)
+    spec = default_study(get_model(name), n=args.full_n)
     with tempfile.TemporaryDirectory() as d:
         t0 = time.perf_counter()
         s = run_study(spec, d, progress=False, plot=False)

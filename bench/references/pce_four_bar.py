@@ -44,11 +44,12 @@ DATA = BENCH_DIR.parent / "tests" / "data" / "pce_four_bar.json"
 
 
 def spec(n, sampler):
+    from jaxcontact.models import get_model
     from jaxcontact.stepping.moreau_jean import MoreauJean
     from jaxcontact.studies.montecarlo import default_study
 
     return default_study(
-        "four-bar",
+        get_model("four-bar"),
         n=n,
         params=PARAMS,
         only=True,

@@ -482,11 +482,8 @@ def set_and_param_conflict(sets: dict, param_texts) -> None:
 def smallest_length(model) -> float | None:
     """The smallest positive parameter in metres (a bar, a radius, a gap): the model's finest length scale, or
     None when no parameter is a length."""
-    from jaxcontact.models.units import param_unit
-
-    lengths = [
-        float(np.min(np.abs(np.asarray(v)))) for k, v in model.params.items() if param_unit(k, model.name) == "m"
-    ]
+    unit = model.param_table.unit
+    lengths = [float(np.min(np.abs(np.asarray(v)))) for k, v in model.params.items() if unit(k) == "m"]
     lengths = [v for v in lengths if v > 0]
     return min(lengths) if lengths else None
 
@@ -529,7 +526,8 @@ def step_warnings(model, dt: float, dtype: str = "float64") -> list[str]:
     """
     out = []
     p = {k: float(np.max(np.abs(np.asarray(v)))) for k, v in model.params.items()}
-    g = next((p[k] for k in ("gravity", "g") if k in p and p[k] > 0), None)
+    unit = model.param_table.unit
+    g = next((v for k, v in p.items() if unit(k) == "m/s²" and v > 0), None)  # the gravity, by its unit
     h = smallest_length(model)
     if g and h:
         tau = math.sqrt(2.0 * h / g)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -166,12 +167,14 @@ def parse_fit(items, model) -> dict:
     return out
 
 
-def default_bounds(name, guess) -> tuple:
-    """(0, 1) for restitutions; guess/4 .. 4·guess otherwise (a sign-preserving wide box)."""
-    if "restitution" in name:
-        from jaxcontact.system import LAW_RANGES
+def default_bounds(name, guess, table=None) -> tuple:
+    """The parameter's own range when it is a finite interval (a restitution's [0, 1]: ``table.bounds``,
+    default the conventions by name); guess/4 .. 4·guess otherwise (a sign-preserving wide box)."""
+    from jaxcontact.params import conventional_bounds
 
-        return LAW_RANGES["restitution"]
+    own = (table.bounds if table is not None else conventional_bounds)(name)
+    if own is not None and all(math.isfinite(b) for b in own):
+        return own
     lo, hi = sorted((guess / 4.0, guess * 4.0))
     if guess == 0.0:
         raise ValueError(f"--fit {name}: a guess of 0 needs explicit --bounds {name}=LO,HI")
@@ -274,7 +277,7 @@ def run(args) -> int:
             raise ValueError(
                 f"--bounds for {stray}: not fitted (fitted: {sorted(guesses)}); add --fit NAME or drop those bounds"
             )
-        bounds = {n: default_bounds(n, g) for n, g in guesses.items()} | given
+        bounds = {n: default_bounds(n, g, model.param_table) for n, g in guesses.items()} | given
         names = model.system.names or tuple(f"q{i}" for i in range(model.system.n_dof))
         cols = observed_columns(args.observe, names, model.system.n_dof)
         t, y, state, data_dt, dt_source = checks.data_file(args.data, model, cols, names)

@@ -35,13 +35,13 @@ command with ``--coordinator HOST:PORT --num-processes N --process-id K``
 core. By default K is the number of cores this process may use
 (``os.sched_getaffinity``): samples are independent, so the numbers do not
 depend on K, and several devices keep several cores busy (speed-ups measured in
-bench/RESULTS.md). ``--devices 1`` keeps one device. With jax 0.10.2 on CPU,
-programs that call LAPACK (custom calls such as ``lapack_dpotrf_ffi``: a
-model with a full mass matrix or more than 12 coordinates) can *hang* when
-several host devices run them on large batches (reproduced with a bare
-``cho_factor`` in a ``scan``); the runner therefore runs such a program on one
-device and says so (``jaxcontact.studies.runner``). Planar mechanisms (diagonal
-mass, unrolled small solves) make no LAPACK call and shard.
+bench/RESULTS.md). ``--devices 1`` keeps one device. On CPU, programs that
+call LAPACK (custom calls such as ``lapack_dpotrf_ffi``: a model with a full
+mass matrix or more than a dozen coordinates) can *hang* when several host
+devices run them on large batches (bench/RESULTS.md, "LAPACK on several host
+devices"); the runner therefore runs such a program on one device and says so
+(``jaxcontact.studies.runner``). Planar mechanisms (diagonal mass, unrolled
+small solves) make no LAPACK call and shard.
 """
 
 from __future__ import annotations
@@ -283,8 +283,10 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, checks.S
         n_saved=saved,
     )
     return (
-        f"{spec.model}: {n_sim} simulations ({design}) × {n_steps} steps of {dt:g} s; {size.describe()}"
-        + (f"; resuming: {saved} samples already saved" if saved else ""),
+        f"{spec.name}: {n_sim} simulations ({design}) × {n_steps} steps of {dt:g} s; {size.describe()}"
+        + (f"; resuming: {saved} samples already saved" if saved else "")
+        + "\n  parameters: "
+        + ", ".join(f"{k}={spec.space[k]} [{model.param_table.unit(k)}]" for k in spec.space.names),
         size,
         warn,
         saved,
@@ -410,7 +412,8 @@ def run(args) -> int:
                 file=sys.stderr,
             )
             return 2
-    from jaxcontact.studies.montecarlo import DEFAULT_STUDIES, default_study, format_summary, run_study
+    from jaxcontact.models import get_model
+    from jaxcontact.studies.montecarlo import default_study, format_summary, run_study
     from jaxcontact.studies.runner import saved_samples
 
     chunks = os.path.join(out, "chunks")
@@ -425,10 +428,15 @@ def run(args) -> int:
     try:
         # A polynomial chaos fit needs far fewer simulations than Monte Carlo statistics.
         n = args.n if args.n is not None or args.method == "mc" else PCE_DEFAULT_N
-        study = DEFAULT_STUDIES.get(name, {})
-        scheme = scheme_from_args(args, study.get("scheme", "moreau-jean"), study.get("scheme_options"))
+        model = get_model(name)  # the one resolution of the name: the study asks this object the rest
+        study = model.study
+        scheme = (
+            scheme_from_args(args, study.scheme, {study.scheme: study.scheme_options})
+            if study is not None
+            else scheme_from_args(args)
+        )
         spec = default_study(
-            name,
+            model,
             n=n,
             params=args.param,
             only=args.only,

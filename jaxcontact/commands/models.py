@@ -27,12 +27,11 @@ def first_line(module_name: str) -> str:
 def run(args) -> int:
     """Print the built-in models, each with whether it has a default study."""
     from jaxcontact.models import REGISTRY, get_model
-    from jaxcontact.studies.montecarlo import DEFAULT_STUDIES
 
     for name, module in REGISTRY.items():
         m = get_model(name)
         coords = ", ".join(m.system.names) if m.system.names else f"{m.system.n_dof} coordinates"
-        study = "yes" if name in DEFAULT_STUDIES else "no (give --param)"
+        study = "yes" if m.study is not None else "no (give --param)"
         print(
             f"{name}\n  {first_line(module)}\n  coordinates: {coords}\n"
             f"  default dt {m.dt:g} s, t_final {m.t_final:g} s; default `mc` study: {study}"

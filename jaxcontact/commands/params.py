@@ -1,6 +1,7 @@
 """``jaxcontact params MODEL``: a model's parameters with their defaults, units and the rules they must obey.
 
     jaxcontact params bouncing-ball
+    jaxcontact params examples/user_model.py:pendulum
 
 Every name can be given to ``--set NAME=VALUE`` (simulate, mc, identify), to
 ``--param 'NAME=DIST(ARGS)'`` (mc) and to ``--fit NAME`` (identify). A rule
@@ -11,7 +12,6 @@ its whole support inside the range column (``mc`` checks it before running).
 from __future__ import annotations
 
 import argparse
-import importlib
 
 NAME = "params"
 HELP = "list a model's parameters: default value, unit and rule"
@@ -21,28 +21,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """The ``params`` command's arguments: the model."""
     from jaxcontact.models import REGISTRY
 
-    p.add_argument("model", help=f"built-in model: {', '.join(sorted(REGISTRY))}")
+    p.add_argument("model", help=f"built-in model ({', '.join(sorted(REGISTRY))}) or a user model FILE.py:FUNCTION")
 
 
-def rows(model_name: str) -> list[tuple[str, str, str, str, str]]:
-    """(name, default, unit, rule, Monte Carlo range) for every parameter of a built-in model."""
+def rows(model) -> list[tuple[str, str, str, str, str]]:
+    """(name, default, unit, rule, Monte Carlo range) for every parameter of ``model``, from its parameter table."""
     import numpy as np
 
-    from jaxcontact.models import REGISTRY, get_model
-    from jaxcontact.models.units import param_unit
-    from jaxcontact.studies.distributions import bounds_for
-
-    module = importlib.import_module(f"jaxcontact.models.{REGISTRY[model_name]}")
-    rules = getattr(module, "RULES", {})
-    m = get_model(model_name)
+    table = model.param_table
     out = []
-    for name, value in m.params.items():
+    for name, value in model.params.items():
         v = np.asarray(value)
         default = f"{float(v):.6g}" if v.ndim == 0 else np.array2string(v, precision=6)
-        unit = param_unit(name, model_name)
-        rule = f"{name} {rules[name][1]}" if name in rules else "finite"
-        rng = bounds_for(name)
-        out.append((name, default, unit, rule, "any" if rng is None else f"[{rng[0]:g}, {rng[1]:g}]"))
+        rng = table.bounds(name)
+        rule = table.rule_text(name)
+        out.append((name, default, table.unit(name), rule, "any" if rng is None else f"[{rng[0]:g}, {rng[1]:g}]"))
     return out
 
 
@@ -50,16 +43,20 @@ def run(args) -> int:
     """Print the model's parameters: default, unit, rule and study range."""
     import sys
 
-    from jaxcontact.models import REGISTRY, get_model
+    from jaxcontact.models import REGISTRY, get_model, is_user_model
 
-    if args.model not in REGISTRY:
+    if args.model not in REGISTRY and not is_user_model(args.model):
         print(
             f"jaxcontact params: error: unknown model {args.model!r}; built-in models: {sorted(REGISTRY)}",
             file=sys.stderr,
         )
         return 2
-    m = get_model(args.model)
-    table = [("name", "default", "unit", "rule", "mc range")] + rows(args.model)
+    try:
+        m = get_model(args.model)
+    except ValueError as e:
+        print(f"jaxcontact params: error: {e}", file=sys.stderr)
+        return 2
+    table = [("name", "default", "unit", "rule", "mc range")] + rows(m)
     widths = [max(len(r[i]) for r in table) for i in range(5)]
     print(f"{m.name}: {m.description}")
     for r in table:

@@ -4,18 +4,23 @@ Each model module defines ``model(**overrides) -> Model``. Parameters are
 named array leaves of ``Model.params`` (a flat dict), so any of them can be
 overridden by name or batched for a study; ``initial_state(params)`` derives
 the initial (q, u) from the parameters (a longer bar moves its joints).
+
+Everything a model knows about itself is declared in its own file and carried
+by its :class:`Model`: its parameters' units, rules and bounds (``table``, a
+:class:`jaxcontact.params.ParamTable`), its default Monte Carlo study
+(``study``, a :class:`DefaultStudy`) and its variants by contact kind
+(``variants``). Adding a built-in model is its file plus one line in
+:data:`REGISTRY`.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-import jax.numpy as jnp
-import numpy as np
-
+from jaxcontact.params import ParamTable
 from jaxcontact.system import LagrangianSystem
 
 # name -> module under jaxcontact.models
@@ -35,10 +40,28 @@ REGISTRY: dict[str, str] = {
 }
 
 
-class Model(NamedTuple):
-    """A ready-to-simulate built-in model.
+class DefaultStudy(NamedTuple):
+    """A model's default Monte Carlo study: what ``jaxcontact mc MODEL`` runs with no options.
 
-    name: registry name; system: the LagrangianSystem; params: dict name -> float array leaf;
+    params: uncertain parameters as ``name=dist(args)`` texts; outcomes: outcome names; n: simulations;
+    dt, t_final, save_every: the time grid and series thinning (None: the model's, or the study's default);
+    scheme: the registered scheme name run by default, with ``scheme_options`` (keyword options of it).
+    """
+
+    params: tuple[str, ...]
+    outcomes: tuple[str, ...] = ("peak_impulse", "impacts", "rest_time")
+    n: int = 1024
+    dt: float | None = None
+    t_final: float | None = None
+    save_every: int | None = None
+    scheme: str = "moreau-jean"
+    scheme_options: Mapping = {}
+
+
+class Model(NamedTuple):
+    """A ready-to-simulate model.
+
+    name: its name; system: the LagrangianSystem; params: dict name -> float array leaf;
     initial_state: ``params -> (q0, u0)``; dt, t_final: the default time grid;
     description: one paragraph for ``--help`` and summaries.
     derive: None, or ``params -> params`` (pure jnp) recomputing the parameters that follow
@@ -51,6 +74,15 @@ class Model(NamedTuple):
     resting_projection: False when resting contacts must not be projected onto their surfaces after a
       step (a light body spinning fast in persistent contact, the tippe top: the mass-metric correction
       turns it instead of lifting it); identification's default then projects the joints only.
+    table: the parameters' :class:`jaxcontact.params.ParamTable` (units, rules, bounds); None: the
+      conventions by name (:attr:`param_table`).
+    study: None, or the model's :class:`DefaultStudy` (without one, ``mc`` needs ``--param``).
+    variants: contact kind ("rigid", "compliant") -> keyword options of ``build`` giving the model with
+      contacts of that kind; a study runs the variant its scheme treats.
+    build: ``(**options_and_overrides) -> Model``, the function that built this model (set by
+      :func:`get_model`): a study rebuilds through it with its overrides and sampled values.
+    source: the name the model was resolved from (a registry name or ``FILE.py:FUNCTION``; set by
+      :func:`get_model`): a study is known by it.
     """
 
     name: str
@@ -64,26 +96,30 @@ class Model(NamedTuple):
     observables: dict | None = None
     picture: Callable | None = None
     resting_projection: bool = True
+    table: ParamTable | None = None
+    study: DefaultStudy | None = None
+    variants: Mapping[str, Mapping] = {}
+    build: Callable[..., Model] | None = None
+    source: str | None = None
+
+    @property
+    def param_table(self) -> ParamTable:
+        """The declared table, or one from ``params`` with the conventional units and bounds of their names."""
+        return self.table if self.table is not None else ParamTable.of(self.params)
+
+    @property
+    def label(self) -> str:
+        """How the model is named in a study's identity, titles and messages: its source, else its name."""
+        return self.source or self.name
 
 
 def apply_overrides(defaults: dict, overrides: dict, rules: dict | None = None) -> dict:
     """Defaults with named overrides applied; unknown names and broken rules raise ValueError.
 
     ``rules`` maps a name to ``(predicate, text)``; e.g. ``{"mass": (lambda v: v > 0, "> 0")}``.
+    The same as ``ParamTable.of(defaults, rules).apply(overrides)``.
     """
-    unknown = sorted(set(overrides) - set(defaults))
-    if unknown:
-        raise ValueError(f"unknown parameter(s) {unknown}; valid names: {sorted(defaults)}")
-    params = {k: jnp.asarray(overrides.get(k, v), dtype=jnp.result_type(float)) for k, v in defaults.items()}
-    for k, v in params.items():
-        a = np.asarray(v)
-        if not np.all(np.isfinite(a)):
-            raise ValueError(f"parameter {k} = {a} must be finite")
-        if rules and k in rules:
-            pred, text = rules[k]
-            if not np.all(pred(a)):
-                raise ValueError(f"parameter {k} = {a} breaks the rule {k} {text}")
-    return params
+    return ParamTable.of(defaults, rules).apply(overrides)
 
 
 def is_user_model(name: str) -> bool:
@@ -97,29 +133,45 @@ def get_model(name: str, **overrides) -> Model:
 
     ``name`` is a built-in model (``REGISTRY``) or a user file ``path/to/file.py:function``:
     ``function(**overrides)`` must return a :class:`Model` (see ``examples/user_model.py``).
+    The model comes back with ``build`` (its builder, to rebuild it with other overrides) and
+    ``source`` (``name``) set.
     """
+    return builder(name)(**overrides)
+
+
+def builder(name: str) -> Callable[..., Model]:
+    """The function ``(**overrides) -> Model`` building the model ``name`` (ValueError for an unknown one)."""
     if is_user_model(name):
         path, _, fn = name.rpartition(":")
         built = getattr(_user_module(path), fn, None)
         if not callable(built):
             raise ValueError(f"model {name!r}: {path} defines no function {fn!r}")
-        try:
-            inspect.signature(built).bind(**overrides)
-        except TypeError as e:
-            raise ValueError(
-                f"model {name!r}: {fn} cannot be called with the parameters {sorted(overrides)}: {e}"
-            ) from None
-        model = built(**overrides)
-        if not isinstance(model, Model):
-            raise ValueError(
-                f"model {name!r}: {fn}(...) must return a jaxcontact.models.Model; got {type(model).__name__}"
-            )
-        return model
-    if name not in REGISTRY:
+
+        def make(**overrides):
+            try:
+                inspect.signature(built).bind(**overrides)
+            except TypeError as e:
+                raise ValueError(
+                    f"model {name!r}: {fn} cannot be called with the parameters {sorted(overrides)}: {e}"
+                ) from None
+            model = built(**overrides)
+            if not isinstance(model, Model):
+                raise ValueError(
+                    f"model {name!r}: {fn}(...) must return a jaxcontact.models.Model; got {type(model).__name__}"
+                )
+            return model
+
+    elif name in REGISTRY:
+        make = importlib.import_module(f"jaxcontact.models.{REGISTRY[name]}").model
+    else:
         raise ValueError(
             f"unknown model {name!r}; built-in models: {sorted(REGISTRY)}, or a user model FILE.py:FUNCTION"
         )
-    return importlib.import_module(f"jaxcontact.models.{REGISTRY[name]}").model(**overrides)
+
+    def build(**overrides) -> Model:
+        return make(**overrides)._replace(build=build, source=name)
+
+    return build
 
 
 _USER_MODULES: dict = {}

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jaxcontact.models import Model, apply_overrides
-from jaxcontact.system import ContactLaws, LagrangianSystem, law_rule
+from jaxcontact.models import DefaultStudy, Model
+from jaxcontact.params import ParamTable, law_rule
+from jaxcontact.system import ContactLaws, LagrangianSystem
 
 DEFAULTS = {"mass": 1.0, "radius": 0.0, "height": 1.0, "restitution": 0.9, "gravity": 9.81}
 RULES = {
@@ -21,6 +22,8 @@ RULES = {
     "restitution": law_rule("restitution"),
     "gravity": (lambda v: v >= 0, ">= 0"),
 }
+# The parameters: defaults, rules and units (the conventions by name for the units not given).
+TABLE = ParamTable.of(DEFAULTS, RULES)
 
 
 def _mass(q, p):
@@ -55,9 +58,19 @@ def initial_state(p):
     return q0, jnp.zeros_like(q0)
 
 
+STUDY = DefaultStudy(
+    params=("restitution=uniform(0.5,0.95)", "height=uniform(0.5,1.5)"),
+    outcomes=("peak_impulse", "impacts", "rest_time", "max_penetration", "series:y", "series:energy"),
+    n=4096,
+    dt=1e-3,
+    t_final=3.0,
+    save_every=10,
+)
+
+
 def model(**overrides) -> Model:
     """The bouncing ball with parameter overrides by name (ValueError for unknown names or broken rules)."""
-    params = apply_overrides(DEFAULTS, overrides, RULES)
+    params = TABLE.apply(overrides)
     if float(params["height"]) < float(params["radius"]):
         raise ValueError(
             f"parameter height = {float(params['height'])} must be >= radius = "
@@ -71,4 +84,6 @@ def model(**overrides) -> Model:
         dt=1e-3,
         t_final=10.0,
         description="A ball dropped from rest on the ground y = 0 (Newton restitution, no friction).",
+        table=TABLE,
+        study=STUDY,
     )

@@ -20,10 +20,10 @@ import functools
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.models import Model, apply_overrides
+from jaxcontact.models import Model
+from jaxcontact.params import ParamTable, law_rule
 from jaxcontact.spatial import Assembly, SphereSphere, Spherical, rotations
 from jaxcontact.spatial.pictures import snapshots
-from jaxcontact.system import law_rule
 
 N_BALLS = 3
 DEFAULTS = {
@@ -44,6 +44,8 @@ RULES = {
     "friction": law_rule("friction"),
     "gravity": (lambda v: v >= 0, ">= 0"),
 }
+# The parameters: defaults, rules and units (the conventions by name for the units not given).
+TABLE = ParamTable.of(DEFAULTS, RULES)
 
 
 def _assembly() -> Assembly:
@@ -117,7 +119,7 @@ def simultaneous_impact(v, restitution, n: int = N_BALLS):
 
 def model(**overrides) -> Model:
     """Newton's cradle with parameter overrides by name."""
-    params = apply_overrides(DEFAULTS, overrides, RULES)
+    params = TABLE.apply(overrides)
     ASSEMBLY.validate(params)
     return Model(
         "newton-cradle",
@@ -129,4 +131,5 @@ def model(**overrides) -> Model:
         description="Newton's cradle: three balls on spherical joints; Moreau–Jean's simultaneous impact "
         "law sends ball 1 back at −v/3 and balls 2–3 off at 2v/3 (ε = 1).",
         picture=functools.partial(snapshots, assembly=ASSEMBLY),
+        table=TABLE,
     )

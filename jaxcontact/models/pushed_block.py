@@ -18,7 +18,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.models import Model, apply_overrides
+from jaxcontact.models import Model
+from jaxcontact.params import ParamTable
 from jaxcontact.system import ContactLaws, LagrangianSystem
 
 DEFAULTS = {"mass": 1.0, "friction": 0.3, "static_friction": 0.4, "push_rate": 10.0, "gravity": 9.81}
@@ -29,6 +30,8 @@ RULES = {
     "push_rate": (lambda v: v >= 0, ">= 0"),
     "gravity": (lambda v: v >= 0, ">= 0"),
 }
+# The parameters: defaults, rules and units (the conventions by name for the units not given).
+TABLE = ParamTable.of(DEFAULTS, RULES)
 
 
 def _mass(q, p):
@@ -73,7 +76,7 @@ def position(q, p):
 
 def model(**overrides) -> Model:
     """The pushed block with parameter overrides by name; refuses static_friction < friction."""
-    params = apply_overrides(DEFAULTS, overrides, RULES)
+    params = TABLE.apply(overrides)
     if not np.all(np.asarray(params["static_friction"]) >= np.asarray(params["friction"])):
         raise ValueError(f"static_friction = {params['static_friction']} must be >= friction = {params['friction']}")
     return Model(
@@ -85,4 +88,5 @@ def model(**overrides) -> Model:
         t_final=0.8,
         description="A block at rest on rough ground pushed by a force growing in time: it sticks "
         "until the push reaches μ0 m g, then slides against dynamic μ (event-driven scheme).",
+        table=TABLE,
     )

@@ -23,10 +23,13 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.models import Model, apply_overrides
+from jaxcontact.models import Model
+from jaxcontact.params import ParamTable
 from jaxcontact.planar import Mechanism
 
 DEFAULTS = {"width": 0.2, "height": 0.4, "mass": 1.0, "restitution": 0.0, "friction": 0.7, "tilt": 0.1, "gravity": 9.81}
+# The parameters: defaults, rules and units (the conventions by name for the units not given).
+TABLE = ParamTable.of(DEFAULTS)
 
 LEFT_CORNER = ("-width/2", "-height/2")
 RIGHT_CORNER = ("width/2", "-height/2")
@@ -66,7 +69,7 @@ def initial_state(p):
 
 def model(**overrides) -> Model:
     """The rocking block with parameter overrides by name; refuses a tilt beyond the overturning angle."""
-    params = apply_overrides(DEFAULTS, overrides)
+    params = TABLE.apply(overrides)
     MECHANISM.validate(params)
     alpha = np.arctan2(np.asarray(params["width"]), np.asarray(params["height"]))
     tilt = np.asarray(params["tilt"])
@@ -86,4 +89,5 @@ def model(**overrides) -> Model:
         t_final=2.0,
         description="A rectangular block released tilted on one corner rocks on its two bottom "
         "corners (restitution, Coulomb friction) and comes to rest.",
+        table=TABLE,
     )

@@ -47,7 +47,8 @@ import math
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.models import Model, apply_overrides
+from jaxcontact.models import DefaultStudy, Model
+from jaxcontact.params import ParamTable
 from jaxcontact.planar import Mechanism
 
 DEFAULTS = {
@@ -74,6 +75,8 @@ RULES = {
     for name in ("m1", "width", "height", "m2", "bar_length", "e", "stiffness", "exponent", "slip_width")
 }
 RULES.update({name: (lambda v: v >= 0, ">= 0") for name in ("damping", "friction", "slip_width0", "gravity")})
+# The parameters: defaults, rules and units (the conventions by name for the units not given).
+TABLE = ParamTable.of(DEFAULTS, RULES, units={"damping": "N·s/m²"})
 
 
 def mechanism(compliant: bool = True) -> Mechanism:
@@ -125,9 +128,21 @@ def initial_state(p):
     return q0, u0
 
 
+# The default study: the stick–slip under an uncertain motor speed and floor friction (compliant
+# corners: penalty by default, event-driven for exact sticking).
+STUDY = DefaultStudy(
+    params=("omega=uniform(10,14)", "friction=uniform(0.1,0.2)", "static_friction=uniform(0.2,0.3)"),
+    outcomes=("final:slider.x", "max:slider.x", "min:slider.x", "peak_impulse", "series:slider.x"),
+    n=256,
+    t_final=1.0,
+    save_every=20,
+    scheme="penalty",
+)
+
+
 def model(**overrides) -> Model:
     """The slider–bar with parameter overrides by name; refuses static_friction < friction."""
-    params = apply_overrides(DEFAULTS, overrides, RULES)
+    params = TABLE.apply(overrides)
     MECHANISM.validate(params)
     if np.any(np.asarray(params["static_friction"]) < np.asarray(params["friction"])):
         raise ValueError(
@@ -143,4 +158,6 @@ def model(**overrides) -> Model:
         t_final=2.0,
         description="Flat beater: a slider on a rough floor (compliant corners, μ0 ≥ μ) shaken by a "
         "motor-driven eccentric bar: stick–slip. Use the event-driven or penalty scheme.",
+        table=TABLE,
+        study=STUDY,
     )

@@ -44,10 +44,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcontact.contact_laws import restitution_damping
-from jaxcontact.models import Model, apply_overrides
+from jaxcontact.models import DefaultStudy, Model
+from jaxcontact.params import ParamTable, law_rule
 from jaxcontact.planar import Mechanism
 from jaxcontact.planar.bodies import Frames
-from jaxcontact.system import law_rule
 
 CONTACTS = ("compliant", "rigid", "ideal")
 
@@ -88,6 +88,8 @@ RULES = {
     **{k: (lambda v: v >= 0, ">= 0") for k in ("stiffness", "damping", "friction")},
     "restitution": law_rule("restitution"),
 }
+# The parameters: defaults, rules and units (the conventions by name for the units not given).
+TABLE = ParamTable.of(DEFAULTS, RULES, units={"damping": "N·s/m^(exponent+1)"})
 REFERENCE_IMPACT_SPEED = 0.5  # m/s, for the restitution-matched damping
 
 
@@ -150,7 +152,7 @@ def initial_state(p):
 
 def build(contact: str = "compliant", **overrides):
     """(mechanism, system, params) with the damping matched to ε = ``restitution`` unless given."""
-    params = apply_overrides(DEFAULTS, overrides, RULES)
+    params = TABLE.apply(overrides)
     if "damping" not in overrides:
         params["damping"] = jnp.asarray(
             restitution_damping(params["stiffness"], params["restitution"], REFERENCE_IMPACT_SPEED)
@@ -179,6 +181,36 @@ def derived(params: dict, given=()) -> dict:
     if "damping" not in given:
         p["damping"] = restitution_damping(p["stiffness"], p["restitution"], REFERENCE_IMPACT_SPEED)
     return p
+
+
+# The default study: uncertain clearance, journal restitution (the Hunt–Crossley damping matched to it)
+# and friction, crank speed; the outcomes the clearance-joint literature reports. Compliant journal by
+# default (penalty; Hertz stiffness from the clearance), rigid (Newton impacts) with --scheme
+# moreau-jean, on the same samples (VARIANTS). Two crank turns at 200 rad/s.
+STUDY = DefaultStudy(
+    params=(
+        "clearance=uniform(1e-4,5e-4)",
+        "restitution=uniform(0.7,0.95)",
+        "friction=uniform(0.01,0.1)",
+        "omega=uniform(150,250)",
+    ),
+    outcomes=(
+        "peak_force",
+        "peak_accel:slider.x",
+        "free_flight",
+        "impacts",
+        "max:journal_ex",
+        "series:journal_ex",
+        "series:journal_ey",
+        "series:slider.x",
+    ),
+    n=256,
+    dt=5e-6,
+    t_final=0.06,
+    save_every=40,
+    scheme="penalty",
+)
+VARIANTS = {"rigid": {"contact": "rigid"}, "compliant": {"contact": "compliant"}}
 
 
 def model(contact: str = "rigid", **overrides) -> Model:
@@ -211,4 +243,7 @@ def model(contact: str = "rigid", **overrides) -> Model:
         f"clearance ({contact} contact); crank driven at constant speed.",
         derive=derive,
         observables=observables,
+        table=TABLE,
+        study=STUDY,
+        variants=VARIANTS,
     )

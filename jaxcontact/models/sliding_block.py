@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jaxcontact.models import Model, apply_overrides
+from jaxcontact.models import Model
+from jaxcontact.params import ParamTable
 from jaxcontact.system import ContactLaws, LagrangianSystem
 
 DEFAULTS = {"mass": 1.0, "friction": 0.5, "slope_deg": 20.0, "speed": 1.0, "gravity": 9.81}
@@ -23,6 +24,8 @@ RULES = {
     "slope_deg": (lambda v: (v >= 0) & (v < 90), "in [0, 90)"),
     "gravity": (lambda v: v >= 0, ">= 0"),
 }
+# The parameters: defaults, rules and units (the conventions by name for the units not given).
+TABLE = ParamTable.of(DEFAULTS, RULES)
 
 
 def _frame(p, dtype):
@@ -84,7 +87,7 @@ def distance_along_slope(q, p):
 
 def model(**overrides) -> Model:
     """The block on a rough incline with parameter overrides by name."""
-    params = apply_overrides(DEFAULTS, overrides, RULES)
+    params = TABLE.apply(overrides)
     return Model(
         "sliding-block",
         SYSTEM,
@@ -94,4 +97,5 @@ def model(**overrides) -> Model:
         t_final=2.0,
         description="A block launched down a rough incline (Coulomb friction): it stops "
         "when μ > tan α, otherwise it keeps accelerating.",
+        table=TABLE,
     )

@@ -40,12 +40,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcontact.contact_laws import restitution_damping
-from jaxcontact.models import Model, apply_overrides
+from jaxcontact.models import DefaultStudy, Model
 from jaxcontact.models.slider_crank import REFERENCE_IMPACT_SPEED
 from jaxcontact.models.slider_crank import hertz_cylinder_stiffness as hertz_stiffness
+from jaxcontact.params import ParamTable, law_rule
 from jaxcontact.spatial import Assembly, Driver, Prismatic, Revolute, SphereInSphere, Spherical, Universal, rotations
 from jaxcontact.spatial.pictures import snapshots
-from jaxcontact.system import law_rule, velocity_matrix
+from jaxcontact.system import velocity_matrix
 
 CONTACTS = ("rigid", "compliant", "ideal")
 BAR_RADIUS = 0.005  # m, of the slender bars' inertia
@@ -81,6 +82,8 @@ RULES = {
     "friction": law_rule("friction"),
     "restitution": law_rule("restitution"),
 }
+# The parameters: defaults, rules and units (the conventions by name for the units not given).
+TABLE = ParamTable.of(DEFAULTS, RULES, units={"damping": "N·s/m^(exponent+1)"})
 
 
 def _assembly(contact: str) -> Assembly:
@@ -191,6 +194,31 @@ def derived(params: dict, given=()) -> dict:
     return p
 
 
+# The default study: uncertain clearance, restitution and friction of the crank–rod ball joint; one
+# crank turn at 200 rad/s. Rigid ball in socket (Moreau–Jean impacts) by default, compliant (Hertz,
+# Hunt–Crossley damping matched to the restitution) with --scheme penalty, on the same samples
+# (VARIANTS). peak_impulse is the rigid joint's measure (its impulse / dt scales with the step).
+STUDY = DefaultStudy(
+    params=("clearance=uniform(1e-4,5e-4)", "restitution=uniform(0.7,0.95)", "friction=uniform(0.01,0.1)"),
+    outcomes=(
+        "peak_impulse",
+        "peak_force",
+        "peak_accel:slider.vx",
+        "impacts",
+        "free_flight",
+        "max:eccentricity",
+        "series:eccentricity",
+        "series:slider.x",
+    ),
+    n=64,
+    dt=5e-6,
+    t_final=0.0314,
+    save_every=40,
+    scheme="moreau-jean",
+)
+VARIANTS = {"rigid": {"contact": "rigid"}, "compliant": {"contact": "compliant"}}
+
+
 def model(contact: str = "rigid", **overrides) -> Model:
     """The registry model: the rigid clearance joint (Moreau–Jean) by default; ``contact="compliant"`` the
     penalty variant (stiffness from the radii, damping from the restitution unless given); ``"ideal"`` the
@@ -198,7 +226,7 @@ def model(contact: str = "rigid", **overrides) -> Model:
     if contact not in CONTACTS:
         raise ValueError(f"contact = {contact!r} must be one of {CONTACTS}")
     given = frozenset(overrides)
-    params = derived(apply_overrides(DEFAULTS, overrides, RULES), given)
+    params = derived(TABLE.apply(overrides), given)
     check_geometry(params)
     ASSEMBLIES[contact].validate(params)
     dt = {"rigid": 1e-5, "compliant": 5e-6, "ideal": 1e-4}[contact]
@@ -214,6 +242,9 @@ def model(contact: str = "rigid", **overrides) -> Model:
         derive=functools.partial(derived, given=given) if contact == "compliant" else None,
         observables={"eccentricity": eccentricity},
         picture=functools.partial(picture, contact=contact),
+        table=TABLE,
+        study=STUDY,
+        variants=VARIANTS,
     )
 
 

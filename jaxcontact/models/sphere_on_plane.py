@@ -24,10 +24,10 @@ import functools
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.models import Model, apply_overrides
+from jaxcontact.models import DefaultStudy, Model
+from jaxcontact.params import ParamTable, law_rule
 from jaxcontact.spatial import Assembly, Plane, SpherePlane
 from jaxcontact.spatial.pictures import snapshots
-from jaxcontact.system import law_rule
 
 DEFAULTS = {
     "mass": 1.0,
@@ -49,6 +49,8 @@ RULES = {
     "drop": (lambda v: v >= 0, ">= 0"),
     "gravity": (lambda v: v >= 0, ">= 0"),
 }
+# The parameters: defaults, rules and units (the conventions by name for the units not given).
+TABLE = ParamTable.of(DEFAULTS, RULES)
 SLOPE = "slope_deg*pi/180"
 
 
@@ -118,9 +120,20 @@ def analytic_speed(p, t):
     return np.where(t < t_star, slipping, v_star + 5.0 / 7.0 * g * np.sin(a) * (t - t_star))
 
 
+STUDY = DefaultStudy(
+    params=("friction=uniform(0.1,0.3)", "spin=uniform(-10,10)", "slope_deg=uniform(0,10)"),
+    outcomes=("final:ball.x", "max:ball.z", "series:ball.x"),
+    n=256,
+    dt=1e-3,
+    t_final=1.0,
+    save_every=10,
+    scheme="moreau-jean",
+)
+
+
 def model(**overrides) -> Model:
     """The sphere on a rough plane with parameter overrides by name."""
-    params = apply_overrides(DEFAULTS, overrides, RULES)
+    params = TABLE.apply(overrides)
     ASSEMBLY.validate(params)
     return Model(
         "sphere-on-plane",
@@ -132,4 +145,6 @@ def model(**overrides) -> Model:
         description="A solid sphere launched sliding (and spinning) on a rough, possibly inclined plane "
         "(spatial body, Coulomb cone): it slips, then rolls at 5/7 of its speed on the flat.",
         picture=functools.partial(snapshots, assembly=ASSEMBLY),
+        table=TABLE,
+        study=STUDY,
     )

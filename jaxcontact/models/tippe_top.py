@@ -37,10 +37,10 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.models import Model, apply_overrides
+from jaxcontact.models import DefaultStudy, Model
+from jaxcontact.params import ParamTable, law_rule
 from jaxcontact.spatial import Assembly, SpherePlane, rotations
 from jaxcontact.spatial.pictures import save, snapshot_figure
-from jaxcontact.system import law_rule
 
 DEFAULTS = {
     "mass": 0.015,
@@ -67,6 +67,8 @@ RULES = {
     "tilt_deg": (lambda v: (v >= 0) & (v < 180), "in [0, 180)"),
     "gravity": (lambda v: v >= 0, ">= 0"),
 }
+# The parameters: defaults, rules and units (the conventions by name for the units not given).
+TABLE = ParamTable.of(DEFAULTS, RULES)
 
 
 def _assembly() -> Assembly:
@@ -157,9 +159,25 @@ def body_spin(u):
     return u[..., 5]
 
 
+# The default study: the inversion under uncertain friction and spin: the time the axis passes the
+# horizontal (inclination ≥ π/2; censored at t_final when it does not turn over), how far it turns, where
+# its centre of mass ends (R − a upright, R + a inverted). The ranges keep the top gliding often enough
+# that its inversion time converges with the step (with more friction it rolls, and only the step's drift
+# turns it over: docs/theory/spatial.md); the step keeps Moreau–Jean's sinking a small share of R.
+STUDY = DefaultStudy(
+    params=("friction=uniform(0.04,0.06)", "spin=uniform(150,220)"),
+    outcomes=("first_above:inclination=1.5708", "max:inclination", "final:com_height", "series:inclination"),
+    n=64,
+    dt=1.25e-4,
+    t_final=12.0,
+    save_every=400,
+    scheme="moreau-jean",
+)
+
+
 def model(**overrides) -> Model:
     """The tippe top with parameter overrides by name."""
-    params = apply_overrides(DEFAULTS, overrides, RULES)
+    params = TABLE.apply(overrides)
     a, r = np.asarray(params["offset"]), np.asarray(params["radius"])
     if np.any(a >= r):
         raise ValueError(
@@ -182,6 +200,8 @@ def model(**overrides) -> Model:
         # Projecting the contact back onto the plane turns the top upright and stops its
         # inversion (docs/theory/spatial.md, "The sinking").
         resting_projection=False,
+        table=TABLE,
+        study=STUDY,
     )
 
 

@@ -36,7 +36,7 @@ from jaxcontact.planar.contacts import CircleCircle, CircleLine, ClearanceJoint,
 from jaxcontact.planar.forces import GeneralizedForce, Gravity, PointForce, SpringDamper, Torque
 from jaxcontact.planar.joints import Driver, Prismatic, Revolute
 from jaxcontact.planar.mechanism import Mechanism
-from jaxcontact.planar.values import Value
+from jaxcontact.values import Value
 
 __all__ = [
     "Body",

@@ -19,7 +19,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxcontact.planar.values import Value
+from jaxcontact.values import Value
 
 COORDINATES = ("x", "y", "theta")
 

@@ -33,7 +33,7 @@ from jaxcontact.planar.bodies import (
     unit,
     world_direction,
 )
-from jaxcontact.planar.values import Value
+from jaxcontact.values import Value
 
 
 class Line:

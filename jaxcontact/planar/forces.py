@@ -17,7 +17,7 @@ from collections.abc import Callable
 import jax.numpy as jnp
 
 from jaxcontact.planar.bodies import Body, Point, material_velocity, mul, pose, safe_norm, safe_unit, sub, unit
-from jaxcontact.planar.values import Value
+from jaxcontact.values import Value
 
 
 class Wrenches:

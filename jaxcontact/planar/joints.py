@@ -10,7 +10,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from jaxcontact.planar.bodies import COORDINATES, Body, Point, dot, frames, is_zero, pose, rotate, sub
-from jaxcontact.planar.values import Value
+from jaxcontact.values import Value
 
 
 class Revolute:

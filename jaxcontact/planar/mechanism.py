@@ -12,7 +12,7 @@ Example (a pendulum of length ``l`` hinged at the origin, hitting the ground)::
 
 Structure (which bodies, joints, contacts) is static Python; every value is a
 spec resolved against ``params`` inside the jitted functions (see
-:mod:`jaxcontact.planar.values`), so one compiled program serves any batch of
+:mod:`jaxcontact.values`), so one compiled program serves any batch of
 parameter variations. Coordinates: body i owns q[3i:3i+3] = (x, y, θ) of its
 centre of mass, in the order the bodies were added. Contact sign conventions:
 :mod:`jaxcontact.planar.contacts`.
@@ -28,12 +28,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcontact.initial import check_state
+from jaxcontact.params import ANY, NONNEGATIVE, POSITIVE, ParamTable, Rule, law_range_rule
 from jaxcontact.planar.bodies import COORDINATES, Body, Frames, Point, material_velocity, world_point
 from jaxcontact.planar.contacts import CircleCircle, CircleLine, ClearanceJoint, Contact, Line, PointLine
 from jaxcontact.planar.forces import GeneralizedForce, Gravity, PointForce, SpringDamper, Torque, Wrenches
 from jaxcontact.planar.joints import Driver, Prismatic, Revolute
-from jaxcontact.planar.values import ANY, NONNEGATIVE, POSITIVE, Rule, Value, is_number, law_range_rule
 from jaxcontact.system import CompliantLaws, ContactLaws, LagrangianSystem
+from jaxcontact.values import Value, is_number
 
 BodyRef = Union[Body, str, None]
 
@@ -540,6 +541,12 @@ class Mechanism:
             if not np.all(rule.pred(v)):
                 bad = v if v.ndim == 0 else v[~np.asarray(rule.pred(v), bool)]
                 raise ValueError(f"{element!r} {field} = {bad} (from {value!r}) must be {rule!r}")
+
+    def param_table(self, defaults: dict | None = None) -> ParamTable:
+        """The parameters (``defaults`` and the registered literals) with the rule and unit of every element
+        field each fills directly (a body's ``mass="m1"``: m1 > 0, in kg); the rest by the conventions."""
+        uses = [(v.parameter_name, field, rule) for _, field, v, rule in self._rules if v.parameter_name]
+        return ParamTable.from_uses({**self.literals, **dict(defaults or {})}, uses)
 
     def build(
         self,

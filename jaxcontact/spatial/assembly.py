@@ -14,7 +14,7 @@ Equations of motion in the velocities u = (v, ω_body) (Newton–Euler):
 
 so M = diag(m, m, m, I_1, I_2, I_3) per body is constant and diagonal and the gyroscopic term
 −ω × Iω is a force quadratic in u (declared: ``gyroscopic=True``). Every physical value is a
-value spec (:class:`jaxcontact.planar.values.Value`): a parameter name, an expression over
+value spec (:class:`jaxcontact.values.Value`): a parameter name, an expression over
 names, or a callable — an array leaf, batchable and differentiable.
 """
 
@@ -25,13 +25,14 @@ import functools
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.planar.values import NONNEGATIVE, POSITIVE, Value
+from jaxcontact.params import NONNEGATIVE, POSITIVE, ParamTable
 from jaxcontact.spatial import bodies as B
 from jaxcontact.spatial.bodies import Body
 from jaxcontact.spatial.contacts import Contact
 from jaxcontact.spatial.forces import Load, SpringDamper
 from jaxcontact.spatial.joints import Joint
 from jaxcontact.system import CompliantLaws, ContactLaws, LagrangianSystem
+from jaxcontact.values import Value
 
 
 class Assembly:
@@ -129,33 +130,46 @@ class Assembly:
 
     # --- checks ---------------------------------------------------------------------------------------------------
 
-    def validate(self, p) -> None:
-        """Raise ValueError naming the element, the value and the rule for any broken physical value."""
-        if not self.bodies:
-            raise ValueError("the assembly has no body")
-        checks = [(self.gravity, "gravity", lambda v: v >= 0, ">= 0")]
+    def _field_rules(self) -> list:
+        """(value, element, field, rule) of every physical value: what ``validate`` checks and what
+        ``param_table`` gives the parameters that fill them."""
+        out = [(self.gravity, "gravity", "gravity", NONNEGATIVE)]
         for b in self.bodies:
-            checks.append((b.mass, f"body {b.name!r} mass", POSITIVE.pred, POSITIVE.text))
-            checks += [
-                (v, f"body {b.name!r} inertia[{i}]", POSITIVE.pred, POSITIVE.text) for i, v in enumerate(b.inertia)
-            ]
+            out.append((b.mass, f"body {b.name!r}", "mass", POSITIVE))
+            out += [(v, f"body {b.name!r}", f"inertia[{i}]", POSITIVE) for i, v in enumerate(b.inertia)]
         for c in self.contacts:
             for field, (spec, rule) in c.physical().items():
                 if field == "restitution" and c in self.compliant_laws:
                     continue  # none: the damping sets the rebound
-                checks.append(
-                    (Value(spec, f"contact {c.name!r} {field}"), f"contact {c.name!r} {field}", rule.pred, rule.text)
-                )
+                out.append((Value(spec, f"contact {c.name!r} {field}"), f"contact {c.name!r}", field, rule))
         for c, law in self.compliant_laws.items():
-            checks += [
-                (v, f"contact {c.name!r} {field}", COMPLIANT_FIELDS[field].pred, COMPLIANT_FIELDS[field].text)
-                for field, v in law.items()
-            ]
+            out += [(v, f"contact {c.name!r}", field, COMPLIANT_FIELDS[field]) for field, v in law.items()]
         for ld in self.loads:
             for field, (spec, rule) in ld.physical().items():
-                checks.append(
-                    (Value(spec, f"load {ld.name!r} {field}"), f"load {ld.name!r} {field}", rule.pred, rule.text)
-                )
+                out.append((Value(spec, f"load {ld.name!r} {field}"), f"load {ld.name!r}", field, rule))
+        return out
+
+    def param_table(self, defaults: dict) -> ParamTable:
+        """The parameters ``defaults`` with the rule and unit of every element field each fills directly (a
+        body's ``mass="m"``: m > 0, in kg); the rest by the conventions."""
+        uses = [(v.parameter_name, field, rule) for v, _, field, rule in self._field_rules() if v.parameter_name]
+        return ParamTable.from_uses(defaults, uses)
+
+    def build(self, defaults: dict, **system_options) -> tuple[LagrangianSystem, dict]:
+        """The system (``system(**system_options)``) and the parameter dict ``defaults`` as float array leaves,
+        validated: the same idiom as the 2D builder's ``Mechanism.build``."""
+        params = {k: jnp.asarray(v, jnp.result_type(float)) for k, v in defaults.items()}
+        self.validate(params)
+        return self.system(**system_options), params
+
+    def validate(self, p) -> None:
+        """Raise ValueError naming the element, the value and the rule for any broken physical value."""
+        if not self.bodies:
+            raise ValueError("the assembly has no body")
+        checks = [
+            (value, f"{element} {field}" if element != field else field, rule.pred, rule.text)
+            for value, element, field, rule in self._field_rules()
+        ]
         for value, where, pred, text in checks:
             v = np.asarray(value.check(p))
             if not np.all(np.isfinite(v)) or not np.all(pred(v)):

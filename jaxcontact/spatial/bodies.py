@@ -28,7 +28,7 @@ class Body:
     """A rigid body (``index`` ≥ 0) or the ground (``index`` None) of one Assembly.
 
     mass and inertia (principal moments I_1, I_2, I_3 about the body axes) are value specs
-    (:class:`jaxcontact.planar.values.Value`) resolved against the parameters.
+    (:class:`jaxcontact.values.Value`) resolved against the parameters.
     """
 
     name: str

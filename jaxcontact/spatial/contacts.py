@@ -29,7 +29,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.planar.values import POSITIVE, Value, law_range_rule
+from jaxcontact.params import POSITIVE, law_range_rule
 from jaxcontact.spatial.bodies import Body, point_velocity, pose
 from jaxcontact.spatial.geometry import (
     box_plane_gaps,
@@ -41,6 +41,7 @@ from jaxcontact.spatial.geometry import (
     sphere_sphere_gap,
     tangent_basis,
 )
+from jaxcontact.values import Value
 
 # --- contact elements -----------------------------------------------------------------------------------------
 
@@ -339,8 +340,8 @@ class PinInHole(Contact):
 
     the normal from the hole's wall to the pin (the force on the pin pushes it back towards the
     axis; the contact lies on the outward radial ρ̂ at the pin's surface point e + r_p ρ̂, where
-    the slip is measured) — the convention of every contact here and of the planar clearance
-    joint (:class:`jaxcontact.planar.contacts.ClearanceJoint`).
+    the slip is measured) — the convention of every contact here and of the 2D builder's clearance
+    joint (``ClearanceJoint``).
 
     The radial distance is convex along the pin's axis, so its largest value over the pin is at an
     end: the two end contacts are exact for the pin's axis. Neglected: the tilt of the end faces

@@ -11,8 +11,9 @@ import dataclasses
 
 import jax.numpy as jnp
 
-from jaxcontact.planar.values import NONNEGATIVE, Value
+from jaxcontact.params import NONNEGATIVE
 from jaxcontact.spatial.bodies import Body, point_velocity, pose
+from jaxcontact.values import Value
 
 
 def _vector(spec, p, t, dtype, where, time_ok=False):

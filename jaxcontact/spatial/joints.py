@@ -29,9 +29,9 @@ import dataclasses
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.planar.values import Value
 from jaxcontact.spatial.bodies import Body, pose
 from jaxcontact.spatial.contacts import tangent_basis
+from jaxcontact.values import Value
 
 
 def _vector(spec, p, dtype, where):

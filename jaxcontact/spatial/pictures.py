@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxcontact.planar.values import Value
 from jaxcontact.spatial.contacts import BoxPlane, CapsulePlane, SphereInSphere, SpherePlane, SphereSphere
 from jaxcontact.spatial.joints import Fixed, Revolute, Spherical, Universal
+from jaxcontact.values import Value
 
 # The joints whose two points coincide: with the ground on one side, the ground's point is a pivot.
 # (A cylindrical or prismatic joint's ground point is only a point of its axis line, no pivot.)

@@ -23,7 +23,6 @@ one scalar per sample broadcast over its shape (all entries move together).
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import math
 import re
 from collections.abc import Mapping
@@ -31,7 +30,7 @@ from collections.abc import Mapping
 import numpy as np
 from scipy import special
 
-from jaxcontact.system import LAW_RANGES
+from jaxcontact.params import conventional_bounds
 
 INF = math.inf
 
@@ -280,29 +279,6 @@ def _args_doc(kind: str) -> str:
     return ", ".join(f.name for f in dataclasses.fields(CONSTRUCTORS[kind]))
 
 
-# Physical ranges by parameter-name pattern (fnmatch), checked against each distribution's support.
-# A model may pass its own; these cover the contact-law names used by the built-in models.
-DEFAULT_BOUNDS: tuple[tuple[str, float, float], ...] = (
-    ("*restitution*", *LAW_RANGES["restitution"]),
-    ("*friction*", *LAW_RANGES["friction"]),
-    ("*mass*", 0.0, INF),
-    ("*length*", 0.0, INF),
-    ("*radius*", 0.0, INF),
-    ("*clearance*", 0.0, INF),
-    ("*stiffness*", 0.0, INF),
-    ("*inertia*", 0.0, INF),
-    ("dt", 0.0, INF),
-)
-
-
-def bounds_for(name: str, bounds=DEFAULT_BOUNDS) -> tuple[float, float] | None:
-    """The allowed [lo, hi] for a parameter name (first matching pattern), or None."""
-    for pattern, lo, hi in bounds:
-        if fnmatch.fnmatchcase(name, pattern):
-            return (lo, hi)
-    return None
-
-
 @dataclasses.dataclass(frozen=True)
 class ParamSpace:
     """An ordered set of named distributions (the uncertain inputs of a study).
@@ -354,14 +330,17 @@ class ParamSpace:
         """{name: distribution text} (the study's identity and summary.json)."""
         return {n: str(d) for n, d in zip(self.names, self.dists)}
 
-    def validate(self, valid_names, bounds=DEFAULT_BOUNDS) -> None:
-        """Raise ValueError for an unknown name or a support outside the name's physical range."""
+    def validate(self, valid_names, bounds=conventional_bounds) -> None:
+        """Raise ValueError for an unknown name or a support outside the name's physical range.
+
+        ``bounds``: name -> (lo, hi) or None (a model's ``ParamTable.bounds``; default the conventions by name).
+        """
         valid = sorted(valid_names)
         unknown = [n for n in self.names if n not in valid]
         if unknown:
             raise ValueError(f"unknown parameter(s) {unknown}; valid names: {valid}")
         for n, d in zip(self.names, self.dists):
-            rng = bounds_for(n, bounds)
+            rng = bounds(n)
             if rng is None:
                 continue
             lo, hi = rng

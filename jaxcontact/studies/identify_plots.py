@@ -6,10 +6,10 @@ import jax.numpy as jnp
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from jaxcontact.models.units import coordinate_unit
 from jaxcontact.simulate import n_steps_for, simulate
 from jaxcontact.stepping import MoreauJean
 from jaxcontact.studies.plots import _save, _tidy, pyplot
+from jaxcontact.units import coordinate_unit
 
 
 def convergence_plot(res, path, truth: dict | None = None) -> None:

@@ -1,6 +1,10 @@
-"""Monte Carlo study of a built-in model: sample, simulate in chunks, reduce, summarise, plot.
+"""Monte Carlo study of a model: sample, simulate in chunks, reduce, summarise, plot.
 
-    summary = run_study(StudySpec("four-bar", space, n=10_000), out_dir="mc-four-bar")
+    summary = run_study(default_study(get_model("four-bar")), out_dir="mc-four-bar")
+
+The study takes the :class:`jaxcontact.models.Model` object (resolved from a name once, by the caller)
+and asks it everything model-specific: its parameters' table (units, bounds), its default study, its
+variants by contact kind, its builder for checking sampled values.
 
 Pipeline: the uncertain parameters' unit-cube design (``sampling``; a
 Saltelli design when Sobol indices are asked for) is mapped through the
@@ -30,20 +34,19 @@ import json
 import math
 import os
 import time
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact import models as models_pkg
 from jaxcontact.initial import StartError, check_state
 from jaxcontact.simulate import check_scheme, n_steps_for
 from jaxcontact.stepping import SCHEMES
 from jaxcontact.stepping.base import Scheme
 from jaxcontact.stepping.moreau_jean import MoreauJean
 from jaxcontact.studies import plots, statistics
-from jaxcontact.studies.distributions import DEFAULT_BOUNDS, ParamSpace
+from jaxcontact.studies.distributions import ParamSpace
 from jaxcontact.studies.outcomes import outcome as make_outcome
 from jaxcontact.studies.outcomes import simulate_outcomes
 from jaxcontact.studies.runner import run_samples
@@ -55,15 +58,18 @@ from jaxcontact.studies.sensitivity import base_rows, saltelli_design, study_ind
 class StudySpec:
     """Everything that defines a study (and its identity for resuming).
 
-    model: registry name; space: uncertain parameters; n: simulations;
+    model: the :class:`jaxcontact.models.Model` (its ``label`` names the study); space: uncertain parameters;
+    n: simulations;
     outcomes: outcome names (see ``outcomes``); sampler: random | lhs | sobol;
     sensitivity: compute Sobol indices (Saltelli design); dt, t_final: time
     grid (None: the model's); save_every: keep every k-th row of time series;
     overrides: fixed parameter values replacing the model defaults;
-    scheme: the time-stepping scheme and its options (any scheme that treats the model's contacts); chunk_size: samples per compiled call (None: 256 per device).
+    scheme: the time-stepping scheme and its options (any scheme that treats the model's contacts);
+    model_options: keyword options of the model's builder (its variant for the scheme's contact kind);
+    chunk_size: samples per compiled call (None: ``runner.CHUNK_PER_DEVICE`` per device).
     """
 
-    model: str
+    model: Any
     space: ParamSpace
     n: int
     outcomes: tuple[str, ...]
@@ -75,14 +81,23 @@ class StudySpec:
     save_every: int = 10
     overrides: tuple[tuple[str, float], ...] = ()
     scheme: Scheme = MoreauJean()
-    model_options: tuple[tuple[str, str], ...] = ()  # keyword options of the model builder (e.g. contact)
-    chunk_size: int | None = None  # None: runner.CHUNK_PER_DEVICE samples per device
+    model_options: tuple[tuple[str, str], ...] = ()
+    chunk_size: int | None = None
     n_bootstrap: int = 1000
 
+    @property
+    def name(self) -> str:
+        """The study's model as the user named it (a registry name or ``FILE.py:FUNCTION``)."""
+        return self.model.label
+
     def config(self, n_steps: int, dt: float, scheme: Scheme) -> dict:
-        """JSON identity of the study (what must match for a resume); ``scheme``: the one run."""
+        """JSON identity of the study (what must match for a resume); ``scheme``: the one run.
+
+        The model is identified by its name alone, as studies written before models were objects
+        were: a folder they wrote still resumes (a digest of the parameters would refuse it).
+        """
         return {
-            "model": self.model,
+            "model": self.name,
             "params": self.space.to_json(),
             "n": self.n,
             "outcomes": list(self.outcomes),
@@ -99,19 +114,25 @@ class StudySpec:
         }
 
 
-def check_samples(model_name: str, overrides: dict, values: dict, options: dict | None = None) -> None:
+def check_samples(model, overrides: dict, values: dict, options: dict | None = None) -> None:
     """Every sample must pass the model's own parameter checks; raise before any compute.
 
-    The model builder is called once with the sampled arrays (the built-in
-    models validate batched leaves). A builder that only accepts scalars
-    (TypeError) is called at every corner of the sampled box instead (the
-    componentwise min and max of each varied parameter).
+    The model's builder (``model.build``) is called once with the sampled arrays (the built-in
+    models validate batched leaves). A builder that only accepts scalars (TypeError) is called at
+    every corner of the sampled box instead (the componentwise min and max of each varied
+    parameter). A model without a builder has its parameter table check the samples.
     """
     prefix = (
         f"sampled parameters ({', '.join(f'{k} in [{np.min(v):.6g}, {np.max(v):.6g}]' for k, v in values.items())})"
     )
+    if model.build is None:
+        try:
+            model.param_table.check(values)
+            return
+        except ValueError as e:
+            raise ValueError(f"{prefix}: {e}; narrow the distributions") from None
     try:
-        models_pkg.get_model(model_name, **(options or {}), **overrides, **values)
+        model.build(**(options or {}), **overrides, **values)
         return
     except ValueError as e:
         raise ValueError(f"{prefix}: {e}; narrow the distributions") from None
@@ -120,7 +141,7 @@ def check_samples(model_name: str, overrides: dict, values: dict, options: dict 
     names = list(values)
     for corner in itertools.product(*[(float(np.min(values[k])), float(np.max(values[k]))) for k in names]):
         try:
-            models_pkg.get_model(model_name, **(options or {}), **overrides, **dict(zip(names, corner)))
+            model.build(**(options or {}), **overrides, **dict(zip(names, corner)))
         except ValueError as e:
             raise ValueError(f"{prefix}: at {dict(zip(names, corner))}: {e}; narrow the distributions") from None
 
@@ -204,7 +225,7 @@ def _check_out_dir(out_dir: str) -> None:
 class PreparedStudy(NamedTuple):
     """Everything a study needs before it runs: the model, time grid, outcomes, design and evaluator."""
 
-    model: models_pkg.Model
+    model: Any
     dt: float
     t_final: float
     n_steps: int
@@ -221,8 +242,8 @@ def study_model(spec: StudySpec):
     validated, without building the sample design: (model, dt, t_final, n_steps, outcomes)."""
     if spec.save_every < 1:
         raise ValueError(f"save_every = {spec.save_every} must be ≥ 1")
-    model = models_pkg.get_model(spec.model, **dict(spec.model_options), **dict(spec.overrides))
-    spec.space.validate(model.params, DEFAULT_BOUNDS)
+    model = spec_model(spec)
+    spec.space.validate(model.params, model.param_table.bounds)
     dt = float(model.dt if spec.dt is None else spec.dt)
     t_final = float(model.t_final if spec.t_final is None else spec.t_final)
     n_steps = n_steps_for(dt, t_final)
@@ -232,8 +253,18 @@ def study_model(spec: StudySpec):
     ]
     if not outcomes:
         raise ValueError("a study needs at least one outcome")
-    check_scheme(spec.scheme, model.system, spec.model)
+    check_scheme(spec.scheme, model.system, spec.name)
     return model, dt, t_final, n_steps, outcomes
+
+
+def spec_model(spec: StudySpec):
+    """The study's model with its options and overrides: ``spec.model`` itself when it has none (no rebuild)."""
+    options = {**dict(spec.model_options), **dict(spec.overrides)}
+    if not options:
+        return spec.model
+    if spec.model.build is None:
+        raise ValueError(f"model {spec.name!r} has no builder to apply {sorted(options)} to")
+    return spec.model.build(**options)
 
 
 def prepare_study(spec: StudySpec, *, differentiated: bool = False) -> PreparedStudy:
@@ -268,7 +299,7 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
         out_dir=os.path.join(out_dir, "chunks"),
         config=config,
         progress=progress,
-        desc=f"mc {spec.model}",
+        desc=f"mc {spec.name}",
     )
     out = result.outputs
     valid, fail = statistics.failures(out)
@@ -329,8 +360,8 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
     )
     figures = []
     if plot:
-        title = f"{spec.model}: {fail['n_valid']} valid of {N} samples"
-        labels = plots.study_labels(outcomes, spec.space.names, spec.model)
+        title = f"{spec.name}: {fail['n_valid']} valid of {N} samples"
+        labels = plots.study_labels(outcomes, spec.space.names, model.param_table.unit)
         if bands:
             plots.quantile_bands(t_series, bands, os.path.join(out_dir, "bands.png"), title, labels=labels)
             figures.append("bands.png")
@@ -351,7 +382,7 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
                 sobol,
                 uncertain,
                 os.path.join(out_dir, "sensitivity.png"),
-                f"{spec.model}: Sobol indices",
+                f"{spec.name}: Sobol indices",
                 labels=labels,
             )
             figures.append("sensitivity.png")
@@ -393,184 +424,45 @@ def _jsonable(x):
     return x
 
 
-# Default studies of the built-in models (what ``jaxcontact mc <model>`` runs with no options).
-DEFAULT_STUDIES: dict[str, dict] = {
-    # The four-bar-against-a-wall example of the 2015 projection paper, with uncertain restitution, wall distance, wall friction and the length of bar 1
-    # (our choice of ranges: restitution 0.6–0.95 around the paper's 0.8, wall at 4–8 cm, μ up
-    # to 0.3, l1 ±5 %); 2 s at dt = 1e-3 covers the impacts and the rest against the wall.
-    # Measured (10 002 samples): friction's total Sobol index is exactly 0 for every motion
-    # outcome — on this one-degree-of-freedom linkage the contact's Delassus matrix has rank 1,
-    # so friction only changes the (non-unique) split of the impulse between normal and
-    # tangential parts, which is why peak_impulse (the normal part) still shows ST ≈ 0.05.
-    "four-bar": {
-        "params": (
-            "restitution=uniform(0.6,0.95)",
-            "wall_distance=uniform(0.04,0.08)",
-            "friction=uniform(0,0.3)",
-            "l1=uniform(0.19,0.21)",
-        ),
-        "outcomes": (
-            "peak_impulse",
-            "impacts",
-            "rest_time",
-            "max_penetration",
-            "max_phi",
-            "final:bar1.theta",
-            "series:gap",
-            "series:bar1.theta",
-            "series:energy",
-        ),
-        "n": 10_000,
-        "dt": 1e-3,
-        "t_final": 2.0,
-        "save_every": 10,
-    },
-    # The slider–bar's stick–slip under an uncertain motor speed and floor friction (compliant
-    # corners: penalty by default, event-driven for exact sticking).
-    "slider-bar": {
-        "params": ("omega=uniform(10,14)", "friction=uniform(0.1,0.2)", "static_friction=uniform(0.2,0.3)"),
-        "outcomes": ("final:slider.x", "max:slider.x", "min:slider.x", "peak_impulse", "series:slider.x"),
-        "n": 256,
-        "t_final": 1.0,
-        "save_every": 20,
-        "scheme": "penalty",
-    },
-    # Flores et al.'s slider–crank with a clearance in the crank–rod journal: uncertain clearance,
-    # journal restitution (the Hunt–Crossley damping matched to it) and friction, crank speed;
-    # the outcomes the clearance-joint literature reports. Compliant journal by default (penalty;
-    # Hertz stiffness from the clearance), rigid (Newton impacts) with --scheme moreau-jean, on
-    # the same samples. Two crank turns at 200 rad/s.
-    "slider-crank-clearance": {
-        "params": (
-            "clearance=uniform(1e-4,5e-4)",
-            "restitution=uniform(0.7,0.95)",
-            "friction=uniform(0.01,0.1)",
-            "omega=uniform(150,250)",
-        ),
-        "outcomes": (
-            "peak_force",
-            "peak_accel:slider.x",
-            "free_flight",
-            "impacts",
-            "max:journal_ex",
-            "series:journal_ex",
-            "series:journal_ey",
-            "series:slider.x",
-        ),
-        "n": 256,
-        "dt": 5e-6,
-        "t_final": 0.06,
-        "save_every": 40,
-        "scheme": "penalty",
-        "model_options": {
-            "penalty": {"contact": "compliant"},
-            "event-driven": {"contact": "compliant"},
-            "moreau-jean": {"contact": "rigid"},
-        },
-    },
-    "bouncing-ball": {
-        "params": ("restitution=uniform(0.5,0.95)", "height=uniform(0.5,1.5)"),
-        "outcomes": ("peak_impulse", "impacts", "rest_time", "max_penetration", "series:y", "series:energy"),
-        "n": 4096,
-        "dt": 1e-3,
-        "t_final": 3.0,
-        "save_every": 10,
-    },
-    # Spatial models (Moreau–Jean: the scheme with Coulomb cones and quaternion kinematics).
-    "sphere-on-plane": {
-        "params": ("friction=uniform(0.1,0.3)", "spin=uniform(-10,10)", "slope_deg=uniform(0,10)"),
-        "outcomes": ("final:ball.x", "max:ball.z", "series:ball.x"),
-        "n": 256,
-        "dt": 1e-3,
-        "t_final": 1.0,
-        "save_every": 10,
-        "scheme": "moreau-jean",
-    },
-    # The spatial slider–crank with a clearance in the crank–rod ball joint: uncertain clearance, restitution
-    # and friction; one crank turn at 200 rad/s. Rigid ball in socket (Moreau–Jean impacts) by default,
-    # compliant (Hertz, Hunt–Crossley damping matched to the restitution) with --scheme penalty, on the
-    # same samples. peak_impulse is the rigid joint's measure (its impulse / dt scales with the step).
-    "spatial-slider-crank": {
-        "params": ("clearance=uniform(1e-4,5e-4)", "restitution=uniform(0.7,0.95)", "friction=uniform(0.01,0.1)"),
-        "outcomes": (
-            "peak_impulse",
-            "peak_force",
-            "peak_accel:slider.vx",
-            "impacts",
-            "free_flight",
-            "max:eccentricity",
-            "series:eccentricity",
-            "series:slider.x",
-        ),
-        "n": 64,
-        "dt": 5e-6,
-        "t_final": 0.0314,
-        "save_every": 40,
-        "scheme": "moreau-jean",
-        "model_options": {"moreau-jean": {"contact": "rigid"}, "penalty": {"contact": "compliant"}},
-    },
-    # The tippe top's inversion under uncertain friction and spin: the time its axis passes the horizontal
-    # (inclination ≥ π/2; censored at t_final when it does not turn over), how far it turns, where its centre
-    # of mass ends (R − a upright, R + a inverted). The ranges keep the top gliding often enough that its
-    # inversion time converges with the step (with more friction it rolls, and only the step's drift turns
-    # it over: docs/theory/spatial.md); h = 1.25e-4 keeps Moreau–Jean's sinking within a few % of R.
-    "tippe-top": {
-        "params": ("friction=uniform(0.04,0.06)", "spin=uniform(150,220)"),
-        "outcomes": ("first_above:inclination=1.5708", "max:inclination", "final:com_height", "series:inclination"),
-        "n": 64,
-        "dt": 1.25e-4,
-        "t_final": 12.0,
-        "save_every": 400,
-        "scheme": "moreau-jean",
-    },
-    "box-toss": {
-        "params": ("friction=uniform(0.2,0.6)", "restitution=uniform(0.1,0.5)", "tilt_deg=uniform(0,60)"),
-        "outcomes": ("rest_time", "final:box.x", "final:box.y", "impacts", "max_penetration", "series:box.z"),
-        "n": 64,
-        "dt": 1e-3,
-        "t_final": 2.0,
-        "save_every": 20,
-        "scheme": "moreau-jean",
-        # A box landing on a face or an edge has redundant vertex contacts: Gauss–Seidel moves the impulses
-        # only slowly along the null space of their Delassus matrix (the motion converges long before the
-        # split between vertices does), so Siconos' error stalls for thousands of sweeps. The study asks
-        # what Siconos' mechanics examples ask of NSGS, 1e-4, with a high sweep cap (a forward study stops
-        # each solve at its tolerance); bench/RESULTS.md has the effect on the motion.
-        "scheme_options": {"moreau-jean": {"iterations": 500, "tol": 1e-4}},
-    },
-}
-
-
-def default_study(model: str, *, n=None, params=(), only: bool = False, outcomes=(), **kw) -> StudySpec:
-    """A StudySpec from the model's default study, with user choices (CLI strings) on top.
+def default_study(model, *, n=None, params=(), only: bool = False, outcomes=(), **kw) -> StudySpec:
+    """A StudySpec from the model's default study (``model.study``), with user choices (CLI strings) on top.
 
     params: ``name=dist(args)`` strings replacing/adding to the defaults (only=True: instead of them);
     outcomes: names replacing the default list; other keywords (None: the default) go to StudySpec
-    (the study's default scheme, by name, when no ``scheme`` is given).
+    (the study's default scheme, with its options, when no ``scheme`` is given). A model with variants
+    by contact kind runs the one its scheme treats.
     """
-    if model not in models_pkg.REGISTRY and not models_pkg.is_user_model(model):
-        models_pkg.get_model(model)  # raises the unknown-model error
-    d = DEFAULT_STUDIES.get(model, {})
+    d = model.study
     space = (
-        ParamSpace.parse(params) if only else ParamSpace.parse(d.get("params", ())).updated(ParamSpace.parse(params))
+        ParamSpace.parse(params) if only or d is None else ParamSpace.parse(d.params).updated(ParamSpace.parse(params))
     )
     if not space.names:
-        raise ValueError(f"no uncertain parameter for {model!r}: give --param 'name=dist(args)' (quoted for the shell)")
-    outs = tuple(outcomes) or tuple(d.get("outcomes", ("peak_impulse", "impacts", "rest_time")))
-    n = d.get("n", 1024) if n is None else n
+        raise ValueError(
+            f"no uncertain parameter for {model.label!r}: give --param 'name=dist(args)' (quoted for the shell)"
+        )
+    outs = tuple(outcomes) or (tuple(d.outcomes) if d is not None else ("peak_impulse", "impacts", "rest_time"))
+    n = (d.n if d is not None else 1024) if n is None else n
     kw = {k: v for k, v in kw.items() if v is not None}
     for key in ("dt", "t_final", "save_every"):
-        if key not in kw and key in d:
-            kw[key] = d[key]
-    if "scheme" not in kw and "scheme" in d:
-        kw["scheme"] = SCHEMES[d["scheme"]](**d.get("scheme_options", {}).get(d["scheme"], {}))
-    # A model whose variants suit different schemes (rigid or compliant journal) names one per scheme.
-    options = d.get("model_options", {}).get(kw.get("scheme", MoreauJean()).name, {})
+        if key not in kw and d is not None and getattr(d, key) is not None:
+            kw[key] = getattr(d, key)
+    if "scheme" not in kw and d is not None:
+        kw["scheme"] = SCHEMES[d.scheme](**d.scheme_options)
+    options = variant_options(model, kw.get("scheme", MoreauJean()))
     if options and "model_options" not in kw:
         kw["model_options"] = tuple(sorted(options.items()))
     if "overrides" in kw:
         kw["overrides"] = tuple(sorted(dict(kw["overrides"]).items()))
     return StudySpec(model, space, n, outs, **kw)
+
+
+def variant_options(model, scheme: Scheme) -> dict:
+    """The builder options of the model's variant for ``scheme``: the variant of the contact kind the scheme
+    treats; of a scheme that treats several, the variant the default study's scheme treats ({}: none)."""
+    kinds = [k for k in model.variants if k in scheme.contact_kinds]
+    if len(kinds) > 1 and model.study is not None:
+        kinds = [k for k in kinds if k in SCHEMES[model.study.scheme].contact_kinds] or kinds
+    return dict(model.variants[kinds[0]]) if kinds else {}
 
 
 def format_summary(summary: dict) -> str:

@@ -185,7 +185,7 @@ def _coord_index(system, spec: str, observables=None) -> int:
 def _velocity_index(system, spec: str) -> tuple[int, str]:
     """(index in u, unit of the velocity's coordinate) of the velocity named by ``spec``: a coordinate when
     q̇ = u, a velocity name (``system.velocity_names``) when the system has a velocity map."""
-    from jaxcontact.models.units import coordinate_unit, velocity_unit
+    from jaxcontact.units import coordinate_unit, velocity_unit
 
     if not system.kinematic_map:
         return _coord_index(system, spec), coordinate_unit(spec)

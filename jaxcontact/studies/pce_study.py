@@ -118,7 +118,7 @@ def run_pce_study(
         out_dir=os.path.join(out_dir, "chunks"),
         config=config,
         progress=progress,
-        desc=f"{method} {spec.model}",
+        desc=f"{method} {spec.name}",
     )
     out = result.outputs
     valid, fail = statistics.failures(out)
@@ -209,7 +209,7 @@ def run_pce_study(
     )
     figures = []
     if plot:
-        title = f"{spec.model} ({method}): {fail['n_valid']} valid of {N} samples"
+        title = f"{spec.name} ({method}): {fail['n_valid']} valid of {N} samples"
         if bands:
             plots.quantile_bands(t_series, bands, os.path.join(out_dir, "bands.png"), title)
             figures.append("bands.png")
@@ -222,10 +222,10 @@ def run_pce_study(
                 sobol,
                 uncertain,
                 os.path.join(out_dir, "sensitivity.png"),
-                f"{spec.model}: Sobol indices from the polynomial chaos coefficients",
+                f"{spec.name}: Sobol indices from the polynomial chaos coefficients",
             )
             figures.append("sensitivity.png")
         if fits:
-            plots.pce_diagnostics(fits, os.path.join(out_dir, "pce_diagnostics.png"), f"{spec.model} ({method})")
+            plots.pce_diagnostics(fits, os.path.join(out_dir, "pce_diagnostics.png"), f"{spec.name} ({method})")
             figures.append("pce_diagnostics.png")
     return write_summary(summary, out_dir, figures, result, n_steps, t_wall)

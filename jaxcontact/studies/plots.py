@@ -16,7 +16,7 @@ import textwrap
 
 import numpy as np
 
-from jaxcontact.models.units import coordinate_unit
+from jaxcontact.units import conventional_unit, coordinate_unit
 
 
 def pyplot():
@@ -41,12 +41,13 @@ def describe(name: str, labels: dict | None = None) -> tuple[str, str]:
     return text, unit
 
 
-def study_labels(outcomes, param_names, model: str = "") -> dict:
-    """Labels of a study's outcomes (their description and unit) and parameters (name and unit)."""
-    from jaxcontact.models.units import param_unit
+def study_labels(outcomes, param_names, unit=conventional_unit) -> dict:
+    """Labels of a study's outcomes (their description and unit) and parameters (name and unit).
 
+    ``unit``: parameter name -> unit text (a model's ``ParamTable.unit``; default the conventions by name).
+    """
     out = {o.name: (o.description, o.unit) for o in outcomes}
-    out.update({p: (p, param_unit(p, model).replace("?", "")) for p in param_names})
+    out.update({p: (p, unit(p).replace("?", "")) for p in param_names})
     return out
 
 

@@ -3,7 +3,7 @@
 import jax.numpy as jnp
 import pytest
 
-from jaxcontact.planar.values import Value
+from jaxcontact.values import Value
 
 P = {"l1": jnp.asarray(0.2), "m1": jnp.asarray(0.1), "omega": jnp.asarray(3.0)}
 

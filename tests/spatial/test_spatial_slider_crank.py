@@ -129,10 +129,10 @@ def test_compliant_joint_short_run_is_finite_and_tracks_the_ideal():
 
 
 def test_default_study_is_rigid_and_compliant_on_request():
-    spec = default_study("spatial-slider-crank")
+    spec = default_study(get_model("spatial-slider-crank"))
     assert spec.scheme.name == "moreau-jean" and dict(spec.model_options) == {"contact": "rigid"}
     assert set(spec.space.names) == {"clearance", "restitution", "friction"}
-    soft = default_study("spatial-slider-crank", scheme=Penalty())
+    soft = default_study(get_model("spatial-slider-crank"), scheme=Penalty())
     assert dict(soft.model_options) == {"contact": "compliant"} and soft.space == spec.space  # same samples
 
 

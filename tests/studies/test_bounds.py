@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from jaxcontact.models import get_model
 from jaxcontact.studies.bounds import chebyshev_nodes, fit_chebyshev, outcome_bounds, study_function
 from jaxcontact.studies.sensitivity import ishigami
 
@@ -53,7 +54,7 @@ def test_a_non_uniform_law_is_refused_by_name():
     from jaxcontact.studies.montecarlo import default_study
 
     spec = default_study(
-        "bouncing-ball",
+        get_model("bouncing-ball"),
         n=8,
         params=("restitution=truncnormal(0.8,0.05,0.6,0.95)",),
         only=True,
@@ -69,7 +70,7 @@ def test_ball_peak_impulse_range():
     from jaxcontact.studies.montecarlo import default_study
 
     spec = default_study(
-        "bouncing-ball",
+        get_model("bouncing-ball"),
         n=8,
         params=("restitution=uniform(0.5,0.9)", "mass=uniform(0.5,2.0)"),
         only=True,
@@ -93,7 +94,7 @@ def test_four_bar_rest_angle_range_over_a_tolerance_box():
     from jaxcontact.studies.montecarlo import default_study
 
     spec = default_study(
-        "four-bar",
+        get_model("four-bar"),
         n=8,
         params=("wall_distance=uniform(0.04,0.08)", "l1=uniform(0.19,0.21)"),
         only=True,

@@ -45,10 +45,10 @@ def runs():
 
 
 def test_default_study_is_the_compliant_journal_and_rigid_on_request():
-    spec = default_study("slider-crank-clearance")
+    spec = default_study(get_model("slider-crank-clearance"))
     assert spec.scheme.name == "penalty" and dict(spec.model_options) == {"contact": "compliant"}
     assert set(spec.space.names) == {"clearance", "restitution", "friction", "omega"}
-    rigid = default_study("slider-crank-clearance", scheme=MoreauJean())
+    rigid = default_study(get_model("slider-crank-clearance"), scheme=MoreauJean())
     assert dict(rigid.model_options) == {"contact": "rigid"} and rigid.space == spec.space  # same samples
 
 

@@ -19,6 +19,7 @@ import pytest
 from scipy import stats
 
 from jaxcontact.commands import mc
+from jaxcontact.models import get_model
 from jaxcontact.studies import runner
 from jaxcontact.studies.distributions import ParamSpace
 from jaxcontact.studies.montecarlo import StudySpec, default_study, format_summary, run_study
@@ -36,7 +37,7 @@ def test_ball_rebound_statistics_match_the_analytic_distribution(tmp_path):
     """Rebound height ε² H with ε ~ U(a, b), H = 1 m: mean, quantiles and CDF within Monte Carlo error."""
     a, b, n = 0.5, 0.9, 1024
     spec = StudySpec(
-        "bouncing-ball",
+        get_model("bouncing-ball"),
         ParamSpace.parse([f"restitution=uniform({a},{b})"]),
         n=n,
         outcomes=("rebound:y",),
@@ -78,7 +79,7 @@ def _ball_spec(**kw):
         n_bootstrap=200,
     )
     base.update(kw)
-    return default_study("bouncing-ball", **base)
+    return default_study(get_model("bouncing-ball"), **base)
 
 
 def _strip_timing(summary):
@@ -216,7 +217,7 @@ def test_friction_below_zero_is_refused_for_the_four_bar(tmp_path, capsys):
 def test_four_bar_default_study_small(tmp_path):
     """The default four-bar study at small N: no failures, physical outcomes, friction-free outcome ⟂ friction."""
     spec = default_study(
-        "four-bar",
+        get_model("four-bar"),
         n=600,
         outcomes=["impacts", "peak_impulse", "rest_time", "max:bar1.theta", "series:gap"],
         chunk_size=300,
@@ -277,13 +278,15 @@ import os, sys, json
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=" + sys.argv[1]
 import jax
 jax.config.update("jax_enable_x64", True)
+from jaxcontact.models import get_model
 from jaxcontact.studies.montecarlo import default_study, run_study
 if sys.argv[3] == "bouncing-ball":
-    spec = default_study("bouncing-ball", n=80, params=["restitution=uniform(0.5,0.9)", "height=uniform(0.5,1.5)"],
-                         only=True, outcomes=["peak_impulse", "impacts", "rebound:y", "series:y"], t_final=1.2,
+    spec = default_study(get_model("bouncing-ball"), n=80,
+                         params=["restitution=uniform(0.5,0.9)", "height=uniform(0.5,1.5)"], only=True,
+                         outcomes=["peak_impulse", "impacts", "rebound:y", "series:y"], t_final=1.2,
                          chunk_size=40, n_bootstrap=100)
 else:  # the default four-bar study, shortened
-    spec = default_study("four-bar", n=48, t_final=0.4, chunk_size=24, n_bootstrap=50)
+    spec = default_study(get_model("four-bar"), n=48, t_final=0.4, chunk_size=24, n_bootstrap=50)
 s = run_study(spec, sys.argv[2], progress=False, plot=False)
 print(json.dumps({"devices": jax.device_count(), "summary": {k: v for k, v in s.items() if k != "timing"}}))
 """

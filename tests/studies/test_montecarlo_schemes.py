@@ -36,7 +36,7 @@ CASES = {
 def test_study_equals_a_loop_of_single_simulate_runs(name, tmp_path):
     model, scheme, params, outcomes, t_final = CASES[name]
     spec = StudySpec(
-        model,
+        get_model(model),  # a study takes the Model object, not its name
         ParamSpace.parse(params),
         n=4,
         outcomes=outcomes,
@@ -70,7 +70,7 @@ def test_a_study_runs_the_schemes_variant_for_forward_runs_unless_differentiated
     from jaxcontact.studies.montecarlo import prepare_study
 
     spec = StudySpec(
-        "bouncing-ball",
+        get_model("bouncing-ball"),
         ParamSpace.parse(("restitution=uniform(0.5,0.9)",)),
         n=4,
         outcomes=("impacts",),
@@ -99,11 +99,11 @@ def test_the_study_options_of_a_scheme_yield_to_the_command_line():
 
 @pytest.mark.slow  # box tosses of 1 s: ~30 s of compile and solves
 def test_box_toss_default_study_converges_and_equals_single_runs(tmp_path):
-    """The default box study (NSGS to Siconos' error 1e-4, at most 500 sweeps, see DEFAULT_STUDIES) converges on
+    """The default box study (NSGS to Siconos' error 1e-4, at most 500 sweeps, see box_toss.STUDY) converges on
     every sample, tumbling boxes included, and equals single runs of the same scheme."""
     from jaxcontact.studies.montecarlo import default_study
 
-    spec = default_study("box-toss", n=4, t_final=1.0, sensitivity=False, chunk_size=8)
+    spec = default_study(get_model("box-toss"), n=4, t_final=1.0, sensitivity=False, chunk_size=8)
     summary = run_study(spec, str(tmp_path), progress=False, plot=False)
     assert summary["failures"]["n_failed"] == 0
     run = summary["study"]["scheme"]

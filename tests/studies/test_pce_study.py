@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxcontact.models import get_model
 from jaxcontact.stepping.moreau_jean import MoreauJean
 from jaxcontact.studies.montecarlo import default_study, prepare_study
 from jaxcontact.studies.pce import PCEWarning
@@ -23,7 +24,7 @@ FOUR_BAR = ("restitution=uniform(0.6,0.95)", "wall_distance=uniform(0.04,0.08)",
 def _four_bar(n, sampler="lhs"):
     # Same study as bench/references/pce_four_bar.py (which stored the Monte Carlo reference).
     return default_study(
-        "four-bar",
+        get_model("four-bar"),
         n=n,
         params=FOUR_BAR,
         only=True,
@@ -54,7 +55,7 @@ def _gradient_against_fd(spec, sample, outcome, h):
 def test_ball_gradients_match_finite_differences_through_an_impact():
     # 0.7 s: the ball (dropped from ~1 m) has hit the ground once and is on its way up.
     spec = default_study(
-        "bouncing-ball",
+        get_model("bouncing-ball"),
         n=4,
         params=("restitution=uniform(0.6,0.9)", "height=uniform(0.9,1.1)"),
         only=True,
@@ -256,7 +257,7 @@ def test_a_wrong_pathwise_gradient_shows_as_a_poor_q2(tmp_path):
     # difference agree on that), while the speed grows as √(2 g H) over the range. Fed as gradient rows,
     # these zeros contradict the values, and the cross-validated Q² says so.
     spec = default_study(
-        "bouncing-ball",
+        get_model("bouncing-ball"),
         n=32,
         params=("restitution=uniform(0.5,0.9)", "height=uniform(0.5,1.5)"),
         only=True,
@@ -277,7 +278,12 @@ def test_a_wrong_pathwise_gradient_shows_as_a_poor_q2(tmp_path):
 
 def test_method_refuses_what_it_cannot_expand(tmp_path):
     spec = default_study(
-        "bouncing-ball", n=8, params=("restitution=uniform(0.5,0.9)",), only=True, outcomes=("series:y",), t_final=0.2
+        get_model("bouncing-ball"),
+        n=8,
+        params=("restitution=uniform(0.5,0.9)",),
+        only=True,
+        outcomes=("series:y",),
+        t_final=0.2,
     )
     with pytest.raises(ValueError, match="needs at least one scalar outcome"):
         run_pce_study(spec, str(tmp_path), progress=False, plot=False)

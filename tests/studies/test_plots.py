@@ -34,7 +34,9 @@ def _texts(ax):
 
 def test_every_panel_is_labelled_with_units_and_readable_names(captured):
     rng = np.random.default_rng(0)
-    labels = plots.study_labels(OUTCOMES, ["restitution", "wall_distance"], "four-bar")
+    labels = plots.study_labels(
+        OUTCOMES, ["restitution", "wall_distance"]
+    )  # units by the conventions of the names (study_labels takes a unit function, not a model name)
     t = np.linspace(0, 1, 11)
     band = {
         "quantiles": np.sort(rng.random((5, 11)), axis=0),

@@ -53,9 +53,10 @@ SIC_PARAMS = ("restitution", "wall_distance", "l1")
 
 def design_values(n: int, seed: int):
     """The first n samples of the default four-bar study design (as ``jaxcontact mc four-bar`` draws them)."""
+    from jaxcontact.models import get_model
     from jaxcontact.studies.montecarlo import default_study, design
 
-    spec = default_study("four-bar", n=n, sensitivity=False, seed=seed)
+    spec = default_study(get_model("four-bar"), n=n, sensitivity=False, seed=seed)
     values, _, _ = design(spec.space, spec.n, spec.sampler, spec.seed, spec.sensitivity)
     return spec, {k: [float(x) for x in v] for k, v in values.items()}
 

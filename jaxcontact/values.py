@@ -1,4 +1,5 @@
-"""Parameter values of a mechanism: names, small expressions, callables, literals.
+"""Parameter values of a builder (planar Mechanism, spatial Assembly): names, small expressions, callables,
+literals.
 
 Every physical value a builder method takes (a mass, a length, a restitution,
 a torque …) is a *value spec*, resolved against the parameter dict ``p`` at
@@ -174,6 +175,12 @@ class Value:
         v._fn = lambda p, t: p[name]
         return v
 
+    @property
+    def parameter_name(self) -> str | None:
+        """The parameter's name when the value is exactly one parameter (``"m1"``, a registered literal), else
+        None: only then do the rule and unit of the field it fills belong to that parameter."""
+        return self.text if self.names == frozenset([self.text]) else None
+
     def __call__(self, p: Mapping, t=0.0):
         return self._fn(p, t)
 
@@ -206,29 +213,3 @@ class Value:
 
 def _free_names(text: str) -> set[str]:
     return {n.id for n in ast.walk(ast.parse(text.strip(), mode="eval")) if isinstance(n, ast.Name)}
-
-
-class Rule:
-    """A validity rule on a physical value, checked outside jit (``Mechanism.validate``)."""
-
-    def __init__(self, text: str, pred: Callable[[Any], Any]):
-        self.text, self.pred = text, pred
-
-    def __repr__(self):
-        return self.text
-
-
-POSITIVE = Rule("> 0", lambda v: v > 0)
-NONNEGATIVE = Rule(">= 0", lambda v: v >= 0)
-UNIT_INTERVAL = Rule("in [0, 1]", lambda v: (v >= 0) & (v <= 1))
-
-
-def law_range_rule(field: str) -> Rule:
-    """The :class:`Rule` of a contact-law parameter, from ``jaxcontact.system.LAW_RANGES``."""
-    from jaxcontact.system import law_rule
-
-    pred, text = law_rule(field)
-    return Rule(text, pred)
-
-
-ANY = Rule("finite", lambda v: v == v)

@@ -1,7 +1,9 @@
-"""Units (SI) of the built-in models' parameters and coordinates, for tables and axis labels.
+"""Conventional units (SI) of parameters and coordinates by name, for tables and axis labels.
 
 "1" marks a dimensionless value. A coordinate named ``*theta`` is an angle
-(rad); every other coordinate of the built-in models is a position (m).
+(rad); every other coordinate of the built-in models is a position (m). A
+parameter's own declared unit (:class:`jaxcontact.params.Param`) comes first;
+these names are the fallback for a parameter that declares none.
 """
 
 from __future__ import annotations
@@ -63,17 +65,11 @@ PARAM_UNITS = {
     "spin_y": "rad/s",
     "spin_z": "rad/s",
 }
-# Damping laws differ between models: the slider–bar paper's c δ δ̇, Hunt–Crossley's c δ^n δ̇.
-MODEL_PARAM_UNITS = {
-    ("slider-bar", "damping"): "N·s/m²",
-    ("slider-crank-clearance", "damping"): "N·s/m^(exponent+1)",
-    ("spatial-slider-crank", "damping"): "N·s/m^(exponent+1)",
-}
 
 
-def param_unit(name: str, model: str = "") -> str:
-    """The unit of a parameter ("?" when the table does not know it)."""
-    return MODEL_PARAM_UNITS.get((model, name), PARAM_UNITS.get(name, "?"))
+def conventional_unit(name: str) -> str:
+    """The conventional unit of a parameter name ("?" when the table does not know it)."""
+    return PARAM_UNITS.get(name, "?")
 
 
 def coordinate_unit(name: str) -> str:
