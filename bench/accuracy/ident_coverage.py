@@ -84,7 +84,8 @@ def run(case, reps, location, refine):
             flush=True,
         )
     print(
-        f"{case} (impacts: {location}, data at dt/{refine}): truth {par} = {truth}, {hits}/{reps} intervals contain it (laplace {methods.count('laplace')}, "
+        f"{case} (impacts: {location}, data at dt/{refine}): truth {par} = {truth}, {hits}/{reps} intervals contain "
+        f"it (laplace {methods.count('laplace')}, "
         f"profile {methods.count('profile')}); {time.perf_counter() - t0:.0f} s on {platform.machine()}, "
         f"{time.strftime('%Y-%m-%d %H:%M')}, load {os.getloadavg()[0]:.1f}",
         flush=True,

@@ -72,7 +72,8 @@ def main():
     q0, u0 = m.initial_state(m.params)
     print(f"# {platform.machine()}, {time.strftime('%Y-%m-%d %H:%M')}, float64, record {a.t_final} s, fit at h = {H}")
     print(
-        "| data step | data impacts | fit impacts | fit resting contacts | estimate | 95 % interval | method | loss | wall |"
+        "| data step | data impacts | fit impacts | fit resting contacts | estimate | 95 % interval | method | loss "
+        "| wall |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for h_data, data_law, fit_law, projected in (ROWS[i] for i in a.rows):

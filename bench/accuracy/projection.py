@@ -134,13 +134,15 @@ def main(argv=None) -> int:
             common.machine_markdown(
                 info,
                 {
-                    "load average (1, 5, 15 min) before / after": f"{load_before[0]:.1f} {load_before[1]:.1f} {load_before[2]:.1f} / "
+                    "load average (1, 5, 15 min) before / after": f"{load_before[0]:.1f} {load_before[1]:.1f} "
+                    f"{load_before[2]:.1f} / "
                     f"{load_after[0]:.1f} {load_after[1]:.1f} {load_after[2]:.1f} "
                     "(2 cores shared with other jobs: absolute times are inflated)"
                 },
             ),
             "",
-            f"Cost per step: the published four-bar at h = {h} s, {args.steps} steps, float64, frictionless wall (PGS), "
+            f"Cost per step: the published four-bar at h = {h} s, {args.steps} steps, float64, frictionless wall "
+            "(PGS), "
             "diagnostics off, one device; steady-state median of a jitted call / (steps × batch); "
             "compile = first call − steady state.",
             "",

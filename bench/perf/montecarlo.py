@@ -468,7 +468,8 @@ def report(args, info, results, sic, cmp, up0, up1, wall) -> str:
             "",
             f"Analytic first rebound ε² H: mean over the design {a['mean_design']:.4f} "
             f"(distribution mean E[ε²]E[H] = {a['mean_distribution']:.4f}; jaxcontact's mean over all "
-            f"{int(cmp['n_jax'] + cmp['n_siconos'])} samples {a['mean_jax_all']:.4f} ± {a['sem_jax_all']:.4f}); worst |rebound − ε² H| "
+            f"{int(cmp['n_jax'] + cmp['n_siconos'])} samples {a['mean_jax_all']:.4f} ± {a['sem_jax_all']:.4f}); "
+            "worst |rebound − ε² H| "
             f"jaxcontact {common.fmt_num(a['max_abs_err_jax'])} m, Siconos "
             f"{common.fmt_num(a['max_abs_err_siconos'])} m.",
             "",

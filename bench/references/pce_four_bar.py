@@ -167,7 +167,8 @@ def main():
         row = [
             k,
             f"{truth[k]['S1']:.4f} / {truth[k]['ST']:.4f}",
-            f"{m['S1']:.4f} [{m['S1_ci'][0]:.4f}, {m['S1_ci'][1]:.4f}] / {m['ST']:.4f} [{m['ST_ci'][0]:.4f}, {m['ST_ci'][1]:.4f}]",
+            f"{m['S1']:.4f} [{m['S1_ci'][0]:.4f}, {m['S1_ci'][1]:.4f}] / {m['ST']:.4f} [{m['ST_ci'][0]:.4f}, "
+            f"{m['ST_ci'][1]:.4f}]",
         ]
         for method in ("pce", "pce-grad"):
             p = res[method]["outcomes"]["final:bar1.theta"]["sobol"]["indices"][k]
@@ -211,19 +212,24 @@ def main():
             "",
             machine_markdown(info),
             "",
-            f"Uncertain restitution U(0.6, 0.95), wall distance U(0.04, 0.08) m, l1 U(0.19, 0.21) m; {T_FINAL:g} s at dt = 1e-3, "
-            "Moreau–Jean with resting contacts projected onto the wall. Final angle θ (smooth; at rest θ = arccos(−w/l1), "
+            f"Uncertain restitution U(0.6, 0.95), wall distance U(0.04, 0.08) m, l1 U(0.19, 0.21) m; {T_FINAL:g} s "
+            "at dt = 1e-3, "
+            "Moreau–Jean with resting contacts projected onto the wall. Final angle θ (smooth; at rest θ = "
+            "arccos(−w/l1), "
             f"largest deviation over the PCE samples {rest_dev:.1e} rad, over the Monte Carlo ones {rest_dev_mc:.1e}) "
             "and impact count (jumps).",
             "",
-            f"- Monte Carlo: {mc['failures']['n_samples']} simulations (Saltelli, Sobol points, bootstrap 95 % intervals), "
+            f"- Monte Carlo: {mc['failures']['n_samples']} simulations (Saltelli, Sobol points, bootstrap 95 % "
+            "intervals), "
             f"{t_mc:.0f} s wall.",
-            f"- PCE: {args.n_pce} simulations (LHS), {res['pce']['_wall']:.0f} s wall; gradient-enhanced: {args.n_grad} "
+            f"- PCE: {args.n_pce} simulations (LHS), {res['pce']['_wall']:.0f} s wall; gradient-enhanced: "
+            f"{args.n_grad} "
             f"simulations with jacfwd gradients, {res['pce-grad']['_wall']:.0f} s wall (compilation included).",
             f"- Simulations: {mc['failures']['n_samples'] / args.n_pce:.0f}× fewer (PCE), "
             f"{mc['failures']['n_samples'] / args.n_grad:.0f}× fewer (gradient-enhanced).",
             f"- Cross-validated Q²: {json.dumps({m: {o: round(v, 4) for o, v in d.items()} for m, d in q2.items()})}; "
-            f"unreliable-fit warnings: pce {len(res['pce']['_warnings'])}, pce-grad {len(res['pce-grad']['_warnings'])} "
+            f"unreliable-fit warnings: pce {len(res['pce']['_warnings'])}, pce-grad "
+            f"{len(res['pce-grad']['_warnings'])} "
             f"({'; '.join(w.split(':')[0] for w in res['pce']['_warnings'] + res['pce-grad']['_warnings'])}).",
             f"- chaospy {data['chaospy']['version']}: least squares on the total-degree-{args.chaospy_order} Legendre "
             f"basis, the {len(theta)} PCE samples, {t_cp:.0f} s.",

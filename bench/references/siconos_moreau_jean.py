@@ -1,6 +1,7 @@
 """Siconos 4.4's Moreau–Jean against ``MoreauJean(force_rule="siconos")``, step by step.
 
-    python bench/references/siconos_moreau_jean.py [--no-store] [--no-append]  # venv: Siconos, compare, store, RESULTS.md
+    # venv: Siconos, compare, store, RESULTS.md
+    python bench/references/siconos_moreau_jean.py [--no-store] [--no-append]
     /usr/bin/python3 bench/references/siconos_moreau_jean.py --generate OUT_DIR   # Siconos part only
 
 Two models written the Siconos way (LagrangianLinearTIDS, LagrangianLinearTIR,

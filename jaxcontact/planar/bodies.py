@@ -45,7 +45,8 @@ class Body:
     def __repr__(self):
         if self.is_ground:
             return "Ground()"
-        return f"Body({self.name!r}, mass={self.mass!r}, inertia={self.inertia!r}, q[{3 * self.index}:{3 * self.index + 3}])"
+        i = 3 * self.index
+        return f"Body({self.name!r}, mass={self.mass!r}, inertia={self.inertia!r}, q[{i}:{i + 3}])"
 
 
 class Point:

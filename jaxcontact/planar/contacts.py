@@ -167,7 +167,8 @@ class CircleLine(Contact):
         return self.centre.values() + (self.radius,) + self.line.values()
 
     def __repr__(self):
-        return f"CircleLine({self.name!r}: circle r={self.radius!r} at {self.centre!r} vs {self.line!r}, {self._laws_repr()})"
+        circle = f"circle r={self.radius!r} at {self.centre!r}"
+        return f"CircleLine({self.name!r}: {circle} vs {self.line!r}, {self._laws_repr()})"
 
 
 class CircleCircle(Contact):

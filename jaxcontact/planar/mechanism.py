@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Union
 
 import jax.numpy as jnp
 import numpy as np
@@ -36,7 +35,7 @@ from jaxcontact.planar.joints import Driver, Prismatic, Revolute
 from jaxcontact.system import CompliantLaws, ContactLaws, LagrangianSystem
 from jaxcontact.values import Value, is_number
 
-BodyRef = Union[Body, str, None]
+BodyRef = Body | str | None
 
 
 def _joint_columns(joint) -> tuple[int, ...]:

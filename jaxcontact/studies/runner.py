@@ -100,8 +100,8 @@ class RunResult(NamedTuple):
     """Outputs of every sample (name -> (N, ...) numpy) and how the run went.
 
     n_computed / n_loaded: samples evaluated in this call / read back from
-    finished chunks, by this process (several processes: not the others' chunks); compile_seconds apart from run_seconds (evaluation,
-    transfer and writing); n_devices and chunk_size (samples per chunk) as used.
+    finished chunks, by this process (several processes: not the others' chunks); compile_seconds apart from
+    run_seconds (evaluation, transfer and writing); n_devices and chunk_size (samples per chunk) as used.
     """
 
     outputs: dict

@@ -168,8 +168,8 @@ def main():
     notes = (
         "soft contact and soft equality constraints, no restitution coefficient: throughput only. "
         f"mujoco {mujoco.__version__}; four-bar as a hinge tree (3 coordinates) closed by a `connect` "
-        f"equality, h = {a.four_bar_dt:g}, {a.four_bar_steps} steps per simulation; ball on a slide joint, h = 1e-3. First run check: "
-        + json.dumps(checks)
+        f"equality, h = {a.four_bar_dt:g}, {a.four_bar_steps} steps per simulation; ball on a slide joint, h = 1e-3. "
+        "First run check: " + json.dumps(checks)
     )
     print(json.dumps({"rows": best, "all_rows": rows, "checks": checks, "notes": notes}))
 

@@ -24,8 +24,8 @@ Parts:
   that converges there, on the box stack).
 * ``scaling`` — time per NSGS sweep with W dense and by block rows (beside
   Siconos' NSGS time per sweep from the stored reference), and per Newton
-  step with a dense LU, with GMRES and with a sparse LU on block rows, from 4 to 2 020 contacts (Rover1039, Capsules-i100-889,
-  the planar granular flows of the shared fc2d data when present).
+  step with a dense LU, with GMRES and with a sparse LU on block rows, from 4 to 2 020 contacts
+  (Rover1039, Capsules-i100-889, the planar granular flows of the shared fc2d data when present).
 """
 
 from __future__ import annotations
