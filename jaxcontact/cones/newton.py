@@ -221,9 +221,10 @@ def proximal_newton(
     r_{k+1} solves the problem with W + s I and q − s r_k (s = ``sigma`` ·
     max diag W): its fixed points are the original problem's solutions, and
     the shifted matrix is positive definite where W is only semidefinite
-    (redundant contacts), which is where plain Newton stalls (a box stack:
-    Siconos' NSN_AC stops at 3e-3 there). ``iterations`` reports the total
-    Newton steps. Arguments otherwise as :func:`newton`.
+    (redundant contacts), which is where plain Newton stalls (a box stack,
+    where Siconos' NSN_AC stalls too: bench/RESULTS.md, "Cone solvers:
+    speed"). ``iterations`` reports the total Newton steps. Arguments
+    otherwise as :func:`newton`.
     """
     law = _law("proximal_newton", function)
     W, q, mu, r0, tol, nc, d = prepare(W, q, mu, r0, name="proximal_newton", tol=tol, iterations=outer)
