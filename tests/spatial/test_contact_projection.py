@@ -11,6 +11,7 @@ import numpy as np
 from jaxcontact.models import get_model
 from jaxcontact.simulate import simulate_model
 from jaxcontact.stepping.moreau_jean import MoreauJean
+from jaxcontact.stepping.projection import Projection
 from tests.spatial.conftest import BOX_TOSS_SCHEME
 
 
@@ -44,7 +45,7 @@ def test_projected_sphere_bounces_with_its_restitution_and_rests_on_the_plane():
     """Dropped from 0.2 m with ε = 0.7: the same rebound heights as the plain step (Newton's law untouched), and at
     rest the centre exactly one radius above the plane."""
     m = get_model("sphere-on-plane", drop=0.2, restitution=0.7, speed=0.0)
-    runs = [simulate_model(m, dt=1e-3, t_final=1.5, scheme=MoreauJean(projection=p)) for p in (False, True)]
+    runs = [simulate_model(m, dt=1e-3, t_final=1.5, scheme=MoreauJean(projection=p)) for p in (None, Projection())]
     heights = []
     for traj in runs:
         gap = np.asarray(traj.q[:, 2]) - float(m.params["radius"])
