@@ -257,7 +257,7 @@ class MoreauJean(Scheme):
         return super().plan(system) | {
             "contacts": f"{contacts}, {self.differentiation} gradients",
             "mass": MASS_PATHS[self.mass_path(system)],
-            "impacts": f"located by {self.impact_location}",
+            "impacts": "at the gap crossing" if self.impact_location == "interpolated" else "on the step grid",
         }
 
     # The scheme interface (:class:`jaxcontact.stepping.base.Scheme`); the methods call this

@@ -64,6 +64,8 @@ def test_a_scheme_reports_the_path_it_takes():
         and MoreauJean().mass_path(four_bar) == "structured"
     )
     assert MoreauJeanSiconos().plan(four_bar)["mass"] == "Siconos' iteration matrix by LU"
+    assert plan["impacts"] == "on the step grid"
+    assert MoreauJean(impact_location="interpolated").plan(four_bar)["impacts"] == "at the gap crossing"
     sphere = get_model("sphere-on-plane").system  # spatial friction: Coulomb cones
     assert (
         MoreauJean(solver="newton").plan(sphere)["contacts"] == "newton on Coulomb cones (dense LU), unroll gradients"
