@@ -24,7 +24,7 @@ def test_tossed_box_comes_to_rest_on_the_plane_with_four_vertices(box_toss_run):
     (each of them, although the impulses that hold it are not unique), where the plain step leaves them ~1e-5 m
     inside; the motion before rest is the same."""
     m, plain = box_toss_run
-    projected = simulate_model(m, scheme=BOX_TOSS_SCHEME.with_projection(True))
+    projected = simulate_model(m, scheme=BOX_TOSS_SCHEME.with_projection(Projection()))
     g_plain, g_proj = np.sort(_gaps(m, plain)[-1]), np.sort(_gaps(m, projected)[-1])
     assert np.all(g_plain[:4] < -1e-6)
     assert np.max(np.abs(g_proj[:4])) < 1e-12 and g_proj[4] > 0.09  # the upper face is 2 half_z above
