@@ -2,7 +2,7 @@
 
 The paper's step h = 0.01 s with four drift treatments: none (plain
 Moreau–Jean), Baumgarte (α = β = 0.5/h), projection (Moreau–Jean with
-``projection=True``) and the paper's scheme (``ImpactProjection``: impact LCP
+``projection=Projection()``) and the paper's scheme (``ImpactProjection``: impact LCP
 on the bilateral Schur complement at the projected state, PGS, projection
 after every step). The frictionless wall is built without a friction
 structure, so the contact LCP is solved by projected Gauss–Seidel.
@@ -48,11 +48,12 @@ import numpy as np  # noqa: E402
 from jaxcontact.models import four_bar, get_model  # noqa: E402
 from jaxcontact.simulate import n_steps_for, simulate  # noqa: E402
 from jaxcontact.stepping import ImpactProjection, MoreauJean, baumgarte_rates  # noqa: E402
+from jaxcontact.stepping.projection import Projection  # noqa: E402
 
 SCHEMES = {
     "none": MoreauJean(),
     "baumgarte": MoreauJean(baumgarte=baumgarte_rates(0.5)),
-    "projection": MoreauJean(projection=True),
+    "projection": MoreauJean(projection=Projection()),
     "impact_projection": ImpactProjection(),
 }
 LABELS = {

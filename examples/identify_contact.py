@@ -50,6 +50,7 @@ import numpy as np  # noqa: E402
 from jaxcontact.models import four_bar, get_model, pushed_block, slider_crank, sliding_block  # noqa: E402
 from jaxcontact.simulate import simulate  # noqa: E402
 from jaxcontact.stepping import EventDriven, MoreauJean, Penalty  # noqa: E402
+from jaxcontact.stepping.projection import Projection  # noqa: E402
 from jaxcontact.studies.identify import coordinates, fit, fit_batch  # noqa: E402
 from jaxcontact.studies.identify_plots import convergence_plot, fit_vs_data_plot  # noqa: E402
 
@@ -101,7 +102,7 @@ CASES = {
     ),
     "four-bar": Case(
         get_model("four-bar"),
-        MoreauJean(projection=True),
+        MoreauJean(projection=Projection()),
         100,
         1,
         _point_a,

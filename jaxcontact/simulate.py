@@ -56,7 +56,7 @@ class Diagnostics(NamedTuple):
 
     ‖Φ‖ and ‖Φ_q u + Φ_t‖ are evaluated at the saved state (q_E, u_E, t_E).
     Moreau–Jean enforces Φ_q u_E + Φ_t = 0 at the step's θ-point (q_M, t_M), so
-    at q_E both drift by O(h) per unit time without a projection (``MoreauJean(projection=True)`` removes it).
+    at q_E both drift by O(h) per unit time without a projection (``MoreauJean(projection=Projection())`` removes it).
     The energy is ½ uᵀ M u + V (kinetic only if the system has no potential).
     """
 

@@ -2,7 +2,7 @@
 
 Options: none (plain Moreau–Jean), Baumgarte (α = β = 0.5/h), projection of
 the joints only, projection with the resting-contact lift (Moreau–Jean
-``projection=True``), and the paper's scheme (``ImpactProjection``).
+``projection=Projection()``), and the paper's scheme (``ImpactProjection``).
 
 1. Cost per step: the published four-bar run (h = 0.01 s, 200 steps, frictionless wall, PGS)
    at batch 1 and batch ``--batch`` (vmap over identical samples), float64,
@@ -47,13 +47,13 @@ def main(argv=None) -> int:
 
     from jaxcontact.models import four_bar
     from jaxcontact.simulate import simulate
-    from jaxcontact.stepping import ImpactProjection, MoreauJean, baumgarte_rates
+    from jaxcontact.stepping import ImpactProjection, MoreauJean, Projection, baumgarte_rates
 
     options = {
         "none": dict(),
         "Baumgarte α = β = 0.5/h": dict(baumgarte=baumgarte_rates(0.5)),
-        "projection, joints only": dict(projection=True, contact_projection=False),
-        "projection + resting contacts": dict(projection=True),
+        "projection, joints only": dict(projection=Projection(resting_contacts=False)),
+        "projection + resting contacts": dict(projection=Projection()),
     }
     schemes = {name: MoreauJean(**kw) for name, kw in options.items()}
     paper = "paper's scheme (ImpactProjection)"

@@ -31,7 +31,7 @@ import common  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
-from jaxcontact.cones import block_rows, bundled_dir, newton, read_problem  # noqa: E402
+from jaxcontact.cones import GMRES, SparseLU, block_rows, bundled_dir, newton, read_problem  # noqa: E402
 
 newton_module = importlib.import_module("jaxcontact.cones.newton")  # the package exports the function newton
 
@@ -45,11 +45,11 @@ FILES = (
 )
 TOL = 1e-8
 CONFIGS = {  # name: (storage, keyword arguments of newton)
-    "sparse LU, AC": ("blocks", dict(sparse_lu=True)),
-    "sparse LU, FB": ("blocks", dict(sparse_lu=True, function="fischer_burmeister")),
+    "sparse LU, AC": ("blocks", dict(linear_solver=SparseLU())),
+    "sparse LU, FB": ("blocks", dict(linear_solver=SparseLU(), function="fischer_burmeister")),
     "dense LU, AC": ("dense", {}),
     "dense LU, FB": ("dense", dict(function="fischer_burmeister")),
-    "GMRES 30, AC": ("blocks", dict(krylov=30)),
+    "GMRES 30, AC": ("blocks", dict(linear_solver=GMRES(30))),
 }
 
 
@@ -128,7 +128,7 @@ def step_split(steps=20, calls=5):
 
     newton_module._host_solve = timed_host_solve  # read when the callback is traced below
     try:
-        fn = jax.jit(lambda W, q, mu: newton(W, q, mu, tol=0.0, iterations=steps, sparse_lu=True))
+        fn = jax.jit(lambda W, q, mu: newton(W, q, mu, tol=0.0, iterations=steps, linear_solver=SparseLU()))
         once(fn, Wb, p.q, p.mu)
         for k in spent:
             spent[k] = 0

@@ -46,6 +46,7 @@ DATA = BENCH_DIR.parent / "tests" / "data" / "pce_four_bar.json"
 def spec(n, sampler):
     from jaxcontact.models import get_model
     from jaxcontact.stepping.moreau_jean import MoreauJean
+    from jaxcontact.stepping.projection import Projection
     from jaxcontact.studies.montecarlo import default_study
 
     return default_study(
@@ -58,7 +59,7 @@ def spec(n, sampler):
         seed=0,
         dt=1e-3,
         t_final=T_FINAL,
-        scheme=MoreauJean(projection=True, contact_projection=True),
+        scheme=MoreauJean(projection=Projection()),
     )
 
 

@@ -509,7 +509,7 @@ def result_warnings(model, phi, converged, residual) -> list[str]:
         out.append(
             f"the joints drift by up to ‖Φ‖ = {float(np.max(phi)):.3g}, {100 * float(np.max(phi)) / h:.0f} % "
             f"of {model.name}'s smallest length ({h:g} m): use a smaller --dt (or, in Python, "
-            f"MoreauJean(projection=True))"
+            f"MoreauJean(projection=Projection()))"
         )
     return out
 

@@ -10,7 +10,7 @@ contacts, solver, iterations (sweeps or Newton steps), residual (Siconos'
 ``fc3d_compute_error``), converged (residual ≤ tol), the solve time after
 compilation (median of ``--repeat`` runs) and the compile time apart.
 ``newton-sparse-lu`` is :func:`~jaxcontact.cones.newton` with
-``sparse_lu=True``: W by block rows (the file's blocks, or the nonzero
+``linear_solver=SparseLU()``: W by block rows (the file's blocks, or the nonzero
 blocks of a dense W), the Newton system by a sparse direct LU.
 """
 
@@ -54,12 +54,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _solver(name: str, tol: float, iterations):
-    from jaxcontact.cones import jacobi, newton, nsgs, proximal_newton
+    from jaxcontact.cones import SparseLU, jacobi, newton, nsgs, proximal_newton
 
     if name == "newton":
         return lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=iterations or 200)
     if name == "newton-sparse-lu":
-        return lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=iterations or 200, sparse_lu=True)
+        return lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=iterations or 200, linear_solver=SparseLU())
     if name == "proximal-newton":
         return lambda W, q, mu: proximal_newton(W, q, mu, tol=tol, outer=iterations or 100)
     if name == "nsgs":

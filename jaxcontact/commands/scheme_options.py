@@ -2,31 +2,25 @@
 
 The model is a built-in name or a user file, ``path/to/file.py:function`` (a function
 returning a :class:`jaxcontact.models.Model`), given as the positional argument or as
-``--model``. The scheme is ``--scheme moreau-jean|moreau-jean-siconos|penalty|event-driven``
-with its options; an option of another scheme than the chosen one is refused by name.
-``moreau-jean-siconos`` is Moreau–Jean with ``force_rule="siconos"`` (Siconos'
-MoreauJeanOSI step), named on the command line so a Siconos user finds it.
+``--model``. The scheme is ``--scheme NAME``, one of the registered schemes and presets
+(:data:`jaxcontact.stepping.SCHEMES`, :data:`jaxcontact.stepping.PRESETS`: the list lives
+there, once), with its options; an option the chosen scheme does not have is refused by name.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 from jaxcontact.commands import checks
 
-# The schemes of jaxcontact.stepping.SCHEMES (listed here so that --help does not import jax).
-SCHEMES = ("moreau-jean", "moreau-jean-siconos", "penalty", "event-driven")
-# command-line name -> (registered scheme, fixed options)
-VARIANTS = {"moreau-jean-siconos": ("moreau-jean", {"force_rule": "siconos"})}
-PENALTY_METHODS = ("rk4", "tsit5", "dopri5", "kvaerno5")
-
-# option dest -> (registered scheme it belongs to, the scheme's field)
+# option dest -> the scheme field it sets (the schemes that have the field take the option)
 _SCHEME_OPTIONS = {
-    "theta": ("moreau-jean", "theta"),
-    "solver": ("moreau-jean", "solver"),
-    "iterations": ("moreau-jean", "iterations"),
-    "impact_location": ("moreau-jean", "impact_location"),
-    "integrator": ("penalty", "method"),
+    "theta": "theta",
+    "solver": "solver",
+    "iterations": "iterations",
+    "impact_location": "impact_location",
+    "integrator": "method",
 }
 
 
@@ -67,19 +61,24 @@ def default_out(command: str, name: str) -> str:
 
 def add_scheme_arguments(p: argparse.ArgumentParser, default: str = "moreau-jean") -> None:
     """``--scheme`` and each scheme's options (an option of another scheme is refused later, by name)."""
+    from jaxcontact.stepping import PRESETS, SCHEMES
+    from jaxcontact.stepping.impact_location import IMPACT_LOCATIONS
+    from jaxcontact.stepping.moreau_jean import ALL_SOLVERS
+    from jaxcontact.stepping.penalty import METHODS
+
+    schemes = {**SCHEMES, **PRESETS}
     p.add_argument(
         "--scheme",
-        choices=SCHEMES,
+        choices=tuple(schemes),
         default=None,
-        help="time stepping: moreau-jean (rigid contacts, impulses), moreau-jean-siconos (Siconos' "
-        "MoreauJeanOSI step: K and C implicit, Siconos' contact prediction and Newton law), penalty "
-        "(compliant contacts, an ODE) or event-driven (rigid and compliant contacts, stick–slip inside the step); "
-        f"default {default}",
+        help="time stepping: "
+        + ", ".join(f"{name} ({cls.summary})" for name, cls in schemes.items())
+        + f"; default {default}",
     )
     p.add_argument("--theta", type=checks.unit_float, default=None, help="moreau-jean: θ of the θ-method (default 0.5)")
     p.add_argument(
         "--solver",
-        choices=("auto", "nsgs", "pgs", "lemke", "newton"),
+        choices=ALL_SOLVERS,
         default=None,
         help="moreau-jean: contact solver (default auto: NSGS with friction, PGS without; newton: the "
         "semismooth Newton on Coulomb cones, spatial friction only)",
@@ -92,7 +91,7 @@ def add_scheme_arguments(p: argparse.ArgumentParser, default: str = "moreau-jean
     )
     p.add_argument(
         "--impact-location",
-        choices=("step", "interpolated"),
+        choices=IMPACT_LOCATIONS,
         default=None,
         help="moreau-jean: impacts on the step grid (step, the default of simulate and mc) or at the gap "
         "crossing inside the step (interpolated: motion continuous in restitution and friction; "
@@ -100,26 +99,30 @@ def add_scheme_arguments(p: argparse.ArgumentParser, default: str = "moreau-jean
     )
     p.add_argument(
         "--integrator",
-        choices=PENALTY_METHODS,
+        choices=METHODS,
         default=None,
         help="penalty: fixed-step rk4 (default) or an adaptive diffrax solver inside each step",
     )
 
 
 def scheme_from_args(args, default: str = "moreau-jean", study_options: dict | None = None):
-    """The scheme of ``--scheme`` (``default`` when not given) with the options given for it; another
-    scheme's option is an error. ``study_options``: registered scheme name -> options a study sets for
-    that scheme (the options given on the command line take precedence)."""
-    from jaxcontact.stepping import SCHEMES as REGISTERED
+    """The scheme of ``--scheme`` (``default`` when not given) with the options given for it; an option the
+    scheme does not have is an error. ``study_options``: registered scheme name -> options a study sets for
+    that scheme and its presets (the options given on the command line take precedence)."""
+    from jaxcontact.stepping import SCHEMES, scheme_named
 
     name = args.scheme or default
-    registered, options = VARIANTS.get(name, (name, {}))
-    options = {**(study_options or {}).get(registered, {}), **options}
-    for dest, (owner, field) in _SCHEME_OPTIONS.items():
+    cls = scheme_named(name)
+    options = dict((study_options or {}).get(cls.family(), {}))
+    fields = {f.name for f in dataclasses.fields(cls)}
+    for dest, field in _SCHEME_OPTIONS.items():
         value = getattr(args, dest, None)
         if value is None:
             continue
-        if owner != registered:
-            raise ValueError(f"--{dest.replace('_', '-')} is an option of the {owner} scheme, not of the {name} scheme")
+        if field not in fields:
+            owners = [n for n, s in SCHEMES.items() if field in {f.name for f in dataclasses.fields(s)}]
+            raise ValueError(
+                f"--{dest.replace('_', '-')} is an option of the {', '.join(owners)} scheme, not of the {name} scheme"
+            )
         options[field] = value
-    return REGISTERED[registered](**options)
+    return cls(**options)

@@ -159,6 +159,7 @@ def run(args) -> int:
         f"{model.name}: {n_steps} steps of dt = {dt:g} s to t = {float(arrays['t'][-1]):g} s "
         f"in {wall:.2f} s wall time (including compilation)"
     )
+    print("  path: " + "; ".join(f"{k} {v}" for k, v in scheme.plan(model.system).items()))
     print(f"  final state: {s['final']}")
     print(f"  impacts (contact activations): {s['impacts']}")
     print(f"  max contact-solver residual: {s['max_residual']:.3g} (unconverged steps: {s['unconverged']})")

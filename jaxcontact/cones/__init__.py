@@ -13,10 +13,10 @@ float64, and returns a :class:`ContactSolution` (r, u, residual = Siconos'
   a sweep in O(nnz)).
 * :func:`newton` — global semismooth Newton on the Alart–Curnier function
   (or the Fischer–Burmeister function of the cone, ``function=`` option),
-  line search, proximal regularisation; the Newton system by a dense LU, by
-  GMRES (``krylov=``) or by a sparse direct LU (``sparse_lu=True``) on W's
-  block rows; :func:`proximal_newton` — proximal point iterations around
-  it, for semidefinite W (:mod:`.newton`).
+  line search, proximal regularisation; the Newton system by the
+  ``linear_solver=`` object: :class:`DenseLU`, :class:`GMRES` or
+  :class:`SparseLU` on W's block rows (:mod:`.linear_solvers`);
+  :func:`proximal_newton` — proximal point iterations around it, for semidefinite W (:mod:`.newton`).
 * Gradients of r in (W, q, μ) by the implicit function theorem on each
   contact's regime (:mod:`.implicit`), or by unrolling the sweeps.
 * :func:`read_problem` — Siconos text files (dense, sparse block) and FCLIB
@@ -25,6 +25,7 @@ float64, and returns a :class:`ContactSolution` (r, u, residual = Siconos'
 
 from jaxcontact.cones.delassus import BlockRows, block_rows
 from jaxcontact.cones.laws import ConeViolations, alart_curnier, cone_violations, fc3d_error, project_cone
+from jaxcontact.cones.linear_solvers import GMRES, DenseLU, SparseLU
 from jaxcontact.cones.newton import newton, proximal_newton
 from jaxcontact.cones.problem import BlockMatrix, ContactProblem, bundled_dir, bundled_files, read_problem
 from jaxcontact.cones.solution import ContactSolution
@@ -39,6 +40,9 @@ __all__ = [
     "fc3d_error",
     "project_cone",
     "newton",
+    "DenseLU",
+    "GMRES",
+    "SparseLU",
     "proximal_newton",
     "BlockMatrix",
     "ContactProblem",

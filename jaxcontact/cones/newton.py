@@ -25,30 +25,18 @@ step:
 
 Stopping: Siconos' error ≤ tol or ``iterations`` steps (``lax.while_loop``;
 under vmap, the batch runs until its last problem stops, finished problems
-frozen). By default the Newton system is solved by a dense LU (O(n³) a
-step; block-row W is densified); with ``krylov=k`` by preconditioned GMRES
-from products with J only, so W by block rows stays sparse (O(nnz) per inner
-iteration; the inexact direction is still checked for descent); with
-``sparse_lu=True`` by a sparse direct LU of J + σ I assembled from W's block
-rows (SciPy's SuperLU through a host callback), exact like the dense LU
-where GMRES stalls on near-singular J. Gradients: implicit at the result
-(:mod:`jaxcontact.cones.implicit`).
+frozen). The Newton system is solved by the ``linear_solver`` object: a dense
+LU (the default), GMRES from products with J only, or a sparse direct LU on W's
+block rows (:mod:`jaxcontact.cones.linear_solvers`). Gradients: implicit at
+the result (:mod:`jaxcontact.cones.implicit`).
 """
 
 from __future__ import annotations
 
-import warnings
-
-import jax
 import jax.numpy as jnp
-import numpy as np
-import scipy.sparse
-import scipy.sparse.linalg
 from jax import lax
-from jax.scipy.sparse.linalg import cg, gmres
 
 from jaxcontact.cones import delassus
-from jaxcontact.cones.branch import unless
 from jaxcontact.cones.implicit import implicit_solution
 from jaxcontact.cones.laws import (
     alart_curnier,
@@ -58,12 +46,12 @@ from jaxcontact.cones.laws import (
     fischer_burmeister,
     per_contact,
 )
+from jaxcontact.cones.linear_solvers import GMRES, LINEAR_SOLVERS, DenseLU, SparseLU
 from jaxcontact.cones.solution import ContactSolution, prepare
 
 ARMIJO_SIGMA = 1e-4
 SIGMA_MAX = 1e-2
-KRYLOV_TOL = 1e-12  # relative residual of the inner solves with W by block rows
-KRYLOV_RESTARTS = 4
+DENSE_LU = DenseLU()
 FUNCTIONS = {"alart_curnier": alart_curnier, "fischer_burmeister": fischer_burmeister}
 
 
@@ -73,78 +61,7 @@ def _law(name: str, function):
     return FUNCTIONS[function]
 
 
-def _levenberg_marquardt(J, grad, nF):
-    return jnp.linalg.solve(J.T @ J + nF * jnp.eye(J.shape[0], dtype=J.dtype), -grad)
-
-
-def _dense_directions(J, F, grad, nF, sigma):
-    d = jnp.linalg.solve(J + sigma * jnp.eye(J.shape[0], dtype=J.dtype), -F)
-    descent = jnp.all(jnp.isfinite(d)) & (grad @ d < 0)
-    # The O(n³) fallback only when needed (under vmap: when some problem of the batch needs it).
-    return unless(descent, d, _levenberg_marquardt, J, grad, nF)
-
-
-def _krylov_directions(J, F, grad, nF, sigma, krylov, nc):
-    dim = F.shape[0] // nc
-    diag = delassus.diagonal_blocks(J, nc) + sigma * jnp.eye(dim, dtype=F.dtype)
-    inv = jnp.linalg.inv(diag)  # block-Jacobi preconditioner: nc small inverses
-    precond = lambda x: jnp.einsum("iab,ib->ia", inv, x.reshape(nc, dim)).reshape(-1)
-    op = lambda x: delassus.matvec(J, x) + sigma * x
-    d, _ = gmres(op, -F, tol=KRYLOV_TOL, restart=krylov, maxiter=KRYLOV_RESTARTS, M=precond)
-    descent = jnp.all(jnp.isfinite(d)) & (grad @ d < 0)
-
-    def lm(J, grad, nF):  # the normal equations by conjugate gradients: only products with J and Jᵀ
-        normal = lambda x: delassus.transpose_matvec(J, delassus.matvec(J, x)) + nF * x
-        return cg(normal, -grad, tol=KRYLOV_TOL, maxiter=krylov * KRYLOV_RESTARTS)[0]
-
-    return unless(descent, d, lm, J, grad, nF)
-
-
-def _host_solve(rows, cols, values, b):
-    A = scipy.sparse.csc_matrix((values, (rows, cols)), shape=(b.size, b.size))  # repeated positions summed
-    with warnings.catch_warnings():  # a singular matrix gives NaN, which the caller checks for
-        warnings.simplefilter("ignore", scipy.sparse.linalg.MatrixRankWarning)
-        return scipy.sparse.linalg.spsolve(A, b).astype(b.dtype)
-
-
-def _sparse_solve(rows, cols, values, b):
-    """x with A x = b, A = Σ values at (rows, cols): SciPy's SuperLU on the host, one matrix per call.
-
-    ``jax.experimental.sparse.linalg.spsolve`` calls the same SuperLU on CPU but
-    needs canonical CSR (sorted, no repeated entries; else its callback fails
-    on read-only buffers) and has no batching rule; this callback takes the
-    block-row layout as it is and, under vmap, solves member by member.
-    """
-    out = jax.ShapeDtypeStruct(b.shape, b.dtype)
-    return jax.pure_callback(_host_solve, out, rows, cols, values, b, vmap_method="sequential")
-
-
-def _sparse_levenberg_marquardt(J, F, nF):
-    # (JᵀJ + λ I) d = −JᵀF as the augmented system [[I, J], [Jᵀ, −λ I]] [s; d] = [−F; 0]: JᵀJ, whose
-    # pattern reaches two block hops and whose condition number is J's squared, is never formed.
-    rows, cols, values = delassus.coo(J)
-    n = F.shape[0]
-    diag = np.arange(n, dtype=np.int32)
-    R = jnp.concatenate([rows, n + cols, diag, n + diag])
-    C = jnp.concatenate([n + cols, rows, diag, n + diag])
-    V = jnp.concatenate([values, values, jnp.ones(n, F.dtype), jnp.full(n, -nF, F.dtype)])
-    return _sparse_solve(R, C, V, jnp.concatenate([-F, jnp.zeros_like(F)]))[n:]
-
-
-def _sparse_directions(J, F, grad, nF, sigma):
-    rows, cols, values = delassus.coo(J)
-    diag = np.arange(F.shape[0], dtype=np.int32)
-    d = _sparse_solve(
-        np.concatenate([rows, diag]),
-        jnp.concatenate([cols, diag]),
-        jnp.concatenate([values, jnp.full(F.shape, sigma, F.dtype)]),
-        -F,
-    )
-    descent = jnp.all(jnp.isfinite(d)) & (grad @ d < 0)
-    return unless(descent, d, _sparse_levenberg_marquardt, J, F, nF)
-
-
-def newton_iterate(W, q, mu, r0, *, tol, iterations, line_search, law=alart_curnier, krylov=None, sparse_lu=False):
+def newton_iterate(W, q, mu, r0, *, tol, iterations, line_search, law=alart_curnier, linear_solver=DENSE_LU):
     """The Newton steps of :func:`newton` from r0 on a prepared problem: (r, steps), no checks, no gradient rule."""
     nc = mu.shape[0]
     rho = alart_curnier_rho(delassus.diagonal_blocks(W, nc))
@@ -164,12 +81,7 @@ def newton_iterate(W, q, mu, r0, *, tol, iterations, line_search, law=alart_curn
         nF = jnp.sqrt(2.0 * psi)
         grad = delassus.transpose_matvec(J, F)
         sigma = jnp.minimum(nF, SIGMA_MAX)
-        if krylov:
-            d = _krylov_directions(J, F, grad, nF, sigma, krylov, nc)
-        elif sparse_lu:
-            d = _sparse_directions(J, F, grad, nF, sigma)
-        else:
-            d = _dense_directions(J, F, grad, nF, sigma)
+        d = linear_solver.direction(J, F, grad, nF, sigma, nc)
         d = jnp.where(jnp.all(jnp.isfinite(d)), d, -grad)
         Wd = delassus.matvec(W, d)
         slope = grad @ d
@@ -220,8 +132,7 @@ def newton(
     r0=None,
     tol=None,
     function: str = "alart_curnier",
-    krylov: int = 0,
-    sparse_lu: bool = False,
+    linear_solver: DenseLU | GMRES | SparseLU = DENSE_LU,
 ) -> ContactSolution:
     """Semismooth Newton with line search and proximal regularisation (module docstring).
 
@@ -235,18 +146,10 @@ def newton(
         (default 1e-8 in float64, 1e-4 in float32).
       function: ``"alart_curnier"`` (Siconos' NSN_AC) or
         ``"fischer_burmeister"`` (NSN_FB), the function whose zero is sought.
-      krylov: 0 (default): the Newton system by a dense LU (W given by
-        block rows is densified). k > 0: by GMRES with restart length k
-        (at most ``KRYLOV_RESTARTS`` cycles, block-Jacobi preconditioned) and
-        the fallback by conjugate gradients, from products with J = A + B W
-        only: W by block rows is never densified, a step costs O(nnz(W)) per
-        inner iteration (static int).
-      sparse_lu: the Newton system (J + σ I) d = −F by a sparse direct LU
-        (SciPy's SuperLU through a host callback), J assembled from W's
-        block rows, and the Levenberg–Marquardt fallback as the equivalent
-        sparse augmented system. Needs W by block rows; excludes
-        ``krylov``. Runs on the host one matrix at a time: under vmap the
-        batch is solved member by member (static bool).
+      linear_solver: how the Newton system is solved (:mod:`jaxcontact.cones.linear_solvers`):
+        ``DenseLU()`` (default; W by block rows is densified), ``GMRES(restart)``
+        (products with J only, W by block rows never densified) or ``SparseLU()``
+        (SuperLU of J assembled from W's block rows, on the host; needs block rows).
 
     Returns :class:`~jaxcontact.cones.solution.ContactSolution`; ``r`` has
     implicit-function gradients.
@@ -255,19 +158,12 @@ def newton(
     W, q, mu, r0, tol, nc, d = prepare(W, q, mu, r0, name="newton", tol=tol, iterations=iterations)
     if isinstance(line_search, bool) or not isinstance(line_search, int) or line_search < 1:
         raise ValueError(f"newton: line_search must be a static int >= 1; got {line_search!r}")
-    if isinstance(krylov, bool) or not isinstance(krylov, int) or krylov < 0:
-        raise ValueError(f"newton: krylov must be a static int >= 0 (0: dense LU); got {krylov!r}")
-    if not isinstance(sparse_lu, bool):
-        raise ValueError(f"newton: sparse_lu must be a static bool; got {sparse_lu!r}")
-    if sparse_lu and krylov:
-        raise ValueError(f"newton: sparse_lu=True and krylov={krylov} are two solvers of the Newton system; choose one")
-    if sparse_lu and not delassus.is_blocks(W):
+    if not isinstance(linear_solver, LINEAR_SOLVERS):
         raise ValueError(
-            f"newton: sparse_lu=True needs W by block rows (BlockRows, from block_rows): the "
-            f"sparsity pattern is read from its block columns; got a dense array {np.shape(W)}"
+            f"newton: linear_solver must be one of DenseLU(), GMRES(restart), SparseLU() "
+            f"(jaxcontact.cones.linear_solvers); got {linear_solver!r}"
         )
-    if not (krylov or sparse_lu):
-        W = delassus.to_dense(W)
+    W = linear_solver.prepare(W, "newton")
 
     def solve(W, q, mu, r0):
         return newton_iterate(
@@ -279,8 +175,7 @@ def newton(
             iterations=iterations,
             line_search=line_search,
             law=law,
-            krylov=krylov,
-            sparse_lu=sparse_lu,
+            linear_solver=linear_solver,
         )
 
     return implicit_solution(solve, W, q, mu, r0, tol=tol)
@@ -326,9 +221,10 @@ def proximal_newton(
     r_{k+1} solves the problem with W + s I and q − s r_k (s = ``sigma`` ·
     max diag W): its fixed points are the original problem's solutions, and
     the shifted matrix is positive definite where W is only semidefinite
-    (redundant contacts), which is where plain Newton stalls (a box stack:
-    Siconos' NSN_AC stops at 3e-3 there). ``iterations`` reports the total
-    Newton steps. Arguments otherwise as :func:`newton`.
+    (redundant contacts), which is where plain Newton stalls (a box stack,
+    where Siconos' NSN_AC stalls too: bench/RESULTS.md, "Cone solvers:
+    speed"). ``iterations`` reports the total Newton steps. Arguments
+    otherwise as :func:`newton`.
     """
     law = _law("proximal_newton", function)
     W, q, mu, r0, tol, nc, d = prepare(W, q, mu, r0, name="proximal_newton", tol=tol, iterations=outer)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxcontact.spatial.contacts import BoxPlane, CapsulePlane, SphereInSphere, SpherePlane, SphereSphere
+from jaxcontact.spatial.contacts import BoxPlane, SphereInSphere, SpherePlane, SphereSphere
 from jaxcontact.spatial.joints import Fixed, Revolute, Spherical, Universal
 from jaxcontact.values import Value
 
 # The joints whose two points coincide: with the ground on one side, the ground's point is a pivot.
 # (A cylindrical or prismatic joint's ground point is only a point of its axis line, no pivot.)
-_PIVOTING = (Spherical, Universal, Revolute, Fixed)
+_PIVOTING = frozenset({Spherical, Universal, Revolute, Fixed})
 
 
 def _matrix(quat):
@@ -34,55 +34,77 @@ def _vector(spec, p, where):
     return np.array([float(Value(v, where)(p)) for v in spec])
 
 
+def _sphere_on_plane(c, p):
+    return [(c.body.index, "sphere", float(Value(c.radius, "radius")(p)), _vector(c.centre, p, "centre"))]
+
+
+def _two_spheres(c, p):
+    zero = np.zeros(3)
+    return [
+        (c.a.index, "sphere", float(Value(c.radius_a, "radius")(p)), zero),
+        (c.b.index, "sphere", float(Value(c.radius_b, "radius")(p)), zero),
+    ]
+
+
+def _ball_in_socket(c, p):  # the ball (the socket is inside the crank's drawing)
+    return [(c.b.index, "sphere", float(Value(c.ball_radius, "radius")(p)), _vector(c.ball_point, p, "ball point"))]
+
+
+def _box_on_plane(c, p):
+    return [(c.body.index, "box", _vector(c.half_extents, p, "half extent"), np.zeros(3))]
+
+
+# Contact type -> the shapes it draws, [(body index, kind, size, body-frame centre)]; a kind is a key of
+# DRAWERS. A contact type not listed draws nothing (capsules, pins: their bodies are drawn by their paths).
+SHAPES = {
+    SpherePlane: _sphere_on_plane,
+    SphereSphere: _two_spheres,
+    SphereInSphere: _ball_in_socket,
+    BoxPlane: _box_on_plane,
+}
+
+
 def _shapes(assembly, p):
     """(body index, kind, size, body-frame centre) of every drawable shape: ("sphere", r) or ("box", half extents)."""
-    out = []
-    zero = np.zeros(3)
-    for c in assembly.contacts:
-        if isinstance(c, SpherePlane):
-            out.append((c.body.index, "sphere", float(Value(c.radius, "radius")(p)), _vector(c.centre, p, "centre")))
-        elif isinstance(c, SphereSphere):
-            out += [
-                (c.a.index, "sphere", float(Value(c.radius_a, "radius")(p)), zero),
-                (c.b.index, "sphere", float(Value(c.radius_b, "radius")(p)), zero),
-            ]
-        elif isinstance(c, SphereInSphere):  # the ball (the socket is inside the crank's drawing)
-            out.append(
-                (c.b.index, "sphere", float(Value(c.ball_radius, "radius")(p)), _vector(c.ball_point, p, "ball point"))
-            )
-        elif isinstance(c, BoxPlane):
-            out.append((c.body.index, "box", _vector(c.half_extents, p, "half extent"), zero))
+    out = [s for c in assembly.contacts for s in SHAPES.get(type(c), lambda c, p: [])(c, p)]
     return [s for s in dict(((s[0], s[1]), s) for s in out if s[0] is not None).values()]
 
 
-def _draw(ax, kind, size, x, R, color, alpha):
-    if kind == "segment":  # size: the two body-frame end points
-        ends = x[:, None] + R @ np.asarray(size, float).T
-        ax.plot(*ends, color=color, lw=3.0, alpha=alpha, solid_capstyle="round")
-    elif kind == "sphere":
-        a = np.linspace(0, 2 * np.pi, 25)
-        for lat in np.linspace(-np.pi / 3, np.pi / 3, 3):  # parallels
-            ring = np.stack([np.cos(a) * np.cos(lat), np.sin(a) * np.cos(lat), np.full_like(a, np.sin(lat))])
-            pts = x[:, None] + R @ (size * ring)
-            ax.plot(*pts, color=color, lw=0.6, alpha=alpha)
-        for k, lon in enumerate(np.linspace(0, np.pi, 4, endpoint=False)):  # meridians, the first marked
-            ring = np.stack([np.cos(a) * np.cos(lon), np.cos(a) * np.sin(lon), np.sin(a)])
-            pts = x[:, None] + R @ (size * ring)
-            ax.plot(*pts, color="C3" if k == 0 else color, lw=1.4 if k == 0 else 0.6, alpha=alpha)
-    else:
-        s = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], float)
-        v = x + (s * size) @ R.T
-        for i in range(8):
-            for j in range(i + 1, 8):
-                if np.sum(s[i] != s[j]) == 1:  # an edge joins vertices differing in one sign
-                    ax.plot(*v[[i, j]].T, color=color, lw=1.0, alpha=alpha)
+def _draw_segment(ax, size, x, R, color, alpha):  # size: the two body-frame end points
+    ends = x[:, None] + R @ np.asarray(size, float).T
+    ax.plot(*ends, color=color, lw=3.0, alpha=alpha, solid_capstyle="round")
+
+
+def _draw_sphere(ax, size, x, R, color, alpha):
+    a = np.linspace(0, 2 * np.pi, 25)
+    for lat in np.linspace(-np.pi / 3, np.pi / 3, 3):  # parallels
+        ring = np.stack([np.cos(a) * np.cos(lat), np.sin(a) * np.cos(lat), np.full_like(a, np.sin(lat))])
+        pts = x[:, None] + R @ (size * ring)
+        ax.plot(*pts, color=color, lw=0.6, alpha=alpha)
+    for k, lon in enumerate(np.linspace(0, np.pi, 4, endpoint=False)):  # meridians, the first marked
+        ring = np.stack([np.cos(a) * np.cos(lon), np.cos(a) * np.sin(lon), np.sin(a)])
+        pts = x[:, None] + R @ (size * ring)
+        ax.plot(*pts, color="C3" if k == 0 else color, lw=1.4 if k == 0 else 0.6, alpha=alpha)
+
+
+def _draw_box(ax, size, x, R, color, alpha):
+    s = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], float)
+    v = x + (s * size) @ R.T
+    for i in range(8):
+        for j in range(i + 1, 8):
+            if np.sum(s[i] != s[j]) == 1:  # an edge joins vertices differing in one sign
+                ax.plot(*v[[i, j]].T, color=color, lw=1.0, alpha=alpha)
+
+
+# shape kind -> how it is drawn at world position x with rotation R
+DRAWERS = {"segment": _draw_segment, "sphere": _draw_sphere, "box": _draw_box}
 
 
 def _planes(assembly, p):
     """[(unit normal (3,), offset)] of the distinct ground planes n·x = offset the contacts touch (none: [])."""
     out = []
     for c in assembly.contacts:
-        if isinstance(c, (SpherePlane, BoxPlane, CapsulePlane)):
+        if getattr(c, "plane", None) is not None:  # a contact with a ground plane holds it as ``plane``
             n, d = c.plane.resolve(p, f"contact {c.name!r}")
             n, d = np.asarray(n, float), float(d)
             if not any(np.allclose(n, m) and np.isclose(d, e) for m, e in out):  # one square per plane
@@ -94,7 +116,7 @@ def _pivots(assembly, p):
     """[(body index, world point (3,))]: each body pinned to the ground at a point (:data:`_PIVOTING` joints)."""
     out = []
     for j in assembly.joints:
-        if not isinstance(j, _PIVOTING):
+        if type(j) not in _PIVOTING:
             continue
         for ground, point, body in ((j.a, j.point_a, j.b), (j.b, j.point_b, j.a)):
             if (ground is None or ground.is_ground) and body is not None and not body.is_ground:
@@ -160,7 +182,7 @@ def snapshot_figure(traj, params, *, assembly, count: int = 6, segments=(), boxe
         for body, kind, size, offset in shapes:
             qb = q[r, 7 * body : 7 * body + 7]
             R = _matrix(qb[3:] / np.linalg.norm(qb[3:]))
-            _draw(ax, kind, size, qb[:3] + R @ offset, R, f"C{body % 10}", alpha)
+            DRAWERS[kind](ax, size, qb[:3] + R @ offset, R, f"C{body % 10}", alpha)
     pivot_points = np.reshape([pv for _, pv in pivots], (-1, 3))
     points = np.concatenate([centres.reshape(-1, 3), pivot_points])  # the strings hang in view
     points = np.concatenate([points, _feet(planes, 0.5 * (points.min(axis=0) + points.max(axis=0)))])

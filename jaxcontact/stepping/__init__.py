@@ -5,19 +5,22 @@ event-driven (rigid and compliant contacts, stick–slip located inside the step
 siblings built on the shared kernels of :mod:`jaxcontact.stepping.kernels`.
 """
 
-from jaxcontact.stepping.base import SCHEMES, Scheme, StepInfo, schemes_for
+from jaxcontact.stepping.base import PRESETS, SCHEMES, Scheme, StepInfo, scheme_named, schemes_for
 from jaxcontact.stepping.baumgarte import baumgarte_acceleration_rhs, baumgarte_rates, baumgarte_velocity_target
 from jaxcontact.stepping.event_driven import EventDriven
 from jaxcontact.stepping.impact_projection import ImpactProjection
-from jaxcontact.stepping.moreau_jean import MoreauJean, State, initial_state, step
+from jaxcontact.stepping.moreau_jean import MoreauJean, MoreauJeanSiconos, State, initial_state, step
 from jaxcontact.stepping.penalty import Penalty
 from jaxcontact.stepping.projection import Projection, project, project_position, project_velocity, resting_contacts
 
 __all__ = [
     "Scheme",
     "SCHEMES",
+    "PRESETS",
+    "scheme_named",
     "schemes_for",
     "MoreauJean",
+    "MoreauJeanSiconos",
     "State",
     "StepInfo",
     "initial_state",

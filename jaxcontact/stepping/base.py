@@ -17,6 +17,19 @@ identification, the CLI) ask the scheme instead of testing its type:
   inside the step (the trajectory continuous in a restitution), what identification asks for;
 * :meth:`Scheme.for_forward_runs`: the variant a study that differentiates nothing runs.
 
+Every scheme holds two parts as options, so the modifiers :meth:`Scheme.with_projection` and
+:meth:`Scheme.without_diagnostics` apply to any scheme: ``projection`` (None or a
+:class:`jaxcontact.stepping.projection.Projection`, run after the step) and ``diagnostics``.
+Parts and modifiers are options of the one frozen dataclass, not wrappers around a scheme:
+a wrapper would have to reach into each scheme's state (warm starts, slip modes), its
+diagnostics must see the projected state, and the located impacts of Moreau–Jean split its
+own step (docs/theory/projection-baumgarte.md).
+
+A *preset* is a scheme with other defaults and its own name (Siconos' step, the four-bar
+paper's scheme): a subclass that sets them, registered with :func:`register_preset`. It is
+one more ``--scheme`` choice on the command line and the same step underneath;
+:meth:`Scheme.family` names the scheme it presets.
+
 Every scheme's state is a pytree with fields ``t``, ``q``, ``u`` (the generic loop
 reads only those) and its ``step`` returns a :class:`StepInfo` of fixed shapes.
 """
@@ -57,6 +70,7 @@ class Scheme(abc.ABC):
     """Base of every time-stepping scheme (subclasses are frozen dataclasses with a ``diagnostics`` option)."""
 
     name: ClassVar[str]  # the command-line name, e.g. "moreau-jean"
+    summary: ClassVar[str] = ""  # one line for the command line's --scheme help
     contact_kinds: ClassVar[frozenset] = frozenset()
     soft_activation_available: ClassVar[bool] = False
     impact_location_available: ClassVar[bool] = False
@@ -122,9 +136,13 @@ class Scheme(abc.ABC):
 
     def with_projection(self, projection) -> Scheme:
         """This scheme with ``projection`` (a :class:`jaxcontact.stepping.projection.Projection`) after each step."""
-        if "projection" not in {f.name for f in dataclasses.fields(self)}:
-            raise ValueError(f"the {self.name} scheme has no projection option")
         return dataclasses.replace(self, projection=projection)
+
+    def plan(self, system) -> dict[str, str]:
+        """The path this scheme takes on ``system``, concern -> a short description (as lineax's
+        ``select_solver`` says which solver it picked); a scheme adds its own concerns. Call after
+        :meth:`check`, which refuses a system the scheme cannot treat."""
+        return {"scheme": self.name, "projection": "none" if self.projection is None else repr(self.projection)}
 
     def for_forward_runs(self) -> Scheme:
         """This scheme as it runs best when nothing is differentiated through it (a Monte Carlo study):
@@ -145,15 +163,38 @@ class Scheme(abc.ABC):
             out[f.name] = getattr(v, "__qualname__", repr(v)) if callable(v) else v
         return out
 
+    @classmethod
+    def family(cls) -> str:
+        """The name of the registered scheme this one is or presets (a preset's own name is not it)."""
+        return next(c.name for c in cls.__mro__ if SCHEMES.get(vars(c).get("name")) is c)
+
 
 # Command-line name -> scheme class; filled by each scheme's module (see ``register``).
 SCHEMES: dict[str, type] = {}
+# Command-line name -> preset class (a subclass of a registered scheme with other defaults).
+PRESETS: dict[str, type] = {}
 
 
 def register(cls):
     """Class decorator: list a scheme under its ``name`` (for the CLI and error messages)."""
     SCHEMES[cls.name] = cls
     return cls
+
+
+def register_preset(cls):
+    """Class decorator: list a preset (a subclass of a registered scheme) under its ``name`` for the CLI."""
+    if not any(issubclass(cls, s) for s in SCHEMES.values()):
+        raise TypeError(f"preset {cls.name!r} must subclass a registered scheme ({', '.join(SCHEMES)})")
+    PRESETS[cls.name] = cls
+    return cls
+
+
+def scheme_named(name: str) -> type:
+    """The scheme or preset class of a command-line name; ValueError naming the value and the choices."""
+    found = SCHEMES.get(name) or PRESETS.get(name)
+    if found is None:
+        raise ValueError(f"scheme {name!r} is not one of {', '.join([*SCHEMES, *PRESETS])}")
+    return found
 
 
 def schemes_for(kind: str, spatial: bool = False) -> list[str]:

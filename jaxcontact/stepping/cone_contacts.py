@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jaxcontact.cones import newton, nsgs
+from jaxcontact.cones import DenseLU, newton, nsgs
 from jaxcontact.stepping.contact_solve import ContactSolution
 
-CONE_SOLVERS = ("nsgs", "newton")
 # Sweeps between two error checks of the implicit mode. A step's problem, warm-started from the last step's
 # impulses, is often solved in one or two sweeps; checking every 10 (the solver's default for a cold problem) runs
 # them ten at a time.
@@ -41,6 +40,32 @@ def per_contact_order(k: int):
     """Indices taking [N (k); T (2k)] rows to the per-contact order (N, T1, T2)₀, (N, T1, T2)₁, …."""
     i = jnp.arange(k)
     return jnp.stack([i, k + 2 * i, k + 2 * i + 1], axis=1).reshape(-1)
+
+
+def _nsgs(W, q, mu, warm, *, iterations, omega, tol, differentiation):
+    rescue = RESCUE_AFTER if differentiation == "implicit" else None
+    return nsgs(
+        W,
+        q,
+        mu,
+        iterations=iterations,
+        omega=omega,
+        r0=warm,
+        tol=tol,
+        check_every=CHECK_EVERY,
+        differentiation=differentiation,
+        rescue_after=rescue,
+    )
+
+
+def _newton(W, q, mu, warm, *, iterations, omega, tol, differentiation):
+    return newton(W, q, mu, iterations=iterations, r0=warm, tol=tol, linear_solver=CONE_NEWTON_SOLVER)
+
+
+# A step's cone problem is small and dense (D from the mass matrix): the dense LU.
+CONE_NEWTON_SOLVER = DenseLU()
+# solver name -> solve of the per-contact-ordered, masked problem (a cones ContactSolution)
+CONE_SOLVERS = {"nsgs": _nsgs, "newton": _newton}
 
 
 def solve_cone_contacts(
@@ -67,21 +92,8 @@ def solve_cone_contacts(
     warm = jnp.concatenate([warm_N[:, None], warm_T.reshape(k, 2)], axis=1).reshape(-1)
     warm = jnp.where(act, warm, 0.0)
     mu = jnp.where(active, mu, 0.0)
-    if solver == "newton":
-        sol = newton(Dp, cp, mu, iterations=iterations, r0=warm, tol=tol)
-    else:
-        rescue = RESCUE_AFTER if differentiation == "implicit" else None
-        sol = nsgs(
-            Dp,
-            cp,
-            mu,
-            iterations=iterations,
-            omega=omega,
-            r0=warm,
-            tol=tol,
-            check_every=CHECK_EVERY,
-            differentiation=differentiation,
-            rescue_after=rescue,
-        )
+    sol = CONE_SOLVERS[solver](
+        Dp, cp, mu, warm, iterations=iterations, omega=omega, tol=tol, differentiation=differentiation
+    )
     r = sol.r.reshape(k, 3)
     return ContactSolution(r[:, 0], r[:, 1:].reshape(-1), sol.residual, sol.iterations, sol.converged)

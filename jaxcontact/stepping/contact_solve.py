@@ -6,7 +6,7 @@ are not active get an identity row/column and c = 1 (normal), 0 (tangent): the
 solution there is P = 0 for every solver, so the problem keeps a fixed shape
 and no solver needs to understand masks.
 
-Solvers (a static choice):
+Solvers (a static choice, dispatched by the tables :data:`FRICTIONLESS` and :data:`FRICTIONAL`):
 * ``"pgs"`` — projected Gauss–Seidel on the normal LCP (frictionless systems).
 * ``"nsgs"`` — block nonsmooth Gauss–Seidel on the planar Coulomb problem
   (``jaxcontact.lcp.friction2d.nsgs``); on a frictionless system it is PGS.
@@ -21,11 +21,11 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxcontact.lcp import friction2d
+from jaxcontact.lcp.lemke import lemke
+from jaxcontact.lcp.pgs import pgs
 from jaxcontact.lcp.rows import decouple_rows
 from jaxcontact.lcp.solution import default_tol
-
-SOLVERS = ("nsgs", "pgs", "lemke")
-
 
 # Soft activation: beyond gap/τ = SOFT_LIMIT a contact's weight e^(−SOFT_LIMIT) ≈ 1e-13 counts as off.
 SOFT_LIMIT = 30.0
@@ -70,41 +70,54 @@ def mask_problem(D, c, active, k, friction):
     return decouple_rows(D, c, act, outside=inactive_c)
 
 
+def _pgs(D, c, mu, active, warm, *, iterations, omega, tol, differentiation):
+    sol = pgs(D, c, iterations=iterations, omega=omega, z0=warm, tol=tol, differentiation=differentiation)
+    return sol.z, jnp.zeros_like(sol.z), sol
+
+
+def _lemke(D, c, mu, active, warm, *, iterations, omega, tol, differentiation):
+    sol = lemke(D, c, tol=tol)
+    return sol.z, jnp.zeros_like(sol.z), sol
+
+
+def _nsgs_friction(D, c, mu, active, warm, *, iterations, omega, tol, differentiation):
+    sol = friction2d.nsgs(D, c, mu, iterations=iterations, omega=omega, r0=warm, tol=tol, active=active)
+    k = active.shape[0]
+    return sol.r[:k], sol.r[k:], sol
+
+
+def _lemke_friction(D, c, mu, active, warm, *, iterations, omega, tol, differentiation):
+    A, b = friction2d.friction_lcp(D, c, mu)
+    sol = lemke(A, b, tol=tol)
+    r = friction2d.from_lcp_solution(sol.z, mu)  # z = [P_N; P_R; ξ_L]  (the planar friction LCP)
+    k = active.shape[0]
+    return r[:k], r[k:], sol
+
+
+# solver name -> solve of the masked problem, returning (P_N, P_T, the solver's solution); one table per problem
+# (frictionless: the normal LCP; frictional: the planar Coulomb problem). On a frictionless system NSGS is PGS.
+FRICTIONLESS = {"nsgs": _pgs, "pgs": _pgs, "lemke": _lemke}
+FRICTIONAL = {"nsgs": _nsgs_friction, "lemke": _lemke_friction}
+SOLVERS = tuple(FRICTIONLESS)
+
+
 def solve_contacts(
     D, c, mu, active, warm, *, solver, iterations, omega, tol, friction, differentiation="unroll"
 ) -> ContactSolution:
     """Solve the masked local problem ξ = D P + c with Signorini–Newton (+ Coulomb) laws.
 
     D: (k, k) or, with friction, (2k, 2k) ordered [normal block; tangent block];
-    c, warm: matching vectors; mu, active: (k,). ``differentiation`` ("unroll" or
-    "implicit") applies to PGS; NSGS is differentiated through its sweeps, Lemke implicitly.
+    c, warm: matching vectors; mu, active: (k,). ``solver``: a key of :data:`FRICTIONLESS`
+    or, with friction, of :data:`FRICTIONAL` (another is refused by name). ``differentiation``
+    ("unroll" or "implicit") applies to PGS; NSGS is differentiated through its sweeps, Lemke implicitly.
     """
-    k = active.shape[0]
-    D, c = mask_problem(D, c, active, k, friction)
-    tol_ = default_tol(D.dtype) if tol is None else tol
-    if not friction:
-        if solver in ("pgs", "nsgs"):
-            from jaxcontact.lcp.pgs import pgs
-
-            sol = pgs(D, c, iterations=iterations, omega=omega, z0=warm, tol=tol_, differentiation=differentiation)
-        else:
-            from jaxcontact.lcp.lemke import lemke
-
-            sol = lemke(D, c, tol=tol_)
-        P_N = sol.z
-        return ContactSolution(P_N, jnp.zeros_like(P_N), sol.residual, sol.iterations, sol.converged)
-    if solver == "nsgs":
-        from jaxcontact.lcp.friction2d import nsgs
-
-        sol = nsgs(D, c, mu, iterations=iterations, omega=omega, r0=warm, tol=tol_, active=active)
-        r = sol.r
-        return ContactSolution(r[:k], r[k:], sol.residual, sol.iterations, sol.converged)
-    if solver == "lemke":
-        from jaxcontact.lcp import friction2d
-        from jaxcontact.lcp.lemke import lemke
-
-        A, b = friction2d.friction_lcp(D, c, mu)
-        sol = lemke(A, b, tol=tol_)
-        r = friction2d.from_lcp_solution(sol.z, mu)  # z = [P_N; P_R; ξ_L]  (the planar friction LCP)
-        return ContactSolution(r[:k], r[k:], sol.residual, sol.iterations, sol.converged)
-    raise ValueError(f"solver {solver!r} cannot solve a frictional problem; use 'nsgs' or 'lemke'")
+    table = FRICTIONAL if friction else FRICTIONLESS
+    if solver not in table:
+        kind = "a frictional" if friction else "a frictionless"
+        raise ValueError(f"solver {solver!r} cannot solve {kind} problem; use one of {tuple(table)}")
+    D, c = mask_problem(D, c, active, active.shape[0], friction)
+    tol = default_tol(D.dtype) if tol is None else tol
+    P_N, P_T, sol = table[solver](
+        D, c, mu, active, warm, iterations=iterations, omega=omega, tol=tol, differentiation=differentiation
+    )
+    return ContactSolution(P_N, P_T, sol.residual, sol.iterations, sol.converged)

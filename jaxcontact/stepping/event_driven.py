@@ -94,7 +94,7 @@ from jaxcontact.stepping.kernels import (
     rk4,
     second_rate,
 )
-from jaxcontact.stepping.projection import Projection
+from jaxcontact.stepping.projection import Projection, check_part
 from jaxcontact.system import LagrangianSystem, compliant_contact_forces, energy
 
 
@@ -246,6 +246,7 @@ class EventDriven(Scheme):
     projection: Projection | None = None
 
     name: ClassVar[str] = "event-driven"
+    summary: ClassVar[str] = "rigid and compliant contacts, stick–slip inside the step"
     contact_kinds: ClassVar[frozenset] = frozenset({"rigid", "compliant"})
 
     @property
@@ -260,8 +261,7 @@ class EventDriven(Scheme):
             raise ValueError(f"root_iterations = {self.root_iterations!r} must be a positive int")
         if not float(self.slip_tol) > 0.0:
             raise ValueError(f"slip_tol = {self.slip_tol} must be > 0")
-        if self.projection is not None and not isinstance(self.projection, Projection):
-            raise ValueError(f"projection = {self.projection!r} must be None or a Projection")
+        check_part(self.projection)
 
     # ------------------------------------------------------------------ modes
     def _closed(self, gap, q):

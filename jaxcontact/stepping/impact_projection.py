@@ -26,9 +26,12 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
+from jaxcontact.stepping.base import register_preset
 from jaxcontact.stepping.moreau_jean import MoreauJean
+from jaxcontact.stepping.projection import Projection
 
 
+@register_preset
 @dataclasses.dataclass(frozen=True)
 class ImpactProjection(MoreauJean):
     """The four-bar paper's scheme as Moreau–Jean options (all static; see :class:`MoreauJean`).
@@ -36,12 +39,13 @@ class ImpactProjection(MoreauJean):
     Defaults: θ = 1 (LCP at the projected start state), ``solver`` = "auto"
     (projected Gauss–Seidel for frictionless contacts, its friction extension
     NSGS otherwise), Newton's law for every contact (``separating`` =
-    "newton"), projection on with resting contacts lifted onto their surface
-    (``position_iterations`` = 3, see :class:`MoreauJean`).
+    "newton"), ``projection`` = ``Projection()``: joints and resting contacts
+    projected after every step.
     """
 
     name: ClassVar[str] = "impact-projection"
+    summary: ClassVar[str] = "the four-bar paper's scheme: θ = 1, Newton's law, a projection after each step"
 
     theta: float = 1.0
     separating: str = "newton"
-    projection: bool = True
+    projection: Projection | None = Projection()

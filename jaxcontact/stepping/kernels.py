@@ -43,9 +43,8 @@ def spd_solve(A, B):
     For n ≤ ``UNROLL_MAX`` the factorisation and both substitutions are unrolled
     into scalar expressions, so under ``vmap`` every operation is elementwise
     over the batch axis and XLA fuses them; LAPACK's potrf/trsm would instead be
-    called once per sample. On the four-bar (G is 8 × 8, diagonal M) this made
-    the step 2.4× faster in float64 and 3× in float32 at batch 4096 on one CPU
-    device (6.9e5 → 1.7e6 env-steps/s in float64; bench/RESULTS.md). A matrix that is not
+    called once per sample, and a batched step would be bound by those calls (the
+    four-bar's A/B: bench/RESULTS.md, "Simulation throughput", "Speed-up made"). A matrix that is not
     positive definite gives NaN (√ of a non-positive pivot), which the step
     reports as not converged, as LAPACK's factorisation does.
     """

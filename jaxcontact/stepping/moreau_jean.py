@@ -40,8 +40,9 @@ multi-right-hand-side solve for [h f, Φ_qᵀ, W]); small Cholesky solves are
 unrolled (:func:`spd_solve`). A system with a diagonal M that declares which
 coordinates each constraint row touches (``constraint_columns``: every planar
 mechanism) takes the structured path instead — Φ_q by coloured JVPs, G and its
-Cholesky factor only where the pattern has entries (:mod:`structured`; 1.8× the
-four-bar study's throughput, the same motion to rounding).
+Cholesky factor only where the pattern has entries (:mod:`structured`: fewer flops
+and kernels, the same motion to rounding; the figures are in bench/RESULTS.md,
+"structured Schur complement, trigonometry once").
 """
 
 from __future__ import annotations
@@ -54,15 +55,22 @@ import jax
 import jax.numpy as jnp
 
 from jaxcontact.stepping import siconos_rule, structured
-from jaxcontact.stepping.base import Scheme, StepInfo, register
+from jaxcontact.stepping.base import Scheme, StepInfo, register, register_preset
 from jaxcontact.stepping.baumgarte import baumgarte_rates, baumgarte_velocity_target  # noqa: F401 (re-export)
-from jaxcontact.stepping.cone_contacts import CONE_SOLVERS, solve_cone_contacts
+from jaxcontact.stepping.cone_contacts import CONE_NEWTON_SOLVER, CONE_SOLVERS, solve_cone_contacts
 from jaxcontact.stepping.contact_solve import SOLVERS, soften_normal_rows, solve_contacts
 from jaxcontact.stepping.impact_location import IMPACT_LOCATIONS, located_step
 from jaxcontact.stepping.kernels import UNROLL_MAX, constraint_residuals, gap_closed, spd_solve  # noqa: F401 (re-export)
-from jaxcontact.stepping.projection import Projection
+from jaxcontact.stepping.projection import Projection, check_part
 from jaxcontact.system import LagrangianSystem, advance, energy, kinematics
 
+# MoreauJean.mass_path -> what a plan says of it
+MASS_PATHS = {
+    "iteration-lu": "Siconos' iteration matrix by LU",
+    "structured": "diagonal M, Schur complement on the declared constraint pattern",
+    "diagonal": "diagonal M (a division)",
+    "cholesky": "Cholesky of M",
+}
 # "theta-point": forces at (q_M, u_A, t_M); "siconos": Siconos' MoreauJeanOSI step (siconos_rule.py).
 FORCE_RULES = ("theta-point", "siconos")
 ALL_SOLVERS = ("auto",) + SOLVERS + tuple(s for s in CONE_SOLVERS if s not in SOLVERS)
@@ -115,26 +123,16 @@ class MoreauJean(Scheme):
       coordinates): M⁻¹ is then a division instead of a Cholesky
       factorisation. Off-diagonal entries are ignored, so only set it when true.
       A system that declares ``LagrangianSystem.diagonal_mass`` (every planar
-      mechanism does) gets the division whatever this option says: on the
-      four-bar the unrolled 9 × 9 Cholesky with 11 right-hand sides was 3/4 of
-      the step's flops (XLA re-emits the forward substitution inside every
-      back-substitution kernel).
+      mechanism does) gets the division whatever this option says: the unrolled
+      Cholesky with all its right-hand sides would dominate a planar step's flops
+      (XLA re-emits the forward substitution inside every back-substitution kernel).
     diagnostics: compute ‖Φ‖, ‖Φ̇‖ and the energy at every step's end state
       (one more evaluation of Φ, M and V per step; turn off for throughput).
-    projection: after the step, project (q_E, u_E) onto Φ = 0 and Φ_q u + Φ_t = 0
-      in the mass metric (the four-bar projection paper's correction, :func:`jaxcontact.stepping.projection.project`),
-      so the next step's LCP sees a consistent state. Off by default. True takes the
-      three options below; a :class:`jaxcontact.stepping.projection.Projection` (the part the
-      other schemes hold too) gives them itself, and the three are then ignored.
-    position_iterations: Newton iterations of the position projection (static).
-      3, not the paper's 1–2: with 2, a lifted contact is left ~1e-9 m inside
-      the wall, beyond the activation tolerance, and chatters.
-    contact_projection: with ``projection``, also put the *resting* contacts
-      (P_N > 0 and |γ_N| ≤ ``rest_speed`` after the step) onto their surface with
-      γ_N = 0. Lifting every penetrating contact instead pumps energy (a limit
-      cycle of impacts on the four-bar at h = 0.01).
-    rest_speed: the normal speed (m/s) under which a contact that carried an
-      impulse counts as resting (a numerical threshold, not a physical value).
+    projection: None (default), or a :class:`jaxcontact.stepping.projection.Projection`, the
+      part every scheme holds: after the step, (q_E, u_E) projected onto Φ = 0 and
+      Φ_q u + Φ_t = 0 in the mass metric (the four-bar projection paper's correction) and
+      the resting contacts put onto their surface, so the next step's LCP sees a
+      consistent state. ``Projection()`` is what the paper's studies use.
     baumgarte: None, or a function (params, h) → (α, β) of array leaves: the
       bilateral rows then enforce Φ_q u_E + Φ_t = the implicit-Euler Baumgarte
       target (:func:`jaxcontact.stepping.baumgarte.baumgarte_velocity_target`)
@@ -159,10 +157,7 @@ class MoreauJean(Scheme):
     activation_tol: float | None = None
     diagonal_mass: bool = False
     diagnostics: bool = True
-    projection: bool | Projection = False
-    position_iterations: int = 3
-    contact_projection: bool = True
-    rest_speed: float = 1e-2
+    projection: Projection | None = None
     baumgarte: Callable | None = None
     soft_activation: str | None = None
     differentiation: str = "unroll"
@@ -170,6 +165,7 @@ class MoreauJean(Scheme):
     impact_location: str = "step"
 
     name: ClassVar[str] = "moreau-jean"
+    summary: ClassVar[str] = "rigid contacts, impulses"
     contact_kinds: ClassVar[frozenset] = frozenset({"rigid"})
     soft_activation_available: ClassVar[bool] = True
     impact_location_available: ClassVar[bool] = True
@@ -190,12 +186,7 @@ class MoreauJean(Scheme):
             )
         if self.force_rule not in FORCE_RULES:
             raise ValueError(f"force_rule = {self.force_rule!r} must be one of {FORCE_RULES}")
-        if not isinstance(self.projection, (bool, Projection)):
-            raise ValueError(f"projection = {self.projection!r} must be True, False or a Projection")
-        if not isinstance(self.position_iterations, int) or self.position_iterations < 1:
-            raise ValueError(f"position_iterations = {self.position_iterations!r} must be a positive int")
-        if not float(self.rest_speed) > 0.0:
-            raise ValueError(f"rest_speed = {self.rest_speed} must be > 0")
+        check_part(self.projection)
         if self.baumgarte is not None and not callable(self.baumgarte):
             raise ValueError(f"baumgarte = {self.baumgarte!r} must be None or a function (params, h) -> (alpha, beta)")
         if self.soft_activation is not None and not isinstance(self.soft_activation, str):
@@ -211,15 +202,6 @@ class MoreauJean(Scheme):
             )
 
     @property
-    def end_projection(self) -> Projection | None:
-        """The projection after each step: ``projection`` itself, or (True) the one its three options give."""
-        if isinstance(self.projection, Projection):
-            return self.projection
-        if self.projection:
-            return Projection(self.position_iterations, self.contact_projection, self.rest_speed)
-        return None
-
-    @property
     def separating_law(self) -> str:
         """The law of separating active contacts: ``separating``, or the force rule's default."""
         if self.separating is not None:
@@ -230,7 +212,7 @@ class MoreauJean(Scheme):
         """The contact solver this scheme uses on ``system`` ("auto" resolved); ValueError for PGS with friction."""
         friction = system.slip_velocity is not None
         if friction and system.tangent_directions == 2:
-            if self.solver not in ("auto",) + CONE_SOLVERS:
+            if self.solver not in ("auto", *CONE_SOLVERS):
                 raise ValueError(
                     f"the moreau-jean scheme with solver = {self.solver!r} cannot solve spatial Coulomb "
                     f"friction (cones), and this system has spatial frictional contacts; use solver "
@@ -251,6 +233,32 @@ class MoreauJean(Scheme):
                 "use solver 'nsgs' or 'lemke'"
             )
         return self.solver
+
+    def mass_path(self, system: LagrangianSystem) -> str:
+        """How a step solves with M on ``system``: "iteration-lu" (Siconos' rule: its iteration matrix by LU),
+        "structured" (M diagonal and Φ_q's pattern declared: the Schur complement entry by entry),
+        "diagonal" (M⁻¹ a division) or "cholesky"."""
+        if self.force_rule == "siconos":
+            return "iteration-lu"
+        if not (self.diagonal_mass or system.diagonal_mass):
+            return "cholesky"
+        return "structured" if system.constraint_columns is not None else "diagonal"
+
+    def plan(self, system: LagrangianSystem) -> dict[str, str]:
+        """The path this scheme takes on ``system``: the contact solve, the mass solve, impacts, projection."""
+        solver = self.solver_for(system)
+        if system.gaps is None:
+            contacts = "none"
+        elif system.slip_velocity is not None and system.tangent_directions == 2:
+            contacts = f"{solver} on Coulomb cones" + (f" ({CONE_NEWTON_SOLVER.name})" if solver == "newton" else "")
+        else:
+            friction = system.slip_velocity is not None
+            contacts = f"{solver} on the {'planar friction problem' if friction else 'normal LCP'}"
+        return super().plan(system) | {
+            "contacts": f"{contacts}, {self.differentiation} gradients",
+            "mass": MASS_PATHS[self.mass_path(system)],
+            "impacts": "at the gap crossing" if self.impact_location == "interpolated" else "on the step grid",
+        }
 
     # The scheme interface (:class:`jaxcontact.stepping.base.Scheme`); the methods call this
     # module's functions, which stay the primary API.
@@ -310,6 +318,17 @@ class MoreauJean(Scheme):
         return is_active(self, system.gaps(state.q, state.t, p), state.q)
 
 
+@register_preset
+@dataclasses.dataclass(frozen=True)
+class MoreauJeanSiconos(MoreauJean):
+    """Moreau–Jean with Siconos' MoreauJeanOSI step (``force_rule="siconos"``), named so a Siconos user finds it."""
+
+    force_rule: str = "siconos"
+
+    name: ClassVar[str] = "moreau-jean-siconos"
+    summary: ClassVar[str] = "Siconos' MoreauJeanOSI step: K and C implicit, Siconos' contact prediction and Newton law"
+
+
 class State(NamedTuple):
     """Scan carry: time, position, velocity, the last impulses (warm start) and the step count.
 
@@ -358,19 +377,20 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, c
         # Siconos' first Newton iterate: everything at q_A + h u_A; M below is the iteration matrix.
         q_M, M, h_f = siconos_rule.newton_start(system, th, p, q_A, u_A, t_A, t_E, h)
         t_M = t_E
-        diagonal = sparse = False
+        diagonal = sparse = False  # the iteration matrix by LU (mass_path "iteration-lu")
     else:
         q_M = advance(system, q_A, u_A, (1.0 - th) * h)
         t_M = t_A + (1.0 - th) * h
         M = system.mass(q_M, p)
         h_f = h * system.forces(q_M, u_A, t_M, p)
-        diagonal = scheme.diagonal_mass or system.diagonal_mass
+        path = scheme.mass_path(system)
+        diagonal = path in ("diagonal", "structured")
         if system.gyroscopic:
             # Forces quadratic in u: evaluated again at the θ-point velocity of an explicit predictor.
             u_pred = u_A + (h_f / jnp.diagonal(M) if diagonal else spd_solve(M, h_f[:, None])[:, 0])
             h_f = h * system.forces(q_M, (1.0 - th) * u_A + th * u_pred, t_M, p)
         # A declared Φ_q pattern with a diagonal M: the Schur complement entry by entry (structured.py).
-        sparse = diagonal and system.constraint_columns is not None
+        sparse = path == "structured"
     kin = kinematics(system, q_M, t_M, p, constraints=not sparse)
     k = kin.gap.shape[0]
 
@@ -472,9 +492,9 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, c
     q_E = siconos_rule.position_update(q_A, u_A, u_E, h, th) if siconos else advance(system, q_M, u_E, th * h)
     # A singular M or G (e.g. redundant constraints) shows up as NaN: report it, never raise in jit.
     converged = converged & jnp.all(jnp.isfinite(u_E))
-    if scheme.projection:
+    if scheme.projection is not None:
         # After the check above: the projection's own regularised solves stay finite.
-        q_E, u_E = scheme.end_projection.apply(system, p, q_E, u_E, t_E, P_N)
+        q_E, u_E = scheme.projection.apply(system, p, q_E, u_E, t_E, P_N)
     if scheme.diagnostics:
         phi, phi_dot = constraint_residuals(system, q_E, u_E, t_E, p)
         e = energy(system, q_E, u_E, t_E, p)

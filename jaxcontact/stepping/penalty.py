@@ -57,7 +57,7 @@ from jaxcontact.stepping.kernels import (
     quadrature,
     rk4,
 )
-from jaxcontact.stepping.projection import Projection
+from jaxcontact.stepping.projection import Projection, check_part
 from jaxcontact.system import LagrangianSystem, compliant_contact_forces, coordinate_rate, energy, retract
 
 METHODS = ("rk4",) + ADAPTIVE_METHODS
@@ -114,6 +114,7 @@ class Penalty(Scheme):
     projection: Projection | None = None
 
     name: ClassVar[str] = "penalty"
+    summary: ClassVar[str] = "compliant contacts, an ODE"
     contact_kinds: ClassVar[frozenset] = frozenset({"compliant"})
     spatial: ClassVar[bool] = True
 
@@ -128,13 +129,17 @@ class Penalty(Scheme):
             raise ValueError(f"rtol = {self.rtol} and atol = {self.atol} must be > 0")
         if not isinstance(self.max_steps, int) or self.max_steps < 1:
             raise ValueError(f"max_steps = {self.max_steps!r} must be a positive int")
-        if self.projection is not None and not isinstance(self.projection, Projection):
-            raise ValueError(f"projection = {self.projection!r} must be None or a Projection")
+        check_part(self.projection)
 
     @property
     def differentiation_modes(self) -> frozenset:
         # diffrax's checkpointed adjoint is a custom VJP: the adaptive methods are reverse-only.
         return frozenset({"forward", "reverse"} if self.method == "rk4" else {"reverse"})
+
+    def plan(self, system: LagrangianSystem) -> dict[str, str]:
+        """The path on ``system``: the scheme's, and the integrator of each step."""
+        inner = "fixed step" if self.method == "rk4" else f"adaptive, rtol {self.rtol:g}, atol {self.atol:g}"
+        return super().plan(system) | {"integrator": f"{self.method} ({inner})"}
 
     def init(self, system: LagrangianSystem, p, q0, u0, t0) -> PenaltyState:
         """The scheme's state at (q0, u0, t0)."""

@@ -548,3 +548,9 @@ class Projection:
             velocity_closed=rest,
             velocity_contact_mode="equality",
         )
+
+
+def check_part(projection) -> None:
+    """Refuse, by value, a scheme's ``projection`` option that is not None or a :class:`Projection`."""
+    if projection is not None and not isinstance(projection, Projection):
+        raise ValueError(f"projection = {projection!r} must be None or a Projection (e.g. Projection())")

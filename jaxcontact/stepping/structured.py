@@ -51,7 +51,8 @@ def sparse_jacobian(f, q, t, columns):
     for k, g in enumerate(groups):
         seeds[k, list(g)] = 1.0
     # One JVP per colour, not a vmap over the seeds: vmap's (colours, m) block is read back entry by
-    # entry with a stride of colours·m; separate (m,) tangents made the four-bar study 1.1× faster.
+    # entry with a stride of colours·m; separate (m,) tangents are read contiguously (bench/RESULTS.md,
+    # "structured Schur complement, trigonometry once").
     jvp_q = [jax.jvp(lambda qq: f(qq, t), (q,), (jnp.asarray(v, q.dtype),))[1] for v in seeds]
     color_of = {c: k for k, g in enumerate(groups) for c in g}
     entries = {(i, c): jvp_q[color_of[c]][i] for i, cols in enumerate(columns) for c in cols}
@@ -87,7 +88,8 @@ def cholesky_solve(A: dict, B: list):
                 L[(i, j)] = (A.get((i, j), 0.0) - _dot(fill, 0.0)) / sqrt_d[j]
     # Scalar divisions, not products with 1/√d: XLA does not duplicate a division into each of
     # its consumers' fused kernels, so every entry of L, y and x is computed once (with products
-    # the back-substitution's kernels each re-derived the factor: a 1.2× slower four-bar step).
+    # the back-substitution's kernels each re-derived the factor; bench/RESULTS.md, "structured
+    # Schur complement, trigonometry once").
     # Scalar, not vector / scalar: XLA may rewrite the latter as a product with a broadcast
     # reciprocal in one compilation and not another (different rounding on 1 and 2 devices).
     solutions = []

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxcontact.cones import block_rows, bundled_dir, newton, read_problem
+from jaxcontact.cones import GMRES, block_rows, bundled_dir, newton, read_problem
 from jaxcontact.cones.delassus import block_diagonal_plus, matvec, to_dense, transpose_matvec
 from tests.cones.test_siconos_problems import error
 
@@ -16,7 +16,7 @@ FILES = ["FC3D_Example1_SBM.dat", "Confeti-ex13-4contact-Fc3D-SBM.dat", "NESpher
 def test_equals_the_dense_newton(name):
     p = read_problem(bundled_dir() / name)
     W = block_rows(p.blocks, p.nc) if p.blocks is not None else p.W
-    sol = jax.jit(lambda W, q, mu: newton(W, q, mu, tol=1e-12, krylov=20))(W, p.q, p.mu)
+    sol = jax.jit(lambda W, q, mu: newton(W, q, mu, tol=1e-12, linear_solver=GMRES(20)))(W, p.q, p.mu)
     ref = newton(p.W, p.q, p.mu, tol=1e-12)
     assert bool(sol.converged) and error(p, np.asarray(sol.r)) <= 1e-11
     np.testing.assert_allclose(sol.r, ref.r, rtol=0, atol=1e-8 * float(jnp.max(jnp.abs(ref.r))))
@@ -35,8 +35,7 @@ def test_block_products_equal_dense(name):  # OneObject's block rows differ in l
     np.testing.assert_allclose(transpose_matvec(Jb, x), Jd.T @ x, atol=1e-12)
 
 
-def test_krylov_must_be_a_non_negative_int():
-    p = read_problem(bundled_dir() / "Rover1039.dat")
-    for bad in (-1, 2.5, True):
-        with pytest.raises(ValueError, match="krylov must be a static int"):
-            newton(p.W, p.q, p.mu, krylov=bad)
+def test_gmres_restart_must_be_a_positive_int():
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match=f"GMRES: restart must be a static int >= 1; got {bad!r}"):
+            GMRES(bad)

@@ -11,6 +11,7 @@ import numpy as np
 from jaxcontact.models import get_model
 from jaxcontact.simulate import simulate_model
 from jaxcontact.stepping.moreau_jean import MoreauJean
+from jaxcontact.stepping.projection import Projection
 from tests.spatial.conftest import BOX_TOSS_SCHEME
 
 
@@ -23,7 +24,7 @@ def test_tossed_box_comes_to_rest_on_the_plane_with_four_vertices(box_toss_run):
     (each of them, although the impulses that hold it are not unique), where the plain step leaves them ~1e-5 m
     inside; the motion before rest is the same."""
     m, plain = box_toss_run
-    projected = simulate_model(m, scheme=BOX_TOSS_SCHEME.with_projection(True))
+    projected = simulate_model(m, scheme=BOX_TOSS_SCHEME.with_projection(Projection()))
     g_plain, g_proj = np.sort(_gaps(m, plain)[-1]), np.sort(_gaps(m, projected)[-1])
     assert np.all(g_plain[:4] < -1e-6)
     assert np.max(np.abs(g_proj[:4])) < 1e-12 and g_proj[4] > 0.09  # the upper face is 2 half_z above
@@ -44,7 +45,7 @@ def test_projected_sphere_bounces_with_its_restitution_and_rests_on_the_plane():
     """Dropped from 0.2 m with ε = 0.7: the same rebound heights as the plain step (Newton's law untouched), and at
     rest the centre exactly one radius above the plane."""
     m = get_model("sphere-on-plane", drop=0.2, restitution=0.7, speed=0.0)
-    runs = [simulate_model(m, dt=1e-3, t_final=1.5, scheme=MoreauJean(projection=p)) for p in (False, True)]
+    runs = [simulate_model(m, dt=1e-3, t_final=1.5, scheme=MoreauJean(projection=p)) for p in (None, Projection())]
     heights = []
     for traj in runs:
         gap = np.asarray(traj.q[:, 2]) - float(m.params["radius"])

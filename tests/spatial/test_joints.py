@@ -10,8 +10,9 @@ from jaxcontact.simulate import simulate
 from jaxcontact.spatial import Assembly, Cylindrical, Fixed, Prismatic, Revolute, Spherical, Universal, rotations
 from jaxcontact.stepping.manifold_projection import project_on_manifold
 from jaxcontact.stepping.moreau_jean import MoreauJean
+from jaxcontact.stepping.projection import Projection
 
-PROJECTED = MoreauJean(projection=True)
+PROJECTED = MoreauJean(projection=Projection())
 
 
 def _pendulum():

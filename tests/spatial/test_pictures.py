@@ -140,3 +140,21 @@ def test_tippe_top_layout_axis_is_labelled_by_time_not_as_x():
     assert np.allclose(ax.get_xticks(), 2.5 * m.params["radius"] * np.arange(7))
     assert ax.get_zlabel() == "height z [m]"
     plt.close(fig)
+
+
+def test_shapes_come_from_the_contact_table_and_each_kind_has_a_drawer():
+    """A contact draws the shapes its type's entry in SHAPES gives (one per body and kind); a type not
+    listed (a capsule) draws none; every kind drawn has its drawer."""
+    from jaxcontact.spatial import Assembly, BoxPlane, CapsulePlane, SpherePlane, SphereSphere
+    from jaxcontact.spatial.pictures import DRAWERS, SHAPES, _shapes
+
+    asm = Assembly()
+    a, b, c = (asm.add_body(n, 1.0, (1.0,) * 3) for n in ("a", "b", "c"))
+    asm.add_contact(SpherePlane("a-floor", 0.0, 0.0, body=a, radius=0.1))
+    asm.add_contact(SphereSphere("a-b", 0.0, 0.0, a=a, b=b, radius_a=0.1, radius_b=0.2))
+    asm.add_contact(BoxPlane("c-floor", 0.0, 0.0, body=c, half_extents=(0.1, 0.2, 0.3)))
+    asm.add_contact(CapsulePlane("c-capsule", 0.0, 0.0, body=c, radius=0.05, half_length=0.2))
+    shapes = _shapes(asm, {"gravity": 9.81})
+    assert [(i, kind) for i, kind, _, _ in shapes] == [(a.index, "sphere"), (b.index, "sphere"), (c.index, "box")]
+    assert shapes[1][2] == 0.2 and np.allclose(shapes[2][2], [0.1, 0.2, 0.3])
+    assert CapsulePlane not in SHAPES and {k for _, k, _, _ in shapes} <= set(DRAWERS)

@@ -34,7 +34,7 @@ def slider_x(p, t):
 
 
 @pytest.mark.parametrize(
-    "scheme", [MoreauJean(projection=True), Penalty(projection=Projection())], ids=["moreau-jean", "penalty"]
+    "scheme", [MoreauJean(projection=Projection()), Penalty(projection=Projection())], ids=["moreau-jean", "penalty"]
 )
 def test_ideal_mechanism_follows_the_closed_form_with_joints_kept_by_projection(scheme):
     """200 steps of 1e-4 s (a ~2/3 crank turn): ‖Φ‖ ≤ 1e-10 and the slider on x(ωt) to 1e-10 m — also under the

@@ -14,6 +14,7 @@ import pytest
 from jaxcontact.models import four_bar
 from jaxcontact.simulate import simulate
 from jaxcontact.stepping import ImpactProjection, MoreauJean, baumgarte_rates
+from jaxcontact.stepping.projection import Projection
 
 SYSTEM, PARAMS = four_bar.mechanism(False).build(four_bar.DEFAULTS)
 H, T_FINAL = 0.01, 2.0
@@ -23,7 +24,7 @@ TOL = 1e-10
 SCHEMES = {
     "none": MoreauJean(),
     "baumgarte": MoreauJean(baumgarte=baumgarte_rates(0.5)),
-    "projection": MoreauJean(projection=True),
+    "projection": MoreauJean(projection=Projection()),
     "impact_projection": ImpactProjection(),
 }
 
@@ -237,9 +238,9 @@ def test_corrected_closer_to_fine_reference():
 
 def test_scheme_options_validated_and_defaults_unchanged():
     with pytest.raises(ValueError, match="position_iterations"):
-        MoreauJean(projection=True, position_iterations=0)
+        MoreauJean(projection=Projection(position_iterations=0))
     with pytest.raises(ValueError, match="rest_speed"):
-        MoreauJean(rest_speed=0.0)
+        MoreauJean(projection=Projection(rest_speed=0.0))
     with pytest.raises(ValueError, match="baumgarte"):
         MoreauJean(baumgarte=0.5)
     d = MoreauJean()

@@ -16,12 +16,11 @@ RIGID = get_model(f"{EXAMPLE}:pendulum")  # a bar on a revolute joint whose tip 
 SOFT = get_model(f"{EXAMPLE}:soft_pendulum")
 
 
-def test_moreau_jean_flags_and_the_part_are_the_same_projection():
-    flags = simulate_model(RIGID, dt=1e-3, t_final=0.4, scheme=MoreauJean(projection=True))
+def test_moreau_jean_projects_with_the_part_only():  # its projection=True flag and three options are gone
     part = simulate_model(RIGID, dt=1e-3, t_final=0.4, scheme=MoreauJean(projection=Projection()))
     plain = simulate_model(RIGID, dt=1e-3, t_final=0.4, scheme=MoreauJean())
-    np.testing.assert_array_equal(np.asarray(part.q), np.asarray(flags.q))
-    np.testing.assert_array_equal(np.asarray(part.u), np.asarray(flags.u))
+    with pytest.raises(ValueError, match="projection = True must be None or a Projection"):
+        MoreauJean(projection=True)
     assert float(np.max(part.diagnostics.phi)) < 1e-13 < float(np.max(plain.diagnostics.phi))
 
 
@@ -52,5 +51,5 @@ def test_the_part_is_in_the_scheme_config_and_bad_values_are_refused_by_name():
         Projection(rest_speed=0)
     with pytest.raises(ValueError, match="position_iterations"):
         Projection(position_iterations=0)
-    with pytest.raises(ValueError, match="must be True, False or a Projection"):
+    with pytest.raises(ValueError, match="projection = 'yes' must be None or a Projection"):
         MoreauJean(projection="yes")

@@ -1,24 +1,45 @@
 """The scheme interface: declared capabilities, ``check`` refusals naming the scheme, JSON identity."""
 
+import argparse
 import json
 
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxcontact.commands.scheme_options import SCHEMES as CLI_SCHEMES
-from jaxcontact.commands.scheme_options import VARIANTS
+from jaxcontact.commands.scheme_options import add_scheme_arguments, scheme_from_args
 from jaxcontact.models import get_model
 from jaxcontact.simulate import Fold, fold_steps, simulate
-from jaxcontact.stepping import SCHEMES, EventDriven, ImpactProjection, MoreauJean, Penalty, Scheme
+from jaxcontact.stepping import (
+    PRESETS,
+    SCHEMES,
+    EventDriven,
+    ImpactProjection,
+    MoreauJean,
+    MoreauJeanSiconos,
+    Penalty,
+    Scheme,
+    scheme_named,
+)
 
 
-def test_registry_lists_the_three_schemes_the_cli_offers():
-    # the CLI offers every registered scheme, plus named variants of them (moreau-jean-siconos)
-    assert set(CLI_SCHEMES) - set(VARIANTS) == set(SCHEMES)
-    assert all(base in SCHEMES for base, _ in VARIANTS.values())
+def test_the_cli_offers_the_registered_schemes_and_presets():  # one list: the registries
+    p = argparse.ArgumentParser()
+    add_scheme_arguments(p)
+    (choices,) = [a.choices for a in p._actions if a.dest == "scheme"]
+    assert list(choices) == [*SCHEMES, *PRESETS] and set(PRESETS) == {"moreau-jean-siconos", "impact-projection"}
     for name, cls in SCHEMES.items():
-        assert issubclass(cls, Scheme) and cls.name == name
+        assert issubclass(cls, Scheme) and cls.name == name and cls.family() == name
+    for name, cls in PRESETS.items():
+        assert cls.name == name and cls.family() == "moreau-jean" and scheme_named(name) is cls
+    assert MoreauJeanSiconos() == MoreauJeanSiconos(force_rule="siconos") and MoreauJeanSiconos().theta == 0.5
+    # a preset takes its scheme's command-line options and the options a study sets for its family
+    args = p.parse_args(["--scheme", "moreau-jean-siconos", "--iterations", "7"])
+    assert scheme_from_args(args, study_options={"moreau-jean": {"tol": 1e-4}}) == MoreauJeanSiconos(
+        iterations=7, tol=1e-4
+    )
+    with pytest.raises(ValueError, match="scheme 'verlet' is not one of .*moreau-jean, .*impact-projection"):
+        scheme_named("verlet")
 
 
 def test_declared_capabilities():

@@ -9,6 +9,7 @@ from jaxcontact.models import get_model
 from jaxcontact.models.four_bar import point_a
 from jaxcontact.simulate import simulate
 from jaxcontact.stepping import MoreauJean
+from jaxcontact.stepping.projection import Projection
 
 BALL = get_model("bouncing-ball")
 FOUR_BAR = get_model("four-bar")
@@ -85,7 +86,9 @@ def test_gradients_finite_through_opening_closing_contacts_and_zero_slip():
 @pytest.mark.slow  # as above: the four-bar's reverse mode compiles slowly
 def test_four_bar_gradient_finite_through_repeated_impacts_and_rest():
     # Repeated impacts, then resting against the wall (with projection).
-    g = jax.grad(lambda d: _four_bar_misfit(d, 1e-4, MoreauJean(projection=True, soft_activation="tau"), n=60))(0.06)
+    g = jax.grad(lambda d: _four_bar_misfit(d, 1e-4, MoreauJean(projection=Projection(), soft_activation="tau"), n=60))(
+        0.06
+    )
     assert np.isfinite(float(g))
 
 

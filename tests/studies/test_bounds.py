@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from jaxcontact.models import get_model
+from jaxcontact.stepping.projection import Projection
 from jaxcontact.studies.bounds import chebyshev_nodes, fit_chebyshev, outcome_bounds, study_function
 from jaxcontact.studies.sensitivity import ishigami
 
@@ -101,7 +102,7 @@ def test_four_bar_rest_angle_range_over_a_tolerance_box():
         outcomes=("final:bar1.theta",),
         dt=1e-3,
         t_final=2.0,
-        scheme=MoreauJean(projection=True, contact_projection=True),
+        scheme=MoreauJean(projection=Projection()),
     )
     f, names, lo, hi = study_function(spec, "final:bar1.theta")
     assert names == ["wall_distance", "l1"]

@@ -13,6 +13,7 @@ import pytest
 
 from jaxcontact.models import get_model
 from jaxcontact.stepping.moreau_jean import MoreauJean
+from jaxcontact.stepping.projection import Projection
 from jaxcontact.studies.montecarlo import default_study, prepare_study
 from jaxcontact.studies.pce import PCEWarning
 from jaxcontact.studies.pce_study import grad_key, run_pce_study, with_gradients
@@ -33,7 +34,7 @@ def _four_bar(n, sampler="lhs"):
         seed=0,
         dt=1e-3,
         t_final=2.0,
-        scheme=MoreauJean(projection=True, contact_projection=True),
+        scheme=MoreauJean(projection=Projection()),
     )
 
 

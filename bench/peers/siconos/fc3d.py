@@ -93,16 +93,16 @@ BLOCK_CONFIGS = (
 
 
 def configs(nc, tol=TOL):
-    from jaxcontact.cones import jacobi, newton, nsgs, proximal_newton
+    from jaxcontact.cones import GMRES, SparseLU, jacobi, newton, nsgs, proximal_newton
 
     jacobi_sweeps = 20000 if nc <= JACOBI_LARGE_NC else 2000
     return {
         "newton": lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=200),
         "newton-fb": lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=200, function="fischer_burmeister"),
-        "newton-krylov-blocks": lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=200, krylov=30),
-        "newton-sparse-lu-blocks": lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=200, sparse_lu=True),
+        "newton-krylov-blocks": lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=200, linear_solver=GMRES(30)),
+        "newton-sparse-lu-blocks": lambda W, q, mu: newton(W, q, mu, tol=tol, iterations=200, linear_solver=SparseLU()),
         "newton-fb-sparse-lu-blocks": lambda W, q, mu: newton(
-            W, q, mu, tol=tol, iterations=200, sparse_lu=True, function="fischer_burmeister"
+            W, q, mu, tol=tol, iterations=200, linear_solver=SparseLU(), function="fischer_burmeister"
         ),
         "proximal-newton": lambda W, q, mu: proximal_newton(W, q, mu, tol=tol),
         "nsgs": lambda W, q, mu: nsgs(W, q, mu, tol=tol, iterations=10000),
@@ -298,7 +298,7 @@ def part_batch(sic):
 def part_scaling():
     import jax
 
-    from jaxcontact.cones import block_rows, bundled_dir, newton, nsgs, read_problem
+    from jaxcontact.cones import GMRES, SparseLU, block_rows, bundled_dir, newton, nsgs, read_problem
     from jaxcontact.cones.problem import ContactProblem, dense_to_blocks
 
     probs = [read_problem(bundled_dir() / "Rover1039.dat"), read_problem(bundled_dir() / "Capsules-i100-889.dat")]
@@ -329,9 +329,9 @@ def part_scaling():
             tn = f"{tn / 3 * 1e3:.2f}"
         else:
             tn = "—"
-        f_krylov = jax.jit(lambda W, q, mu: newton(W, q, mu, iterations=3, tol=0.0, krylov=30))
+        f_krylov = jax.jit(lambda W, q, mu: newton(W, q, mu, iterations=3, tol=0.0, linear_solver=GMRES(30)))
         _, tk, _ = timed(f_krylov, Wb, p.q, p.mu)
-        f_sparse = jax.jit(lambda W, q, mu: newton(W, q, mu, iterations=3, tol=0.0, sparse_lu=True))
+        f_sparse = jax.jit(lambda W, q, mu: newton(W, q, mu, iterations=3, tol=0.0, linear_solver=SparseLU()))
         _, ts, _ = timed(f_sparse, Wb, p.q, p.mu)
         key = f"{p.name}/NSGS"
         sic_sweep = (

@@ -1,0 +1,158 @@
+"""How the cones' Newton solves its Newton system: one small frozen object per method (lineax style).
+
+:func:`jaxcontact.cones.newton.newton` takes ``linear_solver=`` one of
+
+* :class:`DenseLU` (the default) — ``jnp.linalg.solve`` on J + σ I: O(n³) a step; W given by
+  block rows is densified first;
+* :class:`GMRES` — preconditioned GMRES from products with J only, so W by block rows stays
+  sparse (O(nnz) per inner iteration; the inexact direction is still checked for descent);
+* :class:`SparseLU` — a sparse direct LU of J + σ I assembled from W's block rows (SciPy's SuperLU
+  through a host callback), exact like the dense LU where GMRES stalls on near-singular J.
+
+Each object declares how it takes W (:meth:`prepare`, which refuses a W it cannot use, by name)
+and gives the step's direction (:meth:`direction`): the proximally regularised Newton step
+(J + σ I) d = −F when it descends on ψ = ½‖F‖², else the Levenberg–Marquardt step
+(JᵀJ + ‖F‖ I) d = −JᵀF, solved the same way. The objects are static (hashable) options.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import ClassVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.sparse
+import scipy.sparse.linalg
+from jax.scipy.sparse.linalg import cg, gmres
+
+from jaxcontact.cones import delassus
+from jaxcontact.cones.branch import unless
+
+KRYLOV_TOL = 1e-12  # relative residual of the inner solves with W by block rows
+KRYLOV_RESTARTS = 4
+
+
+def _descends(d, grad):
+    return jnp.all(jnp.isfinite(d)) & (grad @ d < 0)
+
+
+def _levenberg_marquardt(J, grad, nF):
+    return jnp.linalg.solve(J.T @ J + nF * jnp.eye(J.shape[0], dtype=J.dtype), -grad)
+
+
+@dataclasses.dataclass(frozen=True)
+class DenseLU:
+    """The Newton system by a dense LU (``jnp.linalg.solve``); W by block rows is densified."""
+
+    name: ClassVar[str] = "dense LU"
+
+    def prepare(self, W, caller: str):
+        """W as this solver reads it: dense."""
+        return delassus.to_dense(W)
+
+    def direction(self, J, F, grad, nF, sigma, nc):
+        """The Newton direction, or the Levenberg–Marquardt one where it does not descend."""
+        d = jnp.linalg.solve(J + sigma * jnp.eye(J.shape[0], dtype=J.dtype), -F)
+        # The O(n³) fallback only when needed (under vmap: when some problem of the batch needs it).
+        return unless(_descends(d, grad), d, _levenberg_marquardt, J, grad, nF)
+
+
+@dataclasses.dataclass(frozen=True)
+class GMRES:
+    """The Newton system by GMRES with restart length ``restart`` (at most ``KRYLOV_RESTARTS`` cycles,
+    block-Jacobi preconditioned) and the fallback by conjugate gradients on the normal equations, from
+    products with J = A + B W only: W by block rows is never densified (static int ≥ 1)."""
+
+    restart: int = 30
+    name: ClassVar[str] = "GMRES"
+
+    def __post_init__(self):
+        if isinstance(self.restart, bool) or not isinstance(self.restart, int) or self.restart < 1:
+            raise ValueError(f"GMRES: restart must be a static int >= 1; got {self.restart!r}")
+
+    def prepare(self, W, caller: str):
+        """W as given (dense, or block rows kept sparse)."""
+        return W
+
+    def direction(self, J, F, grad, nF, sigma, nc):
+        """The inexact Newton direction, or the Levenberg–Marquardt one by CG where it does not descend."""
+        dim = F.shape[0] // nc
+        diag = delassus.diagonal_blocks(J, nc) + sigma * jnp.eye(dim, dtype=F.dtype)
+        inv = jnp.linalg.inv(diag)  # block-Jacobi preconditioner: nc small inverses
+        precond = lambda x: jnp.einsum("iab,ib->ia", inv, x.reshape(nc, dim)).reshape(-1)
+        op = lambda x: delassus.matvec(J, x) + sigma * x
+        d, _ = gmres(op, -F, tol=KRYLOV_TOL, restart=self.restart, maxiter=KRYLOV_RESTARTS, M=precond)
+
+        def lm(J, grad, nF):  # the normal equations by conjugate gradients: only products with J and Jᵀ
+            normal = lambda x: delassus.transpose_matvec(J, delassus.matvec(J, x)) + nF * x
+            return cg(normal, -grad, tol=KRYLOV_TOL, maxiter=self.restart * KRYLOV_RESTARTS)[0]
+
+        return unless(_descends(d, grad), d, lm, J, grad, nF)
+
+
+def _host_solve(rows, cols, values, b):
+    A = scipy.sparse.csc_matrix((values, (rows, cols)), shape=(b.size, b.size))  # repeated positions summed
+    with warnings.catch_warnings():  # a singular matrix gives NaN, which the caller checks for
+        warnings.simplefilter("ignore", scipy.sparse.linalg.MatrixRankWarning)
+        return scipy.sparse.linalg.spsolve(A, b).astype(b.dtype)
+
+
+def _sparse_solve(rows, cols, values, b):
+    """x with A x = b, A = Σ values at (rows, cols): SciPy's SuperLU on the host, one matrix per call.
+
+    ``jax.experimental.sparse.linalg.spsolve`` calls the same SuperLU on CPU but
+    needs canonical CSR (sorted, no repeated entries; else its callback fails
+    on read-only buffers) and has no batching rule; this callback takes the
+    block-row layout as it is and, under vmap, solves member by member.
+    """
+    out = jax.ShapeDtypeStruct(b.shape, b.dtype)
+    return jax.pure_callback(_host_solve, out, rows, cols, values, b, vmap_method="sequential")
+
+
+def _sparse_levenberg_marquardt(J, F, nF):
+    # (JᵀJ + λ I) d = −JᵀF as the augmented system [[I, J], [Jᵀ, −λ I]] [s; d] = [−F; 0]: JᵀJ, whose
+    # pattern reaches two block hops and whose condition number is J's squared, is never formed.
+    rows, cols, values = delassus.coo(J)
+    n = F.shape[0]
+    diag = np.arange(n, dtype=np.int32)
+    R = jnp.concatenate([rows, n + cols, diag, n + diag])
+    C = jnp.concatenate([n + cols, rows, diag, n + diag])
+    V = jnp.concatenate([values, values, jnp.ones(n, F.dtype), jnp.full(n, -nF, F.dtype)])
+    return _sparse_solve(R, C, V, jnp.concatenate([-F, jnp.zeros_like(F)]))[n:]
+
+
+@dataclasses.dataclass(frozen=True)
+class SparseLU:
+    """The Newton system (J + σ I) d = −F by a sparse direct LU (SciPy's SuperLU through a host
+    callback), J assembled from W's block rows, and the Levenberg–Marquardt fallback as the equivalent
+    sparse augmented system. Needs W by block rows. Runs on the host one matrix at a time: under vmap
+    the batch is solved member by member."""
+
+    name: ClassVar[str] = "sparse LU"
+
+    def prepare(self, W, caller: str):
+        """W by block rows, as given; a dense W is refused (the sparsity pattern is read from its blocks)."""
+        if not delassus.is_blocks(W):
+            raise ValueError(
+                f"{caller}: SparseLU() needs W by block rows (BlockRows, from block_rows): the "
+                f"sparsity pattern is read from its block columns; got a dense array {np.shape(W)}"
+            )
+        return W
+
+    def direction(self, J, F, grad, nF, sigma, nc):
+        """The Newton direction by SuperLU, or the Levenberg–Marquardt one where it does not descend."""
+        rows, cols, values = delassus.coo(J)
+        diag = np.arange(F.shape[0], dtype=np.int32)
+        d = _sparse_solve(
+            np.concatenate([rows, diag]),
+            jnp.concatenate([cols, diag]),
+            jnp.concatenate([values, jnp.full(F.shape, sigma, F.dtype)]),
+            -F,
+        )
+        return unless(_descends(d, grad), d, _sparse_levenberg_marquardt, J, F, nF)
+
+
+LINEAR_SOLVERS = (DenseLU, GMRES, SparseLU)
