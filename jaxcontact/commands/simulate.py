@@ -1,4 +1,5 @@
-"""``jaxcontact simulate <model>``: run one built-in or user model (FILE.py:FUNCTION), write trajectory.npz and plots, print a summary.
+"""``jaxcontact simulate <model>``: run one built-in or user model (FILE.py:FUNCTION), write trajectory.npz
+and plots, print a summary.
 
 jaxcontact simulate bouncing-ball --set restitution=0.8 --dt 1e-3 --t-final 10 --out ball
 """
@@ -146,8 +147,9 @@ def run(args) -> int:
     if not finite.all():
         k = int(np.argmin(finite))
         print(
-            f"jaxcontact simulate: error: the run is not finite (state or energy) from t = {float(arrays['t'][k]):g} s (saved row "
-            f"{k}) on: nothing valid after it (a parameter far outside the model's range, or a --dt too large?); "
+            "jaxcontact simulate: error: the run is not finite (state or energy) from "
+            f"t = {float(arrays['t'][k]):g} s (saved row {k}) on: nothing valid after it (a parameter far outside "
+            "the model's range, or a --dt too large?); "
             f"wrote {os.path.join(out, 'trajectory.npz')} for inspection",
             file=sys.stderr,
         )

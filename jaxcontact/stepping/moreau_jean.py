@@ -7,8 +7,8 @@ One step from t_A to t_E = t_A + h, θ-method (θ = ½ is the midpoint rule of M
     Φ_q u_E + Φ_t = 0                      (bilateral, velocity level, at (q_M, t_M))
     q_E = q_M + θ h u_E
 
-Contacts with g_N(q_M) ≤ 0 are active (up to a rounding guard, see ``activation_tol``). Eliminating S (the saddle-point system
-[[M, −Φ_qᵀ], [Φ_q, 0]] by blocks, G = Φ_q M⁻¹ Φ_qᵀ):
+Contacts with g_N(q_M) ≤ 0 are active (up to a rounding guard, see ``activation_tol``). Eliminating S (the
+saddle-point system [[M, −Φ_qᵀ], [Φ_q, 0]] by blocks, G = Φ_q M⁻¹ Φ_qᵀ):
 
     u_E = u_free + M̂ W P,   M̂ = M⁻¹ − M⁻¹ Φ_qᵀ G⁻¹ Φ_q M⁻¹,
     u_free = ũ − M⁻¹ Φ_qᵀ G⁻¹ (Φ_q ũ + Φ_t),   ũ = u_A + h M⁻¹ f,

@@ -67,7 +67,8 @@ def _artists(ax, gid):
 
 
 def test_cradle_snapshots_draw_each_string_from_its_pivot_and_no_plane():
-    """The balls hang from ground pivots (2 i r, 0, 0): each snapshot draws pivot → ball centre; the cradle touches no plane."""
+    """The balls hang from ground pivots (2 i r, 0, 0): each snapshot draws pivot → ball centre; the cradle
+    touches no plane."""
     import matplotlib.pyplot as plt
 
     from jaxcontact.spatial.pictures import snapshot_figure
