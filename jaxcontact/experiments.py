@@ -93,11 +93,16 @@ def parse_range(text: str, n: int, option: str = "--tosses") -> np.ndarray:
             parts = [int(p) if p.strip() else None for p in text.split(":")]
             if len(parts) > 3:
                 raise ValueError
+            outside = [p for p in parts[:2] if p is not None and not -n <= p <= n]
+            if outside:
+                raise IndexError(outside[0])
             idx = np.arange(n)[slice(*parts)]
         else:
             idx = np.asarray([int(p) for p in text.split(",")], int)
     except ValueError:
         raise ValueError(f"{option} {text!r}: expected START:STOP[:STEP] or I,J,K (integers)") from None
+    except IndexError as e:
+        raise ValueError(f"{option} {text!r}: {e} lies past the {n} experiments in the file") from None
     if idx.size == 0:
         raise ValueError(f"{option} {text!r} selects no experiment of the {n} in the file")
     if idx.min() < -n or idx.max() >= n:

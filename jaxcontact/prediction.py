@@ -47,7 +47,8 @@ class Prediction(NamedTuple):
 
 
 def starts(model, experiments: Experiments):
-    """q0 (N, 7), u0 (N, 6) and the samples each fit used: the ballistic fit of every experiment."""
+    """q0 (N, 7), u0 (N, 6) and the samples each fit used: the ballistic fit of every experiment; ValueError
+    when a start puts the box into the table (a box of another size than the measured one)."""
     missing = [k for k in REQUIRED if k not in experiments.measured]
     if missing:
         raise ValueError(
@@ -63,7 +64,16 @@ def starts(model, experiments: Experiments):
         )
         for i, n in enumerate(experiments.length)
     ]
-    return np.stack([f.q0 for f in fits]), np.stack([f.u0 for f in fits]), np.array([f.samples for f in fits])
+    q0 = np.stack([f.q0 for f in fits])
+    heights = lowest_vertex(model, q0)
+    if heights.min() < 0:
+        i = int(np.argmin(heights))
+        size = ", ".join(f"{k} = {float(model.params[k]):g}" for k in ("half_x", "half_y", "half_z"))
+        raise ValueError(
+            f"experiment {i} would start with a vertex {-1e3 * heights[i]:.1f} mm below the table with the box's "
+            f"{size} m; give the measured body's size (--set half_x=…)"
+        )
+    return q0, np.stack([f.u0 for f in fits]), np.array([f.samples for f in fits])
 
 
 def simulate_experiments(

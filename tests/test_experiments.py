@@ -99,7 +99,12 @@ def test_parse_range():
     np.testing.assert_array_equal(parse_range("0:3", 10), [0, 1, 2])
     np.testing.assert_array_equal(parse_range("::4", 10), [0, 4, 8])
     np.testing.assert_array_equal(parse_range("1,5,-1", 10), [1, 5, 9])
-    for bad, msg in (("a:b", "START:STOP"), ("20:30", "selects no experiment"), ("3,12", "must lie in 0..9")):
+    for bad, msg in (
+        ("a:b", "START:STOP"),
+        ("5:5", "selects no experiment"),
+        ("0:500", "500 lies past the 10 experiments"),
+        ("3,12", "must lie in 0..9"),
+    ):
         with pytest.raises(ValueError, match=msg):
             parse_range(bad, 10)
 

@@ -87,12 +87,14 @@ def _cli(argv):
     [
         (["bouncing-ball"], "model 'bouncing-ball' has no state map"),
         (["box-toss", "--set", "mass=-1"], "parameter mass = -1.0 breaks the rule mass > 0"),
-        (["box-toss", "--tosses", "5:2"], "selects no experiment"),
+        (["box-toss", "--tosses", "1:1"], "selects no experiment"),
+        (["box-toss", "--tosses", "0:5"], "5 lies past the 2 experiments"),
         (["box-toss", "--tosses", "x"], "--tosses 'x': expected START:STOP"),
+        (["box-toss", "--set", "half_z=0.2"], "experiment 0 would start with a vertex 100.0 mm below the table"),
     ],
 )
 def test_predict_refuses_mistakes_in_one_line(tmp_path, argv, message):
-    d = {"length": np.array([3, 2]), "dt": np.asarray(SAMPLE), "position": np.zeros((2, 3, 3))}
+    d = {"length": np.array([3, 2]), "dt": np.asarray(SAMPLE), "position": np.full((2, 3, 3), 0.1)}
     np.savez(tmp_path / "e.npz", **d, quaternion_wxyz=np.tile([1.0, 0, 0, 0], (2, 3, 1)))
     rc, _, err = _cli(["predict", *argv, "--data", str(tmp_path / "e.npz"), "--out", str(tmp_path / "o")])
     assert rc == 2 and message in err and len(err.strip().splitlines()) == 1, err

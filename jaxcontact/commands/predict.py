@@ -87,12 +87,21 @@ def run(args) -> int:
         )
         if args.check:
             return 0
+        print(f"  simulating in batches of {min(args.batch, chosen.n)} (the first one waits for compilation)")
+        sys.stdout.flush()
         began = time.perf_counter()
         pred = predict(model, chosen, substeps=args.substeps, batch=args.batch, progress=progress_printer(sys.stdout))
         wall = time.perf_counter() - began
     except ValueError as e:
         print(f"jaxcontact predict: error: {e}", file=sys.stderr)
         return 2
+    broken = np.flatnonzero(~np.isfinite(pred.position_error) | ~np.isfinite(pred.orientation_error_deg))
+    if broken.size:
+        print(
+            f"warning: {broken.size} simulation(s) went non-finite (experiments {index[broken][:10].tolist()}); "
+            "their errors are NaN in prediction.json and the summary is NaN: check --set and --substeps",
+            file=sys.stderr,
+        )
     ids = chosen.info.get("toss_id")
     per = [
         {
