@@ -15,7 +15,7 @@ import threading
 import warnings
 from typing import NoReturn
 
-COMMANDS = ("simulate", "mc", "identify", "models", "params", "contact_problem", "lcp_demo")
+COMMANDS = ("simulate", "mc", "identify", "predict", "models", "params", "contact_problem", "lcp_demo")
 
 
 def _version() -> str:
