@@ -99,7 +99,10 @@ def _watch_interrupts() -> None:
     writes the signal number to a wakeup pipe at once; a daemon thread (XLA releases the GIL while it
     compiles and runs) reads it and, if the main thread has not begun to handle the interrupt within
     ``INTERRUPT_GRACE_SECONDS``, prints the interrupted line and leaves with 130. What is on disk stays:
-    studies write each chunk atomically before its manifest entry."""
+    studies write each chunk atomically before its manifest entry. A process started with SIGINT ignored
+    (a background job of a script) keeps ignoring it, as Python itself does."""
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
     handled = threading.Event()

@@ -6,13 +6,16 @@ imports mujoco for its MuJoCo side).
 
 A test *of* a bench script, so it runs the script by its path; no test reads its data from ``bench/``
 (stored references live in ``tests/data/``). It is here so that a GPU host's run cannot fail at its start
-after the minutes it takes to get one.
+after the minutes it takes to get one: a slow test, run it (``pytest -m slow tests/test_bench_gpu.py``) before
+taking a GPU.
 """
 
 import json
 import os
 import subprocess
 import sys
+
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "bench", "perf", "gpu.py")
@@ -22,6 +25,7 @@ WITHOUT_MUJOCO = (
 )
 
 
+@pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
 def test_gpu_bench_smoke_run_writes_a_row_per_cell(tmp_path):
     out = tmp_path / "g.json"
     args = [

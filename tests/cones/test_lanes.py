@@ -80,6 +80,7 @@ def redundant_contacts():
     return (jnp.asarray(data[k]) for k in ("W", "q", "mu", "r0"))
 
 
+@pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
 def test_stragglers_handed_to_newton_converge_where_the_sweeps_stall():
     W, q, mu, r0 = redundant_contacts()
     solve = lambda **kw: jax.jit(
@@ -119,6 +120,7 @@ def test_rescued_batch_equals_rescued_problems_one_by_one():
         np.testing.assert_allclose(alone.r, batched.r[i], rtol=0, atol=1e-10)
 
 
+@pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
 def test_more_stragglers_than_rescued_lanes_are_left_to_the_sweeps_and_reported():
     W, q, mu, r0 = redundant_contacts()
     sol = jax.jit(

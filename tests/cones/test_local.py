@@ -61,6 +61,7 @@ def test_tabulated_search_takes_over_when_the_fast_slide_misses(monkeypatch):
     check(R, B, C, mu)
 
 
+@pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
 def test_reverse_gradient_of_a_head_on_stick_is_the_inverse_block():
     """A head-on impact on an isotropic block (a sphere dropped on a plane): c_T = 0, so the stick solution
     r = −B⁻¹c has no tangential part and the fast slide starts from an undefined angle. The slide is

@@ -105,6 +105,7 @@ def test_e5_smoothed_explicit_tip_matches_stiff_radau():
     assert np.linalg.norm(tip - ref, axis=1).max() < 1e-3
 
 
+@pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
 def test_pin_to_a_rigid_body_equals_pin_to_ground_when_the_body_is_held():
     # A beam pinned to a point of a Mechanism body that drivers hold at (0.3, 0, θ = 0.4) must swing
     # exactly like the same beam pinned to that world point on the ground (the two pin code paths).

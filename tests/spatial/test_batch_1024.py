@@ -9,6 +9,7 @@ the same contact states.
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from jaxcontact.models import get_model
 from jaxcontact.simulate import simulate_model
@@ -16,6 +17,7 @@ from jaxcontact.simulate import simulate_model
 B, DT, T_FINAL = 1024, 2e-3, 0.24
 
 
+@pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
 def test_batch_of_1024_equals_single_runs():
     m = get_model("sphere-on-plane")
     rng = np.random.default_rng(7)

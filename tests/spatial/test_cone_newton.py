@@ -58,6 +58,7 @@ def _run(scheme, tilt=0.004):
     return simulate(COLUMN, P, q0, u0, dt=DT, n_steps=STEPS, scheme=scheme)
 
 
+@pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
 def test_newton_and_gauss_seidel_give_the_same_column(monkeypatch):
     newton = _run(MoreauJean(solver="newton", differentiation="implicit", tol=1e-12))
     rescued = _run(MoreauJean(differentiation="implicit", iterations=20000, tol=1e-12))

@@ -7,6 +7,7 @@ resting contacts' normal velocities; impacts keep Newton's law.
 
 import jax
 import numpy as np
+import pytest
 
 from jaxcontact.models import get_model
 from jaxcontact.simulate import simulate_model
@@ -19,6 +20,7 @@ def _gaps(m, traj):
     return np.asarray(jax.vmap(lambda q, t: m.system.gaps(q, t, m.params))(traj.q, traj.t))
 
 
+@pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
 def test_tossed_box_comes_to_rest_on_the_plane_with_four_vertices(box_toss_run):
     """The box lands, tumbles and rests on a face: with the projection its four lower vertices end on the plane
     (each of them, although the impulses that hold it are not unique), where the plain step leaves them ~1e-5 m

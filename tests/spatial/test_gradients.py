@@ -53,6 +53,7 @@ RADIAL = (jnp.zeros(3), SPEED * jnp.asarray([1.0, 2.0, -2.0]) / 3.0)  # from the
 OBLIQUE = (jnp.asarray([0.0, 0.006, 0.0]), SPEED * jnp.asarray([0.8, 0.0, 0.6]))  # 6 mm off the line of flight
 
 
+@pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
 def test_an_impact_on_a_grid_node_is_located_like_its_neighbours():
     """c = 0.01 at v = 0.5: the ball reaches the socket at t₁ = 20 ms, exactly the end of step 20, where the gap is
     0 to rounding. That impact is located (at the next step's start) like those of c ± 1e-9 around it, not

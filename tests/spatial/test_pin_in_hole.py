@@ -188,6 +188,7 @@ def test_pin_radius_at_least_the_hole_radius_is_refused_by_name():
         )
 
 
+@pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
 def test_batch_of_restitutions_and_clearances_equals_single_runs():
     values = {"restitution": [0.3, 0.6, 0.9], "rh": [0.0105, 0.011, 0.012]}
     singles = [_params(gravity=0.0, friction=0.0, **{k: v[i] for k, v in values.items()}) for i in range(3)]

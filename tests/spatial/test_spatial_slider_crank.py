@@ -36,6 +36,7 @@ def slider_x(p, t):
 @pytest.mark.parametrize(
     "scheme", [MoreauJean(projection=Projection()), Penalty(projection=Projection())], ids=["moreau-jean", "penalty"]
 )
+@pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
 def test_ideal_mechanism_follows_the_closed_form_with_joints_kept_by_projection(scheme):
     """200 steps of 1e-4 s (a ~2/3 crank turn): ‖Φ‖ ≤ 1e-10 and the slider on x(ωt) to 1e-10 m — also under the
     penalty scheme, which steps spatial bodies through their velocity map (RK4 on q̇ = T(q) u, retracted)."""
@@ -93,6 +94,7 @@ def test_rigid_path_tends_to_the_ideal_and_peaks_grow_with_clearance(rigid):
     assert np.all(r["max:eccentricity"] < CLEARANCES + 5e-5), r["max:eccentricity"]
 
 
+@pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
 def test_batch_equals_single_runs(rigid):
     r, m = rigid
     dt = 1e-5
@@ -119,6 +121,7 @@ def test_compliant_joint_agrees_with_the_rigid_in_trend(rigid):
     assert np.all(gap < 2.0 * CLEARANCES + 2e-5), gap
 
 
+@pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
 def test_compliant_joint_short_run_is_finite_and_tracks_the_ideal():
     """A fast default check of the compliant variant (Penalty on spatial bodies with a compliant ball joint)."""
     m = get_model("spatial-slider-crank", contact="compliant", clearance=1e-4)
@@ -145,6 +148,7 @@ def test_stiffness_follows_the_sampled_clearance():
     assert float(p["stiffness"]) > float(m.params["stiffness"])  # Hertz: a tighter fit is stiffer
 
 
+@pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
 def test_mc_command_writes_summary_and_plots(tmp_path, capsys):
     from jaxcontact.cli import main
 

@@ -121,6 +121,7 @@ GRAD_SCHEMES = ["projection", pytest.param("impact_projection", marks=pytest.mar
 
 
 @pytest.mark.parametrize("name", GRAD_SCHEMES)
+@pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
 def test_gradients_through_projection_match_finite_differences(name):
     """Smooth window: every step before the first impact, projection after each step."""
     n = first_impact_step() - 1
@@ -173,6 +174,7 @@ def run_batch(scheme):
     return p, simulate(SYSTEM, p, q0, u0, dt=H, n_steps=N_BATCH, scheme=scheme)
 
 
+@pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
 def test_batch_of_variations_per_sample_drift():
     p, tr = run_batch(SCHEMES["projection"])
     _, tr0 = run_batch(SCHEMES["none"])

@@ -27,6 +27,7 @@ def test_moreau_jean_projects_with_the_part_only():  # its projection=True flag 
 @pytest.mark.parametrize(
     "model, scheme, dt", [(SOFT, Penalty(), 1e-4), (RIGID, EventDriven(), 1e-3)], ids=["penalty", "event-driven"]
 )
+@pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
 def test_projection_puts_a_baumgarte_scheme_on_the_constraints_without_changing_its_motion(model, scheme, dt):
     plain = simulate_model(model, dt=dt, t_final=0.3, scheme=scheme)
     proj = simulate_model(model, dt=dt, t_final=0.3, scheme=scheme.__class__(projection=Projection()))

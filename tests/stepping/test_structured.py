@@ -106,6 +106,7 @@ def test_structured_step_equals_the_dense_step(name, overrides, n_steps):
     np.testing.assert_array_equal(np.asarray(fast.diagnostics.converged), np.asarray(ref.diagnostics.converged))
 
 
+@pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
 def test_structured_step_gradient_equals_the_dense_one_and_baumgarte_path():
     """d(final θ1)/d(restitution, wall distance) through impacts: structured = dense; Baumgarte rows too."""
     from jaxcontact.models import four_bar

@@ -73,6 +73,7 @@ def test_pushed_block_static_and_dynamic_friction_gradients_are_finite_and_match
     np.testing.assert_allclose(g, fd, rtol=1e-5)
 
 
+@pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
 def test_slider_crank_clearance_gradient_is_finite_and_matches_differences():
     # Compliant journal contact (Penalty): the misfit is smooth in the clearance over the 5 ms record.
     c = EXAMPLE.CASES["slider-crank"]

@@ -319,6 +319,7 @@ def test_same_study_same_numbers_on_four_devices(tmp_path):
     _same_study_on_devices(tmp_path, "bouncing-ball", 4)
 
 
+@pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
 def test_four_bar_study_same_numbers_on_two_devices(tmp_path):
     """The default four-bar study (structured Schur complement, impacts) on 2 host devices equals 1 device bitwise:
     the mc command uses one device per core, so its numbers must not depend on the machine."""
