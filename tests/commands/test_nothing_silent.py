@@ -32,6 +32,8 @@ def _popen(args, cwd, env=None):
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, **(env or {})},
+        # As from a terminal, where Ctrl-C acts: a suite run as a background job starts with SIGINT ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 

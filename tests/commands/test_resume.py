@@ -88,6 +88,8 @@ def test_ctrl_c_says_what_is_saved_and_how_to_resume(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # As from a terminal, where Ctrl-C acts: a suite run as a background job starts with SIGINT ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     # chunk 1's file appears only after chunk 0 is written and recorded in the manifest (chunk 0's own file
     # appears before its manifest entry, so signalling then could find nothing saved yet).
