@@ -215,7 +215,8 @@ def test_params_of_an_unknown_model_is_refused(capsys):
 
 
 def _readme_commands():
-    text = open(os.path.join(ROOT, "README.md")).read()
+    """The README's indented command lines, a line ending in a backslash joined to the next as the shell does."""
+    text = open(os.path.join(ROOT, "README.md")).read().replace("\\\n", "")
     return [ln.strip() for ln in text.splitlines() if ln.startswith("    ") and "jaxcontact " in ln]
 
 
