@@ -9,8 +9,9 @@ float64, and returns a :class:`ContactSolution` (r, u, residual = Siconos'
 
 * :func:`nsgs` — nonsmooth block Gauss–Seidel with an exact local solve;
   :func:`jacobi` — the all-contacts-at-once variant with relaxation
-  (:mod:`.sweeps`); both take W dense or by block rows (:class:`BlockRows`,
-  a sweep in O(nnz)).
+  (:mod:`.sweeps`); both take W dense, by block rows (:class:`BlockRows`,
+  a sweep in O(nnz)) or by its factors (:class:`Factored`, W = Hᵀ X + diag(s): a sweep in
+  O(n_u) per contact, for systems with fewer velocities than contact unknowns).
 * :func:`newton` — global semismooth Newton on the Alart–Curnier function
   (or the Fischer–Burmeister function of the cone, ``function=`` option),
   line search, proximal regularisation; the Newton system by the
@@ -23,7 +24,7 @@ float64, and returns a :class:`ContactSolution` (r, u, residual = Siconos'
   HDF5 (:mod:`.problem`).
 """
 
-from jaxcontact.cones.delassus import BlockRows, block_rows
+from jaxcontact.cones.delassus import BlockRows, Factored, block_rows
 from jaxcontact.cones.laws import ConeViolations, alart_curnier, cone_violations, fc3d_error, project_cone
 from jaxcontact.cones.linear_solvers import GMRES, DenseLU, SparseLU
 from jaxcontact.cones.newton import newton, proximal_newton
@@ -33,6 +34,7 @@ from jaxcontact.cones.sweeps import jacobi, nsgs
 
 __all__ = [
     "BlockRows",
+    "Factored",
     "block_rows",
     "ConeViolations",
     "alart_curnier",

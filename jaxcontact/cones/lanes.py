@@ -24,7 +24,7 @@ moves the batch axis last); derivatives are those of the one-problem kernel.
 
 from __future__ import annotations
 
-import math
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -43,20 +43,54 @@ def _project(x, mu):
     return jnp.moveaxis(project_cone(jnp.moveaxis(x, 0, -1), mu), -1, 0)
 
 
+# Up to this many terms, :func:`_lane_sum` adds them one by one.
+LANE_SUM_UNROLL = 32
+
+
+def _lane_sum(x, axes, unroll=True):
+    """Σ over ``axes`` (none of them the last): a product summed lane by lane.
+
+    Written as a product and a sum over leading axes, not an ``einsum``: XLA would run an einsum whose
+    batch axis is the last as a batched matrix product and copy its operands into batch-major layout
+    first, every call (inside the sweeps, every contact update). Up to ``LANE_SUM_UNROLL`` terms the sum
+    is a chain of elementwise additions, which XLA fuses with the product into one loop over the lanes (its
+    CPU reduction kernels handle these short sums over leading axes slowly).
+    """
+    axes = (axes,) if isinstance(axes, int) else tuple(axes)
+    x = jnp.moveaxis(x, axes, tuple(range(len(axes))))
+    terms = x.reshape((-1,) + x.shape[len(axes) :])
+    if not unroll or terms.shape[0] > LANE_SUM_UNROLL:
+        return jnp.sum(terms, axis=0)
+    out = terms[0]
+    for t in terms[1:]:
+        out = out + t
+    return out
+
+
 def matvec_lanes(W, r):
-    """W r lane by lane: W dense (n, n, L) or block rows with values (nc, k, d, d, L); r (n, L)."""
+    """W r lane by lane: W dense (n, n, L), block rows with values (nc, k, d, d, L) or factored (H, X
+    (n_u, n, L), s (n, L)); r (n, L)."""
     if delassus.is_blocks(W):
         nc, _, d, _, L = W.values.shape
         R = r.reshape(nc, d, L)
-        return jnp.einsum("ikabl,ikbl->ial", W.values, R[W.cols]).reshape(nc * d, L)
-    return jnp.einsum("ijl,jl->il", W, r)
+        return _lane_sum(W.values * R[W.cols][:, :, None], (1, 3)).reshape(nc * d, L)
+    if delassus.is_factored(W):
+        # v = X r by a reduction, an array of its own: as a chain of additions XLA would fuse it into the
+        # product with Hᵀ and recompute it for every row.
+        v = _lane_sum(W.X * r[None], 1, unroll=False)
+        return _lane_sum(W.H * v[:, None], 0) + W.s * r
+    return _lane_sum(W * r[None], 1)
 
 
 def diagonal_lanes(W, nc: int, d: int):
     """The diagonal blocks W_ii lane by lane, (nc, d, d, L)."""
     if delassus.is_blocks(W):
         own = (W.cols == jnp.arange(nc)[:, None]).astype(W.values.dtype)
-        return jnp.einsum("ik,ikabl->iabl", own, W.values)
+        return _lane_sum(own[:, :, None, None, None] * W.values, 1)
+    if delassus.is_factored(W):
+        n_u, _, L = W.H.shape
+        H, X = W.H.reshape(n_u, nc, d, 1, L), W.X.reshape(n_u, nc, 1, d, L)
+        return _lane_sum(H * X, 0) + W.s.reshape(nc, d, 1, L) * jnp.eye(d, dtype=W.s.dtype)[:, :, None]
     L = W.shape[-1]
     Wr = W.reshape(nc, d, nc, d, L)
     idx = jnp.arange(nc)
@@ -67,13 +101,15 @@ def _row_lanes(W, i, r, nc, d):
     """(W r)_i lane by lane, (d, L): contact i's rows only."""
     if delassus.is_blocks(W):
         R = r.reshape(nc, d, -1)
-        return jnp.einsum("kabl,kbl->al", W.values[i], R[W.cols[i]])
+        return _lane_sum(W.values[i] * R[W.cols[i]][:, None], (0, 2))
     rows = lax.dynamic_slice_in_dim(W, i * d, d, axis=0)  # (d, n, L): contiguous
-    return jnp.einsum("ajl,jl->al", rows, r)
+    return _lane_sum(rows * r[None], 1)
 
 
 def gs_sweep_lanes(W, q, mu, diag, r, omega):
     """One nonsmooth Gauss–Seidel sweep over the contacts, every lane at once (ω (L,) per lane)."""
+    if delassus.is_factored(W):
+        return _gs_sweep_factored(W, q, mu, diag, r, omega)
     nc = mu.shape[0]
     d = q.shape[0] // nc
 
@@ -81,7 +117,7 @@ def gs_sweep_lanes(W, q, mu, diag, r, omega):
         ri = lax.dynamic_slice_in_dim(r, i * d, d, axis=0)
         Bi = lax.dynamic_index_in_dim(diag, i, 0, keepdims=False)
         mi = lax.dynamic_index_in_dim(mu, i, 0, keepdims=False)
-        c = _row_lanes(W, i, r, nc, d) - jnp.einsum("abl,bl->al", Bi, ri) + lax.dynamic_slice_in_dim(q, i * d, d, 0)
+        c = _row_lanes(W, i, r, nc, d) - _lane_sum(Bi * ri[None], 1) + lax.dynamic_slice_in_dim(q, i * d, d, 0)
         new = local_solve_lanes(Bi, c, mi, ri)
         new = _project(ri + omega * (new - ri), mi)
         return lax.dynamic_update_slice_in_dim(r, new, i * d, axis=0)
@@ -89,12 +125,35 @@ def gs_sweep_lanes(W, q, mu, diag, r, omega):
     return lax.fori_loop(0, nc, contact, r)
 
 
+def _gs_sweep_factored(W, q, mu, diag, r, omega):
+    """:func:`gs_sweep_lanes` with W = Hᵀ X + diag(s): the sweep carries the velocity v = X r (n_u, L), so a
+    contact reads its columns of H and X, not a row of W."""
+    nc = mu.shape[0]
+    d = q.shape[0] // nc
+
+    def contact(i, state):
+        r, v = state
+        ri = lax.dynamic_slice_in_dim(r, i * d, d, axis=0)
+        Hi = lax.dynamic_slice_in_dim(W.H, i * d, d, axis=1)  # (n_u, d, L)
+        Xi = lax.dynamic_slice_in_dim(W.X, i * d, d, axis=1)
+        Bi = lax.dynamic_index_in_dim(diag, i, 0, keepdims=False)
+        mi = lax.dynamic_index_in_dim(mu, i, 0, keepdims=False)
+        own = lax.dynamic_slice_in_dim(W.s, i * d, d, axis=0) * ri - _lane_sum(Bi * ri[None], 1)
+        c = _lane_sum(Hi * v[:, None], 0) + own + lax.dynamic_slice_in_dim(q, i * d, d, 0)
+        new = local_solve_lanes(Bi, c, mi, ri)
+        new = _project(ri + omega * (new - ri), mi)
+        v = v + _lane_sum(Xi * (new - ri)[None], 1)
+        return lax.dynamic_update_slice_in_dim(r, new, i * d, axis=0), v
+
+    return lax.fori_loop(0, nc, contact, (r, _lane_sum(W.X * r[None], 1, unroll=False)))[0]
+
+
 def jacobi_sweep_lanes(W, q, mu, diag, r, omega):
     """One relaxed Jacobi sweep: every contact from the previous iterate, every lane at once."""
     nc, L = mu.shape
     d = q.shape[0] // nc
     R = r.reshape(nc, d, L)
-    C = (matvec_lanes(W, r) + q).reshape(R.shape) - jnp.einsum("iabl,ibl->ial", diag, R)
+    C = (matvec_lanes(W, r) + q).reshape(R.shape) - _lane_sum(diag * R[:, None], 2)
     # The nc contacts of the L problems are nc L independent local problems: one set of lanes.
     lanes = lambda x: jnp.moveaxis(x, 0, -2).reshape(x.shape[1:-1] + (nc * L,))  # noqa: E731 (nc, …, L) → (…, nc L)
     new = local_solve_lanes(lanes(diag), lanes(C), mu.reshape(-1), lanes(R))
@@ -118,6 +177,39 @@ def error_lanes(W, q, mu, r):
     return jnp.where(jnp.isfinite(err), err, jnp.inf)
 
 
+def stage_limits(check_every: int, iterations: int, rescue_after: int | None = None) -> tuple[int, ...]:
+    """The sweep counts at which :func:`iterate_lanes` regroups its unconverged lanes (static).
+
+    One chunk of ``check_every`` sweeps, then limits growing by ``STAGE_GROWTH`` (a multiple of the chunk, so
+    every lane's chunks start where they would alone), ``rescue_after`` among them, the last ``iterations``.
+    """
+    chunk = max(1, min(check_every, iterations)) if iterations else 1
+    limits = {iterations}
+    k = chunk
+    while k < iterations:
+        limits.add(k)
+        k *= STAGE_GROWTH
+    if rescue_after is not None and 0 < rescue_after < iterations:
+        limits.add(rescue_after)
+    return tuple(sorted(limits))
+
+
+# Each stage of :func:`iterate_lanes` goes on with the lanes still unconverged, gathered into groups of
+# 1 / STAGE_SHRINK the previous stage's width, and lets them sweep STAGE_GROWTH times as long. Each stage
+# compiles its own copy of the sweep: few stages keep the compile short.
+STAGE_GROWTH = 9
+STAGE_SHRINK = 16
+
+
+def _gather_lanes(x, idx):
+    """Lanes ``idx`` of an array, block rows or factors (lanes last); an index past the end reads the last."""
+    if delassus.is_blocks(x):
+        return delassus.BlockRows(x.cols, _gather_lanes(x.values, idx))
+    if delassus.is_factored(x):
+        return delassus.Factored(*(_gather_lanes(a, idx) for a in x))
+    return jnp.take(x, idx, axis=-1, mode="clip")
+
+
 def iterate_lanes(
     sweep,
     W,
@@ -132,74 +224,108 @@ def iterate_lanes(
     unroll: bool,
     rescue=None,
     rescue_after: int = 0,
-    rescue_lanes: float = 0.0,
 ):
     """Sweeps of every lane's problem: (r (n, L), work (L,) int32: sweeps, plus Newton steps of a rescue).
 
     ``sweep(W, q, mu, diag, r, omega)`` is :func:`gs_sweep_lanes` or :func:`jacobi_sweep_lanes`.
     ``unroll``: exactly ``iterations`` sweeps (a ``lax.scan``, differentiable through the sweeps);
     otherwise chunks of ``check_every`` sweeps until each lane's error ≤ ``tol`` or ``iterations``
-    sweeps, a converged lane frozen with its own count (module docstring).
+    sweeps, a converged lane frozen with its own count.
+
+    Stages (:func:`stage_limits`): the whole batch sweeps one chunk; the lanes still unconverged then go on,
+    gathered into groups of 1/``STAGE_SHRINK`` of the width, until the next limit (``STAGE_GROWTH`` chunks),
+    those still unconverged into groups of 1/``STAGE_SHRINK``² until the next, and so on, checking the error
+    every chunk or every ``STAGE_GROWTH``-th of the sweeps already made, whichever is more: a batch pays about
+    the sweeps its lanes need, not its slowest lane's count times its width, and the sweeps of the few hard
+    problems run on narrow arrays. Every lane sees the same chunks and checks as alone, whichever group it
+    lands in, so a batched solve equals the problems solved one by one, counts and flags included.
 
     ``rescue``: None, or a one-problem solver ``(W, q, mu, r0) -> (r, steps)`` (the cones' Newton) for the
-    stragglers: after ``rescue_after`` sweeps, the ⌈``rescue_lanes`` L⌉ lanes furthest from their tolerance
-    (at least one) are gathered into a small batch of their own and solved by it, warm-started from their
-    sweeps; a lane takes its result where that is closer to the cone law, and the sweeps then go on for
-    whatever has not converged. The batch then runs the sweeps most of its lanes need, not the slowest
-    lane's, and Gauss–Seidel's slow lanes (redundant contacts, whose impulses it moves only slowly along
-    the null space of W) get the solver that suits them. A batch with more stragglers than that leaves
-    the rest to the sweeps.
+    stragglers: every lane not converged after ``rescue_after`` sweeps gets it once, warm-started from its
+    sweeps, and takes its result where that is closer to the cone law; the sweeps then go on. Gauss–Seidel's
+    slow problems (redundant contacts, whose impulses it moves only slowly along the null space of W) get
+    the solver that suits them.
     """
     nc = mu.shape[0]
     L = q.shape[-1]
-    diag = diagonal_lanes(W, nc, q.shape[0] // nc)
-    step = lambda r: sweep(W, q, mu, diag, r, omega)  # noqa: E731
     if unroll:
+        diag = diagonal_lanes(W, nc, q.shape[0] // nc)
+        step = lambda r: sweep(W, q, mu, diag, r, omega)  # noqa: E731
         r, _ = lax.scan(lambda r, _: (step(r), None), r0, None, length=iterations)
         return r, jnp.full((L,), iterations, jnp.int32)
     chunk = max(1, min(check_every, iterations)) if iterations else 1
-
-    def sweeps_until(state, limit):
-        def cond(state):
-            _, k, done, _ = state
-            return (k < limit) & ~jnp.all(done)
-
-        def body(state):
-            r, k, done, work = state
-            n = jnp.minimum(chunk, limit - k)  # the last chunk stops at ``limit``
-            new = lax.fori_loop(0, n, lambda _, r: step(r), r)
-            r = jnp.where(done[None], r, new)
-            work = work + jnp.where(done, 0, n)
-            return r, k + n, done | (error_lanes(W, q, mu, r) <= tol), work
-
-        return lax.while_loop(cond, body, state)
-
-    state = (r0, jnp.int32(0), error_lanes(W, q, mu, r0) <= tol, jnp.zeros((L,), jnp.int32))
-    if rescue is not None and rescue_after < iterations:
-        state = sweeps_until(state, rescue_after)
-        state = lax.cond(
-            jnp.all(state[2]), lambda s: s, lambda s: _rescue(rescue, W, q, mu, s, tol, rescue_lanes), state
-        )
-    r, _, _, work = sweeps_until(state, iterations)
+    rescue_at = rescue_after if rescue is not None and rescue_after < iterations else None
+    done = error_lanes(W, q, mu, r0) <= tol
+    r, work = r0, jnp.zeros((L,), jnp.int32)
+    start = 0
+    for j, limit in enumerate(stage_limits(check_every, iterations, rescue_at)):
+        width = max(1, -(-L // STAGE_SHRINK**j))
+        # A check costs about half a sweep: every chunk at first, later every STAGE_GROWTH-th of the count.
+        every = max(chunk, start // STAGE_GROWTH)
+        run = functools.partial(_group_sweeps, sweep, tol, every, start, limit, rescue if start == rescue_at else None)
+        if width >= L:
+            r, done, work = run(W, q, mu, omega, r, done, work)
+        else:
+            r, done, work = _in_groups(run, width, W, q, mu, omega, r, done, work)
+        start = limit
     return r, work
 
 
-def _rescue(rescue, W, q, mu, state, tol, fraction):
-    """The rescue of :func:`iterate_lanes`: its solver on the lanes furthest from converged, gathered."""
-    r, k, done, work = state
+def _group_sweeps(sweep, tol, chunk, start, limit, rescue, W, q, mu, omega, r, done, work):
+    """Lanes that have swept ``start`` times (or are done): the rescue if given, then chunks to ``limit``."""
+    if rescue is not None:
+        r, done, work = lax.cond(
+            jnp.all(done), lambda *a: a[-3:], lambda *a: _rescue(rescue, tol, *a), W, q, mu, r, done, work
+        )
+    diag = diagonal_lanes(W, mu.shape[0], q.shape[0] // mu.shape[0])
+
+    def cond(state):
+        _, k, done, _ = state
+        return (k < limit) & ~jnp.all(done)
+
+    def body(state):
+        r, k, done, work = state
+        n = jnp.minimum(chunk, limit - k)  # the last chunk stops at ``limit``
+        new = lax.fori_loop(0, n, lambda _, r: sweep(W, q, mu, diag, r, omega), r)
+        r = jnp.where(done[None], r, new)
+        work = work + jnp.where(done, 0, n)
+        return r, k + n, done | (error_lanes(W, q, mu, r) <= tol), work
+
+    r, _, done, work = lax.while_loop(cond, body, (r, jnp.int32(start), done, work))
+    return r, done, work
+
+
+def _in_groups(run, width, W, q, mu, omega, r, done, work):
+    """``run`` on the unconverged lanes, gathered ``width`` at a time (the last group padded with done lanes)."""
     L = q.shape[-1]
-    size = max(1, min(L, math.ceil(fraction * L)))
-    err = error_lanes(W, q, mu, r)
-    _, idx = lax.top_k(jnp.where(done, -1.0, jnp.where(jnp.isfinite(err), err, jnp.finfo(err.dtype).max)), size)
-    pick = lambda x: jnp.moveaxis(x[..., idx], -1, 0)  # noqa: E731 (…, L) → (size, …)
-    Wk = delassus.BlockRows(W.cols, pick(W.values)) if delassus.is_blocks(W) else pick(W)
+
+    def cond(state):
+        return jnp.any(state[0])
+
+    def body(state):
+        pending, r, done, work = state
+        (idx,) = jnp.nonzero(pending, size=width, fill_value=L)
+        pad = idx >= L
+        sub = lambda x: _gather_lanes(x, idx)  # noqa: E731
+        rg, dg, wg = run(sub(W), sub(q), sub(mu), sub(omega), sub(r), sub(done) | pad, sub(work))
+        put = lambda x, v: x.at[..., idx].set(v, mode="drop")  # noqa: E731 (padding slots dropped)
+        return put(pending, False), put(r, rg), put(done, dg), put(work, wg)
+
+    _, r, done, work = lax.while_loop(cond, body, (~done, r, done, work))
+    return r, done, work
+
+
+def _rescue(rescue, tol, W, q, mu, r, done, work):
+    """The rescue of :func:`iterate_lanes` on every lane not done: its solver, taken where it lowers the error."""
+    pick = lambda x: jnp.moveaxis(x, -1, 0)  # noqa: E731 (…, L) → (L, …)
+    Wk = delassus.BlockRows(W.cols, pick(W.values)) if delassus.is_blocks(W) else jax.tree.map(pick, W)
     rk, steps = jax.vmap(rescue)(Wk, pick(q), pick(mu), pick(r))
-    tried = r.at[:, idx].set(rk.T)
-    err_tried = error_lanes(W, q, mu, tried)
+    tried = rk.T
+    err, err_tried = error_lanes(W, q, mu, r), error_lanes(W, q, mu, tried)
     better = ~done & (err_tried < err)
     r = jnp.where(better[None], tried, r)
-    work = work + jnp.where(better, jnp.zeros_like(work).at[idx].set(steps.astype(work.dtype)), 0)
-    return r, k, done | (better & (err_tried <= tol)), work
+    work = work + jnp.where(better, steps.astype(work.dtype), 0)
+    return r, done | (better & (err_tried <= tol)), work
 
 
 def _to_lanes(x, batched, size):
@@ -211,19 +337,20 @@ def _to_lanes(x, batched, size):
 def _lanes_of(W, Wb, size):
     if delassus.is_blocks(W):
         return delassus.BlockRows(W.cols, _to_lanes(W.values, Wb.values, size))
-    return _to_lanes(W, Wb, size)
+    return jax.tree.map(lambda x, b: _to_lanes(x, b, size), W, Wb)
 
 
 def _one_lane(W):
     if delassus.is_blocks(W):
         return delassus.BlockRows(W.cols, W.values[..., None])
-    return W[..., None]
+    return jax.tree.map(lambda x: x[..., None], W)
 
 
 def in_lanes(kernel, W, q, mu, r0, omega):
     """``kernel(W, q, mu, r0, omega)`` on lanes for one problem; under vmap, for the whole batch in one call.
 
-    ``kernel`` takes lane arrays — W (n, n, L) or block rows with a lane axis on the values, q and
+    ``kernel`` takes lane arrays — W (n, n, L), block rows with a lane axis on the values or factors
+    with a lane axis on each, q and
     r0 (n, L), μ (nc, L), ω (L,) — and returns (r (n, L), counts (L,)); here the arguments are one
     problem's (ω a scalar). Block rows whose column pattern differs across a batch run problem by
     problem.
@@ -243,13 +370,14 @@ def in_lanes(kernel, W, q, mu, r0, omega):
         if delassus.is_blocks(W) and Wb.cols:
             axes = jax.tree.map(lambda b: 0 if b else None, tuple(in_batched))
             return jax.vmap(single, in_axes=axes)(W, q, mu, r0, omega), (True, True)
-        r, k = kernel(
+        args = (
             _lanes_of(W, Wb, size),
             _to_lanes(q, qb, size),
             _to_lanes(mu, mub, size),
             _to_lanes(r0, rb, size),
             _to_lanes(omega, ob, size),
         )
+        r, k = kernel(*args)
         return (jnp.moveaxis(r, -1, 0), k), (True, True)
 
     @jax.custom_jvp

@@ -2,8 +2,8 @@
 
 :func:`jaxcontact.cones.newton.newton` takes ``linear_solver=`` one of
 
-* :class:`DenseLU` (the default) — ``jnp.linalg.solve`` on J + σ I: O(n³) a step; W given by
-  block rows is densified first;
+* :class:`DenseLU` (the default) — a dense LU of J + σ I (:func:`dense_solve`): O(n³) a step; W given
+  by block rows is densified first;
 * :class:`GMRES` — preconditioned GMRES from products with J only, so W by block rows stays
   sparse (O(nnz) per inner iteration; the inexact direction is still checked for descent);
 * :class:`SparseLU` — a sparse direct LU of J + σ I assembled from W's block rows (SciPy's SuperLU
@@ -35,17 +35,51 @@ KRYLOV_TOL = 1e-12  # relative residual of the inner solves with W by block rows
 KRYLOV_RESTARTS = 4
 
 
+# Up to this size :func:`dense_solve` factorises in jax itself, above it LAPACK does.
+LAPACK_FROM = 64
+
+
+def dense_solve(A, b):
+    """A⁻¹ b by LU with partial pivoting (A (n, n), b (n,)); a singular A gives non-finite entries, as LAPACK.
+
+    Up to ``LAPACK_FROM`` unknowns the elimination is written in jax (a loop over the pivots whose row
+    operations are elementwise): under vmap it is one program over the batch, with no LAPACK custom call,
+    which on the CPU runs once per member and may hang on several host devices (bench/RESULTS.md, "LAPACK on
+    several host devices"), so a batched step whose Newton systems are small stays a pure XLA program.
+    """
+    n = A.shape[0]
+    if n >= LAPACK_FROM:
+        return jnp.linalg.solve(A, b)
+    rows = jnp.arange(n)
+
+    def eliminate(k, M):
+        p = jnp.argmax(jnp.where(rows >= k, jnp.abs(M[:, k]), -1.0))
+        Mk, Mp = M[k], M[p]
+        M = M.at[p].set(Mk).at[k].set(Mp)
+        f = jnp.where(rows > k, M[:, k] / Mp[k], 0.0)
+        return M - f[:, None] * Mp[None, :]
+
+    M = jax.lax.fori_loop(0, n, eliminate, jnp.concatenate([A, b[:, None]], axis=1))
+    U, y = M[:, :n], M[:, n]
+
+    def substitute(i, x):
+        k = n - 1 - i
+        return x.at[k].set((y[k] - U[k] @ x) / U[k, k])
+
+    return jax.lax.fori_loop(0, n, substitute, jnp.zeros_like(b))
+
+
 def _descends(d, grad):
     return jnp.all(jnp.isfinite(d)) & (grad @ d < 0)
 
 
 def _levenberg_marquardt(J, grad, nF):
-    return jnp.linalg.solve(J.T @ J + nF * jnp.eye(J.shape[0], dtype=J.dtype), -grad)
+    return dense_solve(J.T @ J + nF * jnp.eye(J.shape[0], dtype=J.dtype), -grad)
 
 
 @dataclasses.dataclass(frozen=True)
 class DenseLU:
-    """The Newton system by a dense LU (``jnp.linalg.solve``); W by block rows is densified."""
+    """The Newton system by a dense LU (:func:`dense_solve`); W by block rows is densified."""
 
     name: ClassVar[str] = "dense LU"
 
@@ -55,7 +89,7 @@ class DenseLU:
 
     def direction(self, J, F, grad, nF, sigma, nc):
         """The Newton direction, or the Levenberg–Marquardt one where it does not descend."""
-        d = jnp.linalg.solve(J + sigma * jnp.eye(J.shape[0], dtype=J.dtype), -F)
+        d = dense_solve(J + sigma * jnp.eye(J.shape[0], dtype=J.dtype), -F)
         # The O(n³) fallback only when needed (under vmap: when some problem of the batch needs it).
         return unless(_descends(d, grad), d, _levenberg_marquardt, J, grad, nF)
 

@@ -51,8 +51,8 @@ def _concrete(x) -> bool:
 def prepare(W, q, mu, r0, *, name: str, tol, iterations=None):
     """Check shapes and values (outside jit where concrete) and cast to one float dtype.
 
-    Returns ``(W, q, mu, r0, tol, nc, d)``. W is a dense (d nc, d nc) array or
-    :class:`~jaxcontact.cones.delassus.BlockRows`.
+    Returns ``(W, q, mu, r0, tol, nc, d)``. W is a dense (d nc, d nc) array,
+    :class:`~jaxcontact.cones.delassus.BlockRows` or :class:`~jaxcontact.cones.delassus.Factored`.
     """
     if np.ndim(mu) != 1:
         raise ValueError(f"{name}: mu must have shape (nc,); got {np.shape(mu)} (for a batch, use jax.vmap)")
@@ -69,6 +69,13 @@ def prepare(W, q, mu, r0, *, name: str, tol, iterations=None):
                 f"{name}: block W must have values (nc, k, {d}, {d}) and cols (nc, k) with "
                 f"nc = {nc}; got {W.values.shape} and {W.cols.shape}"
             )
+    elif delassus.is_factored(W):
+        m = np.shape(W.H)[0] if np.ndim(W.H) == 2 else None
+        if m is None or np.shape(W.H) != (m, n) or np.shape(W.X) != (m, n) or np.shape(W.s) != (n,):
+            raise ValueError(
+                f"{name}: factored W must have H and X of shape (n_u, {n}) and s of shape ({n},); got "
+                f"{np.shape(W.H)}, {np.shape(W.X)} and {np.shape(W.s)}"
+            )
     elif np.shape(W) != (n, n):
         raise ValueError(f"{name}: W must have shape ({n}, {n}) to match q; got {np.shape(W)}")
     if r0 is not None and np.shape(r0) != (n,):
@@ -76,7 +83,8 @@ def prepare(W, q, mu, r0, *, name: str, tol, iterations=None):
     if iterations is not None and (isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 0):
         raise ValueError(f"{name}: iterations must be a static int >= 0; got {iterations!r}")
     Wv = W.values if delassus.is_blocks(W) else W
-    for label, x in (("W", Wv), ("q", q), ("mu", mu), ("r0", r0)):
+    parts = [("W.H", W.H), ("W.X", W.X), ("W.s", W.s)] if delassus.is_factored(W) else [("W", Wv)]
+    for label, x in (*parts, ("q", q), ("mu", mu), ("r0", r0)):
         if x is None or not _concrete(x):
             continue
         a = np.asarray(x)
@@ -86,9 +94,11 @@ def prepare(W, q, mu, r0, *, name: str, tol, iterations=None):
     if _concrete(mu) and np.any(np.asarray(mu) < 0):
         i = int(np.argmin(np.asarray(mu)))
         raise ValueError(f"{name}: friction coefficients must be >= 0; mu[{i}] = {np.asarray(mu)[i]}")
-    dtype = jnp.result_type(Wv, q, 1.0)
+    dtype = jnp.result_type(*(W if delassus.is_factored(W) else [Wv]), q, 1.0)
     if delassus.is_blocks(W):
         W = delassus.BlockRows(jnp.asarray(W.cols, jnp.int32), jnp.asarray(W.values, dtype))
+    elif delassus.is_factored(W):
+        W = delassus.Factored(*(jnp.asarray(x, dtype) for x in W))
     else:
         W = jnp.asarray(W, dtype)
     q = jnp.asarray(q, dtype)

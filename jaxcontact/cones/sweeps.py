@@ -45,10 +45,8 @@ from jaxcontact.cones.newton import newton_iterate
 from jaxcontact.cones.solution import ContactSolution, make_solution, prepare
 
 DIFFERENTIATION_MODES = ("implicit", "unroll")
-# The stragglers' rescue (``rescue_after``): the share of a batch's lanes gathered for the cones' Newton, and
-# its step budget (a straggler is a problem Gauss–Seidel has not solved in ``rescue_after`` sweeps; the sweeps
-# go on for whatever the Newton steps leave).
-RESCUE_LANES = 1 / 16
+# The stragglers' rescue (``rescue_after``): the step budget of the cones' Newton (a straggler is a problem
+# Gauss–Seidel has not solved in ``rescue_after`` sweeps; the sweeps go on for whatever the Newton steps leave).
 RESCUE_STEPS = 30
 RESCUE_LINE_SEARCH = 20
 
@@ -68,7 +66,6 @@ def _run(
     differentiation,
     default_omega,
     rescue_after=None,
-    rescue_lanes=RESCUE_LANES,
 ):
     if differentiation not in DIFFERENTIATION_MODES:
         raise ValueError(f"{name}: differentiation must be one of {DIFFERENTIATION_MODES}; got {differentiation!r}")
@@ -83,8 +80,6 @@ def _run(
         isinstance(rescue_after, bool) or not isinstance(rescue_after, int) or rescue_after < 0
     ):
         raise ValueError(f"{name}: rescue_after must be None or a static int >= 0; got {rescue_after!r}")
-    if not 0.0 < float(rescue_lanes) <= 1.0:
-        raise ValueError(f"{name}: rescue_lanes must be in (0, 1]; got {rescue_lanes!r}")
     r0 = project_cone(r0.reshape(nc, d), mu).reshape(-1)
 
     def newton_rescue(W, q, mu, r0):
@@ -105,7 +100,6 @@ def _run(
             unroll=differentiation == "unroll",
             rescue=rescue,
             rescue_after=rescue_after or 0,
-            rescue_lanes=rescue_lanes,
         )
         return in_lanes(kernel, W, q, mu, r0, jnp.asarray(om, q.dtype))
 
@@ -127,13 +121,13 @@ def nsgs(
     check_every: int = 10,
     differentiation: str = "implicit",
     rescue_after: int | None = None,
-    rescue_lanes: float = RESCUE_LANES,
 ) -> ContactSolution:
     """Nonsmooth block Gauss–Seidel for the frictional contact problem on cones.
 
     Args:
       W: (d nc, d nc) Delassus matrix, unknowns interleaved per contact
-        (r_N, r_T…), or :class:`~jaxcontact.cones.delassus.BlockRows`.
+        (r_N, r_T…), or :class:`~jaxcontact.cones.delassus.BlockRows`, or
+        :class:`~jaxcontact.cones.delassus.Factored` (a sweep then carries the velocity X r).
       q: (d nc,) free velocity; mu: (nc,) friction coefficients ≥ 0. d = 3
         (space) or 2 (plane).
       iterations: maximum sweeps (static int).
@@ -143,11 +137,11 @@ def nsgs(
         (default 1e-8 in float64, 1e-4 in float32).
       check_every: sweeps between error checks (static).
       differentiation: ``"implicit"`` or ``"unroll"`` (module docstring).
-      rescue_after: None, or (implicit mode) the sweeps after which the problems not yet solved — under
-        vmap, the ⌈``rescue_lanes`` B⌉ furthest from it — are handed to the cones' semismooth Newton
+      rescue_after: None, or (implicit mode) the sweeps after which every problem not yet solved (under
+        vmap, each member of the batch as it would alone) is handed to the cones' semismooth Newton
         (:func:`~jaxcontact.cones.newton`, at most ``RESCUE_STEPS`` steps, warm-started from the sweeps), the
         sweeps going on afterwards for whatever it leaves (:func:`~jaxcontact.cones.lanes.iterate_lanes`).
-        ``iterations`` then counts sweeps and Newton steps.
+        ``iterations`` caps the sweeps; the reported count adds the Newton steps.
     """
     return _run(
         "nsgs",
@@ -162,14 +156,13 @@ def nsgs(
         check_every=check_every,
         differentiation=differentiation,
         rescue_after=rescue_after,
-        rescue_lanes=rescue_lanes,
         default_omega=lambda W, diag, nc, d: jnp.asarray(1.0, diag.dtype),
     )
 
 
 def block_gershgorin_omega(W, diag, nc, d):
     """ω = 1 / max_i Σ_j ‖W_ii⁻¹ W_ij‖_F (a numerical setting: no gradient)."""
-    W = lax.stop_gradient(W)
+    W = lax.stop_gradient(delassus.to_dense(W) if delassus.is_factored(W) else W)
     inv = jnp.linalg.inv(lax.stop_gradient(diag))
     if delassus.is_blocks(W):
         M = jnp.einsum("iab,ikbc->ikac", inv, W.values)

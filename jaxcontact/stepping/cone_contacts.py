@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jaxcontact.cones import DenseLU, newton, nsgs
+from jaxcontact.cones import DenseLU, delassus, newton, nsgs
 from jaxcontact.stepping.contact_solve import ContactSolution
 
-# Sweeps between two error checks of the implicit mode. A step's problem, warm-started from the last step's
-# impulses, is often solved in one or two sweeps; checking every 10 (the solver's default for a cold problem) runs
-# them ten at a time.
-CHECK_EVERY = 3
+# Sweeps between two error checks of the implicit mode, in its first stage (the chunks then grow with the
+# stages of :func:`jaxcontact.cones.lanes.iterate_lanes`). A step's problem, warm-started from the last step's
+# impulses, is often solved in one sweep: a batch whose problems need one sweep then runs one, not a chunk.
+CHECK_EVERY = 1
 # Sweeps after which the implicit mode hands a step's unsolved problems to the cones' Newton (``nsgs``'s
 # ``rescue_after``): most warm-started steps are solved in a sweep or two, and the few that are not (a box
 # resting on redundant vertex contacts, whose impulses Gauss–Seidel moves only slowly along the null space of
@@ -73,7 +73,8 @@ def solve_cone_contacts(
 ) -> ContactSolution:
     """Solve ξ = D P + c on Coulomb cones for the active contacts.
 
-    D (3k, 3k), c (3k,): rows and columns ordered [N (k); T1, T2 per contact (2k)];
+    D (3k, 3k), or :class:`~jaxcontact.cones.delassus.Factored` with columns in that order (NSGS then
+    sweeps on the factors), c (3k,): rows and columns ordered [N (k); T1, T2 per contact (2k)];
     mu, active (k,); warm_N (k,), warm_T (2k,): the previous step's impulses.
     ``differentiation``: "unroll" (exactly ``iterations`` sweeps, differentiable in both
     modes) or "implicit" (sweeps until Siconos' error ≤ tol, gradients by the implicit
@@ -84,11 +85,16 @@ def solve_cone_contacts(
     """
     k = active.shape[0]
     order = per_contact_order(k)
-    Dp = D[order][:, order]
-    cp = c[order]
     act = jnp.repeat(active, 3)
-    Dp = jnp.where(act[:, None] & act[None, :], Dp, 0.0) + jnp.diag(jnp.where(act, 0.0, 1.0).astype(D.dtype))
-    cp = jnp.where(act, cp, jnp.tile(jnp.asarray([1.0, 0.0, 0.0], c.dtype), k))
+    off = jnp.where(act, 0.0, 1.0).astype(c.dtype)
+    if delassus.is_factored(D):
+        # The contacts' columns of both factors: an inactive contact's are zero, its diagonal 1.
+        cols = lambda F: jnp.where(act[None, :], F[:, order], 0.0)  # noqa: E731
+        Dp = delassus.Factored(cols(D.H), cols(D.X), jnp.where(act, D.s[order], 1.0))
+    else:
+        Dp = D[order][:, order]
+        Dp = jnp.where(act[:, None] & act[None, :], Dp, 0.0) + jnp.diag(off)
+    cp = jnp.where(act, c[order], jnp.tile(jnp.asarray([1.0, 0.0, 0.0], c.dtype), k))
     warm = jnp.concatenate([warm_N[:, None], warm_T.reshape(k, 2)], axis=1).reshape(-1)
     warm = jnp.where(act, warm, 0.0)
     mu = jnp.where(active, mu, 0.0)

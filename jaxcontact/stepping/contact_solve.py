@@ -21,6 +21,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxcontact.cones import delassus
 from jaxcontact.lcp import friction2d
 from jaxcontact.lcp.lemke import lemke
 from jaxcontact.lcp.pgs import pgs
@@ -32,7 +33,8 @@ SOFT_LIMIT = 30.0
 
 
 def soften_normal_rows(D, gap, tau, k):
-    """Soft contact activation for identification: (D + R, active) with a compliance R on the normal rows.
+    """Soft contact activation for identification: (D + R, active) with a compliance R on the normal rows
+    (D dense or :class:`~jaxcontact.cones.delassus.Factored`).
 
     The hard law switches a contact on when g_N(q_M) ≤ 0, so an impact's time is
     quantised to the step and anything that only moves the gap (a wall distance,
@@ -47,8 +49,9 @@ def soften_normal_rows(D, gap, tau, k):
     """
     x = gap / tau
     r = jnp.exp(jnp.clip(x, -SOFT_LIMIT, SOFT_LIMIT))
-    reg = jnp.zeros(D.shape[0], D.dtype).at[:k].set(jnp.diagonal(D)[:k] * r)
-    return D + jnp.diag(reg), x < SOFT_LIMIT
+    diag = delassus.diagonal(D)
+    reg = jnp.zeros(diag.shape, diag.dtype).at[:k].set(diag[:k] * r)
+    return delassus.add_diagonal(D, reg), x < SOFT_LIMIT
 
 
 class ContactSolution(NamedTuple):

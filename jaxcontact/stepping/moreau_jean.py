@@ -54,6 +54,7 @@ from typing import ClassVar, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxcontact.cones import delassus
 from jaxcontact.stepping import siconos_rule, structured
 from jaxcontact.stepping.base import Scheme, StepInfo, register, register_preset
 from jaxcontact.stepping.baumgarte import baumgarte_rates, baumgarte_velocity_target  # noqa: F401 (re-export)
@@ -251,6 +252,8 @@ class MoreauJean(Scheme):
             contacts = "none"
         elif system.slip_velocity is not None and system.tangent_directions == 2:
             contacts = f"{solver} on Coulomb cones" + (f" ({CONE_NEWTON_SOLVER.name})" if solver == "newton" else "")
+            if system.contact_names and factored_delassus(self, system, 3 * len(system.contact_names)):
+                contacts += " with W by its factors"
         else:
             friction = system.slip_velocity is not None
             contacts = f"{solver} on the {'planar friction problem' if friction else 'normal LCP'}"
@@ -444,14 +447,19 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, c
             eps_N = jnp.where(gamma_A[:k] > 0, 1.0, eps_N)
         eps_T = jnp.repeat(jnp.asarray(laws.tangential_restitution, dtype), system.tangent_directions)
         eps = jnp.concatenate([eps_N, eps_T]) if friction else eps_N
-        D = W.T @ MhatW
+        cones = friction and system.tangent_directions == 2
+        if cones and factored_delassus(scheme, system, W.shape[1]):
+            # Fewer velocities than cone unknowns (a box on its vertices): the solve works on the factors.
+            D = delassus.Factored(W, MhatW, jnp.zeros((W.shape[1],), dtype))
+        else:
+            D = W.T @ MhatW
         c = W.T @ u_free + w_tilde + eps * gamma_A
         if scheme.soft_activation is not None:
             D, active = soften_normal_rows(D, kin.gap, jnp.asarray(p[scheme.soft_activation], dtype), k)
         warm = jnp.concatenate([state.P_N, state.P_T]) if friction else state.P_N
         # One contact with ω = 1: a single (block) Gauss–Seidel sweep is already exact.
         sweeps = 1 if (k == 1 and float(scheme.omega) == 1.0 and solver != "newton") else scheme.iterations
-        if friction and system.tangent_directions == 2:
+        if cones:
             sol = solve_cone_contacts(
                 D,
                 c,
@@ -510,6 +518,12 @@ def _baumgarte_target(system, scheme, p, q_A, u_A, t_A, h):
     phi_A, dphi_A = jax.jvp(lambda qq, tt: system.constraints(qq, tt, p), (q_A, t_A), (u_A, jnp.ones_like(t_A)))
     alpha, beta = scheme.baumgarte(p, h)
     return baumgarte_velocity_target(phi_A, dphi_A, h, alpha, beta)
+
+
+def factored_delassus(scheme: MoreauJean, system: LagrangianSystem, n: int) -> bool:
+    """Whether the step hands the cone solve the Delassus matrix by its factors (NSGS, and fewer velocities
+    than n cone unknowns: :func:`jaxcontact.cones.delassus.factored_pays`)."""
+    return scheme.solver_for(system) == "nsgs" and delassus.factored_pays(system.n_u, n)
 
 
 def is_active(scheme: MoreauJean, gap, q):

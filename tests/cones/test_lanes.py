@@ -1,6 +1,7 @@
 """The batch-last ("lanes") sweeps: a vmapped solve is the problems solved one by one, flags included; the
 stragglers' rescue by the cones' Newton."""
 
+import dataclasses
 import os
 
 import jax
@@ -12,6 +13,7 @@ from jaxcontact.cones import fc3d_error, jacobi, nsgs
 from jaxcontact.models import get_model
 from jaxcontact.simulate import simulate
 from jaxcontact.stepping.moreau_jean import MoreauJean
+from jaxcontact.studies.runner import calls_lapack
 from tests.cones.test_properties import known_solution_problem
 
 
@@ -64,7 +66,11 @@ def test_box_toss_batch_equals_single_runs_sample_by_sample():
     q0, u0 = jax.vmap(m.initial_state)(params)
     scheme = MoreauJean(diagnostics=False).for_forward_runs()
     run = lambda p, q, u: simulate(m.system, p, q, u, dt=1e-3, n_steps=n, scheme=scheme, save_every=n)  # noqa: E731
-    batched = jax.jit(run)(params, q0, u0)
+    compiled = jax.jit(run).lower(params, q0, u0).compile()
+    # The rescue's Newton solves by LU in jax: the batched forward program needs no LAPACK (so a study of it
+    # can run on several CPU devices).
+    assert not calls_lapack(compiled)
+    batched = compiled(params, q0, u0)
     for i in range(B):
         one = jax.jit(run)(jax.tree.map(lambda x: x[i], params), q0[i], u0[i])
         np.testing.assert_allclose(batched.q[i], one.q, rtol=0, atol=1e-9)
@@ -90,7 +96,7 @@ def test_stragglers_handed_to_newton_converge_where_the_sweeps_stall():
     )(W, q, mu, r0)
     sweeps = solve()
     assert not np.any(np.asarray(sweeps.converged))
-    rescued = solve(rescue_after=9, rescue_lanes=1.0)
+    rescued = solve(rescue_after=9)
     assert np.all(np.asarray(rescued.converged))
     errors = jax.vmap(lambda W, q, mu, r: fc3d_error(r, W @ r + q, mu, q))(W, q, mu, rescued.r)
     assert float(jnp.max(errors)) <= 1e-4
@@ -99,7 +105,8 @@ def test_stragglers_handed_to_newton_converge_where_the_sweeps_stall():
 
 @pytest.mark.slow  # compiles the rescue twice more
 def test_rescued_batch_equals_rescued_problems_one_by_one():
-    """With every straggler rescued (rescue_lanes = 1), each lane is solved as it would be alone."""
+    """Every straggler is rescued as it would be alone, whichever group of the stages it lands in (six
+    problems: groups of 2, then 1)."""
     W, q, mu, r0 = redundant_contacts()
     solve = lambda W, q, mu, r0: nsgs(
         W,
@@ -110,7 +117,6 @@ def test_rescued_batch_equals_rescued_problems_one_by_one():
         iterations=500,
         check_every=3,  # noqa: E731
         rescue_after=9,
-        rescue_lanes=1.0,
     )
     batched = jax.jit(jax.vmap(solve))(W, q, mu, r0)
     one = jax.jit(solve)
@@ -133,3 +139,55 @@ def test_more_stragglers_than_rescued_lanes_are_left_to_the_sweeps_and_reported(
     ok = np.asarray(sol.converged)
     assert 1 <= ok.sum() < len(ok)  # one lane rescued, the sweeps do not finish the others in 60
     np.testing.assert_array_equal(ok, np.asarray(sol.residual) <= 1e-4)
+
+
+def factored_problems(n=6, nc=4, n_u=5, seed=7):
+    """Problems W = Hᵀ M⁻¹ H + s I (n_u < 3 nc velocities) around known solutions, with their factors."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        mu = rng.uniform(0.1, 1.0, nc)
+        H = rng.normal(size=(n_u, 3 * nc))
+        A = rng.normal(size=(n_u, n_u))
+        X = np.linalg.solve(A @ A.T + np.eye(n_u), H)
+        s = np.full(3 * nc, 0.2)
+        W = H.T @ X + np.diag(s)
+        W0, q0, r = known_solution_problem(rng, list(rng.choice(["separate", "stick", "slide"], nc)), mu)
+        u = q0 + W0 @ r  # the known solution's local velocities, complementary to r on the cones
+        out.append((H, X, s, W, u - W @ r, mu, r))
+    return [jnp.asarray(np.array(x)) for x in zip(*out)]
+
+
+def test_nsgs_on_the_factors_of_w_solves_what_nsgs_on_w_solves():
+    from jaxcontact.cones import Factored
+
+    H, X, s, W, q, mu, r_true = factored_problems()
+    dense = jax.jit(jax.vmap(lambda W, q, mu: nsgs(W, q, mu, tol=1e-12, iterations=5000)))(W, q, mu)
+    factored = jax.jit(jax.vmap(lambda H, X, s, q, mu: nsgs(Factored(H, X, s), q, mu, tol=1e-12, iterations=5000)))
+    fac = factored(H, X, s, q, mu)
+    assert np.all(np.asarray(dense.converged)) and np.all(np.asarray(fac.converged))
+    np.testing.assert_allclose(fac.r, r_true, atol=1e-9)
+    np.testing.assert_allclose(fac.r, dense.r, atol=1e-9)
+    np.testing.assert_allclose(fac.u, jax.vmap(lambda W, r, q: W @ r + q)(W, fac.r, q), atol=1e-12)
+    one = jax.jit(lambda H, X, s, q, mu: nsgs(Factored(H, X, s), q, mu, tol=1e-12, iterations=5000))
+    for i in range(len(mu)):  # batched on the factors = one by one, sweep counts included
+        alone = one(H[i], X[i], s[i], q[i], mu[i])
+        assert int(alone.iterations) == int(fac.iterations[i])
+        np.testing.assert_allclose(alone.r, fac.r[i], rtol=0, atol=1e-13)
+
+
+def test_box_toss_on_the_factors_of_w_follows_the_dense_delassus_matrix(monkeypatch):
+    """The box (6 velocities, 24 cone unknowns) is solved on W's factors; the same steps on the dense W give
+    the same motion to the solve's tolerance."""
+    from jaxcontact.cones import delassus
+
+    m = get_model("box-toss")
+    scheme = MoreauJean(diagnostics=False, tol=1e-10, iterations=500).for_forward_runs()
+    assert "with W by its factors" in scheme.plan(m.system)["contacts"]
+    q0, u0 = m.initial_state(m.params)
+    run = lambda s: simulate(m.system, m.params, q0, u0, dt=1e-3, n_steps=700, scheme=s)  # noqa: E731
+    factored = run(scheme)
+    monkeypatch.setattr(delassus, "factored_pays", lambda n_u, n: False)
+    dense = run(dataclasses.replace(scheme, iterations=501))  # another scheme: traced anew, not a cached program
+    assert np.all(np.asarray(factored.diagnostics.converged)) and np.all(np.asarray(dense.diagnostics.converged))
+    assert float(np.abs(np.asarray(factored.q) - np.asarray(dense.q)).max()) < 1e-7

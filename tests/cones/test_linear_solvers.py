@@ -46,3 +46,20 @@ def test_each_solver_takes_w_as_it_reads_it():
 def test_solvers_are_static_options():  # hashable and compared by value: a jit cache key
     assert GMRES(30) == GMRES() and hash(GMRES(30)) == hash(GMRES()) and GMRES(20) != GMRES()
     assert DenseLU() == DenseLU() and SparseLU() != DenseLU()
+
+
+def test_dense_solve_is_lu_with_partial_pivoting_without_lapack():
+    import jax
+
+    from jaxcontact.cones.linear_solvers import dense_solve
+    from jaxcontact.studies.runner import calls_lapack
+
+    rng = np.random.default_rng(5)
+    A = rng.normal(size=(8, 24, 24))
+    A[0, 0, 0] = 0.0  # a zero leading pivot: only a row exchange solves it
+    b = rng.normal(size=(8, 24))
+    solve = jax.jit(jax.vmap(dense_solve))
+    np.testing.assert_allclose(solve(A, b), np.linalg.solve(A, b[..., None])[..., 0], rtol=1e-10, atol=1e-11)
+    assert not calls_lapack(solve.lower(A, b).compile())
+    singular = np.ones((3, 3))
+    assert not np.all(np.isfinite(dense_solve(jnp.asarray(singular), jnp.ones(3))))
