@@ -145,6 +145,7 @@ def _gs_sweep_factored(W, q, mu, diag, r, omega):
         v = v + _lane_sum(Xi * (new - ri)[None], 1)
         return lax.dynamic_update_slice_in_dim(r, new, i * d, axis=0), v
 
+    # v by a reduction, as in :func:`matvec_lanes` (as additions XLA fuses it into its consumers).
     return lax.fori_loop(0, nc, contact, (r, _lane_sum(W.X * r[None], 1, unroll=False)))[0]
 
 
@@ -262,7 +263,9 @@ def iterate_lanes(
         width = max(1, -(-L // STAGE_SHRINK**j))
         # A check costs about half a sweep: every chunk at first, later every STAGE_GROWTH-th of the count.
         every = max(chunk, start // STAGE_GROWTH)
-        run = functools.partial(_group_sweeps, sweep, tol, every, start, limit, rescue if start == rescue_at else None)
+        # The rescue at ``rescue_after`` sweeps, and again at each later stage for what the sweeps still leave.
+        rescue_here = rescue if rescue_at is not None and start >= rescue_at else None
+        run = functools.partial(_group_sweeps, sweep, tol, every, start, limit, rescue_here)
         if width >= L:
             r, done, work = run(W, q, mu, omega, r, done, work)
         else:
