@@ -10,12 +10,15 @@ elementwise over L contiguous lanes: SIMD on a CPU, one wide kernel on a GPU.
 A problem alone is the case L = 1.
 
 :func:`iterate_lanes` is the sweep loop of :func:`jaxcontact.cones.nsgs` (and
-:func:`~jaxcontact.cones.jacobi`) on lanes. Each lane stops as its own problem would: sweeps run in chunks of
-``check_every`` while some lane's Siconos error is above ``tol`` (at most
-``iterations``); a lane that has converged is frozen and keeps its own sweep
-count, so a batched solve equals the problems solved one by one. (A batch
-still runs as many chunks as its slowest lane needs; the frozen lanes then
-cost a select each.)
+:func:`~jaxcontact.cones.jacobi`) on lanes. Each lane stops as its own problem would, with its own sweep
+count; the lanes still unconverged after each stage are gathered into narrower groups
+(:func:`stage_limits`), so a batch pays about the sweeps its lanes need, not its slowest lane's count
+times its width, and a batched solve equals the problems solved one by one.
+
+W comes dense (n, n, L), by block rows, or by its factors (:class:`~jaxcontact.cones.delassus.Factored`:
+a Gauss–Seidel sweep then carries the velocity v = X r). Products over lanes are written as products and
+sums over the leading axes, never as ``einsum``: XLA would run those as batched matrix products and copy
+the operands into batch-major layout first, on every call.
 
 :func:`in_lanes` runs such a kernel for one problem or, under ``jax.vmap``,
 for the whole batch at once (a ``jax.custom_batching.custom_vmap`` rule that

@@ -15,10 +15,10 @@ G = max_i Σ_j ‖W_ii⁻¹ W_ij‖_F (≥ 1, the own block counted) damps exact
 that coupling. The fixed points do not depend on ω.
 
 Stopping: with ``differentiation="implicit"`` (default) sweeps run in chunks of
-``check_every`` until Siconos' error ≤ tol or ``iterations`` sweeps (a
-``lax.while_loop``; under vmap the batch runs until its last problem
-stops, the others frozen); gradients then come from the implicit function
-theorem at the result (:mod:`jaxcontact.cones.implicit`). With ``"unroll"``
+``check_every`` (growing with the count) until Siconos' error ≤ tol or ``iterations`` sweeps
+(``lax.while_loop``s; under vmap the unsolved problems are regrouped into narrower
+batches as the count grows, :func:`~jaxcontact.cones.lanes.iterate_lanes`); gradients then come from the
+implicit function theorem at the result (:mod:`jaxcontact.cones.implicit`). With ``"unroll"``
 exactly ``iterations`` sweeps run in a ``lax.scan``, differentiable through
 the sweeps.
 
@@ -26,7 +26,7 @@ Layout: both sweeps run on problems laid out with the batch last
 (:mod:`jaxcontact.cones.lanes`), one problem being a batch of one; under
 vmap a batch is solved in one call, each problem stopping as it would alone.
 ``rescue_after`` (:func:`nsgs`) hands the problems the sweeps have not solved
-after that many sweeps to the cones' Newton, gathered into a small batch.
+after that many sweeps (and again at each later stage) to the cones' Newton.
 """
 
 from __future__ import annotations

@@ -127,18 +127,17 @@ def test_rescued_batch_equals_rescued_problems_one_by_one():
 
 
 @pytest.mark.slow  # minutes of compile on a 2-core machine: outside the default run (CI)
-def test_more_stragglers_than_rescued_lanes_are_left_to_the_sweeps_and_reported():
+def test_stragglers_that_a_short_budget_leaves_unsolved_are_reported_as_alone():
     W, q, mu, r0 = redundant_contacts()
-    sol = jax.jit(
-        jax.vmap(
-            lambda W, q, mu, r0: nsgs(
-                W, q, mu, r0=r0, tol=1e-4, iterations=60, check_every=3, rescue_after=9, rescue_lanes=1 / 6
-            )
-        )
-    )(W, q, mu, r0)
+    solve = lambda W, q, mu, r0: nsgs(  # noqa: E731
+        W, q, mu, r0=r0, tol=1e-4, iterations=12, check_every=1, rescue_after=9
+    )
+    sol = jax.jit(jax.vmap(solve))(W, q, mu, r0)
     ok = np.asarray(sol.converged)
-    assert 1 <= ok.sum() < len(ok)  # one lane rescued, the sweeps do not finish the others in 60
     np.testing.assert_array_equal(ok, np.asarray(sol.residual) <= 1e-4)
+    one = jax.jit(solve)
+    alone = [bool(one(W[i], q[i], mu[i], r0[i]).converged) for i in range(len(mu))]
+    np.testing.assert_array_equal(ok, alone)
 
 
 def factored_problems(n=6, nc=4, n_u=5, seed=7):
