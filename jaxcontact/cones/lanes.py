@@ -245,8 +245,9 @@ def iterate_lanes(
     lands in, so a batched solve equals the problems solved one by one, counts and flags included.
 
     ``rescue``: None, or a one-problem solver ``(W, q, mu, r0) -> (r, steps)`` (the cones' Newton) for the
-    stragglers: every lane not converged after ``rescue_after`` sweeps gets it once, warm-started from its
-    sweeps, and takes its result where that is closer to the cone law; the sweeps then go on. Gauss–Seidel's
+    stragglers: every lane not converged after ``rescue_after`` sweeps gets it, and again at the start of
+    each later stage, warm-started from its sweeps, and takes its result where that is closer to the cone
+    law; the sweeps then go on. Gauss–Seidel's
     slow problems (redundant contacts, whose impulses it moves only slowly along the null space of W) get
     the solver that suits them.
     """
@@ -356,10 +357,9 @@ def in_lanes(kernel, W, q, mu, r0, omega):
     """``kernel(W, q, mu, r0, omega)`` on lanes for one problem; under vmap, for the whole batch in one call.
 
     ``kernel`` takes lane arrays — W (n, n, L), block rows with a lane axis on the values or factors
-    with a lane axis on each, q and
-    r0 (n, L), μ (nc, L), ω (L,) — and returns (r (n, L), counts (L,)); here the arguments are one
-    problem's (ω a scalar). Block rows whose column pattern differs across a batch run problem by
-    problem.
+    with a lane axis on each, q and r0 (n, L), μ (nc, L), ω (L,) — and returns (r (n, L), counts (L,));
+    here the arguments are one problem's (ω a scalar). Block rows whose column pattern differs across a
+    batch run problem by problem.
     """
 
     def single(W, q, mu, r0, omega):
@@ -376,14 +376,13 @@ def in_lanes(kernel, W, q, mu, r0, omega):
         if delassus.is_blocks(W) and Wb.cols:
             axes = jax.tree.map(lambda b: 0 if b else None, tuple(in_batched))
             return jax.vmap(single, in_axes=axes)(W, q, mu, r0, omega), (True, True)
-        args = (
+        r, k = kernel(
             _lanes_of(W, Wb, size),
             _to_lanes(q, qb, size),
             _to_lanes(mu, mub, size),
             _to_lanes(r0, rb, size),
             _to_lanes(omega, ob, size),
         )
-        r, k = kernel(*args)
         return (jnp.moveaxis(r, -1, 0), k), (True, True)
 
     @jax.custom_jvp
