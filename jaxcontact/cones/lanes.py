@@ -109,6 +109,16 @@ def _row_lanes(W, i, r, nc, d):
     return _lane_sum(rows * r[None], 1)
 
 
+def _contact_update(i, ri, others, q, mu, diag, omega):
+    """Contact i's new value in a Gauss–Seidel sweep: ``others`` = (W r)_i − W_ii r_i, its local solve, the
+    relaxation and the projection on its cone."""
+    d = ri.shape[0]
+    Bi = lax.dynamic_index_in_dim(diag, i, 0, keepdims=False)
+    mi = lax.dynamic_index_in_dim(mu, i, 0, keepdims=False)
+    new = local_solve_lanes(Bi, others + lax.dynamic_slice_in_dim(q, i * d, d, 0), mi, ri)
+    return _project(ri + omega * (new - ri), mi)
+
+
 def gs_sweep_lanes(W, q, mu, diag, r, omega):
     """One nonsmooth Gauss–Seidel sweep over the contacts, every lane at once (ω (L,) per lane)."""
     if delassus.is_factored(W):
@@ -119,10 +129,7 @@ def gs_sweep_lanes(W, q, mu, diag, r, omega):
     def contact(i, r):
         ri = lax.dynamic_slice_in_dim(r, i * d, d, axis=0)
         Bi = lax.dynamic_index_in_dim(diag, i, 0, keepdims=False)
-        mi = lax.dynamic_index_in_dim(mu, i, 0, keepdims=False)
-        c = _row_lanes(W, i, r, nc, d) - _lane_sum(Bi * ri[None], 1) + lax.dynamic_slice_in_dim(q, i * d, d, 0)
-        new = local_solve_lanes(Bi, c, mi, ri)
-        new = _project(ri + omega * (new - ri), mi)
+        new = _contact_update(i, ri, _row_lanes(W, i, r, nc, d) - _lane_sum(Bi * ri[None], 1), q, mu, diag, omega)
         return lax.dynamic_update_slice_in_dim(r, new, i * d, axis=0)
 
     return lax.fori_loop(0, nc, contact, r)
@@ -140,11 +147,8 @@ def _gs_sweep_factored(W, q, mu, diag, r, omega):
         Hi = lax.dynamic_slice_in_dim(W.H, i * d, d, axis=1)  # (n_u, d, L)
         Xi = lax.dynamic_slice_in_dim(W.X, i * d, d, axis=1)
         Bi = lax.dynamic_index_in_dim(diag, i, 0, keepdims=False)
-        mi = lax.dynamic_index_in_dim(mu, i, 0, keepdims=False)
         own = lax.dynamic_slice_in_dim(W.s, i * d, d, axis=0) * ri - _lane_sum(Bi * ri[None], 1)
-        c = _lane_sum(Hi * v[:, None], 0) + own + lax.dynamic_slice_in_dim(q, i * d, d, 0)
-        new = local_solve_lanes(Bi, c, mi, ri)
-        new = _project(ri + omega * (new - ri), mi)
+        new = _contact_update(i, ri, _lane_sum(Hi * v[:, None], 0) + own, q, mu, diag, omega)
         v = v + _lane_sum(Xi * (new - ri)[None], 1)
         return lax.dynamic_update_slice_in_dim(r, new, i * d, axis=0), v
 
@@ -181,13 +185,18 @@ def error_lanes(W, q, mu, r):
     return jnp.where(jnp.isfinite(err), err, jnp.inf)
 
 
+def _first_chunk(check_every: int, iterations: int) -> int:
+    """Sweeps between the first checks: ``check_every``, at most ``iterations``, at least 1."""
+    return max(1, min(check_every, iterations)) if iterations else 1
+
+
 def stage_limits(check_every: int, iterations: int, rescue_after: int | None = None) -> tuple[int, ...]:
     """The sweep counts at which :func:`iterate_lanes` regroups its unconverged lanes (static).
 
     One chunk of ``check_every`` sweeps, then limits growing by ``STAGE_GROWTH`` (a multiple of the chunk, so
     every lane's chunks start where they would alone), ``rescue_after`` among them, the last ``iterations``.
     """
-    chunk = max(1, min(check_every, iterations)) if iterations else 1
+    chunk = _first_chunk(check_every, iterations)
     limits = {iterations}
     k = chunk
     while k < iterations:
@@ -258,7 +267,7 @@ def iterate_lanes(
         step = lambda r: sweep(W, q, mu, diag, r, omega)  # noqa: E731
         r, _ = lax.scan(lambda r, _: (step(r), None), r0, None, length=iterations)
         return r, jnp.full((L,), iterations, jnp.int32)
-    chunk = max(1, min(check_every, iterations)) if iterations else 1
+    chunk = _first_chunk(check_every, iterations)
     rescue_at = rescue_after if rescue is not None and rescue_after < iterations else None
     done = error_lanes(W, q, mu, r0) <= tol
     r, work = r0, jnp.zeros((L,), jnp.int32)

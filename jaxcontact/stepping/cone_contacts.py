@@ -86,14 +86,13 @@ def solve_cone_contacts(
     k = active.shape[0]
     order = per_contact_order(k)
     act = jnp.repeat(active, 3)
-    off = jnp.where(act, 0.0, 1.0).astype(c.dtype)
     if delassus.is_factored(D):
         # The contacts' columns of both factors: an inactive contact's are zero, its diagonal 1.
         cols = lambda F: jnp.where(act[None, :], F[:, order], 0.0)  # noqa: E731
         Dp = delassus.Factored(cols(D.H), cols(D.X), jnp.where(act, D.s[order], 1.0))
     else:
         Dp = D[order][:, order]
-        Dp = jnp.where(act[:, None] & act[None, :], Dp, 0.0) + jnp.diag(off)
+        Dp = jnp.where(act[:, None] & act[None, :], Dp, 0.0) + jnp.diag(jnp.where(act, 0.0, 1.0).astype(c.dtype))
     cp = jnp.where(act, c[order], jnp.tile(jnp.asarray([1.0, 0.0, 0.0], c.dtype), k))
     warm = jnp.concatenate([warm_N[:, None], warm_T.reshape(k, 2)], axis=1).reshape(-1)
     warm = jnp.where(act, warm, 0.0)
