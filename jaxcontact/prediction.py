@@ -2,7 +2,10 @@
 
 Each experiment starts from the ballistic fit of its first samples (:mod:`jaxcontact.toss_states`) and is
 simulated with given parameters, ``substeps`` steps per measurement sample, in batches (``vmap`` inside
-:func:`jaxcontact.simulate.simulate`). Metrics per experiment, over its valid samples:
+:func:`jaxcontact.simulate.simulate`), by default with the scheme a fit over experiments uses
+(:func:`measured_scheme`), so a fit and the prediction of held-out experiments see the same model.
+
+Metrics per experiment, over its valid samples:
 
 - position error: mean of ‖p_sim − p_meas‖ divided by the body's width (2 × its mean half extent), the
   measure of the ContactNets authors;
@@ -32,6 +35,18 @@ from jaxcontact.spatial import rotations
 from jaxcontact.toss_states import ballistic_start, lowest_vertex
 
 REQUIRED = ("position", "quaternion_wxyz")
+# The table's height in the measurement's frame (m): a parameter of the measurement, not of the model.
+OFFSET = "table_offset"
+
+
+def measured_scheme(model):
+    """The scheme measured experiments are fitted and predicted with: Moreau–Jean with impacts located inside
+    the step, nothing projected, the cone solve swept to its tolerance (forward runs; its gradients implicit).
+    :mod:`jaxcontact.studies.experiments_fit` says why each."""
+    from jaxcontact.commands.identify import identify_default
+    from jaxcontact.stepping import MoreauJean
+
+    return identify_default(MoreauJean(), model, projection=False).for_forward_runs()
 
 
 class Prediction(NamedTuple):
@@ -46,9 +61,10 @@ class Prediction(NamedTuple):
     q: np.ndarray
 
 
-def starts(model, experiments: Experiments):
-    """q0 (N, 7), u0 (N, 6) and the samples each fit used: the ballistic fit of every experiment; ValueError
-    when a start puts the box into the table (a box of another size than the measured one)."""
+def starts(model, experiments: Experiments, table_offset: float = 0.0):
+    """q0 (N, 7), u0 (N, 6) and the samples each fit used: the ballistic fit of every experiment, in the
+    measurement's frame; ValueError when a start puts the box into the table (at height ``table_offset``; a box
+    of another size than the measured one)."""
     missing = [k for k in REQUIRED if k not in experiments.measured]
     if missing:
         raise ValueError(
@@ -65,7 +81,7 @@ def starts(model, experiments: Experiments):
         for i, n in enumerate(experiments.length)
     ]
     q0 = np.stack([f.q0 for f in fits])
-    heights = lowest_vertex(model, q0)
+    heights = lowest_vertex(model, q0) - table_offset
     if heights.min() < 0:
         i = int(np.argmin(heights))
         size = ", ".join(f"{k} = {float(model.params[k]):g}" for k in ("half_x", "half_y", "half_z"))
@@ -94,7 +110,7 @@ def simulate_experiments(
     Batches of ``batch`` experiments of similar length (sorted), the last one padded by repeating an
     experiment; ``progress(done, total)`` after every batch.
     """
-    kwargs = {} if scheme is None else {"scheme": scheme}
+    scheme = measured_scheme(model) if scheme is None else scheme
     n, width = len(length), int(np.max(length))
     out = np.full((n, width, q0.shape[1]), np.nan)
     order = np.argsort(length, kind="stable")
@@ -115,7 +131,7 @@ def simulate_experiments(
                 t0=(done - 1) * sample_dt,
                 save_every=substeps,
                 start="check" if done == 1 else "continue",
-                **kwargs,
+                scheme=scheme,
             )
             rows.append(np.asarray(traj.q[:, 1:]))
             q, u, done = traj.q[:, -1], traj.u[:, -1], done + segment
@@ -127,8 +143,9 @@ def simulate_experiments(
     return out
 
 
-def metrics(model, experiments: Experiments, q_sim) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Position error (share of the width), orientation error (degrees) and penetration (m) per experiment."""
+def metrics(model, experiments: Experiments, q_sim, table_offset: float = 0.0) -> tuple[np.ndarray, ...]:
+    """Position error (share of the width), orientation error (degrees) and penetration (m) per experiment;
+    q_sim in the measurement's frame, whose table is at height ``table_offset``."""
     mask = experiments.mask
     width = 2.0 * float(np.mean([model.params[k] for k in ("half_x", "half_y", "half_z")]))
     p_meas, q_meas = experiments.measured["position"], experiments.measured["quaternion_wxyz"]
@@ -139,6 +156,7 @@ def metrics(model, experiments: Experiments, q_sim) -> tuple[np.ndarray, np.ndar
     angle = angle.reshape(mask.shape)
     count = mask.sum(axis=1)
     heights = lowest_vertex(model, np.where(mask[..., None], q_sim, q_sim[:, :1]).reshape(-1, q_sim.shape[-1]))
+    heights = heights - table_offset
     depth = np.maximum(0.0, -heights.reshape(mask.shape))
     return (
         np.where(mask, dist, 0.0).sum(axis=1) / count,
@@ -147,22 +165,87 @@ def metrics(model, experiments: Experiments, q_sim) -> tuple[np.ndarray, np.ndar
     )
 
 
-def predict(model, experiments: Experiments, *, substeps: int = 10, batch: int = 16, progress=None, scheme=None):
-    """Fit every experiment's start, simulate it over its length and score it: a :class:`Prediction`."""
-    q0, u0, used = starts(model, experiments)
-    q_sim = simulate_experiments(
-        model,
-        q0,
-        u0,
-        experiments.length,
-        uniform_step(experiments),
-        substeps=substeps,
-        batch=min(batch, experiments.n),
-        progress=progress,
-        scheme=scheme,
+def predict(
+    model,
+    experiments: Experiments,
+    *,
+    substeps: int = 10,
+    batch: int = 16,
+    progress=None,
+    scheme=None,
+    table_offset: float = 0.0,
+):
+    """Fit every experiment's start, simulate it over its length and score it: a :class:`Prediction`.
+
+    ``table_offset``: the table's height in the measurement's frame (m). Gravity is uniform, so the model's
+    table at z = 0 serves: starts are lowered by it and the simulated poses raised by it."""
+    q0, u0, used = starts(model, experiments, table_offset)
+    lift = np.array([0.0, 0.0, table_offset, 0.0, 0.0, 0.0, 0.0])
+    q_sim = (
+        simulate_experiments(
+            model,
+            q0 - lift,
+            u0,
+            experiments.length,
+            uniform_step(experiments),
+            substeps=substeps,
+            batch=min(batch, experiments.n),
+            progress=progress,
+            scheme=scheme,
+        )
+        + lift
     )
-    pos, ang, pen = metrics(model, experiments, q_sim)
+    pos, ang, pen = metrics(model, experiments, q_sim, table_offset)
     return Prediction(pos, ang, pen, used, q_sim)
+
+
+class Bands(NamedTuple):
+    """Prediction bands of the centre position from parameter draws: lo, hi (N, T, 3) the ``level`` band per
+    sample and axis (NaN past each length), coverage (N,) the share of an experiment's valid samples whose
+    measured centre lies inside the band on all three axes, draws the parameter sets simulated."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    coverage: np.ndarray
+    level: float
+    draws: list
+
+
+def parameter_draws(estimates: dict, covariance, bounds: dict, count: int, seed: int = 0) -> list[dict]:
+    """``count`` parameter sets from the normal law of a fit (mean ``estimates``, ``covariance`` in their
+    order), each value clipped into its bounds (a restitution stays in [0, 1])."""
+    names = list(estimates)
+    cov = np.asarray(covariance, float)
+    if cov.shape != (len(names), len(names)) or not np.isfinite(cov).all():
+        raise ValueError(
+            f"the fit's covariance must be a finite {len(names)} x {len(names)} matrix for {names}; "
+            "a fit whose Hessian was not positive definite has none"
+        )
+    rng = np.random.default_rng(seed)
+    values = rng.multivariate_normal([estimates[k] for k in names], cov, size=count, method="eigh")
+    lo = np.array([bounds[k][0] for k in names])
+    hi = np.array([bounds[k][1] for k in names])
+    return [dict(zip(names, map(float, row))) for row in np.clip(values, lo, hi)]
+
+
+def prediction_bands(make_model, experiments: Experiments, draws: list[dict], *, level: float = 0.95, **kwargs):
+    """Predict every experiment once per parameter set of ``draws`` (``make_model(values)`` builds the model;
+    a ``table_offset`` entry is the table's height) and return their :class:`Bands`. ``kwargs`` go to
+    :func:`predict`."""
+    if not 0 < level < 1:
+        raise ValueError(f"level = {level} must lie in (0, 1)")
+    runs = []
+    for values in draws:
+        values = dict(values)
+        offset = float(values.pop(OFFSET, 0.0))
+        runs.append(predict(make_model(values), experiments, table_offset=offset, **kwargs).q[..., :3])
+    runs = np.stack(runs)
+    tail = 50.0 * (1.0 - level)
+    lo, hi = np.percentile(runs, tail, axis=0), np.percentile(runs, 100.0 - tail, axis=0)
+    meas = experiments.measured["position"]
+    inside = np.all((meas >= lo) & (meas <= hi), axis=-1) & experiments.mask
+    coverage = inside.sum(axis=1) / experiments.mask.sum(axis=1)
+    return Bands(lo, hi, coverage, level, list(draws))
 
 
 def summary(values) -> dict:

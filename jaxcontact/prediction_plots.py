@@ -11,8 +11,9 @@ from jaxcontact.plotting import _pyplot, _save
 from jaxcontact.studies.plots import _tidy
 
 
-def plot_prediction(experiments, prediction, model, out_dir: str) -> str:
-    """Write ``prediction.png`` in ``out_dir``; returns its path."""
+def plot_prediction(experiments, prediction, model, out_dir: str, bands=None) -> str:
+    """Write ``prediction.png`` in ``out_dir``; returns its path. ``bands``: a
+    :class:`jaxcontact.prediction.Bands` drawn around the predicted heights."""
     plt = _pyplot()
     fig, axes = plt.subplots(2, 3, figsize=(13, 7), layout="constrained")
     pos, ang = 100 * prediction.position_error, prediction.orientation_error_deg
@@ -38,7 +39,18 @@ def plot_prediction(experiments, prediction, model, out_dir: str) -> str:
         t = experiments.t[k, :n]
         ax.plot(t, 1e3 * experiments.measured["position"][k, :n, 2], "k.", ms=3, label="measured")
         ax.plot(t, 1e3 * prediction.q[k, :n, 2], "C1", lw=1.2, label="predicted")
-        ax.set_title(f"{what}: experiment {k}, position error {pos[k]:.0f} %, orientation {ang[k]:.0f}°", fontsize=9)
+        title = f"{what}: experiment {k}, position error {pos[k]:.0f} %, orientation {ang[k]:.0f}°"
+        if bands is not None:
+            ax.fill_between(
+                t,
+                1e3 * bands.lo[k, :n, 2],
+                1e3 * bands.hi[k, :n, 2],
+                color="C1",
+                alpha=0.25,
+                label=f"{100 * bands.level:.0f} % band ({len(bands.draws)} draws)",
+            )
+            title += f", {100 * bands.coverage[k]:.0f} % in band"
+        ax.set_title(title, fontsize=9)
         ax.set_xlabel("time since the first sample [s]", fontsize=9)
         ax.set_ylabel("centre height [mm]", fontsize=9)
         ax.legend(fontsize=8)

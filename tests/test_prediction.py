@@ -14,7 +14,7 @@ import pytest
 from jaxcontact import cli
 from jaxcontact.experiments import check_experiments
 from jaxcontact.models import get_model
-from jaxcontact.prediction import metrics, predict, simulate_experiments, summary
+from jaxcontact.prediction import measured_scheme, metrics, parameter_draws, predict, simulate_experiments, summary
 from jaxcontact.simulate import simulate
 from jaxcontact.spatial import rotations
 
@@ -58,7 +58,10 @@ def test_segmented_batches_reproduce_one_straight_run_and_predict_exact_data():
     q0[1, 2], q0[2, 0] = 0.12, 0.3
     u0 = np.array([[-1.0, -0.8, -0.3, -3.4, -0.8, 3.9], [0.8, 0.7, -0.5, 2.1, 0.4, -2.3], [0.2, -1.1, 0.4, -2, -3, 0]])
     params = jax.tree.map(lambda x: jnp.broadcast_to(x, (3,)), model.params)
-    straight = np.asarray(simulate(model.system, params, q0, u0, dt=SAMPLE / 10, n_steps=390, save_every=10).q)
+    straight = simulate(
+        model.system, params, q0, u0, dt=SAMPLE / 10, n_steps=390, save_every=10, scheme=measured_scheme(model)
+    )
+    straight = np.asarray(straight.q)
     lengths = np.array([40, 25, 33])
     segmented = simulate_experiments(model, q0, u0, lengths, SAMPLE, batch=2, segment=8)
     for i, n in enumerate(lengths):
@@ -100,6 +103,30 @@ def test_predict_refuses_mistakes_in_one_line(tmp_path, argv, message):
     assert rc == 2 and message in err and len(err.strip().splitlines()) == 1, err
 
 
+def test_parameter_draws_follow_the_fit_inside_the_bounds():
+    est, bounds = {"friction": 0.2, "restitution": 0.99}, {"friction": (0.0, 1.0), "restitution": (0.0, 1.0)}
+    fixed = parameter_draws(est, np.zeros((2, 2)), bounds, 3)
+    assert fixed == [est] * 3
+    wide = parameter_draws(est, np.diag([1e-4, 1e-2]), bounds, 2000, seed=1)
+    mu = np.array([d["friction"] for d in wide])
+    assert abs(mu.mean() - 0.2) < 2e-3 and abs(mu.std() - 0.01) < 1e-3
+    assert max(d["restitution"] for d in wide) == 1.0  # clipped into [0, 1]
+    with pytest.raises(ValueError, match="finite 2 x 2 matrix"):
+        parameter_draws(est, np.full((2, 2), np.nan), bounds, 3)
+
+
+def test_predict_refuses_a_bad_fit_file(tmp_path):
+    (tmp_path / "fit.json").write_text('{"estimates": {"friction": 0.2}}')
+    d = {"length": np.array([3]), "dt": np.asarray(SAMPLE), "position": np.full((1, 3, 3), 0.1)}
+    np.savez(tmp_path / "e.npz", **d, quaternion_wxyz=np.tile([1.0, 0, 0, 0], (1, 3, 1)))
+    for extra, message in (
+        (["--fit", str(tmp_path / "fit.json")], "is not the fit.json of a fit over experiments"),
+        (["--draws", "3"], "--draws 3 needs --fit FIT.json"),
+    ):
+        rc, _, err = _cli(["predict", "box-toss", "--data", str(tmp_path / "e.npz"), *extra, "--check"])
+        assert rc == 2 and message in err, err
+
+
 def test_predict_refuses_a_bad_data_file(tmp_path):
     rc, _, err = _cli(["predict", "box-toss", "--data", str(tmp_path / "none.npz"), "--check"])
     assert rc == 2 and "none.npz': no such file" in err
@@ -126,3 +153,18 @@ def test_predict_command_on_the_first_samples_of_real_tosses(tmp_path):
     assert result["summary"]["position_error"]["max"] < 0.1
     assert (tmp_path / "p" / "prediction.png").is_file()
     assert "simulated 2/2 experiments" in out
+    # bands from a fit's covariance: two draws of μ and ε around the nominal values
+    fit = {
+        "estimates": {"friction": 0.18, "restitution": 0.125},
+        "covariance": {"names": ["friction", "restitution"], "matrix": [[1e-4, 0.0], [0.0, 1e-4]]},
+        "settings": {"bounds": {"friction": [0.02, 1.0], "restitution": [0.0, 1.0]}},
+    }
+    (tmp_path / "fit.json").write_text(json.dumps(fit))
+    rc, out, err = _cli(
+        ["predict", "box-toss", "--data", str(tmp_path / "short.npz"), *sets, "--fit", str(tmp_path / "fit.json")]
+        + ["--draws", "2", "--out", str(tmp_path / "b")]
+    )
+    assert rc == 0, err
+    bands = json.loads((tmp_path / "b" / "prediction.json").read_text())["bands"]
+    assert len(bands["draws"]) == 2 and 0.0 <= bands["coverage_summary"]["mean"] <= 1.0
+    assert "% bands from 2 parameter draws hold" in out

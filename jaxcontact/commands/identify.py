@@ -35,6 +35,14 @@ from jaxcontact.commands.scheme_options import (
 from jaxcontact.commands.simulate import parse_sets
 
 NAME = "identify"
+# The options of a fit over many experiments, by flag: (attribute, default).
+EXPERIMENTS_ONLY = {
+    "--tosses": ("tosses", None),
+    "--horizon": ("horizon", 30),
+    "--batch": ("batch", 32),
+    "--substeps": ("substeps", 10),
+    "--loss-scale": ("loss_scale", 0.01),
+}
 HELP = "identify model parameters from a measured trajectory (gradient-based, optax)"
 
 
@@ -45,7 +53,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--data",
         required=True,
         metavar="FILE.npz",
-        help="measured data: trajectory.npz of `jaxcontact simulate`, or an npz with t and y (or q)",
+        help="measured data: trajectory.npz of `jaxcontact simulate`, an npz with t and y (or q), or a "
+        "multi-experiment npz (jaxcontact.experiments: length, dt, position, quaternion_wxyz, …)",
     )
     p.add_argument(
         "--fit",
@@ -75,10 +84,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="observed coordinates, comma-separated names or indices (default: all)",
     )
     p.add_argument(
-        "--optimizer", choices=("lbfgs", "adam"), default="lbfgs", help="optax optimiser: lbfgs (default) or adam"
+        "--optimizer",
+        choices=("lbfgs", "adam"),
+        default=None,
+        help="optax optimiser: lbfgs (the default for one trajectory) or adam (a fit over experiments: adam only)",
     )
     p.add_argument("--steps", type=checks.positive_int, default=50, help="optimiser iterations (default 50)")
-    p.add_argument("--learning-rate", type=checks.positive_float, default=0.05, help="Adam step size (default 0.05)")
+    p.add_argument(
+        "--learning-rate",
+        type=checks.positive_float,
+        default=None,
+        help="Adam step size (default 0.05; 0.1 for a fit over experiments)",
+    )
     p.add_argument(
         "--starts", type=checks.positive_int, default=1, help="multi-start count (vmapped; the best is kept)"
     )
@@ -142,6 +159,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--draws", type=checks.positive_int, default=1000, help="posterior draws per chain (default 1000)")
     p.add_argument("--every", type=checks.positive_int, default=10, help="print progress every k iterations")
+    experiments = p.add_argument_group("a fit over many experiments (a multi-experiment --data)")
+    experiments.add_argument(
+        "--tosses",
+        default=None,
+        metavar="START:STOP",
+        help="experiments to fit: START:STOP[:STEP] or I,J,K (default all)",
+    )
+    experiments.add_argument(
+        "--horizon",
+        type=checks.positive_int,
+        default=30,
+        help="samples fitted from each experiment's start (default 30)",
+    )
+    experiments.add_argument(
+        "--batch", type=checks.positive_int, default=32, help="experiments per optimiser step (default 32)"
+    )
+    experiments.add_argument(
+        "--substeps", type=checks.positive_int, default=10, help="simulation steps per measurement sample (default 10)"
+    )
+    experiments.add_argument(
+        "--loss-scale",
+        type=checks.positive_float,
+        default=0.01,
+        metavar="M",
+        help="pose error (m) where the robust loss turns from quadratic to linear (default 0.01)",
+    )
     p.add_argument("--no-plots", action="store_true", help="write fit.json only")
     p.add_argument("--out", default=None, help="output folder, created if needed (default: identify-<model>)")
     p.add_argument(
@@ -267,9 +310,22 @@ def run(args) -> int:
         name = model_name(args)
         model = get_model(name, **parse_sets(args.set))
         scheme = scheme_from_args(args)
+        from jaxcontact.commands import identify_experiments
+
+        many = identify_experiments.holds_experiments(args.data)
         if getattr(args, "impact_location", None) is None and args.smooth is None and scheme.impact_location_available:
-            scheme = identify_default(scheme, model, projection=not args.no_projection)
+            # a fit over experiments projects nothing (jaxcontact.studies.experiments_fit says why)
+            scheme = identify_default(scheme, model, projection=not (args.no_projection or many))
         check_scheme(scheme, model.system, model.name)
+        if many:
+            if args.learning_rate is None:
+                args.learning_rate = 0.1
+            return identify_experiments.run(args, model, scheme.for_forward_runs())
+        given = [flag for flag, (attr, default) in EXPERIMENTS_ONLY.items() if getattr(args, attr) != default]
+        if given:
+            raise ValueError(f"{', '.join(given)}: options of a fit over many experiments; {args.data!r} holds one")
+        learning_rate = 0.05 if args.learning_rate is None else args.learning_rate
+        optimizer = args.optimizer or "lbfgs"
         guesses = parse_fit(args.fit, model)
         given = parse_bounds(args.bounds)
         stray = sorted(set(given) - set(guesses))
@@ -295,7 +351,7 @@ def run(args) -> int:
             print(f"warning: {w}", file=sys.stderr)
         print(
             f"{model.name}: fitting {', '.join(guesses)} to {len(t)} samples of "
-            f"{', '.join(names[c] for c in cols)} ({args.optimizer}, {args.steps} iterations, dt = {dt:g} s "
+            f"{', '.join(names[c] for c in cols)} ({optimizer}, {args.steps} iterations, dt = {dt:g} s "
             f"from {'--dt' if args.dt else dt_source}); {size.describe()}"
         )
         if args.check:
@@ -309,9 +365,9 @@ def run(args) -> int:
             guesses,
             bounds,
             observe=coordinates(*cols),
-            optimizer=args.optimizer,
+            optimizer=optimizer,
             steps=args.steps,
-            learning_rate=args.learning_rate,
+            learning_rate=learning_rate,
             smoothing=smoothing,
             windows=args.windows,
             data_state=state if args.windows > 1 else None,
@@ -333,7 +389,7 @@ def run(args) -> int:
         "model": model.name,
         "data": args.data,
         "observed": [names[c] for c in cols],
-        "optimizer": args.optimizer,
+        "optimizer": optimizer,
         "guesses": guesses,
         "bounds": bounds,
         "dt": dt,
@@ -375,6 +431,14 @@ def run(args) -> int:
                 else "read from the loss along the parameter: the Laplace model disagreed"
             )
             print(f"  {n} = {res.estimates[n]:.6g}, Laplace sd {res.std[n]:.3g} (95 %: [{lo:.6g}, {hi:.6g}], {how})")
+    if res.residuals and not res.residuals["white"]:
+        wide, rho = res.residuals["interval95_correlated"], res.residuals["lag1_autocorrelation"]
+        print(
+            f"  warning: the residuals are correlated (lag-1 autocorrelation {rho:.2f}"
+            f" > 2/sqrt({len(t)})): the misfit is systematic, so the intervals above cover noise only; widened for "
+            "an AR(1) misfit: " + ", ".join(f"{n} [{wide[n][0]:.6g}, {wide[n][1]:.6g}]" for n in guesses),
+            file=sys.stderr,
+        )
     if res.posterior is not None:
         post = res.posterior
         for i, n in enumerate(guesses):

@@ -112,3 +112,75 @@ def corner_plot(res, path) -> None:
         fontsize=8,
     )
     _save(fig, path)
+
+
+def experiments_fit_plot(res, experiments, model, path: str) -> str:
+    """A fit over experiments: parameters per step, the per-experiment estimates, the pose error by time since
+    each experiment's first contact, and measured against fitted height for three experiments."""
+    import os
+
+    from jaxcontact.toss_states import CONTACT_CLEARANCE, lowest_vertex
+
+    plt = pyplot()
+    names = list(res.estimates)
+    fig, axes = plt.subplots(2, 3, figsize=(13, 7), layout="constrained")
+    ax = axes[0, 0]
+    steps = np.arange(1, len(res.loss_history) + 1)
+    for i, n in enumerate(names):
+        scale = max(abs(res.estimates[n]), 1e-12)
+        ax.plot(steps, res.param_history[:, i] / scale, lw=1.2, label=f"{n} / {res.estimates[n]:.4g}")
+    ax.set_xlabel("Adam step", fontsize=9)
+    ax.set_ylabel("parameter / final estimate", fontsize=9)
+    twin = ax.twinx()
+    twin.semilogy(steps, res.loss_history, color="0.6", lw=0.8, label="minibatch loss")
+    twin.set_ylabel("minibatch loss", fontsize=9, color="0.4")
+    ax.legend(fontsize=8)
+    _tidy(ax)
+    ax = axes[0, 1]
+    for i, n in enumerate(names[:2]):
+        own = res.experiment_estimates[:, i]
+        own = own[np.isfinite(own)]
+        if own.size:
+            ax.hist(own, bins=max(5, min(30, own.size // 3)), alpha=0.6, color=f"C{i}", label=f"{n} per experiment")
+        lo, hi = res.interval95[n]
+        ax.axvspan(lo, hi, color=f"C{i}", alpha=0.25)
+        ax.axvline(res.estimates[n], color=f"C{i}", lw=1.5, label=f"{n} shared, 95 % interval")
+    ax.set_xlabel("one-step estimate of each experiment", fontsize=9)
+    ax.set_ylabel("experiments", fontsize=9)
+    ax.legend(fontsize=7)
+    _tidy(ax)
+    ax = axes[0, 2]
+    n_exp, width = res.error.shape
+    meas = np.concatenate(
+        [experiments.measured["position"][:, :width], experiments.measured["quaternion_wxyz"][:, :width]], axis=-1
+    )
+    mask = experiments.mask[:, :width]
+    heights = lowest_vertex(model, np.where(mask[..., None], meas, meas[:, :1]).reshape(-1, 7)).reshape(mask.shape)
+    first = np.argmax((heights < CONTACT_CLEARANCE) & mask, axis=1)
+    dt = float(np.median(np.diff(experiments.t[0, :2])))
+    since = (np.arange(width)[None, :] - first[:, None]) * dt
+    ax.scatter(since[mask], 1e3 * res.error[mask], s=3, alpha=0.25, color="C0")
+    lags = np.unique(since[mask])
+    med = [np.median(res.error[mask & (since == s)]) for s in lags]
+    ax.plot(lags, 1e3 * np.asarray(med), color="C3", lw=1.5, label="median")
+    ax.axvline(0.0, color="0.5", ls=":", lw=1)
+    ax.set_xlabel("time since the first contact (measured) [s]", fontsize=9)
+    ax.set_ylabel("pose error e at the estimate [mm]", fontsize=9)
+    ax.legend(fontsize=8)
+    _tidy(ax)
+    order = np.argsort(res.experiment_loss)
+    picks = {"best": order[0], "median": order[n_exp // 2], "worst": order[-1]}
+    for ax, (what, k) in zip(axes[1], picks.items()):
+        valid = mask[k]
+        t = experiments.t[k, :width][valid]
+        ax.plot(t, 1e3 * experiments.measured["position"][k, :width, 2][valid], "k.", ms=3, label="measured")
+        ax.plot(t, 1e3 * res.q[k, :, 2][valid], "C1", lw=1.2, label="fitted model")
+        ax.set_title(f"{what}: experiment {k}, loss {res.experiment_loss[k]:.3g}", fontsize=9)
+        ax.set_xlabel("time since the first sample [s]", fontsize=9)
+        ax.set_ylabel("centre height [mm]", fontsize=9)
+        ax.legend(fontsize=8)
+        _tidy(ax)
+    fig.suptitle(f"{model.name}: {', '.join(names)} fitted to {n_exp} experiments (first {width} samples each)")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    _save(fig, path)
+    return path

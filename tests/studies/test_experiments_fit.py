@@ -1,0 +1,190 @@
+"""A fit over many experiments: its pose error and robust loss, the intervals from the scatter between
+experiments on a problem with a known answer, and the command's refusals (no simulation in these tests; the
+fit itself runs in the cube-toss tutorial and in the slow recovery test)."""
+
+import contextlib
+import io
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxcontact import cli
+from jaxcontact.spatial import rotations
+from jaxcontact.studies.experiments_fit import _intervals, pose_error2, pseudo_huber
+
+CUBES = Path(__file__).resolve().parents[3] / "shared" / "data" / "contactnets" / "cube_tosses.npz"
+CUBE = ["--set", "half_x=0.0524", "--set", "half_y=0.0524", "--set", "half_z=0.0524", "--set", "mass=0.37"]
+
+
+def test_pose_error_is_distance_and_turn_of_a_vertex():
+    jax.config.update("jax_enable_x64", True)
+    half = 0.05
+    q_meas = jnp.asarray(rotations.exp(jnp.array([0.3, -0.2, 0.5])))
+    turn = 0.02  # rad about z, on top of the measured orientation
+    q_sim = rotations.multiply(q_meas, rotations.exp(jnp.array([0.0, 0.0, turn])))
+    p = jnp.array([0.1, 0.2, 0.3])
+    sim = jnp.concatenate([p + jnp.array([0.003, 0.0, -0.004]), q_sim])[None]
+    e2 = pose_error2(sim, p[None], q_meas[None], 0.0, half)
+    expected = 0.005**2 + (2 * half * np.sin(turn / 2)) ** 2
+    np.testing.assert_allclose(float(e2[0]), expected, rtol=1e-12)
+    # the same orientation written as -q; and the table offset lifts the simulated pose
+    flipped = sim.at[:, 3:].multiply(-1.0)
+    np.testing.assert_allclose(float(pose_error2(flipped, p[None], q_meas[None], 0.0, half)[0]), expected, rtol=1e-12)
+    lifted = pose_error2(sim, p[None] + jnp.array([0.003, 0.0, 0.0]), q_meas[None], -0.004, half)
+    np.testing.assert_allclose(float(lifted[0]), (0.008) ** 2 + (2 * half * np.sin(turn / 2)) ** 2, rtol=1e-12)
+
+
+def test_pseudo_huber_is_quadratic_then_linear():
+    s = 0.01
+    small, large = 1e-5, 1.0
+    np.testing.assert_allclose(float(pseudo_huber(small**2, s)), small**2 / 2, rtol=1e-6)
+    np.testing.assert_allclose(float(pseudo_huber(large**2, s)), s * large - s**2, rtol=1e-3)
+
+
+def test_intervals_of_quadratic_experiments_are_the_mean_and_its_standard_error():
+    # Experiment i alone prefers θ_i; its loss is ½ (θ − θ_i)ᵀ A (θ − θ_i). The shared estimate is the mean
+    # of the θ_i, its covariance cov(θ_i) / N (whatever A), and one Newton step recovers every θ_i.
+    rng = np.random.default_rng(3)
+    n, p = 200, 2
+    own = np.array([0.3, 0.6]) + rng.normal(size=(n, p)) * [0.05, 0.1]
+    a = np.array([[2.0, 0.5], [0.5, 1.0]])
+    theta = own.mean(axis=0)
+    g = (theta - own) @ a
+    hess = np.broadcast_to(a, (n, p, p)).copy()
+    cov, interval, population, estimates = _intervals(("mu", "e"), theta, g, hess, np.zeros(p), np.ones(p))
+    sem = own.std(axis=0, ddof=1) / np.sqrt(n)
+    np.testing.assert_allclose(cov, np.cov(own.T) / n, rtol=1e-10)
+    np.testing.assert_allclose(np.sqrt(np.diag(cov)), sem, rtol=1e-10)
+    np.testing.assert_allclose(interval["mu"], (theta[0] - 1.96 * sem[0], theta[0] + 1.96 * sem[0]), rtol=1e-10)
+    np.testing.assert_allclose(estimates, own, rtol=1e-10)
+    assert population["e"]["experiments"] == n and population["e"]["not_estimable"] == 0
+    np.testing.assert_allclose(population["mu"]["median"], np.median(own[:, 0]), rtol=1e-12)
+
+
+def test_intervals_count_experiments_that_say_nothing():
+    # Half of the experiments do not depend on the second parameter (a toss that never slides says nothing
+    # about μ): their Hessian is singular, they are counted apart, the shared interval still exists.
+    n = 40
+    hess = np.zeros((n, 2, 2))
+    hess[:, 0, 0] = 1.0
+    hess[: n // 2, 1, 1] = 1.0
+    g = np.random.default_rng(0).normal(size=(n, 2)) * 0.01
+    g[n // 2 :, 1] = 0.0
+    cov, _, population, estimates = _intervals(("e", "mu"), np.array([0.5, 0.5]), g, hess, np.zeros(2), np.ones(2))
+    assert np.isfinite(cov).all() and population["mu"]["not_estimable"] == n // 2
+    assert np.isnan(estimates[n // 2 :]).all()
+
+
+def _identify(*extra):
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        code = cli.main(["identify", "box-toss", "--data", str(CUBES), *CUBE, *extra])
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.skipif(not CUBES.exists(), reason="the shared cube tosses are not beside the repository")
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--fit", "friction", "--windows", "2"], "--windows: single-trajectory option"),
+        (["--fit", "friction", "--optimizer", "lbfgs"], "--optimizer lbfgs: single-trajectory option"),
+        (["--fit", "width"], "'width' is neither a parameter of box-toss"),
+        (["--fit", "friction", "--tosses", "3:999"], "--tosses '3:999'"),
+        (["--fit", "friction", "--bounds", "restitution=0,1"], "--bounds for ['restitution']: not fitted"),
+    ],
+)
+def test_experiments_fit_refusals(extra, message, tmp_path):
+    code, _, err = _identify(*extra, "--out", str(tmp_path / "fit"), "--check")
+    assert code == 2 and message in err, err
+
+
+@pytest.mark.skipif(not CUBES.exists(), reason="the shared cube tosses are not beside the repository")
+def test_experiments_fit_check_names_the_plan(tmp_path):
+    code, out, err = _identify("--fit", "friction", "--fit", "table_offset", "--tosses", "0:10", "--check")
+    assert code == 0, err
+    assert "fitting friction, table_offset to 10 of 470 experiments, their first 30 samples" in out
+
+
+def test_experiment_options_refused_with_one_trajectory(tmp_path):
+    data = tmp_path / "one.npz"
+    np.savez(data, t=np.linspace(0, 1, 11), y=np.zeros(11))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = cli.main(["identify", "bouncing-ball", "--data", str(data), "--fit", "restitution", "--horizon", "5"])
+    assert code == 2 and "--horizon: options of a fit over many experiments" in err.getvalue()
+
+
+def test_models_without_state_map_are_refused(tmp_path):
+    data = tmp_path / "many.npz"
+    pos = np.zeros((2, 4, 3))
+    quat = np.tile([1.0, 0, 0, 0], (2, 4, 1))
+    np.savez(data, length=np.array([4, 4]), dt=np.array(0.01), position=pos, quaternion_wxyz=quat)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = cli.main(["identify", "bouncing-ball", "--data", str(data), "--fit", "restitution"])
+    assert code == 2 and "'bouncing-ball' has no state map from measured poses" in err.getvalue()
+
+
+def test_residual_check_tells_noise_from_a_systematic_misfit():
+    from jaxcontact.studies.identify import residual_check
+
+    rng = np.random.default_rng(5)
+    m = 400
+    est, interval = {"e": 0.5}, {"e": (0.49, 0.52)}
+    white = residual_check(rng.normal(size=m), est, interval, noise=1.0)
+    assert white["white"] and white["widening"] == 1.0
+    assert white["interval95_correlated"]["e"] == [0.49, 0.52]
+    assert abs(white["rms_over_noise"] - 1.0) < 0.1
+    # a slow drift (a model's error) plus noise: strongly correlated from sample to sample
+    drift = np.sin(np.linspace(0, 6, m)) + 0.1 * rng.normal(size=m)
+    tilted = residual_check(np.stack([drift, rng.normal(size=m)], axis=1), est, interval)
+    assert not tilted["white"] and tilted["lag1_autocorrelation"] > 0.9
+    lo, hi = tilted["interval95_correlated"]["e"]
+    rho = tilted["lag1_autocorrelation"]
+    factor = np.sqrt((1 + rho) / (1 - rho))
+    np.testing.assert_allclose([lo, hi], [0.5 - factor * 0.01, 0.5 + factor * 0.02], rtol=1e-12)
+
+
+@pytest.mark.slow  # compiles the fit's program (reverse mode through the box's contacts): minutes on 2 cores
+@pytest.mark.skipif(not CUBES.exists(), reason="the shared cube tosses are not beside the repository")
+def test_fit_recovers_friction_and_restitution_of_noiseless_tosses():
+    """Eight tosses simulated from real starts with known μ, ε and table height, measured exactly: the fit
+    from guesses far off returns them, and its intervals hold them."""
+    from jaxcontact.experiments import check_experiments, read_experiments
+    from jaxcontact.models import get_model
+    from jaxcontact.prediction import measured_scheme, starts
+    from jaxcontact.simulate import simulate
+    from jaxcontact.studies.experiments_fit import fit_experiments
+
+    jax.config.update("jax_enable_x64", True)
+    size = {"half_x": 0.0524, "half_y": 0.0524, "half_z": 0.0524, "mass": 0.37}
+    truth = {"friction": 0.3, "restitution": 0.4, "table_offset": -0.002}
+    model = get_model("box-toss", **size, friction=0.3, restitution=0.4)
+    real = read_experiments(str(CUBES)).select(np.arange(8) * 7)
+    q0, u0, _ = starts(model, real)
+    q0[:, 2] += 0.004  # above the table wherever it is
+    params = jax.tree.map(lambda x: jnp.broadcast_to(x, (8,)), model.params)
+    traj = simulate(
+        model.system, params, q0, u0, dt=1 / 1480, n_steps=290, save_every=10, scheme=measured_scheme(model)
+    )
+    q = np.asarray(traj.q) + np.array([0, 0, truth["table_offset"], 0, 0, 0, 0])
+    measured = check_experiments(
+        {"length": np.full(8, 30), "dt": np.asarray(1 / 148), "position": q[..., :3], "quaternion_wxyz": q[..., 3:]}
+    )
+    names = ("friction", "restitution", "table_offset")
+    bounds = {"friction": (0.02, 1.0), "restitution": (0.0, 1.0), "table_offset": (-0.01, 0.01)}
+    res = fit_experiments(
+        get_model("box-toss", **size),
+        measured,
+        names,
+        {"friction": 0.5, "restitution": 0.2, "table_offset": 0.0},
+        bounds,
+        steps=30,
+        batch=8,
+    )
+    for name in names:
+        assert abs(res.estimates[name] - truth[name]) < 0.02 * (bounds[name][1] - bounds[name][0]), res.estimates
+    assert res.loss < 1e-3 * res.loss_at_guess
