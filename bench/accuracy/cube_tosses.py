@@ -5,14 +5,16 @@ number of training tosses, and the intervals' coverage on synthetic tosses with 
     python bench/accuracy/cube_tosses.py synthetic [--reps 20] [--tosses 30]
 
 holdout: a seeded permutation of the 470 tosses; the first ``--held-out`` are never fitted. For each training
-size k the first k of the others are fitted (friction, restitution, table_offset; the fit's defaults: 30
-samples per toss, minibatches of 32) and the held-out tosses predicted over their whole length with the
+size k the first k of the others are fitted (friction, restitution, table_offset; ``--horizon`` samples per
+toss, 30 Adam steps over minibatches of 32: the cube-toss tutorial's settings) and the held-out tosses
+predicted over their whole length with the
 estimates (``jaxcontact.prediction.predict``); the nominal values (μ 0.18, ε 0.125, table at z = 0) once.
 
 synthetic: each repetition takes ``--tosses`` real starts (ballistic fits), simulates them with known μ, ε by
 the fit's own scheme and step, samples them at 148 Hz for 30 samples, adds noise at the level of the real
 data's (the rms misfit of the real tosses' ballistic start fits, per axis and per rotation axis), and fits
-friction and restitution from guesses 0.4 and 0.5; counts the 95 % intervals that contain the truth.
+friction and restitution from guesses 0.4 and 0.5 (30 samples per toss); counts the 95 % intervals that
+contain the truth.
 
 Writes bench/out/cube_tosses_<part>.json and prints Markdown tables.
 """
@@ -50,7 +52,7 @@ BOUNDS = {"friction": (0.02, 1.0), "restitution": (0.0, 1.0), "table_offset": (-
 
 def _fit(model, experiments, names, guesses, **kw):
     return fit_experiments(
-        model, experiments, names, guesses, {k: BOUNDS[k] for k in names}, progress=lambda s: None, **kw
+        model, experiments, names, guesses, {k: BOUNDS[k] for k in names}, progress=lambda s: None, steps=30, **kw
     )
 
 
@@ -90,13 +92,24 @@ def holdout(args):
     names = ("friction", "restitution", "table_offset")
     for k in args.sizes:
         began = time.perf_counter()
-        res = _fit(model, data.select(pool[:k]), names, {"friction": 0.18, "restitution": 0.125, "table_offset": 0.0})
+        res = _fit(
+            model,
+            data.select(pool[:k]),
+            names,
+            {"friction": 0.18, "restitution": 0.125, "table_offset": 0.0},
+            horizon=args.horizon,
+        )
         fit_s = time.perf_counter() - began
         est = res.estimates
         print(f"  fitted on {k}: {est}, 95 %: {res.interval95}", flush=True)
         score("fitted", k, {"friction": est["friction"], "restitution": est["restitution"]}, est["table_offset"], fit_s)
         rows[-1]["interval95"] = res.interval95
         rows[-1]["population"] = res.population
+        rows[-1]["loss"], rows[-1]["loss_at_guess"] = res.loss, res.loss_at_guess
+        if k == 100 and args.image:
+            from jaxcontact.studies.identify_plots import experiments_fit_plot
+
+            experiments_fit_plot(res, data.select(pool[:k]), model, args.image)
     return {"held_out": held.tolist(), "rows": rows}
 
 
@@ -160,7 +173,11 @@ def synthetic(args):
         )
         began = time.perf_counter()
         res = _fit(
-            get_model("box-toss", **CUBE), fake, ("friction", "restitution"), {"friction": 0.4, "restitution": 0.5}
+            get_model("box-toss", **CUBE),
+            fake,
+            ("friction", "restitution"),
+            {"friction": 0.4, "restitution": 0.5},
+            horizon=horizon,
         )
         inside = {k: bool(res.interval95[k][0] <= v <= res.interval95[k][1]) for k, v in truth.items()}
         reps.append(
@@ -184,6 +201,8 @@ def main():
     ap.add_argument("part", choices=("holdout", "synthetic"))
     ap.add_argument("--sizes", default="10,30,100,300")
     ap.add_argument("--held-out", type=int, default=170)
+    ap.add_argument("--horizon", type=int, default=100, help="holdout: samples fitted per toss")
+    ap.add_argument("--image", default=None, help="holdout: write the fit picture of the 100-toss fit here")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--tosses", type=int, default=30)
     ap.add_argument("--friction", type=float, default=0.2)

@@ -38,7 +38,7 @@ NAME = "identify"
 # The options of a fit over many experiments, by flag: (attribute, default).
 EXPERIMENTS_ONLY = {
     "--tosses": ("tosses", None),
-    "--horizon": ("horizon", 30),
+    "--horizon": ("horizon", 100),
     "--batch": ("batch", 32),
     "--substeps": ("substeps", 10),
     "--loss-scale": ("loss_scale", 0.01),
@@ -169,8 +169,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     experiments.add_argument(
         "--horizon",
         type=checks.positive_int,
-        default=30,
-        help="samples fitted from each experiment's start (default 30)",
+        default=100,
+        help="samples fitted from each experiment's start (default 100)",
     )
     experiments.add_argument(
         "--batch", type=checks.positive_int, default=32, help="experiments per optimiser step (default 32)"

@@ -105,7 +105,7 @@ def test_experiments_fit_refusals(extra, message, tmp_path):
 def test_experiments_fit_check_names_the_plan(tmp_path):
     code, out, err = _identify("--fit", "friction", "--fit", "table_offset", "--tosses", "0:10", "--check")
     assert code == 0, err
-    assert "fitting friction, table_offset to 10 of 470 experiments, their first 30 samples" in out
+    assert "fitting friction, table_offset to 10 of 470 experiments, their first 100 samples" in out
 
 
 def test_experiment_options_refused_with_one_trajectory(tmp_path):
