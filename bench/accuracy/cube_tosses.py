@@ -167,7 +167,7 @@ def synthetic(args):
         )
         quat = np.asarray(jax.vmap(rotations.multiply)(jnp.asarray(q[..., 3:].reshape(-1, 4)), jnp.asarray(turn)))
         quat = quat.reshape(q[..., 3:].shape)
-        quat /= np.linalg.norm(quat, axis=-1, keepdims=True)
+        quat = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
         fake = check_experiments(
             {"length": np.full(idx.size, horizon), "dt": np.asarray(1 / 148), "position": pos, "quaternion_wxyz": quat}
         )

@@ -13,7 +13,12 @@ With the Moreau–Jean scheme, impacts are located inside the step by default
 step exactly) and resting contacts and joints are projected after every step
 (``--no-projection``: not), unless ``--smooth`` asks for the other remedy
 (:func:`identify_default`). The loss gradient is forward mode for a few parameters
-(``--gradient``).
+(``--gradient``). A single fit also checks its residuals (lag-1 autocorrelation): correlated ones
+mean a systematic misfit, and the command says its intervals then cover noise only.
+
+A multi-experiment ``--data`` (:mod:`jaxcontact.experiments`, e.g. real cube tosses) takes the
+route of :mod:`jaxcontact.commands.identify_experiments`: parameters shared by every experiment,
+intervals from the scatter between them.
 """
 
 from __future__ import annotations

@@ -41,7 +41,8 @@ length; the physical parameters (μ, ε, …) are shared. What each design choic
   size decaying by a cosine to a twentieth: one compiled program of ``batch`` experiments serves every step,
   the final passes and the intervals, whatever N is (a smaller set is padded, the padding weighed 0). Bounds
   by transform, θ = lo + (hi − lo)·sigmoid(z). Adam's last iterate carries its minibatches' noise, so the fit
-  ends with one Newton step on the whole set (the mean Hessian below), halved until it lowers the loss.
+  ends with up to ``newton_steps`` Newton steps on the whole set (the mean Hessian below, fresh at each),
+  each halved until it lowers the loss.
 * **Intervals from the scatter between experiments.** θ̂ solves Σᵢ gᵢ(θ) = 0 (gᵢ the gradient of
   experiment i's loss). Linearised, θ̂ − θ* ≈ −H̄⁻¹ ḡ with H̄ the mean Hessian, so
   cov(θ̂) = H̄⁻¹ V H̄⁻¹ / N, V the sample covariance of the gᵢ over experiments: the cluster-robust
@@ -243,6 +244,7 @@ def fit_experiments(
     batch: int = 32,
     learning_rate: float = 0.1,
     scale: float = 0.01,
+    newton_steps: int = 3,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
 ) -> ExperimentsFit:
@@ -250,7 +252,8 @@ def fit_experiments(
 
     guesses / bounds by name; horizon: samples fitted per experiment; substeps: steps per sample; scheme: the
     stepping scheme (default: identify's located impacts without projection, with the forward runs' solve);
-    steps: Adam steps over minibatches of ``batch`` experiments; scale: the robust loss's s (m);
+    steps: Adam steps over minibatches of ``batch`` experiments; newton_steps: at most so many Newton steps on
+    all experiments after them; scale: the robust loss's s (m);
     progress(line) after every step. See the module docstring for what each choice does.
     """
     began = time.perf_counter()
@@ -269,6 +272,8 @@ def fit_experiments(
     for label, value in (("steps", steps), ("batch", batch), ("substeps", substeps)):
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"{label} = {value!r} must be a positive int")
+    if not isinstance(newton_steps, int) or newton_steps < 0:
+        raise ValueError(f"newton_steps = {newton_steps!r} must be an int >= 0")
     if not (math.isfinite(scale) and scale > 0):
         raise ValueError(f"scale = {scale} must be a finite length > 0 (m)")
     if scheme is None:
@@ -349,30 +354,43 @@ def fit_experiments(
         )
     theta = np.asarray(_to_theta(z, lo, hi))
 
-    say("passes over every experiment: the loss, the Hessians (central differences of the gradients), a Newton step")
+    say("passes over every experiment: the loss, the Hessians (central differences of the gradients), Newton steps")
     per, q, e2, g = full_pass(theta)
     per_guess = full_pass(theta0)[0]
     step = HESSIAN_STEP * (hi - lo)
-    hess = np.empty((n, len(names), len(names)))
-    for j in range(len(names)):
-        up = np.clip(theta + step[j] * np.eye(len(names))[j], lo, hi)
-        down = np.clip(theta - step[j] * np.eye(len(names))[j], lo, hi)
-        hess[:, :, j] = (full_pass(up)[3] - full_pass(down)[3]) / (up[j] - down[j])
-    hess = 0.5 * (hess + np.swapaxes(hess, 1, 2))
-    # Adam's last iterate carries its minibatches' noise: one Newton step on the whole set (the mean Hessian
-    # just computed, kept for the intervals: it changes little over so short a step), halved until it lowers
-    # the loss, takes the estimate to the optimum of all experiments.
-    mean_h = hess.mean(axis=0)
-    if np.all(np.linalg.eigvalsh(mean_h) > 0):
+
+    def hessians(theta):
+        h = np.empty((n, len(names), len(names)))
+        for j in range(len(names)):
+            up = np.clip(theta + step[j] * np.eye(len(names))[j], lo, hi)
+            down = np.clip(theta - step[j] * np.eye(len(names))[j], lo, hi)
+            h[:, :, j] = (full_pass(up)[3] - full_pass(down)[3]) / (up[j] - down[j])
+        return 0.5 * (h + np.swapaxes(h, 1, 2))
+
+    # Adam's last iterate carries its minibatches' noise and may stop short where its step has decayed: Newton
+    # steps on the whole set (the mean Hessian, fresh at each), halved until they lower the loss, take the
+    # estimate to the optimum of all experiments; they stop when a step moves less than a thousandth of a
+    # bound's width. The intervals use the Hessians at the final estimate.
+    hess = hessians(theta)
+    for _ in range(newton_steps):
+        mean_h = hess.mean(axis=0)
+        if not np.all(np.linalg.eigvalsh(mean_h) > 0):
+            break
         move = -np.linalg.solve(mean_h, g.mean(axis=0))
         for _ in range(3):
             trial = np.clip(theta + move, lo + 1e-9 * (hi - lo), hi - 1e-9 * (hi - lo))
             got = full_pass(trial)
             if np.mean(got[0]) < np.mean(per):
-                theta, (per, q, e2, g) = trial, got
-                say("Newton step taken: " + "  ".join(f"{nm}={v:.5g}" for nm, v in zip(names, theta)))
                 break
             move = move / 2
+        else:
+            break
+        small = np.all(np.abs(trial - theta) < 1e-3 * (hi - lo))
+        theta, (per, q, e2, g) = trial, got
+        say("Newton step: " + "  ".join(f"{nm}={v:.5g}" for nm, v in zip(names, theta)))
+        hess = hessians(theta)
+        if small:
+            break
     cov, interval, population, own = _intervals(names, theta, g, hess, lo, hi)
     return ExperimentsFit(
         {k: float(v) for k, v in zip(names, theta)},
@@ -399,6 +417,7 @@ def fit_experiments(
             "loss_scale_m": scale,
             "seed": seed,
             "hessian_step": HESSIAN_STEP,
+            "newton_steps": newton_steps,
             "guesses": {k: float(v) for k, v in zip(names, theta0)},
             "bounds": {k: [float(a), float(b)] for k, a, b in zip(names, lo, hi)},
             "scheme": scheme.config(),
