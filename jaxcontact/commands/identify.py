@@ -31,6 +31,7 @@ import sys
 
 from jaxcontact.commands import checks
 from jaxcontact.commands.scheme_options import (
+    add_experiment_arguments,
     add_model_argument,
     add_scheme_arguments,
     default_out,
@@ -165,12 +166,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--draws", type=checks.positive_int, default=1000, help="posterior draws per chain (default 1000)")
     p.add_argument("--every", type=checks.positive_int, default=10, help="print progress every k iterations")
     experiments = p.add_argument_group("a fit over many experiments (a multi-experiment --data)")
-    experiments.add_argument(
-        "--tosses",
-        default=None,
-        metavar="START:STOP",
-        help="experiments to fit: START:STOP[:STEP] or I,J,K (default all)",
-    )
+    add_experiment_arguments(experiments, "fit")
     experiments.add_argument(
         "--horizon",
         type=checks.positive_int,
@@ -179,9 +175,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     experiments.add_argument(
         "--batch", type=checks.positive_int, default=32, help="experiments per optimiser step (default 32)"
-    )
-    experiments.add_argument(
-        "--substeps", type=checks.positive_int, default=10, help="simulation steps per measurement sample (default 10)"
     )
     experiments.add_argument(
         "--loss-scale",

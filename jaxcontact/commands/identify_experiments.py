@@ -66,6 +66,7 @@ def parse_fits(items, model) -> dict:
 def run(args, model, scheme) -> int:
     """The multi-experiment route of ``jaxcontact identify`` (``args`` parsed by identify's parser)."""
     from jaxcontact.commands.identify import default_bounds, parse_bounds
+    from jaxcontact.commands.scheme_options import default_out
     from jaxcontact.experiments import parse_range, read_experiments
     from jaxcontact.studies.experiments_fit import OBSERVATION_PARAMS, fit_experiments
 
@@ -94,7 +95,7 @@ def run(args, model, scheme) -> int:
         experiments = read_experiments(args.data)
         index = np.arange(experiments.n) if args.tosses is None else parse_range(args.tosses, experiments.n)
         chosen = experiments.select(index)
-        out = checks.output_folder(args.out or os.path.join(".", f"identify-{model.name}"))
+        out = checks.output_folder(args.out or default_out("identify", model.name))
         print(
             f"{model.name}: fitting {', '.join(guesses)} to {chosen.n} of {experiments.n} experiments, their first "
             f"{args.horizon} samples each, {args.steps} Adam steps over minibatches of {min(args.batch, chosen.n)}; "

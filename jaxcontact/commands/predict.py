@@ -14,7 +14,7 @@ import sys
 import time
 
 from jaxcontact.commands import checks
-from jaxcontact.commands.scheme_options import add_model_argument, default_out, model_name
+from jaxcontact.commands.scheme_options import add_experiment_arguments, add_model_argument, default_out, model_name
 from jaxcontact.commands.simulate import parse_sets
 
 NAME = "predict"
@@ -41,18 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="NAME=VALUE",
         help="parameter override by name (repeatable); table_offset=M puts the table at height M (m) in the data",
     )
-    p.add_argument(
-        "--tosses",
-        default=None,
-        metavar="START:STOP",
-        help="experiments to predict: START:STOP[:STEP] or I,J,K (default all)",
-    )
-    p.add_argument(
-        "--substeps",
-        type=checks.positive_int,
-        default=10,
-        help="simulation steps per measurement sample (default 10: h = 1/1480 s at 148 Hz)",
-    )
+    add_experiment_arguments(p, "predict")
     p.add_argument("--batch", type=checks.positive_int, default=16, help="experiments simulated together (default 16)")
     p.add_argument(
         "--fit",

@@ -59,6 +59,23 @@ def default_out(command: str, name: str) -> str:
     return f"{command}-{name.rpartition(':')[2]}"
 
 
+def add_experiment_arguments(p, verb: str) -> None:
+    """``--tosses`` and ``--substeps`` of the commands that read a multi-experiment npz (``verb``: what is done
+    to the chosen experiments, for the help)."""
+    p.add_argument(
+        "--tosses",
+        default=None,
+        metavar="START:STOP",
+        help=f"experiments to {verb}: START:STOP[:STEP] or I,J,K (default all)",
+    )
+    p.add_argument(
+        "--substeps",
+        type=checks.positive_int,
+        default=10,
+        help="simulation steps per measurement sample (default 10: h = 1/1480 s at 148 Hz)",
+    )
+
+
 def add_scheme_arguments(p: argparse.ArgumentParser, default: str = "moreau-jean") -> None:
     """``--scheme`` and each scheme's options (an option of another scheme is refused later, by name)."""
     from jaxcontact.stepping import PRESETS, SCHEMES
