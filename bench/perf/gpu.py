@@ -15,14 +15,14 @@ Scenes (each cell is one (scene, dtype, batch); ``--steps`` replaces every scene
   study (``MoreauJean()`` for forward runs, without per-step diagnostics); restitution and wall distance spread
   over the study's ranges; 2000 steps (the study's 2 s).
 * **box**: the ``box-toss`` model as ``bench/peers/mujoco/mujoco_spatial.py`` builds it (its speed spread over
-  [0.5, 1.5] m/s),
-  ``MoreauJean(diagnostics=False).for_forward_runs()``, dt 1e-3 s, 1000 steps.
+  [0.5, 1.5] m/s), with that bench's solve, the box study's: ``MoreauJean(diagnostics=False, tol=1e-4,
+  iterations=500).for_forward_runs()``, dt 1e-3 s, 1000 steps.
 * **column-10**: ten stacked spheres dropped on a plane (``mujoco_spatial.jax_problem``), same scheme, 500 steps.
-* **mc-four-bar**: ``jaxcontact mc four-bar`` through its Python API (``default_study`` + ``run_study``): the
-  default study with n = B samples in one chunk of B (one compiled program, as ``--chunk B`` would run it),
-  into a temporary folder, no plots. Its env-steps/s is over the study's run time (simulation, fetch and
-  chunk writes); its compile time is the study's own; the note gives samples/s and the whole call's wall
-  time (which adds the Sobol indices and their bootstrap).
+* **mc-four-bar**, **mc-box-toss**: ``jaxcontact mc four-bar`` (``mc box-toss``) through its Python API
+  (``default_study`` + ``run_study``): the default study with n = B samples in one chunk of B (one compiled
+  program, as ``--chunk B`` would run it), into a temporary folder, no plots. Its env-steps/s is over the
+  study's run time (simulation, fetch and chunk writes); its compile time is the study's own; the note gives
+  samples/s and the whole call's wall time (which adds the Sobol indices and their bootstrap).
 
 The first three run one ``jax.jit`` of ``simulate(..., save_every=steps)`` over the batch (vmap) on the first
 device: compile s = first call − steady state, the steady state being the median of up to three further calls
@@ -47,8 +47,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for common.py
 import common  # noqa: E402
 
-SCENES = ("four-bar", "box", "column-10", "mc-four-bar")
-STEPS = {"four-bar": 2000, "box": 1000, "column-10": 500, "mc-four-bar": 2000}
+SCENES = ("four-bar", "box", "column-10", "mc-four-bar", "mc-box-toss")
+STEPS = {"four-bar": 2000, "box": 1000, "column-10": 500, "mc-four-bar": 2000, "mc-box-toss": 2000}
+STUDIES = {"mc-four-bar": "four-bar", "mc-box-toss": "box-toss"}  # study scenes: the model each one studies
 FOUR_BAR_SPREAD = {"restitution": (0.6, 0.95), "wall_distance": (0.04, 0.08)}  # the default study's ranges
 HEADING = "## GPU throughput (`bench/perf/gpu.py`)"
 
@@ -76,7 +77,8 @@ def problem(scene, batch, dtype):
     ms = spatial()
     if scene != "four-bar":
         system, params, q0, u0 = ms.jax_problem(scene, batch, dtype)
-        return system, params, q0, u0, ms.DT, MoreauJean(diagnostics=False).for_forward_runs()
+        scheme = MoreauJean(diagnostics=False, tol=ms.STUDY_TOL, iterations=ms.STUDY_ITERATIONS)
+        return system, params, q0, u0, ms.DT, scheme.for_forward_runs()
     from jaxcontact.models import get_model
     from jaxcontact.studies.montecarlo import default_study
 
@@ -122,12 +124,13 @@ def simulate_cell(scene, batch, dtype, steps):
     }
 
 
-def mc_cell(batch, steps):
+def mc_cell(scene, batch, steps):
     from jaxcontact.models import get_model
     from jaxcontact.studies.montecarlo import default_study, run_study
 
-    t_final = None if steps is None else steps * get_model("four-bar").study.dt  # None: the study's
-    spec = default_study(get_model("four-bar"), n=batch, chunk_size=batch, t_final=t_final)
+    model = get_model(STUDIES[scene])
+    t_final = None if steps is None else steps * model.study.dt  # None: the study's
+    spec = default_study(model, n=batch, chunk_size=batch, t_final=t_final)
     with tempfile.TemporaryDirectory(prefix="gpu-mc-") as out:
         t0 = time.perf_counter()
         summary = run_study(spec, out, progress=False, plot=False)
@@ -245,8 +248,8 @@ def main(argv=None):
                 t0 = time.perf_counter()
                 try:
                     with jax.enable_x64(dtype == "float64"):
-                        if scene == "mc-four-bar":
-                            cell.update(mc_cell(batch, args.steps))
+                        if scene in STUDIES:
+                            cell.update(mc_cell(scene, batch, args.steps))
                         else:
                             cell.update(simulate_cell(scene, batch, dtype, steps))
                 except Exception as e:  # noqa: BLE001 — out of memory, a compile error…: one row, not the run
@@ -256,6 +259,8 @@ def main(argv=None):
                 cell["cell_s"] = time.perf_counter() - t0
                 rows.append(cell)
                 print(json.dumps(cell), file=sys.stderr, flush=True)
+                # Written after every cell, so a run stopped from outside keeps what it measured.
+                common.write_json({"device": device, "machine": info, "rows": rows, "skipped": skipped}, args.out)
                 jax.clear_caches()  # drop this cell's executables before the next, larger one
 
     command = "python bench/perf/gpu.py " + " ".join(sys.argv[1:] if argv is None else argv)
