@@ -2,6 +2,7 @@
 
     jaxcontact params bouncing-ball
     jaxcontact params examples/user_model.py:pendulum
+    jaxcontact params path/to/mechanism.xml
 
 Every name can be given to ``--set NAME=VALUE`` (simulate, mc, identify), to
 ``--param 'NAME=DIST(ARGS)'`` (mc) and to ``--fit NAME`` (identify). A rule
@@ -21,7 +22,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """The ``params`` command's arguments: the model."""
     from jaxcontact.models import REGISTRY
 
-    p.add_argument("model", help=f"built-in model ({', '.join(sorted(REGISTRY))}) or a user model FILE.py:FUNCTION")
+    p.add_argument(
+        "model",
+        help=f"built-in model ({', '.join(sorted(REGISTRY))}), a user model FILE.py:FUNCTION or an MJCF/URDF file",
+    )
 
 
 def rows(model) -> list[tuple[str, str, str, str, str]]:
@@ -43,14 +47,8 @@ def run(args) -> int:
     """Print the model's parameters: default, unit, rule and study range."""
     import sys
 
-    from jaxcontact.models import REGISTRY, get_model, is_user_model
+    from jaxcontact.models import get_model
 
-    if args.model not in REGISTRY and not is_user_model(args.model):
-        print(
-            f"jaxcontact params: error: unknown model {args.model!r}; built-in models: {sorted(REGISTRY)}",
-            file=sys.stderr,
-        )
-        return 2
     try:
         m = get_model(args.model)
     except ValueError as e:

@@ -32,14 +32,14 @@ def add_model_argument(p: argparse.ArgumentParser, what: str = "model") -> None:
         "model",
         nargs="?",
         default=None,
-        help=f"{what}: a built-in name ({', '.join(sorted(REGISTRY))}) or a user file FILE.py:FUNCTION "
-        "(a function returning a jaxcontact.models.Model)",
+        help=f"{what}: a built-in name ({', '.join(sorted(REGISTRY))}), a user file FILE.py:FUNCTION "
+        "(a function returning a jaxcontact.models.Model), or an MJCF/URDF file (.xml, .urdf)",
     )
     p.add_argument(
         "--model",
         dest="model_spec",
         default=None,
-        metavar="NAME|FILE.py:FUNCTION",
+        metavar="NAME|FILE.py:FUNCTION|FILE.xml",
         help="the model, instead of the positional argument",
     )
 
@@ -55,8 +55,13 @@ def model_name(args) -> str:
 
 
 def default_out(command: str, name: str) -> str:
-    """Default output folder: ``<command>-<model>`` (a user file's function name)."""
-    return f"{command}-{name.rpartition(':')[2]}"
+    """Default output folder: ``<command>-<model>`` (a user file's function name, a model file's stem)."""
+    import os
+
+    from jaxcontact.io.mjcf import is_model_file
+
+    stem = os.path.splitext(os.path.basename(name))[0] if is_model_file(name) else name.rpartition(":")[2]
+    return f"{command}-{stem}"
 
 
 def add_experiment_arguments(p, verb: str) -> None:

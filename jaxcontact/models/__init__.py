@@ -131,8 +131,9 @@ def is_user_model(name: str) -> bool:
 def get_model(name: str, **overrides) -> Model:
     """Build the model ``name`` with parameter overrides by name.
 
-    ``name`` is a built-in model (``REGISTRY``) or a user file ``path/to/file.py:function``:
-    ``function(**overrides)`` must return a :class:`Model` (see ``examples/user_model.py``).
+    ``name`` is a built-in model (``REGISTRY``), a user file ``path/to/file.py:function``
+    (``function(**overrides)`` must return a :class:`Model`, see ``examples/user_model.py``), or an MJCF/URDF
+    file (:mod:`jaxcontact.io.mjcf`).
     The model comes back with ``build`` (its builder, to rebuild it with other overrides) and
     ``source`` (``name``) set.
     """
@@ -141,6 +142,8 @@ def get_model(name: str, **overrides) -> Model:
 
 def builder(name: str) -> Callable[..., Model]:
     """The function ``(**overrides) -> Model`` building the model ``name`` (ValueError for an unknown one)."""
+    from jaxcontact.io import mjcf  # here: it builds Models
+
     if is_user_model(name):
         path, _, fn = name.rpartition(":")
         built = getattr(_user_module(path), fn, None)
@@ -163,9 +166,12 @@ def builder(name: str) -> Callable[..., Model]:
 
     elif name in REGISTRY:
         make = importlib.import_module(f"jaxcontact.models.{REGISTRY[name]}").model
+    elif mjcf.is_model_file(name):
+        make = mjcf.builder(name)
     else:
         raise ValueError(
-            f"unknown model {name!r}; built-in models: {sorted(REGISTRY)}, or a user model FILE.py:FUNCTION"
+            f"unknown model {name!r}; built-in models: {sorted(REGISTRY)}, a user model FILE.py:FUNCTION, "
+            "or an MJCF/URDF file (.xml, .urdf)"
         )
 
     def build(**overrides) -> Model:

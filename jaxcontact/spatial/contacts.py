@@ -30,6 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcontact.params import POSITIVE, law_range_rule
+from jaxcontact.spatial import rotations
 from jaxcontact.spatial.bodies import Body, point_velocity, pose
 from jaxcontact.spatial.geometry import (
     box_plane_gaps,
@@ -172,22 +173,32 @@ class SpherePlane(Contact):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class SphereSphere(Contact):
-    """Two spheres of radii ``radius_a``, ``radius_b`` centred on bodies ``a`` (None: a sphere at the origin,
-    fixed) and ``b``."""
+    """Two spheres of radii ``radius_a``, ``radius_b`` centred at the body-frame points ``centre_a`` of ``a``
+    (None: the ground, the point in world coordinates) and ``centre_b`` of ``b`` (the centres of mass by
+    default)."""
 
     a: Body = None
     b: Body = None
     radius_a: Any = None
     radius_b: Any = None
+    centre_a: tuple = (0.0, 0.0, 0.0)
+    centre_b: tuple = (0.0, 0.0, 0.0)
 
     def physical(self) -> dict:
         """field -> (value spec, rule)."""
         return {**super().physical(), "radius_a": (self.radius_a, POSITIVE), "radius_b": (self.radius_b, POSITIVE)}
 
+    def vectors(self) -> dict:
+        """The spheres' centres (points of the bodies)."""
+        return {"centre_a": (self.centre_a, False), "centre_b": (self.centre_b, False)}
+
     def frames(self, q, p):
         """(gaps, points, normals, a, b); the normal points from a to b."""
-        xa, _ = pose(q, _side(self.a))
-        xb, _ = pose(q, self.b)
+        where = f"contact {self.name!r}"
+        xa, Ra = pose(q, _side(self.a))
+        xb, Rb = pose(q, self.b)
+        xa = xa + Ra @ _vector(self.centre_a, p, q.dtype, f"{where} centre_a")
+        xb = xb + Rb @ _vector(self.centre_b, p, q.dtype, f"{where} centre_b")
         ra = _value(self.radius_a, f"contact {self.name!r} radius_a")(p)
         rb = _value(self.radius_b, f"contact {self.name!r} radius_b")(p)
         gap, point, n = sphere_sphere_gap(xa, ra, xb, rb)
@@ -196,11 +207,18 @@ class SphereSphere(Contact):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class BoxPlane(Contact):
-    """A box with ``half_extents`` (three value specs, along the body axes) on the ground plane: 8 vertex contacts."""
+    """A box with ``half_extents`` (three value specs) on the ground plane: 8 vertex contacts.
+
+    The box is centred at the body-frame point ``centre`` with its edges along the body axes turned by the
+    unit quaternion ``orientation`` (numbers, w first: the box's frame in the body's); by default it is
+    centred on the centre of mass with its edges along the principal axes.
+    """
 
     body: Body = None
     half_extents: tuple = ()
     plane: Plane = Plane()
+    centre: tuple = (0.0, 0.0, 0.0)
+    orientation: tuple = (1.0, 0.0, 0.0, 0.0)
 
     size = 8
 
@@ -209,19 +227,23 @@ class BoxPlane(Contact):
         return {**super().physical(), **{f"half_extents[{i}]": (h, POSITIVE) for i, h in enumerate(self.half_extents)}}
 
     def vectors(self) -> dict:
-        """The plane's normal."""
-        return {"plane normal": (self.plane.normal, True)}
+        """The plane's normal and the box's centre."""
+        return {"plane normal": (self.plane.normal, True), "centre": (self.centre, False)}
 
     def check(self, p) -> None:
-        """Three half extents, and the plane's normal."""
+        """Three half extents, a unit quaternion, and the plane's normal and the centre."""
         if not isinstance(self.half_extents, (tuple, list)) or len(self.half_extents) != 3:
             raise ValueError(f"contact {self.name!r} half_extents = {self.half_extents!r} must be three value specs")
+        rotations.check_unit(self.orientation, f"contact {self.name!r} orientation")
         super().check(p)
 
     def frames(self, q, p):
         """(gaps (8,), vertices, normals, ground, body)."""
-        n, d = self.plane.resolve(p, f"contact {self.name!r}")
+        where = f"contact {self.name!r}"
+        n, d = self.plane.resolve(p, where)
         x, R = pose(q, self.body)
+        x = x + R @ _vector(self.centre, p, q.dtype, f"{where} centre")
+        R = R @ rotations.matrix(jnp.asarray(self.orientation, q.dtype))
         half = jnp.stack(
             [jnp.asarray(_value(h, f"contact {self.name!r} half extent")(p), q.dtype) for h in self.half_extents]
         )

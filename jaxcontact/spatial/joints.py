@@ -10,8 +10,8 @@ joint is assembled):
 * :class:`Cylindrical` — the axes stay parallel and b's point stays on a's axis line:
   (R_a a)·(R_b t_k(b)) and (p_b − p_a)·(R_a t_k(a)) (4 rows);
 * :class:`Prismatic` — cylindrical without the rotation about the axis: also (R_a t_1(a))·(R_b t_2(b)) (5 rows);
-* :class:`Fixed` — spherical, and the frames keep their relative orientation:
-  (R_a e_1)·(R_b e_2), (R_a e_2)·(R_b e_3), (R_a e_3)·(R_b e_1) (6 rows; frames aligned at assembly).
+* :class:`Fixed` — spherical, and the frames keep their relative orientation O (a's frame turned by O is b's
+  at assembly): (R_a O e_1)·(R_b e_2), (R_a O e_2)·(R_b e_3), (R_a O e_3)·(R_b e_1) (6 rows).
 * :class:`Driver` — a rheonomic row: b's reference direction turned about a's axis by the angle φ(t)
   from a's: (R_b r_b)·R_a(−sin φ r_a + cos φ (n_a × r_a)) = sin(θ − φ) (1 row; with a revolute, a motor).
 
@@ -29,6 +29,7 @@ import dataclasses
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcontact.spatial import rotations
 from jaxcontact.spatial.bodies import Body, pose
 from jaxcontact.spatial.contacts import tangent_basis
 from jaxcontact.values import Value
@@ -149,13 +150,20 @@ class Prismatic(_Axial):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Fixed(Joint):
-    """Welds b to a: the points coincide and the body frames keep the orientation they have when aligned (6 rows)."""
+    """Welds b to a: the points coincide and b's frame keeps the orientation ``orientation`` in a's frame (a unit
+    quaternion, numbers, w first; by default the frames aligned): 6 rows."""
+
+    orientation: tuple = (1.0, 0.0, 0.0, 0.0)
 
     size = 6
+
+    def __post_init__(self):
+        rotations.check_unit(self.orientation, f"joint {self.name!r} orientation")
 
     def rows(self, q, t, p):
         """Φ (6,)."""
         pa, pb, Ra, Rb = self._points(q, p)
+        Ra = Ra @ rotations.matrix(jnp.asarray(self.orientation, q.dtype))
         return jnp.concatenate([pa - pb, jnp.stack([Ra[:, 0] @ Rb[:, 1], Ra[:, 1] @ Rb[:, 2], Ra[:, 2] @ Rb[:, 0]])])
 
 

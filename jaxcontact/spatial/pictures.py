@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxcontact.spatial.contacts import BoxPlane, SphereInSphere, SpherePlane, SphereSphere
+from jaxcontact.spatial.contacts import BoxPlane, CapsulePlane, SphereInSphere, SpherePlane, SphereSphere
 from jaxcontact.spatial.joints import Fixed, Revolute, Spherical, Universal
 from jaxcontact.values import Value
 
@@ -39,10 +39,10 @@ def _sphere_on_plane(c, p):
 
 
 def _two_spheres(c, p):
-    zero = np.zeros(3)
     return [
-        (c.a.index, "sphere", float(Value(c.radius_a, "radius")(p)), zero),
-        (c.b.index, "sphere", float(Value(c.radius_b, "radius")(p)), zero),
+        (body.index, "sphere", float(Value(r, "radius")(p)), _vector(centre, p, "centre"))
+        for body, r, centre in ((c.a, c.radius_a, c.centre_a), (c.b, c.radius_b, c.centre_b))
+        if body is not None
     ]
 
 
@@ -51,13 +51,22 @@ def _ball_in_socket(c, p):  # the ball (the socket is inside the crank's drawing
 
 
 def _box_on_plane(c, p):
-    return [(c.body.index, "box", _vector(c.half_extents, p, "half extent"), np.zeros(3))]
+    half = _vector(c.half_extents, p, "half extent")
+    return [(c.body.index, "box", (half, _matrix(np.asarray(c.orientation, float))), _vector(c.centre, p, "centre"))]
+
+
+def _capsule_axis(c, p):  # the capsule's axis segment
+    axis = _vector(c.axis, p, "axis")
+    half = float(Value(c.half_length, "half length")(p)) * axis / np.linalg.norm(axis)
+    centre = _vector(c.centre, p, "centre")
+    return [(c.body.index, "segment", np.stack([centre - half, centre + half]), np.zeros(3))]
 
 
 # Contact type -> the shapes it draws, [(body index, kind, size, body-frame centre)]; a kind is a key of
-# DRAWERS. A contact type not listed draws nothing (capsules, pins: their bodies are drawn by their paths).
+# DRAWERS. A contact type not listed draws nothing (pins: their bodies are drawn by their paths).
 SHAPES = {
     SpherePlane: _sphere_on_plane,
+    CapsulePlane: _capsule_axis,
     SphereSphere: _two_spheres,
     SphereInSphere: _ball_in_socket,
     BoxPlane: _box_on_plane,
@@ -65,7 +74,8 @@ SHAPES = {
 
 
 def _shapes(assembly, p):
-    """(body index, kind, size, body-frame centre) of every drawable shape: ("sphere", r) or ("box", half extents)."""
+    """(body index, kind, size, body-frame centre) of every drawable shape: ("sphere", r), ("box", (half
+    extents, rotation in the body)) or ("segment", its two end points)."""
     out = [s for c in assembly.contacts for s in SHAPES.get(type(c), lambda c, p: [])(c, p)]
     return [s for s in dict(((s[0], s[1]), s) for s in out if s[0] is not None).values()]
 
@@ -87,9 +97,10 @@ def _draw_sphere(ax, size, x, R, color, alpha):
         ax.plot(*pts, color="C3" if k == 0 else color, lw=1.4 if k == 0 else 0.6, alpha=alpha)
 
 
-def _draw_box(ax, size, x, R, color, alpha):
+def _draw_box(ax, size, x, R, color, alpha):  # size: (half extents, the box's rotation in the body)
+    half, turn = size
     s = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], float)
-    v = x + (s * size) @ R.T
+    v = x + (s * half) @ (R @ turn).T
     for i in range(8):
         for j in range(i + 1, 8):
             if np.sum(s[i] != s[j]) == 1:  # an edge joins vertices differing in one sign
@@ -166,7 +177,7 @@ def snapshot_figure(traj, params, *, assembly, count: int = 6, segments=(), boxe
     shapes = (
         _shapes(assembly, p)
         + [(b, "segment", np.array([a, e], float), np.zeros(3)) for b, a, e in segments]
-        + [(b, "box", np.asarray(h, float), np.zeros(3)) for b, h in boxes]
+        + [(b, "box", (np.asarray(h, float), np.eye(3)), np.zeros(3)) for b, h in boxes]
     )
     planes, pivots = _planes(assembly, p), _pivots(assembly, p)
     fig = plt.figure(figsize=(7, 6), layout="constrained")

@@ -17,6 +17,7 @@ update q + h q̇ followed by a projection would be a first-order retraction inst
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 
 def multiply(a, b):
@@ -84,3 +85,11 @@ def angle_between(a, b):
     """The rotation angle (rad, in [0, π]) taking orientation a to orientation b."""
     d = jnp.abs(a @ b)
     return 2.0 * jnp.arccos(jnp.clip(d, 0.0, 1.0))
+
+
+def check_unit(quat, where: str) -> None:
+    """Raise ValueError naming ``where`` unless ``quat`` is four finite numbers of unit norm (a constant
+    orientation of a shape or a joint frame)."""
+    q = np.asarray(quat, float) if len(quat) == 4 else None
+    if q is None or not np.all(np.isfinite(q)) or abs(np.sqrt(q @ q) - 1.0) > 1e-6:
+        raise ValueError(f"{where} = {tuple(quat)!r} must be a unit quaternion (w, x, y, z)")

@@ -144,18 +144,30 @@ def test_tippe_top_layout_axis_is_labelled_by_time_not_as_x():
 
 
 def test_shapes_come_from_the_contact_table_and_each_kind_has_a_drawer():
-    """A contact draws the shapes its type's entry in SHAPES gives (one per body and kind); a type not
-    listed (a capsule) draws none; every kind drawn has its drawer."""
-    from jaxcontact.spatial import Assembly, BoxPlane, CapsulePlane, SpherePlane, SphereSphere
+    """A contact draws the shapes its type's entry in SHAPES gives (one per body and kind), placed and turned
+    as the contact places them on its body; a type not listed (a pin in a hole) draws none; every kind drawn
+    has its drawer."""
+    from jaxcontact.spatial import Assembly, BoxPlane, CapsulePlane, PinInHole, SpherePlane, SphereSphere
     from jaxcontact.spatial.pictures import DRAWERS, SHAPES, _shapes
 
     asm = Assembly()
-    a, b, c = (asm.add_body(n, 1.0, (1.0,) * 3) for n in ("a", "b", "c"))
+    a, b, c, d = (asm.add_body(n, 1.0, (1.0,) * 3) for n in ("a", "b", "c", "d"))
     asm.add_contact(SpherePlane("a-floor", 0.0, 0.0, body=a, radius=0.1))
-    asm.add_contact(SphereSphere("a-b", 0.0, 0.0, a=a, b=b, radius_a=0.1, radius_b=0.2))
-    asm.add_contact(BoxPlane("c-floor", 0.0, 0.0, body=c, half_extents=(0.1, 0.2, 0.3)))
-    asm.add_contact(CapsulePlane("c-capsule", 0.0, 0.0, body=c, radius=0.05, half_length=0.2))
+    asm.add_contact(SphereSphere("a-b", 0.0, 0.0, a=a, b=b, radius_a=0.1, radius_b=0.2, centre_b=(0.0, 0.0, 0.5)))
+    turn = (np.cos(np.pi / 4), 0.0, 0.0, np.sin(np.pi / 4))  # a quarter turn about z
+    box = BoxPlane("c-floor", 0.0, 0.0, body=c, half_extents=(0.1, 0.2, 0.3), centre=(0.1, 0, 0), orientation=turn)
+    asm.add_contact(box)
+    asm.add_contact(CapsulePlane("d-floor", 0.0, 0.0, body=d, radius=0.05, half_length=0.2, axis=(1.0, 0, 0)))
+    asm.add_contact(PinInHole("c-d", 0.0, 0.0, a=c, b=d, hole_radius=0.1, pin_radius=0.09, pin_length=0.1))
     shapes = _shapes(asm, {"gravity": 9.81})
-    assert [(i, kind) for i, kind, _, _ in shapes] == [(a.index, "sphere"), (b.index, "sphere"), (c.index, "box")]
-    assert shapes[1][2] == 0.2 and np.allclose(shapes[2][2], [0.1, 0.2, 0.3])
-    assert CapsulePlane not in SHAPES and {k for _, k, _, _ in shapes} <= set(DRAWERS)
+    assert [(i, kind) for i, kind, _, _ in shapes] == [
+        (a.index, "sphere"),
+        (b.index, "sphere"),
+        (c.index, "box"),
+        (d.index, "segment"),
+    ]
+    assert shapes[1][2] == 0.2 and np.allclose(shapes[1][3], [0, 0, 0.5])
+    half, rotation = shapes[2][2]
+    assert np.allclose(half, [0.1, 0.2, 0.3]) and np.allclose(rotation, [[0, -1, 0], [1, 0, 0], [0, 0, 1]])
+    assert np.allclose(shapes[2][3], [0.1, 0, 0]) and np.allclose(shapes[3][2], [[-0.2, 0, 0], [0.2, 0, 0]])
+    assert PinInHole not in SHAPES and {k for _, k, _, _ in shapes} <= set(DRAWERS)

@@ -1,0 +1,203 @@
+"""MJCF and URDF files imported through MuJoCo's compiler (``jaxcontact.io.mjcf``), checked against MuJoCo and
+against the hand-built models.
+
+The files are in ``tests/data/mjcf``: the box of ``box-toss``, shapes placed off their bodies' principal axes
+just above a floor, a double pendulum on hinges, a two-link URDF arm, and two files the import refuses.
+"""
+
+import os
+import warnings
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+mujoco = pytest.importorskip("mujoco")
+
+from jaxcontact.io import mjcf  # noqa: E402
+from jaxcontact.models import get_model  # noqa: E402
+from jaxcontact.simulate import simulate  # noqa: E402
+from jaxcontact.stepping.moreau_jean import MoreauJean  # noqa: E402
+
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "mjcf")
+
+
+def path(name):
+    return os.path.join(DATA, name)
+
+
+def load(name, **overrides):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mjcf.ImportWarning)
+        return get_model(path(name), **overrides)
+
+
+def mujoco_frames(name):
+    """MuJoCo's world centres of mass and inertial-frame quaternions of the moving bodies at qpos0."""
+    m = mujoco.MjModel.from_xml_path(path(name))
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    out = []
+    for i in range(1, m.nbody):
+        if m.body_weldid[i] == 0:
+            continue
+        quat = np.zeros(4)
+        mujoco.mju_mat2Quat(quat, d.ximat[i])
+        out.append(np.concatenate([d.xipos[i], quat]))
+    return np.stack(out)
+
+
+@pytest.mark.parametrize("name", ["shapes.xml", "pendulum.xml", "arm.urdf", "box_toss.xml"])
+def test_coordinates_are_mujocos_inertial_frames_and_joints_are_assembled(name):
+    """q0 holds each moving body's centre of mass and principal-axes quaternion as MuJoCo places them (a
+    quaternion up to its sign); every joint's rows vanish there."""
+    m = load(name)
+    q0, u0 = m.initial_state(m.params)
+    ours = np.asarray(q0).reshape(-1, 7)
+    theirs = mujoco_frames(name)
+    assert ours.shape == theirs.shape
+    np.testing.assert_allclose(ours[:, :3], theirs[:, :3], atol=1e-12)
+    sign = np.sign(np.sum(ours[:, 3:] * theirs[:, 3:], axis=1))[:, None]
+    np.testing.assert_allclose(ours[:, 3:], sign * theirs[:, 3:], atol=1e-12)
+    assert not np.any(np.asarray(u0))
+    if m.system.constraints is not None:
+        assert np.max(np.abs(np.asarray(m.system.constraints(q0, 0.0, m.params)))) < 1e-12
+
+
+def test_parameters_are_named_after_the_files_elements():
+    """Masses, frictions and sizes by body and geom name, with the file's values; restitution and gravity."""
+    m = load("shapes.xml")
+    p = {k: float(v) for k, v in m.params.items()}
+    assert p["block_mass"] == pytest.approx(1.5) and p["rod_mass"] == pytest.approx(0.3)  # the weight's 0.5 too
+    assert p["block_half_x"] == 0.1 and p["block_half_y"] == 0.06 and p["block_half_z"] == 0.05
+    assert p["rod_radius"] == 0.03 and p["rod_half_length"] == pytest.approx(0.1) and p["ball_radius"] == 0.04
+    assert p["floor_friction"] == 0.6 and p["ball_friction"] == 1.0  # MuJoCo's default friction
+    assert p["restitution"] == mjcf.RESTITUTION and p["gravity"] == pytest.approx(9.81)
+    assert m.param_table.unit("block_mass") == "kg"
+
+
+def test_gaps_at_the_files_pose_place_each_shape_on_its_body():
+    """Each shape starts 0.1 mm above the floor in the file: the box's four lower vertices (its frame turned and
+    shifted from the body's principal axes), the capsule's two end spheres and the ball."""
+    m = load("shapes.xml")
+    q0, _ = m.initial_state(m.params)
+    gaps = dict(zip(m.system.contact_names, np.asarray(m.system.gaps(q0, 0.0, m.params)), strict=True))
+    box = sorted(v for k, v in gaps.items() if k.startswith("floor__block"))
+    np.testing.assert_allclose(box[:4], 1e-4, atol=1e-12)
+    np.testing.assert_allclose(box[4:], 1e-4 + 0.1, atol=1e-12)
+    np.testing.assert_allclose([v for k, v in gaps.items() if k.startswith("floor__rod")], 1e-4, atol=1e-12)
+    assert gaps["floor__ball"] == pytest.approx(1e-4, abs=1e-12)
+
+
+def test_box_file_is_the_built_in_box_toss():
+    """The MJCF box and the hand-built box-toss are the same system: masses, forces, gaps and slip velocities
+    agree at random states (the import's frames, half extents and friction pairing)."""
+    ours = load("box_toss.xml", restitution=0.3)
+    built = get_model("box-toss")
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        quat = rng.normal(size=4)
+        q = jnp.asarray(np.concatenate([rng.normal(size=3) * 0.1, quat / np.linalg.norm(quat)]))
+        u = jnp.asarray(rng.normal(size=6))
+        for f in ("gaps",):
+            np.testing.assert_allclose(
+                getattr(ours.system, f)(q, 0.0, ours.params), built.system.gaps(q, 0.0, built.params)
+            )
+        np.testing.assert_allclose(
+            ours.system.slip_velocity(q, u, 0.0, ours.params), built.system.slip_velocity(q, u, 0.0, built.params)
+        )
+        np.testing.assert_allclose(ours.system.mass(q, ours.params), built.system.mass(q, built.params))
+        np.testing.assert_allclose(
+            ours.system.forces(q, u, 0.0, ours.params), built.system.forces(q, u, 0.0, built.params), atol=1e-15
+        )
+    laws, built_laws = ours.system.laws(ours.params), built.system.laws(built.params)
+    np.testing.assert_allclose(laws.restitution, built_laws.restitution)
+    np.testing.assert_allclose(laws.friction, built_laws.friction)
+
+
+@pytest.mark.parametrize("name", ["pendulum.xml", "arm.urdf"])
+def test_contact_free_motion_converges_to_mujocos(name):
+    """A double pendulum (MJCF) and a two-link arm (URDF) over 0.5 s: Moreau–Jean's centres of mass approach
+    MuJoCo's (RK4 at 1e-5 s) at first order in the step (the error halves with it), within 1 cm at 1 ms."""
+    T = 0.5
+    mm = mujoco.MjModel.from_xml_path(path(name))
+    mm.opt.integrator, mm.opt.timestep = mujoco.mjtIntegrator.mjINT_RK4, 1e-5
+    d = mujoco.MjData(mm)
+    for _ in range(round(T / 1e-5)):
+        mujoco.mj_step(mm, d)
+    reference = d.xipos[[i for i in range(1, mm.nbody) if mm.body_weldid[i]]]
+    m = load(name)
+    q0, u0 = m.initial_state(m.params)
+    errors = []
+    for h in (1e-3, 5e-4):
+        n = round(T / h)
+        tr = simulate(m.system, m.params, q0, u0, dt=h, n_steps=n, scheme=MoreauJean(), save_every=n)
+        errors.append(np.max(np.abs(np.asarray(tr.q[-1]).reshape(-1, 7)[:, :3] - reference)))
+    assert errors[0] < 1e-2, errors
+    assert 0.4 < errors[1] / errors[0] < 0.6, errors
+
+
+def test_what_is_not_imported_is_named_in_one_warning():
+    with pytest.warns(mjcf.ImportWarning) as record:
+        get_model(path("shapes.xml"))
+    (message,) = [str(w.message) for w in record if issubclass(w.category, mjcf.ImportWarning)]
+    for part in (
+        "limits of joint 'drum_axle'",
+        "floor–drum (plane–cylinder)",
+        "block–ball (box–sphere)",
+        "1 actuators",
+    ):
+        assert part in message, message
+
+
+@pytest.mark.parametrize(
+    "name, words",
+    [
+        ("two_joints.xml", ["body 'cart' has 2 joints"]),
+        ("sideways_gravity.xml", ["gravity [9.81, 0.0, 0.0]", "-z"]),
+        ("missing.xml", ["does not exist"]),
+    ],
+)
+def test_unsupported_files_are_refused_by_name(name, words):
+    with pytest.raises(ValueError) as e:
+        get_model(path(name))
+    for w in words:
+        assert w in str(e.value)
+
+
+def test_a_file_mujoco_cannot_read_is_refused_with_mujocos_reason(tmp_path):
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<mujoco><worldbody><body><geom type='sphere'/></body></worldbody>")
+    with pytest.raises(ValueError, match="MuJoCo cannot read it"):
+        get_model(str(bad))
+
+
+def test_simulate_a_file_comes_to_rest_on_its_shapes(tmp_path, capsys):
+    """``jaxcontact simulate shapes.xml``: the box settles on a face, the capsule on its side, the ball on the
+    floor (rest heights within the step's penetration v·h of a 0.1 mm drop); q holds 7 coordinates per body
+    in file order; the warning and the 3D snapshots are there."""
+    from jaxcontact import cli
+
+    out = tmp_path / "s"
+    argv = ["simulate", path("shapes.xml"), "--t-final", "0.3", "--out", str(out), "--no-compile-cache"]
+    assert cli.main(argv) == 0
+    assert "not imported" in capsys.readouterr().err
+    run = np.load(out / "trajectory.npz")
+    m = load("shapes.xml")
+    assert run["q"].shape[1] == 7 * 4 and m.system.names[:7] == (
+        "block.x",
+        "block.y",
+        "block.z",
+        "block.qw",
+        "block.qx",
+        "block.qy",
+        "block.qz",
+    )
+    q, u = run["q"][-1], run["u"][-1]
+    gaps = np.asarray(m.system.gaps(jnp.asarray(q), 0.0, m.params))
+    names = m.system.contact_names
+    for shape in ("floor__block", "floor__rod", "floor__ball"):
+        lowest = min(g for n, g in zip(names, gaps, strict=True) if n.startswith(shape))
+        assert abs(lowest) < 5e-5, (shape, lowest)
+    assert np.max(np.abs(u[:18])) < 1e-3  # the three free bodies at rest (the drum swings on)
+    assert (out / "snapshots.png").exists()
