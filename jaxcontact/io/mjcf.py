@@ -18,7 +18,8 @@ What is imported:
 * **contacts**: every pair of geoms MuJoCo would collide (contype/conaffinity, its parent–child exclusion,
   ``<exclude>``, explicit ``<pair>``) whose shapes jaxcontact has: a sphere, capsule or box on a plane of the
   ground, two spheres, two capsules;
-* **gravity** (along −z) and the time step.
+* **gravity** (along −z) and the time step;
+* **the initial state**: the file's first keyframe (``qpos``, ``qvel``), else its drawn pose at rest.
 
 Every number that matters is a named parameter (``jaxcontact params model.xml`` lists them): ``<body>_mass``
 (the inertia scales with it: uniform density), ``<geom>_friction`` (a pair's friction is the larger of its
@@ -105,6 +106,8 @@ class _Reader:
         except Exception as e:  # MuJoCo's compiler names the element and line of a bad file
             raise ValueError(f"model file {path!r}: MuJoCo cannot read it: {e}") from None
         self.m, self.d = m, mujoco.MjData(m)
+        if m.nkey:  # the file's first keyframe is the initial state, else qpos0 at rest
+            mujoco.mj_resetDataKeyframe(m, self.d, 0)
         mujoco.mj_forward(m, self.d)
         self.skipped: list[str] = []
         self.defaults: dict = {}
@@ -151,7 +154,7 @@ class _Reader:
         m, d = self.m, self.d
         self.body = {0: None}  # MuJoCo body index -> our Body (None: the ground)
         self.frame = {0: (np.zeros(3), np.eye(3))}  # world pose of each body's inertial frame at qpos0
-        q0 = []
+        q0, u0 = [], []
         for i in range(1, m.nbody):
             R = np.asarray(d.ximat[i], float).reshape(3, 3)
             self.frame[i] = (np.asarray(d.xipos[i], float), R)
@@ -166,9 +169,12 @@ class _Reader:
             ratios = np.asarray(m.body_inertia[i], float) / mass0
             self.body[i] = self.asm.add_body(name, mass=mass, inertia=tuple(f"{mass}*{float(r)!r}" for r in ratios))
             q0.append(np.concatenate([self.frame[i][0], _quat(self.mj, R)]))
+            twist = np.zeros(6)  # (ω, v) of the inertial frame, world axes
+            self.mj.mj_objectVelocity(m, d, self.mj.mjtObj.mjOBJ_BODY, i, twist, 0)
+            u0.append(np.concatenate([twist[3:], R.T @ twist[:3]]))
         if not q0:
             raise ValueError(f"model file {self.path!r} has no moving body")
-        self.q0 = np.concatenate(q0)
+        self.q0, self.u0 = np.concatenate(q0), np.concatenate(u0)
 
     def _local(self, i: int, point=None, axis=None):
         """A world point/direction at qpos0 in body i's inertial frame (the world's for the ground)."""
@@ -405,12 +411,12 @@ def builder(path: str):
     asm = reader.asm
     table = asm.param_table(reader.defaults)
     system = asm.system()
-    q0 = reader.q0
+    q0, u0 = reader.q0, reader.u0
     name = os.path.splitext(os.path.basename(path))[0]
 
     def initial_state(p):
         dtype = jnp.result_type(float)
-        return jnp.asarray(q0, dtype), jnp.zeros(6 * asm.n_bodies, dtype)
+        return jnp.asarray(q0, dtype), jnp.asarray(u0, dtype)
 
     def make(**overrides) -> Model:
         params = table.apply(overrides)
