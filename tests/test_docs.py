@@ -63,7 +63,7 @@ def run_tutorial(page: str, short: bool, tmp: str | None = None) -> dict:
 
 
 def test_every_tutorial_has_code_and_short_settings():
-    assert len(PAGES) == 8
+    assert len(PAGES) == 9
     for page in PAGES:
         full, short = tutorial_code(page, False), tutorial_code(page, True)
         assert full.strip(), page
