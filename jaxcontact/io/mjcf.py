@@ -16,20 +16,20 @@ What is imported:
   (:class:`~jaxcontact.spatial.Fixed`). One joint per body;
 * **equality constraints**: ``connect`` (a ball joint between two bodies) and ``weld``;
 * **contacts**: every pair of geoms MuJoCo would collide (contype/conaffinity, its parent–child exclusion,
-  ``<exclude>``, explicit ``<pair>``) whose shapes jaxcontact has: a sphere, capsule or box on a plane of the
-  ground, two spheres, two capsules;
+  ``<exclude>``, explicit ``<pair>``) whose shapes jaxcontact has: a sphere, capsule, box or cylinder on a
+  plane of the ground, two spheres, two capsules;
 * **gravity** (along −z) and the time step;
 * **the initial state**: the file's first keyframe (``qpos``, ``qvel``), else its drawn pose at rest.
 
 Every number that matters is a named parameter (``jaxcontact params model.xml`` lists them): ``<body>_mass``
 (the inertia scales with it: uniform density), ``<geom>_friction`` (a pair's friction is the larger of its
-two geoms', as in MuJoCo), ``<geom>_radius``, ``<geom>_half_length`` (capsules), ``<geom>_half_x``/``_y``/
-``_z`` (boxes), ``restitution`` (Newton's coefficient of every contact, which MJCF cannot say; 0 by
-default) and ``gravity``. Names are the file's, with characters other than letters, digits and ``_``
+two geoms', as in MuJoCo), ``<geom>_radius``, ``<geom>_half_length`` (capsules, cylinders),
+``<geom>_half_x``/``_y``/``_z`` (boxes), ``restitution`` (Newton's coefficient of every contact, which MJCF
+cannot say; 0 by default) and ``gravity``. Names are the file's, with characters other than letters, digits and ``_``
 replaced by ``_``; an unnamed body is ``body<i>``, an unnamed geom ``<body>_geom<k>``.
 
 What is not imported is named: a joint MuJoCo limits (its limit is not enforced), actuators, tendons,
-sensors, and the geom pairs whose shapes jaxcontact lacks (box–box, cylinders, meshes …) are listed in one
+sensors, and the geom pairs whose shapes jaxcontact lacks (box–box, sphere–box, meshes …) are listed in one
 warning; a body with several joints, a slide joint or weld whose frames are not aligned, another equality
 type, or a gravity not along −z is refused with its name.
 """
@@ -49,6 +49,7 @@ from jaxcontact.spatial import (
     BoxPlane,
     CapsuleCapsule,
     CapsulePlane,
+    CylinderPlane,
     Fixed,
     Plane,
     Prismatic,
@@ -301,7 +302,13 @@ class _Reader:
     def _contacts(self):
         m, mj = self.m, self.mj
         T = mj.mjtGeom
-        shapes = {T.mjGEOM_PLANE: "plane", T.mjGEOM_SPHERE: "sphere", T.mjGEOM_CAPSULE: "capsule", T.mjGEOM_BOX: "box"}
+        shapes = {
+            T.mjGEOM_PLANE: "plane",
+            T.mjGEOM_SPHERE: "sphere",
+            T.mjGEOM_CAPSULE: "capsule",
+            T.mjGEOM_BOX: "box",
+            T.mjGEOM_CYLINDER: "cylinder",
+        }
         for g1, g2 in self._pairs():
             k1, k2 = shapes.get(int(m.geom_type[g1])), shapes.get(int(m.geom_type[g2]))
             if k2 == "plane":
@@ -338,6 +345,16 @@ class _Reader:
                 )
             if k2 == "capsule":
                 return CapsulePlane(
+                    **law,
+                    body=body,
+                    radius=self._size(g2, "radius", m.geom_size[g2, 0]),
+                    half_length=self._size(g2, "half_length", m.geom_size[g2, 1]),
+                    axis=_numbers(R2[:, 2]),
+                    centre=_numbers(c2),
+                    plane=plane,
+                )
+            if k2 == "cylinder":
+                return CylinderPlane(
                     **law,
                     body=body,
                     radius=self._size(g2, "radius", m.geom_size[g2, 0]),

@@ -2,8 +2,8 @@
 
 * :mod:`.rotations` — unit quaternions [w, x, y, z], body-frame angular velocity, exponential map;
 * :mod:`.bodies` — the coordinates (7 per body) and velocities (6 per body) of free rigid bodies;
-* :mod:`.contacts` — sphere–plane, sphere–sphere, box–plane, capsule–plane, capsule–capsule, pin-in-hole and
-  ball-in-socket contacts with two tangent directions;
+* :mod:`.contacts` — sphere–plane, sphere–sphere, box–plane, capsule–plane, cylinder–plane, capsule–capsule,
+  pin-in-hole and ball-in-socket contacts with two tangent directions;
 * :mod:`.geometry` — their world-frame gaps, contact points and normals (closest points of segments …);
 * :mod:`.joints` — spherical, universal, revolute, cylindrical, prismatic and fixed joints, drivers;
 * :mod:`.forces` — applied forces and torques, spring–dampers;
@@ -17,6 +17,7 @@ from jaxcontact.spatial.contacts import (
     BoxPlane,
     CapsuleCapsule,
     CapsulePlane,
+    CylinderPlane,
     PinInHole,
     Plane,
     SphereInSphere,
@@ -32,6 +33,7 @@ __all__ = [
     "BoxPlane",
     "CapsuleCapsule",
     "CapsulePlane",
+    "CylinderPlane",
     "Cylindrical",
     "Driver",
     "Fixed",

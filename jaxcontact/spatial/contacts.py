@@ -14,6 +14,7 @@ specs) and take the world-frame gap geometry from :mod:`jaxcontact.spatial.geome
 * :class:`SphereSphere` — spheres on the bodies' centres of mass;
 * :class:`BoxPlane` — a box's 8 vertices on the plane;
 * :class:`CapsulePlane` — a capsule's two end spheres on the plane;
+* :class:`CylinderPlane` — a cylinder's end circles on the plane (their lowest points and rim points);
 * :class:`CapsuleCapsule` — the closest points of two capsules' segments;
 * :class:`PinInHole` — a cylindrical pin in a cylindrical hole with radial clearance (the spatial
   clearance joint): the two ends of the pin's axis against the hole's wall;
@@ -36,6 +37,7 @@ from jaxcontact.spatial.geometry import (
     box_plane_gaps,
     capsule_capsule_gap,
     capsule_plane_gaps,  # noqa: F401
+    cylinder_plane_gaps,
     pin_in_hole_gaps,
     sphere_in_sphere_gap,
     sphere_plane_gap,
@@ -291,6 +293,60 @@ class CapsulePlane(Contact):
             q, p, self.body, self.centre, self.axis, self._scalar("half_length", p), f"contact {self.name!r}"
         )
         gaps, points = capsule_plane_gaps(c, h, self._scalar("radius", p), n, d)
+        return gaps, points, jnp.broadcast_to(n, points.shape), _ground(), self.body
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CylinderPlane(Contact):
+    """A solid cylinder of ``body`` on the ground plane: per end circle its lowest point and ``rim`` points
+    around it (:func:`jaxcontact.spatial.geometry.cylinder_plane_gaps`), 2 (1 + rim) contact points.
+
+    The cylinder has radius ``radius`` about the segment ``centre`` ± ``half_length`` · â (body frame,
+    â = axis/‖axis‖; by default the body's z axis through the centre of mass). On its side it touches along
+    a line whose ends are the two lowest points (it rolls); on an edge, at one lowest point; standing on a
+    face, at the rim points of that face (``rim`` ≥ 3, static: 6 by default).
+    """
+
+    body: Body = None
+    radius: Any = None
+    half_length: Any = None
+    axis: tuple = (0.0, 0.0, 1.0)
+    centre: tuple = (0.0, 0.0, 0.0)
+    plane: Plane = Plane()
+    rim: int = 6
+
+    @property
+    def size(self) -> int:
+        """Contact points: the lowest point and the rim points of each end circle."""
+        return 2 * (1 + self.rim)
+
+    def physical(self) -> dict:
+        """field -> (value spec, rule)."""
+        return {**super().physical(), "radius": (self.radius, POSITIVE), "half_length": (self.half_length, POSITIVE)}
+
+    def vectors(self) -> dict:
+        """The plane's normal and the cylinder's axis (directions), its centre (a point)."""
+        return {"plane normal": (self.plane.normal, True), "axis": (self.axis, True), "centre": (self.centre, False)}
+
+    def check(self, p) -> None:
+        """At least 3 rim points per end circle, and the vectors."""
+        if isinstance(self.rim, bool) or not isinstance(self.rim, int) or self.rim < 3:
+            raise ValueError(f"contact {self.name!r} rim = {self.rim!r} must be an int >= 3 (a face stands on 3)")
+        super().check(p)
+
+    def frames(self, q, p):
+        """(gaps, points, normals, ground, body): the end −h first, each end's lowest point then its rim."""
+        where = f"contact {self.name!r}"
+        n, d = self.plane.resolve(p, where)
+        c, h = _segment(
+            q, p, self.body, self.centre, self.axis, _value(self.half_length, f"{where} half_length")(p), where
+        )
+        _, R = pose(q, self.body)
+        axis = _vector(self.axis, p, q.dtype, f"{where} axis")
+        axis = axis / jnp.sqrt(axis @ axis)
+        reference = R @ tangent_basis(axis)[0]
+        radius = _value(self.radius, f"{where} radius")(p)
+        gaps, points = cylinder_plane_gaps(c, h, radius, reference, n, d, self.rim)
         return gaps, points, jnp.broadcast_to(n, points.shape), _ground(), self.body
 
 

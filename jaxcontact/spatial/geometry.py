@@ -79,6 +79,31 @@ def capsule_plane_gaps(centre, half, radius, plane_normal, plane_offset):
     return sphere_plane_gap(ends, radius, plane_normal, plane_offset)
 
 
+def cylinder_plane_gaps(centre, half, radius, reference, plane_normal, plane_offset, rim: int):
+    """(gaps (2 (1 + rim),), points) of a solid cylinder — radius ``radius`` about the segment centre ± half
+    (world) — above the plane n·x = d: for each end circle, its lowest point and ``rim`` points spread
+    evenly around it from the world direction ``reference`` (⟂ the axis, turning with the body).
+
+    The lowest point of a circle of centre e and unit axis â is e − r v/‖v‖ with v = n − (n·â) â (the
+    downward direction in the circle's plane): a cylinder on its side or on an edge touches there, and
+    rolls smoothly. Standing on an end face, v vanishes and the whole circle touches: the rim points then
+    carry the load (at least 3 of them keep it standing), and the lowest point falls back on ``reference``
+    so that its value and gradient stay finite. The rim points are never below the lowest point, so they
+    take load only when the face is nearly flat on the plane.
+    """
+    axis = half / jnp.sqrt(half @ half)
+    v = plane_normal - (plane_normal @ axis) * axis
+    tilted = v @ v > 1e-20  # below: an end face parallel to the plane (v is rounding)
+    v = jnp.where(tilted, v, reference)
+    down = v / jnp.sqrt(v @ v)
+    other = jnp.cross(axis, reference)
+    angles = 2 * jnp.pi * jnp.arange(rim, dtype=centre.dtype) / rim
+    spokes = jnp.cos(angles)[:, None] * reference + jnp.sin(angles)[:, None] * other  # (rim, 3)
+    offsets = radius * jnp.concatenate([-down[None], spokes])  # (1 + rim, 3)
+    points = jnp.concatenate([centre - half + offsets, centre + half + offsets])
+    return points @ plane_normal - plane_offset, points
+
+
 def segment_parameters(p1, d1, p2, d2):
     """(s, t) ∈ [0, 1]² minimising ‖p1 + s d1 − (p2 + t d2)‖ for the segments p1 + s d1 and p2 + t d2
     (d1, d2 non-zero): the clamped closest-point problem.

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxcontact.spatial.contacts import BoxPlane, CapsulePlane, SphereInSphere, SpherePlane, SphereSphere
+from jaxcontact.spatial.contacts import (
+    BoxPlane,
+    CapsulePlane,
+    CylinderPlane,
+    SphereInSphere,
+    SpherePlane,
+    SphereSphere,
+)
 from jaxcontact.spatial.joints import Fixed, Revolute, Spherical, Universal
 from jaxcontact.values import Value
 
@@ -55,7 +62,7 @@ def _box_on_plane(c, p):
     return [(c.body.index, "box", (half, _matrix(np.asarray(c.orientation, float))), _vector(c.centre, p, "centre"))]
 
 
-def _capsule_axis(c, p):  # the capsule's axis segment
+def _capsule_axis(c, p):  # a capsule's or a cylinder's axis segment
     axis = _vector(c.axis, p, "axis")
     half = float(Value(c.half_length, "half length")(p)) * axis / np.linalg.norm(axis)
     centre = _vector(c.centre, p, "centre")
@@ -67,6 +74,7 @@ def _capsule_axis(c, p):  # the capsule's axis segment
 SHAPES = {
     SpherePlane: _sphere_on_plane,
     CapsulePlane: _capsule_axis,
+    CylinderPlane: _capsule_axis,
     SphereSphere: _two_spheres,
     SphereInSphere: _ball_in_socket,
     BoxPlane: _box_on_plane,
