@@ -17,7 +17,7 @@ What is imported:
 * **equality constraints**: ``connect`` (a ball joint between two bodies) and ``weld``;
 * **contacts**: every pair of geoms MuJoCo would collide (contype/conaffinity, its parent–child exclusion,
   ``<exclude>``, explicit ``<pair>``) whose shapes jaxcontact has: a sphere, capsule, box or cylinder on a
-  plane of the ground, two spheres, two capsules;
+  plane of the ground, two spheres, a sphere and a box, two capsules;
 * **gravity** (along −z) and the time step;
 * **the initial state**: the file's first keyframe (``qpos``, ``qvel``), else its drawn pose at rest.
 
@@ -29,7 +29,7 @@ cannot say; 0 by default) and ``gravity``. Names are the file's, with characters
 replaced by ``_``; an unnamed body is ``body<i>``, an unnamed geom ``<body>_geom<k>``.
 
 What is not imported is named: a joint MuJoCo limits (its limit is not enforced), actuators, tendons,
-sensors, and the geom pairs whose shapes jaxcontact lacks (box–box, sphere–box, meshes …) are listed in one
+sensors, and the geom pairs whose shapes jaxcontact lacks (box–box, capsule–box, meshes …) are listed in one
 warning; a body with several joints, a slide joint or weld whose frames are not aligned, another equality
 type, or a gravity not along −z is refused with its name.
 """
@@ -54,6 +54,7 @@ from jaxcontact.spatial import (
     Plane,
     Prismatic,
     Revolute,
+    SphereBox,
     SpherePlane,
     SphereSphere,
     Spherical,
@@ -311,7 +312,7 @@ class _Reader:
         }
         for g1, g2 in self._pairs():
             k1, k2 = shapes.get(int(m.geom_type[g1])), shapes.get(int(m.geom_type[g2]))
-            if k2 == "plane":
+            if k2 == "plane" or (k1, k2) == ("sphere", "box"):
                 g1, g2, k1, k2 = g2, g1, k2, k1
             contact = self._contact(g1, g2, k1, k2)
             if contact is None:
@@ -374,6 +375,17 @@ class _Reader:
                     orientation=_numbers(_quat(self.mj, R2)),
                 )
             return None
+        if (k1, k2) == ("box", "sphere"):
+            return SphereBox(
+                **law,
+                a=self.body[b1],
+                half_extents=tuple(self._size(g1, f"half_{a}", m.geom_size[g1, i]) for i, a in enumerate("xyz")),
+                box_centre=_numbers(c1),
+                box_orientation=_numbers(_quat(self.mj, R1)),
+                b=self.body[b2],
+                radius=self._size(g2, "radius", m.geom_size[g2, 0]),
+                centre_b=_numbers(c2),
+            )
         if k1 == k2 == "sphere":
             return SphereSphere(
                 **law,

@@ -2,7 +2,7 @@
 
 * :mod:`.rotations` — unit quaternions [w, x, y, z], body-frame angular velocity, exponential map;
 * :mod:`.bodies` — the coordinates (7 per body) and velocities (6 per body) of free rigid bodies;
-* :mod:`.contacts` — sphere–plane, sphere–sphere, box–plane, capsule–plane, cylinder–plane, capsule–capsule,
+* :mod:`.contacts` — sphere–plane, sphere–sphere, sphere–box, box–plane, capsule–plane, cylinder–plane, capsule–capsule,
   pin-in-hole and ball-in-socket contacts with two tangent directions;
 * :mod:`.geometry` — their world-frame gaps, contact points and normals (closest points of segments …);
 * :mod:`.joints` — spherical, universal, revolute, cylindrical, prismatic and fixed joints, drivers;
@@ -20,6 +20,7 @@ from jaxcontact.spatial.contacts import (
     CylinderPlane,
     PinInHole,
     Plane,
+    SphereBox,
     SphereInSphere,
     SpherePlane,
     SphereSphere,
@@ -43,6 +44,7 @@ __all__ = [
     "Revolute",
     "Spherical",
     "SphereInSphere",
+    "SphereBox",
     "SpherePlane",
     "SphereSphere",
     "Universal",

@@ -11,7 +11,8 @@ specs) and take the world-frame gap geometry from :mod:`jaxcontact.spatial.geome
 
 * :class:`SpherePlane` — a sphere on a point of the body (its centre of mass by default: an offset
   centre makes an eccentric sphere, a tippe top);
-* :class:`SphereSphere` — spheres on the bodies' centres of mass;
+* :class:`SphereSphere` — spheres on points of the bodies (their centres of mass by default);
+* :class:`SphereBox` — a sphere and a box (of a body or of the ground): the box's point closest to the sphere;
 * :class:`BoxPlane` — a box's 8 vertices on the plane;
 * :class:`CapsulePlane` — a capsule's two end spheres on the plane;
 * :class:`CylinderPlane` — a cylinder's end circles on the plane (their lowest points and rim points);
@@ -39,6 +40,7 @@ from jaxcontact.spatial.geometry import (
     capsule_plane_gaps,  # noqa: F401
     cylinder_plane_gaps,
     pin_in_hole_gaps,
+    sphere_box_gap,
     sphere_in_sphere_gap,
     sphere_plane_gap,
     sphere_sphere_gap,
@@ -204,6 +206,54 @@ class SphereSphere(Contact):
         ra = _value(self.radius_a, f"contact {self.name!r} radius_a")(p)
         rb = _value(self.radius_b, f"contact {self.name!r} radius_b")(p)
         gap, point, n = sphere_sphere_gap(xa, ra, xb, rb)
+        return gap[None], point[None], n[None], _side(self.a), self.b
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SphereBox(Contact):
+    """A box of body ``a`` (None: a box of the ground, placed in world coordinates) and a sphere of body ``b``.
+
+    The box has ``half_extents`` (three value specs), its centre at the point ``box_centre`` of a's frame and
+    its edges along a's axes turned by the unit quaternion ``box_orientation`` (numbers, w first); the sphere
+    has ``radius`` and its centre at the point ``centre_b`` of b's frame. One contact point: the box's point
+    closest to the sphere's centre (:func:`jaxcontact.spatial.geometry.sphere_box_gap`), the normal from the
+    box to the sphere.
+    """
+
+    a: Body = None
+    half_extents: tuple = ()
+    box_centre: tuple = (0.0, 0.0, 0.0)
+    box_orientation: tuple = (1.0, 0.0, 0.0, 0.0)
+    b: Body = None
+    radius: Any = None
+    centre_b: tuple = (0.0, 0.0, 0.0)
+
+    def physical(self) -> dict:
+        """field -> (value spec, rule)."""
+        halves = {f"half_extents[{i}]": (h, POSITIVE) for i, h in enumerate(self.half_extents)}
+        return {**super().physical(), "radius": (self.radius, POSITIVE), **halves}
+
+    def vectors(self) -> dict:
+        """The box's centre and the sphere's (points of the bodies)."""
+        return {"box_centre": (self.box_centre, False), "centre_b": (self.centre_b, False)}
+
+    def check(self, p) -> None:
+        """Three half extents, a unit quaternion, and the points."""
+        if not isinstance(self.half_extents, (tuple, list)) or len(self.half_extents) != 3:
+            raise ValueError(f"contact {self.name!r} half_extents = {self.half_extents!r} must be three value specs")
+        rotations.check_unit(self.box_orientation, f"contact {self.name!r} box_orientation")
+        super().check(p)
+
+    def frames(self, q, p):
+        """(gaps, points, normals, a, b): the point on the box, the normal from the box to the sphere."""
+        where = f"contact {self.name!r}"
+        xa, Ra = pose(q, _side(self.a))
+        xb, Rb = pose(q, self.b)
+        centre = xa + Ra @ _vector(self.box_centre, p, q.dtype, f"{where} box_centre")
+        R = Ra @ rotations.matrix(jnp.asarray(self.box_orientation, q.dtype))
+        half = _vector(self.half_extents, p, q.dtype, f"{where} half extent")
+        sphere = xb + Rb @ _vector(self.centre_b, p, q.dtype, f"{where} centre_b")
+        gap, point, n = sphere_box_gap(centre, R, half, sphere, _value(self.radius, f"{where} radius")(p))
         return gap[None], point[None], n[None], _side(self.a), self.b
 
 

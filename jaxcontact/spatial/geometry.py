@@ -67,6 +67,34 @@ def box_plane_gaps(centre, R, half_extents, plane_normal, plane_offset):
     return vertices @ plane_normal - plane_offset, vertices
 
 
+def sphere_box_gap(box_centre, R, half_extents, centre, radius):
+    """(gap, contact point on the box, unit normal from the box to the sphere) of a box (centre, rotation R,
+    half extents) and a sphere.
+
+    In the box's frame the sphere's centre is s = Rᵀ (centre − box_centre) and the box's closest point
+    p = clip(s, −h, h). Outside the box the normal is (s − p)/‖s − p‖ (a face, an edge or a vertex, whichever
+    p lies on) and the gap ‖s − p‖ − r. A centre inside the box leaves by the face it is closest to: the
+    normal is that face's, the gap −(its depth) − r; both branches are computed with finite values, so the
+    gradient of the one taken is finite.
+    """
+    s = R.T @ (centre - box_centre)
+    p = jnp.clip(s, -half_extents, half_extents)
+    d = s - p
+    dd = d @ d
+    outside = dd > 0.0
+    dist = jnp.sqrt(jnp.where(outside, dd, 1.0))
+    n_out = jnp.where(outside, d, 1.0) / dist
+    depth = half_extents - jnp.abs(s)  # ≥ 0 inside
+    face = jnp.argmin(depth)
+    side = jnp.where(s[face] >= 0, 1.0, -1.0)
+    n_in = side * jax.nn.one_hot(face, 3, dtype=s.dtype)
+    p_in = s + n_in * depth[face]  # the centre pushed out to the face
+    gap = jnp.where(outside, dist, -depth[face]) - radius
+    n = jnp.where(outside, n_out, n_in)
+    point = jnp.where(outside, p, p_in)
+    return gap, box_centre + R @ point, R @ n
+
+
 def capsule_plane_gaps(centre, half, radius, plane_normal, plane_offset):
     """(gaps (2,), contact points (2, 3)) of a capsule — the points within ``radius`` of the segment
     centre ± half (world) — above the plane n·x = d: its two end spheres.

@@ -14,6 +14,7 @@ from jaxcontact.spatial.contacts import (
     BoxPlane,
     CapsulePlane,
     CylinderPlane,
+    SphereBox,
     SphereInSphere,
     SpherePlane,
     SphereSphere,
@@ -53,6 +54,14 @@ def _two_spheres(c, p):
     ]
 
 
+def _sphere_and_box(c, p):
+    out = [(c.b.index, "sphere", float(Value(c.radius, "radius")(p)), _vector(c.centre_b, p, "centre"))]
+    if c.a is not None:
+        box = (_vector(c.half_extents, p, "half extent"), _matrix(np.asarray(c.box_orientation, float)))
+        out.append((c.a.index, "box", box, _vector(c.box_centre, p, "box centre")))
+    return out
+
+
 def _ball_in_socket(c, p):  # the ball (the socket is inside the crank's drawing)
     return [(c.b.index, "sphere", float(Value(c.ball_radius, "radius")(p)), _vector(c.ball_point, p, "ball point"))]
 
@@ -76,6 +85,7 @@ SHAPES = {
     CapsulePlane: _capsule_axis,
     CylinderPlane: _capsule_axis,
     SphereSphere: _two_spheres,
+    SphereBox: _sphere_and_box,
     SphereInSphere: _ball_in_socket,
     BoxPlane: _box_on_plane,
 }

@@ -89,6 +89,7 @@ def test_gaps_at_the_files_pose_place_each_shape_on_its_body():
     np.testing.assert_allclose(box[4:], 1e-4 + 0.1, atol=1e-12)
     np.testing.assert_allclose([v for k, v in gaps.items() if k.startswith("floor__rod")], 1e-4, atol=1e-12)
     assert gaps["floor__ball"] == pytest.approx(1e-4, abs=1e-12)
+    assert gaps["table__marble"] == pytest.approx(1e-4, abs=1e-12)  # on a box of the ground
 
 
 def test_box_file_is_the_built_in_box_toss():
@@ -149,11 +150,11 @@ def test_what_is_not_imported_is_named_in_one_warning():
     for part in (
         "limits of joint 'drum_axle'",
         "block–drum (box–cylinder)",
-        "block–ball (box–sphere)",
+        "block–rod (box–capsule)",
         "1 actuators",
     ):
         assert part in message, message
-    assert "floor–drum" not in message  # a cylinder on a plane is imported
+    assert "floor–drum" not in message and "block–ball" not in message  # cylinder–plane and sphere–box are in
 
 
 @pytest.mark.parametrize(
@@ -190,7 +191,7 @@ def test_simulate_a_file_comes_to_rest_on_its_shapes(tmp_path, capsys):
     assert "not imported" in capsys.readouterr().err
     run = np.load(out / "trajectory.npz")
     m = load("shapes.xml")
-    assert run["q"].shape[1] == 7 * 4 and m.system.names[:7] == (
+    assert run["q"].shape[1] == 7 * 5 and m.system.names[:7] == (
         "block.x",
         "block.y",
         "block.z",
@@ -202,10 +203,10 @@ def test_simulate_a_file_comes_to_rest_on_its_shapes(tmp_path, capsys):
     q, u = run["q"][-1], run["u"][-1]
     gaps = np.asarray(m.system.gaps(jnp.asarray(q), 0.0, m.params))
     names = m.system.contact_names
-    for shape in ("floor__block", "floor__rod", "floor__ball"):
+    for shape in ("floor__block", "floor__rod", "floor__ball", "table__marble"):
         lowest = min(g for n, g in zip(names, gaps, strict=True) if n.startswith(shape))
         assert abs(lowest) < 5e-5, (shape, lowest)
-    assert np.max(np.abs(u[:18])) < 1e-3  # the three free bodies at rest (the drum swings on)
+    assert np.max(np.abs(np.r_[u[:18], u[24:]])) < 1e-3  # the free bodies at rest (the drum swings on)
     assert (out / "snapshots.png").exists()
 
 
