@@ -22,16 +22,18 @@ What is imported:
 * **the initial state**: the file's first keyframe (``qpos``, ``qvel``), else its drawn pose at rest.
 
 Every number that matters is a named parameter (``jaxcontact params model.xml`` lists them): ``<body>_mass``
-(the inertia scales with it: uniform density), ``<geom>_friction`` (a pair's friction is the larger of its
-two geoms', as in MuJoCo), ``<geom>_radius``, ``<geom>_half_length`` (capsules, cylinders),
-``<geom>_half_x``/``_y``/``_z`` (boxes), ``restitution`` (Newton's coefficient of every contact, which MJCF
-cannot say; 0 by default) and ``gravity``. Names are the file's, with characters other than letters, digits and ``_``
-replaced by ``_``; an unnamed body is ``body<i>``, an unnamed geom ``<body>_geom<k>``.
+(the inertia scales with it: uniform density), ``<geom>_friction`` (a pair's friction is its geoms' as MuJoCo
+combines them: the larger, that of the geom of higher priority, none where both say ``condim="1"``),
+``<geom>_radius``, ``<geom>_half_length`` (capsules, cylinders), ``<geom>_half_x``/``_y``/``_z`` (boxes),
+``restitution`` (Newton's coefficient of every contact, which MJCF cannot say; 0 by default) and ``gravity``.
+Names are the file's, with characters other than letters, digits and ``_`` replaced by ``_``; an unnamed body
+is ``body<i>``, an unnamed geom ``<body>_geom<k>``.
 
-What is not imported is named: a joint MuJoCo limits (its limit is not enforced), actuators, tendons,
-sensors, and the geom pairs whose shapes jaxcontact lacks (box–box, capsule–box, meshes …) are listed in one
-warning; a body with several joints, a slide joint or weld whose frames are not aligned, another equality
-type, or a gravity not along −z is refused with its name.
+What is not imported is named in one warning: a joint's limits (not enforced), torsional and rolling friction
+(condim 4 and 6), an explicit pair's own friction and solver settings, actuators, tendons, sensors, and the
+geom pairs whose shapes jaxcontact lacks (box–box, capsule–box, meshes …). A body with several joints, a slide
+joint or weld whose frames are not aligned, another equality type, or a gravity not along −z is refused with
+its name.
 """
 
 from __future__ import annotations
@@ -286,7 +288,11 @@ class _Reader:
             g = (int(m.pair_geom1[k]), int(m.pair_geom2[k]))
             if g not in pairs and g[::-1] not in pairs:
                 pairs.append(g)
+            self.skipped.append(f"the friction and solver settings of the explicit pair {self._pair_name(*g)}")
         return pairs
+
+    def _pair_name(self, g1: int, g2: int) -> str:
+        return f"{self.geom_name(g1)}–{self.geom_name(g2)}"
 
     def _geom(self, g: int):
         """(kind, our body index side, centre and rotation in the body's inertial frame) of geom g."""
@@ -317,12 +323,23 @@ class _Reader:
             contact = self._contact(g1, g2, k1, k2)
             if contact is None:
                 t1, t2 = (mj.mjtGeom(int(m.geom_type[g])).name[7:].lower() for g in (g1, g2))
-                self.skipped.append(f"contact {self.geom_name(g1)}–{self.geom_name(g2)} ({t1}–{t2})")
+                self.skipped.append(f"contact {self._pair_name(g1, g2)} ({t1}–{t2})")
             else:
                 self.asm.add_contact(contact)
 
-    def _friction(self, g1: int, g2: int) -> str:
-        f = [self._size(g, "friction", self.m.geom_friction[g, 0]) for g in (g1, g2)]
+    def _friction(self, g1: int, g2: int):
+        """The pair's sliding friction as MuJoCo combines its geoms': none where both geoms say condim 1, the
+        geom of higher priority's, else the larger of the two."""
+        m = self.m
+        condim = max(int(m.geom_condim[g1]), int(m.geom_condim[g2]))
+        if condim == 1:
+            return 0.0
+        if condim > 3:
+            self.skipped.append(f"the torsional/rolling friction (condim {condim}) of {self._pair_name(g1, g2)}")
+        f = [self._size(g, "friction", m.geom_friction[g, 0]) for g in (g1, g2)]
+        p1, p2 = int(m.geom_priority[g1]), int(m.geom_priority[g2])
+        if p1 != p2:
+            return f[0] if p1 > p2 else f[1]
         return f"maximum({f[0]}, {f[1]})"
 
     def _contact(self, g1, g2, k1, k2):
@@ -420,9 +437,9 @@ class _Reader:
 
 
 @functools.lru_cache(maxsize=16)
-def _read(path: str, mtime: int) -> _Reader:
-    """One read per (file, modification time): a model built twice from it shares its system object, so
-    compiled programs are reused."""
+def _read(path: str, full: str, mtime: int) -> _Reader:
+    """One read per (file as named, its full path, modification time): a model built twice from it shares its
+    system object, so compiled programs are reused."""
     return _Reader(path)
 
 
@@ -434,7 +451,7 @@ def builder(path: str):
     full = os.path.abspath(path)
     if not os.path.isfile(full):
         raise ValueError(f"model file {path!r} does not exist")
-    reader = _read(full, os.stat(full).st_mtime_ns)
+    reader = _read(path, full, os.stat(full).st_mtime_ns)
     if reader.skipped:
         warnings.warn(f"{path}: not imported: " + "; ".join(reader.skipped), ImportWarning, stacklevel=3)
     asm = reader.asm

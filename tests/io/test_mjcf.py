@@ -230,3 +230,28 @@ def test_keyframe_sends_the_cart_into_the_ball_with_newtons_restitution(restitut
     assert u[2, 0] == pytest.approx((1 + restitution) * cart / (cart + ball), abs=3e-3)
     q = np.asarray(tr.q[-1]).reshape(-1, 7)
     assert q[4, 2] == pytest.approx(0.02 + 0.04, abs=1e-4)  # log2 on log1, not on the floor
+
+
+def test_a_pairs_friction_is_combined_as_mujoco_combines_it(tmp_path):
+    """The larger of the two geoms' frictions; the geom of higher priority's; none where both geoms say
+    condim 1; condim 6 (rolling friction) is named in the warning."""
+    xml = tmp_path / "frictions.xml"
+    xml.write_text(
+        """<mujoco><worldbody>
+        <geom name="floor" type="plane" size="1 1 0.1" friction="0.4"/>
+        <body name="a" pos="0 0 0.2"><freejoint/><geom name="a" type="sphere" size="0.1" friction="0.7"/></body>
+        <body name="b" pos="1 0 0.2"><freejoint/>
+          <geom name="b" type="sphere" size="0.1" friction="0.9" priority="-1"/></body>
+        <body name="c" pos="2 0 0.2"><freejoint/><geom name="c" type="sphere" size="0.1" condim="6"/></body>
+        </worldbody>
+        <contact><pair geom1="floor" geom2="a" condim="1"/></contact>
+        </mujoco>"""
+    )
+    with pytest.warns(mjcf.ImportWarning) as record:
+        m = get_model(str(xml))
+    message = str(record[0].message)
+    assert "rolling friction (condim 6) of floor–c" in message and "explicit pair floor–a" in message
+    laws = m.system.laws(m.params)
+    friction = dict(zip(m.system.contact_names, np.asarray(laws.friction), strict=True))
+    assert friction["floor__a"] == 0.7 and friction["floor__b"] == 0.4 and friction["floor__c"] == 1.0
+    assert friction["a__b"] == 0.7 and message.startswith(str(xml))
