@@ -43,9 +43,11 @@ import os
 import re
 import warnings
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcontact.params import POSITIVE, law_range_rule
 from jaxcontact.spatial import (
     Assembly,
     BoxPlane,
@@ -115,6 +117,7 @@ class _Reader:
         mujoco.mj_forward(m, self.d)
         self.skipped: list[str] = []
         self.defaults: dict = {}
+        self.uses: list = []  # (parameter, element field, rule): the table's units and rules
         self.path = path
         g = np.asarray(m.opt.gravity, float)
         if abs(g[0]) + abs(g[1]) > 1e-12 * (1 + abs(g[2])) or g[2] > 0:
@@ -142,10 +145,13 @@ class _Reader:
         k = int(i - np.flatnonzero(self.m.geom_bodyid == b)[0])
         return self._name("geom", i, f"{self.body_name(b)}_geom{k}")
 
-    def _param(self, name: str, value: float) -> str:
+    def _param(self, name: str, value: float, field: str, rule) -> str:
+        """Register the parameter ``name`` (default ``value``), with the rule and unit of the element field it
+        fills (also where it enters an expression: a mass scaling an inertia, a friction in a pair's)."""
         if name in self.defaults and self.defaults[name] != value:
             raise ValueError(f"model file {self.path!r}: two elements give the parameter {name!r}; rename one")
         self.defaults[name] = float(value)
+        self.uses.append((name, field, rule))
         return name
 
     # --- bodies and joints ----------------------------------------------------------------------------------
@@ -169,7 +175,7 @@ class _Reader:
             mass0 = float(m.body_mass[i])
             if mass0 <= 0:
                 raise ValueError(f"model file {self.path!r}: body {name!r} has mass {mass0}: a moving body needs mass")
-            mass = self._param(f"{name}_mass", mass0)
+            mass = self._param(f"{name}_mass", mass0, "mass", POSITIVE)
             ratios = np.asarray(m.body_inertia[i], float) / mass0
             self.body[i] = self.asm.add_body(name, mass=mass, inertia=tuple(f"{mass}*{float(r)!r}" for r in ratios))
             q0.append(np.concatenate([self.frame[i][0], _quat(self.mj, R)]))
@@ -236,7 +242,8 @@ class _Reader:
         if kind is Fixed:
             fields["orientation"] = self._relative(a, b)
         joint = self.asm.add_joint(kind(**fields))
-        residual = np.max(np.abs(np.asarray(joint.rows(jnp.asarray(self.q0), 0.0, {}))))
+        with jax.enable_x64(True):  # the check is of the drawing, not of the run's precision
+            residual = np.max(np.abs(np.asarray(joint.rows(jnp.asarray(self.q0, jnp.float64), 0.0, {}))))
         if residual > 1e-9:
             raise ValueError(
                 f"model file {self.path!r}: joint {name!r} ({kind.__name__}) is not assembled in jaxcontact's "
@@ -304,7 +311,11 @@ class _Reader:
         return b, R.T @ (np.asarray(d.geom_xpos[g], float) - x), R.T @ Rg
 
     def _size(self, g: int, field: str, value: float) -> str:
-        return self._param(f"{self.geom_name(g)}_{field}", float(value))
+        """The parameter ``<geom>_<field>``: a length (> 0, m) or the geom's friction (in the law's range)."""
+        if field == "friction":
+            return self._param(f"{self.geom_name(g)}_friction", float(value), "friction", law_range_rule("friction"))
+        unit_field = "half_extents" if field.startswith("half_") and field != "half_length" else field
+        return self._param(f"{self.geom_name(g)}_{field}", float(value), unit_field, POSITIVE)
 
     def _contacts(self):
         m, mj = self.m, self.mj
@@ -455,7 +466,7 @@ def builder(path: str):
     if reader.skipped:
         warnings.warn(f"{path}: not imported: " + "; ".join(reader.skipped), ImportWarning, stacklevel=3)
     asm = reader.asm
-    table = asm.param_table(reader.defaults)
+    table = asm.param_table(reader.defaults, reader.uses)
     system = asm.system()
     q0, u0 = reader.q0, reader.u0
     name = os.path.splitext(os.path.basename(path))[0]

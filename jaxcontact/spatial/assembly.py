@@ -149,11 +149,12 @@ class Assembly:
                 out.append((Value(spec, f"load {ld.name!r} {field}"), f"load {ld.name!r}", field, rule))
         return out
 
-    def param_table(self, defaults: dict) -> ParamTable:
+    def param_table(self, defaults: dict, uses=()) -> ParamTable:
         """The parameters ``defaults`` with the rule and unit of every element field each fills directly (a
-        body's ``mass="m"``: m > 0, in kg); the rest by the conventions."""
-        uses = [(v.parameter_name, field, rule) for v, _, field, rule in self._field_rules() if v.parameter_name]
-        return ParamTable.from_uses(defaults, uses)
+        body's ``mass="m"``: m > 0, in kg), and of the (parameter, field, rule) ``uses`` a builder adds for the
+        parameters it puts inside expressions; the rest by the conventions."""
+        direct = [(v.parameter_name, field, rule) for v, _, field, rule in self._field_rules() if v.parameter_name]
+        return ParamTable.from_uses(defaults, [*direct, *uses])
 
     def build(self, defaults: dict, **system_options) -> tuple[LagrangianSystem, dict]:
         """The system (``system(**system_options)``) and the parameter dict ``defaults`` as float array leaves,

@@ -8,6 +8,7 @@ just above a floor, a double pendulum on hinges, a two-link URDF arm, and two fi
 import os
 import warnings
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -75,7 +76,17 @@ def test_parameters_are_named_after_the_files_elements():
     assert p["rod_radius"] == 0.03 and p["rod_half_length"] == pytest.approx(0.1) and p["ball_radius"] == 0.04
     assert p["floor_friction"] == 0.6 and p["ball_friction"] == 1.0  # MuJoCo's default friction
     assert p["restitution"] == mjcf.RESTITUTION and p["gravity"] == pytest.approx(9.81)
-    assert m.param_table.unit("block_mass") == "kg"
+    assert m.param_table.unit("block_mass") == "kg" and m.param_table.unit("block_half_x") == "m"
+    assert m.param_table.unit("floor_friction") == "1"  # inside the pairs' expressions, still a friction
+    with pytest.raises(ValueError, match="floor_friction"):
+        load("shapes.xml", floor_friction=-0.1)
+
+
+def test_the_drawing_is_checked_in_double_precision_whatever_the_run():
+    """A file's joints are checked as assembled in float64 even where the run is in float32 (the CLI reads a
+    model before it sets the precision)."""
+    with jax.enable_x64(False):
+        mjcf._Reader(path("rail.xml"))
 
 
 def test_gaps_at_the_files_pose_place_each_shape_on_its_body():
