@@ -17,7 +17,7 @@ What is imported:
 * **equality constraints**: ``connect`` (a ball joint between two bodies) and ``weld``;
 * **contacts**: every pair of geoms MuJoCo would collide (contype/conaffinity, its parent–child exclusion,
   ``<exclude>``, explicit ``<pair>``) whose shapes jaxcontact has: a sphere, capsule, box or cylinder on a
-  plane of the ground, two spheres, a sphere and a box, two capsules;
+  plane of the ground, two spheres, a sphere and a box, two boxes (by their vertices), two capsules;
 * **gravity** (along −z) and the time step;
 * **the initial state**: the file's first keyframe (``qpos``, ``qvel``), else its drawn pose at rest.
 
@@ -31,7 +31,7 @@ is ``body<i>``, an unnamed geom ``<body>_geom<k>``.
 
 What is not imported is named in one warning: a joint's limits (not enforced), torsional and rolling friction
 (condim 4 and 6), an explicit pair's own friction and solver settings, actuators, tendons, sensors, and the
-geom pairs whose shapes jaxcontact lacks (box–box, capsule–box, meshes …). A body with several joints, a slide
+geom pairs whose shapes jaxcontact lacks (capsule–box, cylinder–box, meshes …). A body with several joints, a slide
 joint or weld whose frames are not aligned, another equality type, or a gravity not along −z is refused with
 its name.
 """
@@ -50,6 +50,7 @@ import numpy as np
 from jaxcontact.params import POSITIVE, law_range_rule
 from jaxcontact.spatial import (
     Assembly,
+    BoxBox,
     BoxPlane,
     CapsuleCapsule,
     CapsulePlane,
@@ -403,6 +404,21 @@ class _Reader:
                     orientation=_numbers(_quat(self.mj, R2)),
                 )
             return None
+        if k1 == k2 == "box":
+            halves = [
+                tuple(self._size(g, f"half_{a}", m.geom_size[g, i]) for i, a in enumerate("xyz")) for g in (g1, g2)
+            ]
+            return BoxBox(
+                **law,
+                a=self.body[b1],
+                half_extents_a=halves[0],
+                centre_a=_numbers(c1),
+                orientation_a=_numbers(_quat(self.mj, R1)),
+                b=self.body[b2],
+                half_extents_b=halves[1],
+                centre_b=_numbers(c2),
+                orientation_b=_numbers(_quat(self.mj, R2)),
+            )
         if (k1, k2) == ("box", "sphere"):
             return SphereBox(
                 **law,

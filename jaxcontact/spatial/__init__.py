@@ -2,8 +2,8 @@
 
 * :mod:`.rotations` — unit quaternions [w, x, y, z], body-frame angular velocity, exponential map;
 * :mod:`.bodies` — the coordinates (7 per body) and velocities (6 per body) of free rigid bodies;
-* :mod:`.contacts` — sphere–plane, sphere–sphere, sphere–box, box–plane, capsule–plane, cylinder–plane, capsule–capsule,
-  pin-in-hole and ball-in-socket contacts with two tangent directions;
+* :mod:`.contacts` — sphere–plane, sphere–sphere, sphere–box, box–plane, box–box, capsule–plane,
+  cylinder–plane, capsule–capsule, pin-in-hole and ball-in-socket contacts with two tangent directions;
 * :mod:`.geometry` — their world-frame gaps, contact points and normals (closest points of segments …);
 * :mod:`.joints` — spherical, universal, revolute, cylindrical, prismatic and fixed joints, drivers;
 * :mod:`.forces` — applied forces and torques, spring–dampers;
@@ -14,6 +14,7 @@ from jaxcontact.spatial import rotations
 from jaxcontact.spatial.assembly import Assembly
 from jaxcontact.spatial.bodies import Body
 from jaxcontact.spatial.contacts import (
+    BoxBox,
     BoxPlane,
     CapsuleCapsule,
     CapsulePlane,
@@ -31,6 +32,7 @@ from jaxcontact.spatial.joints import Cylindrical, Driver, Fixed, Prismatic, Rev
 __all__ = [
     "Assembly",
     "Body",
+    "BoxBox",
     "BoxPlane",
     "CapsuleCapsule",
     "CapsulePlane",

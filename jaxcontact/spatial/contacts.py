@@ -14,6 +14,7 @@ specs) and take the world-frame gap geometry from :mod:`jaxcontact.spatial.geome
 * :class:`SphereSphere` — spheres on points of the bodies (their centres of mass by default);
 * :class:`SphereBox` — a sphere and a box (of a body or of the ground): the box's point closest to the sphere;
 * :class:`BoxPlane` — a box's 8 vertices on the plane;
+* :class:`BoxBox` — two boxes, each one's 8 vertices against the other;
 * :class:`CapsulePlane` — a capsule's two end spheres on the plane;
 * :class:`CylinderPlane` — a cylinder's end circles on the plane (their lowest points and rim points);
 * :class:`CapsuleCapsule` — the closest points of two capsules' segments;
@@ -35,6 +36,7 @@ from jaxcontact.params import POSITIVE, law_range_rule
 from jaxcontact.spatial import rotations
 from jaxcontact.spatial.bodies import Body, point_velocity, pose
 from jaxcontact.spatial.geometry import (
+    box_box_gaps,
     box_plane_gaps,
     capsule_capsule_gap,
     capsule_plane_gaps,  # noqa: F401
@@ -255,6 +257,63 @@ class SphereBox(Contact):
         sphere = xb + Rb @ _vector(self.centre_b, p, q.dtype, f"{where} centre_b")
         gap, point, n = sphere_box_gap(centre, R, half, sphere, _value(self.radius, f"{where} radius")(p))
         return gap[None], point[None], n[None], _side(self.a), self.b
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class BoxBox(Contact):
+    """Two boxes, of body ``a`` (None: a box of the ground, placed in world coordinates) and of body ``b``: 16
+    contact points, each box's vertices against the other box
+    (:func:`jaxcontact.spatial.geometry.box_box_gaps`; edge–edge contacts are not seen).
+
+    Box a has ``half_extents_a`` (three value specs), its centre at the point ``centre_a`` of a's frame and its
+    edges along a's axes turned by the unit quaternion ``orientation_a`` (numbers, w first); box b the same
+    with ``_b``.
+    """
+
+    a: Body = None
+    half_extents_a: tuple = ()
+    centre_a: tuple = (0.0, 0.0, 0.0)
+    orientation_a: tuple = (1.0, 0.0, 0.0, 0.0)
+    b: Body = None
+    half_extents_b: tuple = ()
+    centre_b: tuple = (0.0, 0.0, 0.0)
+    orientation_b: tuple = (1.0, 0.0, 0.0, 0.0)
+
+    size = 16
+
+    def physical(self) -> dict:
+        """field -> (value spec, rule)."""
+        halves = {
+            f"half_extents_{side}[{i}]": (h, POSITIVE)
+            for side in "ab"
+            for i, h in enumerate(getattr(self, f"half_extents_{side}"))
+        }
+        return {**super().physical(), **halves}
+
+    def vectors(self) -> dict:
+        """The boxes' centres (points of the bodies)."""
+        return {"centre_a": (self.centre_a, False), "centre_b": (self.centre_b, False)}
+
+    def check(self, p) -> None:
+        """Three half extents and a unit quaternion per box, and the centres."""
+        for side in "ab":
+            half = getattr(self, f"half_extents_{side}")
+            if not isinstance(half, (tuple, list)) or len(half) != 3:
+                raise ValueError(f"contact {self.name!r} half_extents_{side} = {half!r} must be three value specs")
+            rotations.check_unit(getattr(self, f"orientation_{side}"), f"contact {self.name!r} orientation_{side}")
+        super().check(p)
+
+    def _box(self, q, p, side):
+        where = f"contact {self.name!r}"
+        x, R = pose(q, _side(getattr(self, side)) if side == "a" else self.b)
+        centre = x + R @ _vector(getattr(self, f"centre_{side}"), p, q.dtype, f"{where} centre_{side}")
+        R = R @ rotations.matrix(jnp.asarray(getattr(self, f"orientation_{side}"), q.dtype))
+        return centre, R, _vector(getattr(self, f"half_extents_{side}"), p, q.dtype, f"{where} half extent")
+
+    def frames(self, q, p):
+        """(gaps (16,), points, normals from a to b, a, b): b's vertices on box a, then a's on box b."""
+        gaps, points, normals = box_box_gaps(*self._box(q, p, "a"), *self._box(q, p, "b"))
+        return gaps, points, normals, _side(self.a), self.b
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

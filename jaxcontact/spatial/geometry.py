@@ -95,6 +95,26 @@ def sphere_box_gap(box_centre, R, half_extents, centre, radius):
     return gap, box_centre + R @ point, R @ n
 
 
+def box_box_gaps(centre_a, Ra, half_a, centre_b, Rb, half_b):
+    """(gaps (16,), points (16, 3), unit normals from a to b (16, 3)) of two boxes by their vertices: b's 8
+    vertices against box a, then a's 8 against box b (each by :func:`sphere_box_gap` with radius 0: the box's
+    closest point, or the nearest face for a vertex inside it).
+
+    Face on face (a box resting on a box) the vertices of the smaller face carry the contact; a vertex or an
+    edge on a face, its vertices. Two edges crossing each other touch at no vertex: that contact is not seen
+    (the boxes pass through each other there until a vertex meets a face).
+    """
+    signs = jnp.asarray([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], centre_a.dtype)
+    vertices_b = centre_b + (signs * half_b) @ Rb.T
+    vertices_a = centre_a + (signs * half_a) @ Ra.T
+    on_a = jax.vmap(sphere_box_gap, in_axes=(None, None, None, 0, None))(centre_a, Ra, half_a, vertices_b, 0.0)
+    on_b = jax.vmap(sphere_box_gap, in_axes=(None, None, None, 0, None))(centre_b, Rb, half_b, vertices_a, 0.0)
+    gaps = jnp.concatenate([on_a[0], on_b[0]])
+    points = jnp.concatenate([on_a[1], on_b[1]])
+    normals = jnp.concatenate([on_a[2], -on_b[2]])
+    return gaps, points, normals
+
+
 def capsule_plane_gaps(centre, half, radius, plane_normal, plane_offset):
     """(gaps (2,), contact points (2, 3)) of a capsule — the points within ``radius`` of the segment
     centre ± half (world) — above the plane n·x = d: its two end spheres.

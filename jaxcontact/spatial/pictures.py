@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxcontact.spatial.contacts import (
+    BoxBox,
     BoxPlane,
     CapsulePlane,
     CylinderPlane,
@@ -62,6 +63,22 @@ def _sphere_and_box(c, p):
     return out
 
 
+def _two_boxes(c, p):
+    return [
+        (
+            body.index,
+            "box",
+            (
+                _vector(getattr(c, f"half_extents_{s}"), p, "half extent"),
+                _matrix(np.asarray(getattr(c, f"orientation_{s}"), float)),
+            ),
+            _vector(getattr(c, f"centre_{s}"), p, "centre"),
+        )
+        for s, body in (("a", c.a), ("b", c.b))
+        if body is not None
+    ]
+
+
 def _ball_in_socket(c, p):  # the ball (the socket is inside the crank's drawing)
     return [(c.b.index, "sphere", float(Value(c.ball_radius, "radius")(p)), _vector(c.ball_point, p, "ball point"))]
 
@@ -88,6 +105,7 @@ SHAPES = {
     SphereBox: _sphere_and_box,
     SphereInSphere: _ball_in_socket,
     BoxPlane: _box_on_plane,
+    BoxBox: _two_boxes,
 }
 
 

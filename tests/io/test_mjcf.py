@@ -50,7 +50,9 @@ def mujoco_frames(name):
     return np.stack(out)
 
 
-@pytest.mark.parametrize("name", ["shapes.xml", "pendulum.xml", "arm.urdf", "box_toss.xml", "four_bar.xml", "rail.xml"])
+@pytest.mark.parametrize(
+    "name", ["shapes.xml", "pendulum.xml", "arm.urdf", "box_toss.xml", "four_bar.xml", "rail.xml", "box_stack.xml"]
+)
 def test_coordinates_are_mujocos_inertial_frames_and_joints_are_assembled(name):
     """q0 holds each moving body's centre of mass and principal-axes quaternion as MuJoCo places them (a
     quaternion up to its sign; the file's keyframe where it has one); every joint's rows vanish there."""
@@ -127,6 +129,30 @@ def test_box_file_is_the_built_in_box_toss():
     laws, built_laws = ours.system.laws(ours.params), built.system.laws(built.params)
     np.testing.assert_allclose(laws.restitution, built_laws.restitution)
     np.testing.assert_allclose(laws.friction, built_laws.friction)
+
+
+def test_box_stack_file_is_the_hand_built_pyramid():
+    """The MJCF stack of three boxes (floor–box, box–box contacts) and the pyramid built by hand in
+    tests/spatial/test_box_box.py: the same gaps, slip velocities and masses at random states, and the same
+    start (its 1 mm gaps)."""
+    from tests.spatial.test_box_box import PYRAMID, SIZES
+
+    ours = load("box_stack.xml")
+    built, p = PYRAMID.system(), {k: jnp.asarray(v) for k, v in SIZES.items()}
+    assert ours.system.contact_names[:1] == ("floor__box1[0]",) and len(ours.system.contact_names) == 8 + 16 + 16
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        quats = rng.normal(size=(3, 4))
+        quats /= np.linalg.norm(quats, axis=1, keepdims=True)
+        q = jnp.asarray(np.concatenate([np.c_[rng.normal(size=(3, 3)) * 0.1, quats]]).reshape(-1))
+        u = jnp.asarray(rng.normal(size=18))
+        np.testing.assert_allclose(ours.system.gaps(q, 0.0, ours.params), built.gaps(q, 0.0, p), atol=1e-15)
+        np.testing.assert_allclose(
+            ours.system.slip_velocity(q, u, 0.0, ours.params), built.slip_velocity(q, u, 0.0, p), atol=1e-14
+        )
+        np.testing.assert_allclose(ours.system.mass(q, ours.params), built.mass(q, p))
+    q0, _ = ours.initial_state(ours.params)
+    np.testing.assert_allclose(np.asarray(q0).reshape(3, 7)[:, 2], [0.051, 0.142, 0.213], atol=1e-12)
 
 
 @pytest.mark.parametrize("name", ["pendulum.xml", "arm.urdf", "four_bar.xml"])
