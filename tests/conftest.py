@@ -2,7 +2,9 @@
 
 Tests that check float32 pass float32 arrays explicitly and state their tolerance.
 The command line keeps compiled programs in the user's cache folder; the suite's commands (in this
-process or in subprocesses, which inherit the variable) keep theirs in a temporary folder instead.
+process or in subprocesses, which inherit the variable) keep theirs in a temporary folder instead, and a
+command run in this process turns the cache off again when its test ends, so that the tests after it in the
+same worker compile as they would alone.
 Subprocesses import the package of this checkout (PYTHONPATH), not whichever one is installed.
 """
 
@@ -21,3 +23,14 @@ def _subprocess_environment(tmp_path_factory):
     mp.setenv("PYTHONPATH", os.path.dirname(os.path.dirname(os.path.abspath(__file__))), prepend=os.pathsep)
     yield
     mp.undo()
+
+
+@pytest.fixture(autouse=True)
+def _compile_cache_stays_in_its_test():
+    before = jax.config.jax_compilation_cache_dir
+    yield
+    if jax.config.jax_compilation_cache_dir != before:
+        from jax.experimental.compilation_cache import compilation_cache
+
+        jax.config.update("jax_compilation_cache_dir", before)
+        compilation_cache.reset_cache()
