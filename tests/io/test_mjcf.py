@@ -248,26 +248,34 @@ def test_simulate_a_file_comes_to_rest_on_its_shapes(tmp_path, capsys):
     assert (out / "snapshots.png").exists()
 
 
-@pytest.mark.parametrize("restitution", [1.0, 0.0])
-def test_keyframe_sends_the_cart_into_the_ball_with_newtons_restitution(restitution):
+def _batch_of_restitutions(name, values, steps):
+    """One batched run of the file's model with ``restitution`` = each of ``values``, from its keyframe."""
+    m = load(name)
+    q0, u0 = m.initial_state(m.params)
+    B = len(values)
+    params = {k: jnp.broadcast_to(v, (B,)) for k, v in m.params.items()} | {"restitution": jnp.asarray(values)}
+    q0, u0 = jnp.broadcast_to(q0, (B, q0.size)), jnp.broadcast_to(u0, (B, u0.size))
+    return m, simulate(m.system, params, q0, u0, dt=1e-3, n_steps=steps, scheme=MoreauJean(tol=1e-10, iterations=500))
+
+
+def test_keyframe_sends_the_cart_into_the_ball_with_newtons_restitution():
     """rail.xml: its keyframe starts the cart (1 kg with a welded 0.1 kg bumper, on a slide) at 1 m/s into a
     0.2 kg ball at rest, head on: right after the impact the ball moves at (1 + ε) m v / (m + M) and the cart
-    at (m − ε M) v / (m + M), up to the floor's friction during the step (μ g h = 3 mm/s). The capsule kept off
-    the floor rests crossed on the other one."""
-    m = load("rail.xml", restitution=restitution)
-    q0, u0 = m.initial_state(m.params)
-    assert np.asarray(u0)[0] == 1.0 and m.system.names[7:9] == ("bumper.x", "bumper.y")
-    tr = simulate(m.system, m.params, q0, u0, dt=1e-3, n_steps=300, scheme=MoreauJean(tol=1e-10, iterations=500))
+    at (m − ε M) v / (m + M), up to the floor's friction during the step (μ g h = 3 mm/s); ε = 1 and 0 in one
+    batch. The capsule kept off the floor rests crossed on the other one."""
+    m, tr = _batch_of_restitutions("rail.xml", [1.0, 0.0], 300)
+    assert float(tr.u[0, 0, 0]) == 1.0 and m.system.names[7:9] == ("bumper.x", "bumper.y")
     hit = m.system.contact_names.index("bumper__target")
-    k = int(np.argmax(np.asarray(tr.impulse_normal)[:, hit] > 0))
-    assert 230 < k < 250, k  # the gap of 0.24 m closes at 1 m/s
-    u = np.asarray(tr.u[k]).reshape(-1, 6)
     cart, ball = 1.1, 0.2
-    assert u[0, 0] == pytest.approx((cart - restitution * ball) / (cart + ball), abs=3e-3)
-    assert u[1, 0] == pytest.approx(u[0, 0], abs=1e-9)  # the bumper is welded to the cart
-    assert u[2, 0] == pytest.approx((1 + restitution) * cart / (cart + ball), abs=3e-3)
-    q = np.asarray(tr.q[-1]).reshape(-1, 7)
-    assert q[4, 2] == pytest.approx(0.02 + 0.04, abs=1e-4)  # log2 on log1, not on the floor
+    for i, restitution in enumerate([1.0, 0.0]):
+        k = int(np.argmax(np.asarray(tr.impulse_normal[i])[:, hit] > 0))
+        assert 230 < k < 250, k  # the gap of 0.24 m closes at 1 m/s
+        u = np.asarray(tr.u[i, k]).reshape(-1, 6)
+        assert u[0, 0] == pytest.approx((cart - restitution * ball) / (cart + ball), abs=3e-3)
+        assert u[1, 0] == pytest.approx(u[0, 0], abs=1e-9)  # the bumper is welded to the cart
+        assert u[2, 0] == pytest.approx((1 + restitution) * cart / (cart + ball), abs=3e-3)
+        q = np.asarray(tr.q[i, -1]).reshape(-1, 7)
+        assert q[4, 2] == pytest.approx(0.02 + 0.04, abs=1e-4)  # log2 on log1, not on the floor
 
 
 def test_a_pairs_friction_is_combined_as_mujoco_combines_it(tmp_path):
@@ -295,15 +303,13 @@ def test_a_pairs_friction_is_combined_as_mujoco_combines_it(tmp_path):
     assert friction["a__b"] == 0.7 and message.startswith(str(xml))
 
 
-@pytest.mark.parametrize("restitution", [0.5, 0.0])
-def test_a_hinged_door_rebounds_from_its_stop_by_newtons_law(restitution):
+def test_a_hinged_door_rebounds_from_its_stop_by_newtons_law():
     """door.xml: a box on a hinge swung at 2 rad/s into a box fixed to the world. The impulse at the contact
     point and the hinge's reaction turn the door back at −ε ω (Newton's law at the contact point, whose normal
-    velocity is ω times its lever arm); the hinge stays assembled."""
-    m = load("door.xml", restitution=restitution)
-    q0, u0 = m.initial_state(m.params)
-    tr = simulate(m.system, m.params, q0, u0, dt=1e-3, n_steps=100, scheme=MoreauJean(tol=1e-10, iterations=500))
-    hit = int(np.argmax(np.asarray(tr.impulse_normal).sum(axis=1) > 0))
-    before, after = float(tr.u[hit - 1, 5]), float(tr.u[hit, 5])
-    assert before == pytest.approx(2.0, abs=1e-3) and after == pytest.approx(-restitution * before, abs=5e-3)
-    assert np.max(np.abs(np.asarray(m.system.constraints(tr.q[-1], 0.0, m.params)))) < 1e-3
+    velocity is ω times its lever arm), ε = 0.5 and 0 in one batch; the hinge stays assembled."""
+    m, tr = _batch_of_restitutions("door.xml", [0.5, 0.0], 100)
+    for i, restitution in enumerate([0.5, 0.0]):
+        hit = int(np.argmax(np.asarray(tr.impulse_normal[i]).sum(axis=1) > 0))
+        before, after = float(tr.u[i, hit - 1, 5]), float(tr.u[i, hit, 5])
+        assert before == pytest.approx(2.0, abs=1e-3) and after == pytest.approx(-restitution * before, abs=5e-3)
+        assert np.max(np.abs(np.asarray(m.system.constraints(tr.q[i, -1], 0.0, m.params)))) < 1e-3
