@@ -103,7 +103,7 @@ def box_box_gaps(centre_a, Ra, half_a, centre_b, Rb, half_b):
     Face on face (a box resting on a box) the vertices of the smaller face carry the contact; a vertex or an
     edge on a face, its vertices. Two edges crossing each other touch at no vertex: that contact is not seen
     (the boxes pass through each other there until a vertex meets a face). A vertex inside a box takes the
-    normal of the face it is least deep under: where faces of the two boxes are coplanar (two boxes of one
+    normal of the face it is least deep under: where a face of each box lies in one plane (two boxes of one
     height side by side), a vertex on that plane reads depth 0 under it and takes its normal, not the face
     it is crossing.
     """
