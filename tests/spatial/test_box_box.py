@@ -93,6 +93,7 @@ def _drop(p, steps):
     return simulate(PYRAMID.system(), p, q0, jnp.zeros(18), dt=1e-3, n_steps=steps, scheme=SCHEME)
 
 
+@pytest.mark.slow  # about a minute on 2 cores; box–box dynamics run by default in tests/io (the door)
 def test_a_pyramid_of_boxes_settles_and_rests():
     p = {k: jnp.asarray(v) for k, v in SIZES.items()}
     tr = _drop(p, 300)
