@@ -4,10 +4,12 @@ Tests that check float32 pass float32 arrays explicitly and state their toleranc
 The command line keeps compiled programs in the user's cache folder; the suite's commands (in this
 process or in subprocesses, which inherit the variable) keep theirs in a temporary folder instead, and a
 command run in this process turns the cache off again when its test ends, so that the tests after it in the
-same worker compile as they would alone.
+same worker compile as they would alone. Each test module's compiled programs are dropped when it ends: a
+worker that kept every program of the suite grew past 7 GB, and XLA aborted compiling in it.
 Subprocesses import the package of this checkout (PYTHONPATH), not whichever one is installed.
 """
 
+import gc
 import os
 
 import jax
@@ -34,3 +36,10 @@ def _compile_cache_stays_in_its_test():
 
         jax.config.update("jax_compilation_cache_dir", before)
         compilation_cache.reset_cache()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _compiled_programs_stay_in_their_module():
+    yield
+    jax.clear_caches()
+    gc.collect()
