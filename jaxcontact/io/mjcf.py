@@ -311,6 +311,10 @@ class _Reader:
         Rg = np.asarray(d.geom_xmat[g], float).reshape(3, 3)
         return b, R.T @ (np.asarray(d.geom_xpos[g], float) - x), R.T @ Rg
 
+    def _half_extents(self, g: int) -> tuple:
+        """The parameters ``<geom>_half_x``, ``_y``, ``_z`` of box geom g."""
+        return tuple(self._size(g, f"half_{a}", self.m.geom_size[g, i]) for i, a in enumerate("xyz"))
+
     def _size(self, g: int, field: str, value: float) -> str:
         """The parameter ``<geom>_<field>``: a length (> 0, m) or the geom's friction (in the law's range)."""
         if field == "friction":
@@ -394,7 +398,7 @@ class _Reader:
                     plane=plane,
                 )
             if k2 == "box":
-                half = tuple(self._size(g2, f"half_{a}", m.geom_size[g2, i]) for i, a in enumerate("xyz"))
+                half = self._half_extents(g2)
                 return BoxPlane(
                     **law,
                     body=body,
@@ -405,9 +409,7 @@ class _Reader:
                 )
             return None
         if k1 == k2 == "box":
-            halves = [
-                tuple(self._size(g, f"half_{a}", m.geom_size[g, i]) for i, a in enumerate("xyz")) for g in (g1, g2)
-            ]
+            halves = [self._half_extents(g) for g in (g1, g2)]
             return BoxBox(
                 **law,
                 a=self.body[b1],
@@ -423,7 +425,7 @@ class _Reader:
             return SphereBox(
                 **law,
                 a=self.body[b1],
-                half_extents=tuple(self._size(g1, f"half_{a}", m.geom_size[g1, i]) for i, a in enumerate("xyz")),
+                half_extents=self._half_extents(g1),
                 box_centre=_numbers(c1),
                 box_orientation=_numbers(_quat(self.mj, R1)),
                 b=self.body[b2],

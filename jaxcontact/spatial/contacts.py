@@ -136,6 +136,22 @@ def _vector(spec, p, dtype, where):
     return jnp.stack([jnp.asarray(Value(c, where)(p), dtype) for c in spec])
 
 
+def _check_box(where, half_field, half, orientation_field, orientation):
+    """Raise ValueError naming the field unless a box has three half extents and a unit-quaternion orientation."""
+    if not isinstance(half, (tuple, list)) or len(half) != 3:
+        raise ValueError(f"{where} {half_field} = {half!r} must be three value specs")
+    rotations.check_unit(orientation, f"{where} {orientation_field}")
+
+
+def _box(q, p, body, centre, orientation, half, where):
+    """(world centre, rotation, half extents) of a box placed on ``body`` at the body-frame point ``centre``,
+    its edges along the body axes turned by ``orientation``."""
+    x, R = pose(q, body)
+    x = x + R @ _vector(centre, p, q.dtype, f"{where} centre")
+    R = R @ rotations.matrix(jnp.asarray(orientation, q.dtype))
+    return x, R, _vector(half, p, q.dtype, f"{where} half extent")
+
+
 def _segment(q, p, body, centre, axis, half_length, where):
     """(world centre, world half-vector) of the segment ``centre`` ± ``half_length`` · axis/‖axis‖ of ``body``."""
     x, R = pose(q, body)
@@ -241,19 +257,15 @@ class SphereBox(Contact):
 
     def check(self, p) -> None:
         """Three half extents, a unit quaternion, and the points."""
-        if not isinstance(self.half_extents, (tuple, list)) or len(self.half_extents) != 3:
-            raise ValueError(f"contact {self.name!r} half_extents = {self.half_extents!r} must be three value specs")
-        rotations.check_unit(self.box_orientation, f"contact {self.name!r} box_orientation")
+        where = f"contact {self.name!r}"
+        _check_box(where, "half_extents", self.half_extents, "box_orientation", self.box_orientation)
         super().check(p)
 
     def frames(self, q, p):
         """(gaps, points, normals, a, b): the point on the box, the normal from the box to the sphere."""
         where = f"contact {self.name!r}"
-        xa, Ra = pose(q, _side(self.a))
+        centre, R, half = _box(q, p, _side(self.a), self.box_centre, self.box_orientation, self.half_extents, where)
         xb, Rb = pose(q, self.b)
-        centre = xa + Ra @ _vector(self.box_centre, p, q.dtype, f"{where} box_centre")
-        R = Ra @ rotations.matrix(jnp.asarray(self.box_orientation, q.dtype))
-        half = _vector(self.half_extents, p, q.dtype, f"{where} half extent")
         sphere = xb + Rb @ _vector(self.centre_b, p, q.dtype, f"{where} centre_b")
         gap, point, n = sphere_box_gap(centre, R, half, sphere, _value(self.radius, f"{where} radius")(p))
         return gap[None], point[None], n[None], _side(self.a), self.b
@@ -297,18 +309,19 @@ class BoxBox(Contact):
     def check(self, p) -> None:
         """Three half extents and a unit quaternion per box, and the centres."""
         for side in "ab":
-            half = getattr(self, f"half_extents_{side}")
-            if not isinstance(half, (tuple, list)) or len(half) != 3:
-                raise ValueError(f"contact {self.name!r} half_extents_{side} = {half!r} must be three value specs")
-            rotations.check_unit(getattr(self, f"orientation_{side}"), f"contact {self.name!r} orientation_{side}")
+            _check_box(
+                f"contact {self.name!r}",
+                f"half_extents_{side}",
+                getattr(self, f"half_extents_{side}"),
+                f"orientation_{side}",
+                getattr(self, f"orientation_{side}"),
+            )
         super().check(p)
 
     def _box(self, q, p, side):
-        where = f"contact {self.name!r}"
-        x, R = pose(q, _side(getattr(self, side)) if side == "a" else self.b)
-        centre = x + R @ _vector(getattr(self, f"centre_{side}"), p, q.dtype, f"{where} centre_{side}")
-        R = R @ rotations.matrix(jnp.asarray(getattr(self, f"orientation_{side}"), q.dtype))
-        return centre, R, _vector(getattr(self, f"half_extents_{side}"), p, q.dtype, f"{where} half extent")
+        body = _side(self.a) if side == "a" else self.b
+        fields = (getattr(self, f"{f}_{side}") for f in ("centre", "orientation", "half_extents"))
+        return _box(q, p, body, *fields, f"contact {self.name!r}")
 
     def frames(self, q, p):
         """(gaps (16,), points, normals from a to b, a, b): b's vertices on box a, then a's on box b."""
@@ -343,21 +356,14 @@ class BoxPlane(Contact):
 
     def check(self, p) -> None:
         """Three half extents, a unit quaternion, and the plane's normal and the centre."""
-        if not isinstance(self.half_extents, (tuple, list)) or len(self.half_extents) != 3:
-            raise ValueError(f"contact {self.name!r} half_extents = {self.half_extents!r} must be three value specs")
-        rotations.check_unit(self.orientation, f"contact {self.name!r} orientation")
+        _check_box(f"contact {self.name!r}", "half_extents", self.half_extents, "orientation", self.orientation)
         super().check(p)
 
     def frames(self, q, p):
         """(gaps (8,), vertices, normals, ground, body)."""
         where = f"contact {self.name!r}"
         n, d = self.plane.resolve(p, where)
-        x, R = pose(q, self.body)
-        x = x + R @ _vector(self.centre, p, q.dtype, f"{where} centre")
-        R = R @ rotations.matrix(jnp.asarray(self.orientation, q.dtype))
-        half = jnp.stack(
-            [jnp.asarray(_value(h, f"contact {self.name!r} half extent")(p), q.dtype) for h in self.half_extents]
-        )
+        x, R, half = _box(q, p, self.body, self.centre, self.orientation, self.half_extents, where)
         gaps, vertices = box_plane_gaps(x, R, half, n, d)
         return gaps, vertices, jnp.broadcast_to(n, vertices.shape), _ground(), self.body
 
