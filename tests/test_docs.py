@@ -12,7 +12,8 @@ test short and the committed pictures untouched:
 
 Each tutorial ends with checks (``assert``) that hold at both settings.
 
-Regenerate a tutorial's pictures at full settings (into docs/images/):
+Regenerate a tutorial's pictures at full settings (into docs/images/, its trajectory pages into
+docs/viewer/):
 
     python tests/test_docs.py four-bar-wall
 """
@@ -67,8 +68,9 @@ def test_every_tutorial_has_code_and_short_settings():
     for page in PAGES:
         full, short = tutorial_code(page, False), tutorial_code(page, True)
         assert full.strip(), page
-        # Under test every picture goes to the temporary folder, never to docs/images/.
-        assert "docs/images" not in short, f"{page}: a picture path has no '# docs-test: TMP' substitution"
+        # Under test every picture and page goes to the temporary folder, never to docs/images/ or docs/viewer/.
+        for folder in ("docs/images", "docs/viewer"):
+            assert folder not in short, f"{page}: a path into {folder} has no '# docs-test: TMP' substitution"
 
 
 # Tutorials on the shared measured data (beside the repository, not in it), by the file they read.

@@ -1,5 +1,5 @@
 """``jaxcontact simulate <model>``: run one built-in or user model (FILE.py:FUNCTION), write trajectory.npz
-and plots, print a summary.
+and plots (a spatial model also its page view.html, and with ``--gif`` motion.gif), print a summary.
 
 jaxcontact simulate bouncing-ball --set restitution=0.8 --dt 1e-3 --t-final 10 --out ball
 """
@@ -44,7 +44,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--save-every", type=checks.positive_int, default=1, help="keep every k-th state (default 1)")
     p.add_argument("--out", default=None, help="output folder, created if needed (default: simulate-<model>)")
-    p.add_argument("--no-plots", action="store_true", help="write trajectory.npz only")
+    p.add_argument("--no-plots", action="store_true", help="write trajectory.npz only (no plots, no view.html)")
+    p.add_argument(
+        "--gif",
+        action="store_true",
+        help="also write motion.gif, an animation of the motion (spatial models; slow: it draws each frame)",
+    )
     p.add_argument(
         "--allow-large",
         action="store_true",
@@ -88,6 +93,8 @@ def run(args) -> int:
             raise ValueError(f"--save-every {save_every} must be ≥ 1 and divide the step count {n_steps}")
         scheme = scheme_from_args(args)
         check_scheme(scheme, model.system, model.name)
+        if args.gif and model.animation is None:
+            raise ValueError(f"--gif: model {model.name!r} has no animation (the spatial models have one)")
         out = checks.output_folder(args.out or default_out("simulate", name))
         size = checks.trajectory_size(model, n_steps, save_every)
         warns = checks.check_size(
@@ -144,6 +151,7 @@ def run(args) -> int:
     np.savez(os.path.join(out, "trajectory.npz"), dt=np.asarray(dt), **arrays, **params)
     finite = np.isfinite(arrays["q"]).all(axis=1) & np.isfinite(arrays["u"]).all(axis=1) & np.isfinite(arrays["energy"])
     paths = [] if args.no_plots or not finite.all() else _plots(traj, model, out)
+    views = [] if not finite.all() else _views(traj, model, out, html=not args.no_plots, gif=args.gif)
     if not finite.all():
         k = int(np.argmin(finite))
         print(
@@ -169,6 +177,8 @@ def run(args) -> int:
     if np.any(arrays["phi"] > 0):
         print(f"  max ‖Φ‖ = {arrays['phi'].max():.3g}, max ‖Φ̇‖ = {arrays['phi_dot'].max():.3g}")
     print(f"  wrote {os.path.join(out, 'trajectory.npz')}" + (f" and {len(paths)} plots" if paths else ""))
+    for path in views:
+        print(f"  wrote {path} (open it in a browser)" if path.endswith(".html") else f"  wrote {path}")
     return 0
 
 
@@ -205,4 +215,14 @@ def _plots(traj, model, out):
     )
     if model.picture is not None:  # the model's own picture (spatial models: 3D snapshots)
         paths.append(model.picture(traj, model.params, os.path.join(out, "snapshots.png")))
+    return paths
+
+
+def _views(traj, model, out, *, html: bool, gif: bool):
+    """The model's animations of the motion: its page (view.html) and, asked for, its GIF (motion.gif)."""
+    paths = []
+    if html and model.view is not None:
+        paths.append(model.view(traj, model.params, os.path.join(out, "view.html")))
+    if gif:  # the model has one: checked before the run
+        paths.append(model.animation(traj, model.params, os.path.join(out, "motion.gif")))
     return paths

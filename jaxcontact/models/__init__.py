@@ -71,6 +71,10 @@ class Model(NamedTuple):
       coordinates (a journal's eccentricity), usable in outcomes (``series:<name>``, ``max:<name>``…).
     picture: None, or ``(trajectory, params, path) -> path`` drawing the model's own figure
       (spatial models: 3D snapshots), written by ``jaxcontact simulate`` beside the plots.
+    view: None, or ``(trajectory, params, path) -> path`` writing a page that plays the motion (spatial
+      models: :func:`jaxcontact.spatial.view.write_html`), written by ``jaxcontact simulate`` as view.html.
+    animation: None, or ``(trajectory, params, path) -> path`` writing an animated GIF of the motion (spatial
+      models: :func:`jaxcontact.spatial.view.write_gif`), written by ``jaxcontact simulate --gif`` as motion.gif.
     resting_projection: False when resting contacts must not be projected onto their surfaces after a
       step (a light body spinning fast in persistent contact, the tippe top: the mass-metric correction
       turns it instead of lifting it); identification's default then projects the joints only.
@@ -95,6 +99,8 @@ class Model(NamedTuple):
     derive: Callable[[dict], dict] | None = None
     observables: dict | None = None
     picture: Callable | None = None
+    view: Callable | None = None
+    animation: Callable | None = None
     resting_projection: bool = True
     table: ParamTable | None = None
     study: DefaultStudy | None = None

@@ -24,6 +24,7 @@ from jaxcontact.models import DefaultStudy, Model
 from jaxcontact.params import ParamTable, law_rule
 from jaxcontact.spatial import Assembly, BoxPlane, rotations
 from jaxcontact.spatial.pictures import snapshots
+from jaxcontact.spatial.view import write_gif, write_html
 
 DEFAULTS = {
     "mass": 1.0,
@@ -131,6 +132,8 @@ def model(**overrides) -> Model:
         "it bounces, slides and comes to rest on a face.",
         observables={"lowest_vertex": lowest_vertex},
         picture=functools.partial(snapshots, assembly=ASSEMBLY),
+        view=functools.partial(write_html, assembly=ASSEMBLY, title="box-toss"),
+        animation=functools.partial(write_gif, assembly=ASSEMBLY),
         table=TABLE,
         study=STUDY,
     )

@@ -24,6 +24,7 @@ from jaxcontact.models import Model
 from jaxcontact.params import ParamTable, law_rule
 from jaxcontact.spatial import Assembly, SphereSphere, Spherical, rotations
 from jaxcontact.spatial.pictures import snapshots
+from jaxcontact.spatial.view import write_gif, write_html
 
 N_BALLS = 3
 DEFAULTS = {
@@ -131,5 +132,7 @@ def model(**overrides) -> Model:
         description="Newton's cradle: three balls on spherical joints; Moreau–Jean's simultaneous impact "
         "law sends ball 1 back at −v/3 and balls 2–3 off at 2v/3 (ε = 1).",
         picture=functools.partial(snapshots, assembly=ASSEMBLY),
+        view=functools.partial(write_html, assembly=ASSEMBLY, title="newton-cradle"),
+        animation=functools.partial(write_gif, assembly=ASSEMBLY),
         table=TABLE,
     )

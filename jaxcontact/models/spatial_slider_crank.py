@@ -46,6 +46,7 @@ from jaxcontact.models.slider_crank import hertz_cylinder_stiffness as hertz_sti
 from jaxcontact.params import ParamTable, law_rule
 from jaxcontact.spatial import Assembly, Driver, Prismatic, Revolute, SphereInSphere, Spherical, Universal, rotations
 from jaxcontact.spatial.pictures import snapshots
+from jaxcontact.spatial.view import write_gif, write_html
 from jaxcontact.system import velocity_matrix
 
 CONTACTS = ("rigid", "compliant", "ideal")
@@ -242,17 +243,33 @@ def model(contact: str = "rigid", **overrides) -> Model:
         derive=functools.partial(derived, given=given) if contact == "compliant" else None,
         observables={"eccentricity": eccentricity},
         picture=functools.partial(picture, contact=contact),
+        view=functools.partial(view, contact=contact),
+        animation=functools.partial(animation, contact=contact),
         table=TABLE,
         study=STUDY,
         variants=VARIANTS,
     )
 
 
-def picture(traj, params, path, contact="rigid"):
-    """3D snapshots: the bars as segments between their joints, the slider as a box, the ball."""
+def _bodies(params) -> dict:
+    """The shapes of the bodies that have no contact shape: the bars as segments between their joints, the
+    slider as a box (keyword options of the drawing functions)."""
     links = [(0, (-0.5, "l1"), (0.5, "l1")), (1, (-0.5, "l2"), (0.5, "l2"))]
     p = {k: float(np.asarray(v)) for k, v in params.items() if np.ndim(v) == 0}
     segments = [(b, (a * p[l], 0.0, 0.0), (c * p[l], 0.0, 0.0)) for b, (a, l), (c, _) in links]
-    return snapshots(
-        traj, params, path, assembly=ASSEMBLIES[contact], segments=segments, boxes=[(2, (0.015, 0.01, 0.01))]
-    )
+    return {"segments": segments, "boxes": [(2, (0.015, 0.01, 0.01))]}
+
+
+def picture(traj, params, path, contact="rigid"):
+    """3D snapshots: the bars as segments between their joints, the slider as a box, the ball."""
+    return snapshots(traj, params, path, assembly=ASSEMBLIES[contact], **_bodies(params))
+
+
+def view(traj, params, path, contact="rigid"):
+    """The page that plays the motion (:func:`jaxcontact.spatial.view.write_html`), the bodies as in :func:`picture`."""
+    return write_html(traj, params, path, assembly=ASSEMBLIES[contact], title="spatial-slider-crank", **_bodies(params))
+
+
+def animation(traj, params, path, contact="rigid"):
+    """The motion as an animated GIF (:func:`jaxcontact.spatial.view.write_gif`), the bodies as in :func:`picture`."""
+    return write_gif(traj, params, path, assembly=ASSEMBLIES[contact], **_bodies(params))

@@ -28,6 +28,7 @@ from jaxcontact.models import DefaultStudy, Model
 from jaxcontact.params import ParamTable, law_rule
 from jaxcontact.spatial import Assembly, Plane, SpherePlane
 from jaxcontact.spatial.pictures import snapshots
+from jaxcontact.spatial.view import write_gif, write_html
 
 DEFAULTS = {
     "mass": 1.0,
@@ -145,6 +146,8 @@ def model(**overrides) -> Model:
         description="A solid sphere launched sliding (and spinning) on a rough, possibly inclined plane "
         "(spatial body, Coulomb cone): it slips, then rolls at 5/7 of its speed on the flat.",
         picture=functools.partial(snapshots, assembly=ASSEMBLY),
+        view=functools.partial(write_html, assembly=ASSEMBLY, title="sphere-on-plane"),
+        animation=functools.partial(write_gif, assembly=ASSEMBLY),
         table=TABLE,
         study=STUDY,
     )

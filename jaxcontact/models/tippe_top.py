@@ -34,6 +34,8 @@ with the step (docs/theory/spatial.md).
 
 from __future__ import annotations
 
+import functools
+
 import jax.numpy as jnp
 import numpy as np
 
@@ -41,6 +43,7 @@ from jaxcontact.models import DefaultStudy, Model
 from jaxcontact.params import ParamTable, law_rule
 from jaxcontact.spatial import Assembly, SpherePlane, rotations
 from jaxcontact.spatial.pictures import save, snapshot_figure
+from jaxcontact.spatial.view import write_gif, write_html
 
 DEFAULTS = {
     "mass": 0.015,
@@ -197,6 +200,8 @@ def model(**overrides) -> Model:
         "axis reverses; Jellett's integral R L_z − a L_3 stays constant.",
         observables={"inclination": inclination, "com_height": lambda q, p: q[..., 2]},
         picture=_picture,
+        view=functools.partial(write_html, assembly=ASSEMBLY, title="tippe-top"),
+        animation=functools.partial(write_gif, assembly=ASSEMBLY),
         # Projecting the contact back onto the plane turns the top upright and stops its
         # inversion (docs/theory/spatial.md, "The sinking").
         resting_projection=False,

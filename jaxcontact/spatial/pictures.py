@@ -109,11 +109,34 @@ SHAPES = {
 }
 
 
+# Contact type -> the solid about its "segment" shape: a capsule (round ends) or a cylinder (flat ends), both
+# of the contact's ``radius``.
+SOLIDS = {CapsulePlane: "capsule", CylinderPlane: "cylinder"}
+
+
+def _solids(assembly, p):
+    """body index -> (solid, radius) of the capsule or cylinder about that body's "segment" shape (as
+    :func:`_shapes` keeps one shape per body and kind, the last contact of a body gives it)."""
+    return {
+        c.body.index: (SOLIDS[type(c)], float(Value(c.radius, "radius")(p)))
+        for c in assembly.contacts
+        if type(c) in SOLIDS
+    }
+
+
 def _shapes(assembly, p):
     """(body index, kind, size, body-frame centre) of every drawable shape: ("sphere", r), ("box", (half
     extents, rotation in the body)) or ("segment", its two end points)."""
     out = [s for c in assembly.contacts for s in SHAPES.get(type(c), lambda c, p: [])(c, p)]
     return [s for s in dict(((s[0], s[1]), s) for s in out if s[0] is not None).values()]
+
+
+def _extra_shapes(segments=(), boxes=()):
+    """The shapes of bodies without a contact shape: ``segments`` (body index, end A, end B), ``boxes`` (body
+    index, half extents about the centre), as :func:`_shapes` gives them."""
+    return [(b, "segment", np.array([a, e], float), np.zeros(3)) for b, a, e in segments] + [
+        (b, "box", (np.asarray(h, float), np.eye(3)), np.zeros(3)) for b, h in boxes
+    ]
 
 
 def _draw_segment(ax, size, x, R, color, alpha):  # size: the two body-frame end points
@@ -188,6 +211,27 @@ def _feet(planes, point):
     return np.array([point - (point @ n - d) * n for n, d in planes]).reshape(-1, 3)
 
 
+def _extent(centres, pivot_points, planes, min_span):
+    """(middle (3,), span) of the cube drawn: every centre (rows, bodies, 3), the pivots (the strings hang in
+    view) and the feet of their middle on the planes; the span at least ``min_span``."""
+    points = np.concatenate([np.reshape(centres, (-1, 3)), pivot_points])
+    points = np.concatenate([points, _feet(planes, 0.5 * (points.min(axis=0) + points.max(axis=0)))])
+    lo, hi = points.min(axis=0), points.max(axis=0)
+    return 0.5 * (lo + hi), max(float(np.max(hi - lo)), min_span)
+
+
+def _draw_pose(ax, shapes, pivots, q_row, alpha):
+    """Draw the shapes and the pivots' strings at one saved row ``q_row`` (7 coordinates per body)."""
+    q_row = np.asarray(q_row)
+    for body, pivot in pivots:
+        centre = q_row[7 * body : 7 * body + 3]
+        ax.plot(*np.stack([pivot, centre]).T, color="0.3", lw=0.8, alpha=alpha, gid="string")
+    for body, kind, size, offset in shapes:
+        qb = q_row[7 * body : 7 * body + 7]
+        R = _matrix(qb[3:] / np.linalg.norm(qb[3:]))
+        DRAWERS[kind](ax, size, qb[:3] + R @ offset, R, f"C{body % 10}", alpha)
+
+
 def snapshot_figure(traj, params, *, assembly, count: int = 6, segments=(), boxes=(), min_span: float = 0.3, view=None):
     """The figure of ``count`` snapshots of one trajectory of ``assembly``'s bodies: (figure, its 3D axes).
 
@@ -210,11 +254,7 @@ def snapshot_figure(traj, params, *, assembly, count: int = 6, segments=(), boxe
     if q.ndim != 2:
         raise ValueError(f"snapshots takes one trajectory; got q of shape {q.shape} (a batch? index it)")
     p = {k: np.asarray(v) for k, v in params.items()}
-    shapes = (
-        _shapes(assembly, p)
-        + [(b, "segment", np.array([a, e], float), np.zeros(3)) for b, a, e in segments]
-        + [(b, "box", (np.asarray(h, float), np.eye(3)), np.zeros(3)) for b, h in boxes]
-    )
+    shapes = _shapes(assembly, p) + _extra_shapes(segments, boxes)
     planes, pivots = _planes(assembly, p), _pivots(assembly, p)
     fig = plt.figure(figsize=(7, 6), layout="constrained")
     ax = fig.add_subplot(projection="3d")
@@ -223,19 +263,9 @@ def snapshot_figure(traj, params, *, assembly, count: int = 6, segments=(), boxe
     for b in range(centres.shape[1]):
         ax.plot(*centres[:, b].T, color="0.4", lw=0.8, ls="--")
     for k, r in enumerate(rows):
-        alpha = 0.25 + 0.75 * (k + 1) / len(rows)
-        for body, pivot in pivots:
-            ax.plot(*np.stack([pivot, centres[r, body]]).T, color="0.3", lw=0.8, alpha=alpha, gid="string")
-        for body, kind, size, offset in shapes:
-            qb = q[r, 7 * body : 7 * body + 7]
-            R = _matrix(qb[3:] / np.linalg.norm(qb[3:]))
-            DRAWERS[kind](ax, size, qb[:3] + R @ offset, R, f"C{body % 10}", alpha)
+        _draw_pose(ax, shapes, pivots, q[r], alpha=0.25 + 0.75 * (k + 1) / len(rows))
     pivot_points = np.reshape([pv for _, pv in pivots], (-1, 3))
-    points = np.concatenate([centres.reshape(-1, 3), pivot_points])  # the strings hang in view
-    points = np.concatenate([points, _feet(planes, 0.5 * (points.min(axis=0) + points.max(axis=0)))])
-    lo, hi = points.min(axis=0), points.max(axis=0)
-    span = max(float(np.max(hi - lo)), min_span)
-    mid = 0.5 * (lo + hi)
+    mid, span = _extent(centres, pivot_points, planes, min_span)
     for n, d in planes:
         ax.plot_surface(*_plane_square(n, d, mid, 0.6 * span), color="0.8", alpha=0.4, linewidth=0, gid="plane")
     if pivots:
