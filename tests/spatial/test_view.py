@@ -173,6 +173,7 @@ def _chromium(url, tmp, *what):
         "--disable-component-update",
         "--disable-sync",
         "--no-first-run",
+        "--disable-dev-shm-usage",  # a container's small /dev/shm
         "--force-device-scale-factor=1",
         f"--user-data-dir={tmp}",
         "--virtual-time-budget=5000",
