@@ -7,8 +7,9 @@
  * It reads the scene (JSON, <script id="scene-data">): unit meshes placed on bodies, the bodies' poses per
  * frame, ground planes, pivots and impulse arrows; it draws one frame with Lambert shading from a light above
  * the camera; it plays the frames in real time by their times. For tests: "#frame=K" in the address shows
- * frame K at load ("#frame=K&size=WxH": on a canvas of W × H CSS pixels), window.showFrame(k) shows frame k,
- * and each drawing writes what it drew into <pre id="state"> as JSON (see the Python module's docstring).
+ * frame K at load ("#frame=K&size=WxH": on a canvas of W × H CSS pixels; "#play": playing), window.showFrame(k)
+ * shows frame k, and each drawing writes what it drew into <pre id="state"> as JSON (see the Python module's
+ * docstring).
  */
 (function () {
   "use strict";
@@ -331,9 +332,10 @@
 
   // ---- one frame -------------------------------------------------------------------------------------------
 
-  var frame = 0;
+  var frame = 0, drawings = 0;
 
   function draw() {
+    drawings += 1;
     var ratio = window.devicePixelRatio || 1;
     var width = Math.max(1, Math.round(canvas.clientWidth * ratio));
     var height = Math.max(1, Math.round(canvas.clientHeight * ratio));
@@ -391,6 +393,7 @@
       poses: poses,
       arrows: arrows.length,
       playing: playing,
+      drawings: drawings,
       viewProjection: vp,
       canvas: { left: rect.left + window.scrollX, top: rect.top + window.scrollY, width: rect.width, height: rect.height }
     });
@@ -488,7 +491,8 @@
   window.addEventListener("resize", function () { if (!playing) draw(); });
 
   // ---- the start: the frame the address names (#frame=K), else the first; a canvas of a fixed size in CSS
-  // pixels when it names one (#size=WxH: a layout that the window's height does not change) ----------------
+  // pixels when it names one (#size=WxH: a layout that the window's height does not change); playing at once
+  // with #play ---------------------------------------------------------------------------------------------
 
   function fromAddress() {
     var size = /(?:^#|&)size=(\d+)x(\d+)/.exec(window.location.hash);
@@ -498,6 +502,7 @@
     }
     var found = /(?:^#|&)frame=(\d+)/.exec(window.location.hash);
     showFrame(found ? found[1] : 0);
+    if (/(?:^#|&)play(?:&|$)/.test(window.location.hash)) setPlaying(true);
   }
   window.addEventListener("hashchange", fromAddress);
   fromAddress();

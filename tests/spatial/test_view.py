@@ -186,12 +186,12 @@ def _chromium(url, tmp, *what):
     return done.stdout
 
 
-def _address(path, frame):
-    return f"{path.as_uri()}#frame={frame}&size={CANVAS[0]}x{CANVAS[1]}"
+def _address(path, frame, play=False):
+    return f"{path.as_uri()}#frame={frame}&size={CANVAS[0]}x{CANVAS[1]}" + ("&play" if play else "")
 
 
-def _state(path, frame, tmp):
-    dom = _chromium(_address(path, frame), tmp / "profile", "--dump-dom")
+def _state(path, frame, tmp, play=False):
+    dom = _chromium(_address(path, frame, play), tmp / "profile", "--dump-dom")
     found = re.search(r'<pre id="state"[^>]*>(.*?)</pre>', dom, re.S)
     assert found, dom[:2000]
     return json.loads(found[1].replace("&quot;", '"').replace("&amp;", "&"))
@@ -284,3 +284,15 @@ def test_the_page_draws_the_impulse_arrows_of_a_frame(run, tmp_path):
             continue  # a resting impulse: an arrow too short and thin to be seen
         u, v = _on_screen(state, [x + dx / 2, y + dy / 2, z + dz / 2]).round().astype(int)
         assert dark[v - 3 : v + 4, u - 3 : u + 4].any(), (u, v)
+
+
+@browser
+def test_the_page_plays(run, tmp_path):
+    """Started playing (#play), the page draws frame after frame by the clock, each at its own row's pose."""
+    out, traj, _ = run
+    state = _state(out / "view.html", 0, tmp_path, play=True)
+    assert state["playing"] and state["drawings"] > 5
+    assert state["time"] == pytest.approx(traj.t[state["row"]])
+    assert np.allclose(state["poses"], traj.q[state["row"]][None], atol=1e-6)
+    paused = _state(out / "view.html", 3, tmp_path)
+    assert not paused["playing"] and paused["drawings"] <= 2 and paused["frame"] == 3  # a resize may redraw it
