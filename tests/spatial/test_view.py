@@ -125,6 +125,37 @@ def _ndc(camera, aspect, point):
     return clip[:3] / clip[3]
 
 
+def test_capsules_and_cylinders_are_drawn_as_solids_of_their_radius():
+    """A capsule is a cylinder of its radius about its segment with a ball at each end; a cylinder, the cylinder."""
+    from jaxcontact.spatial import Assembly, CapsulePlane, CylinderPlane
+
+    asm = Assembly()
+    a, b = (asm.add_body(n, 1.0, (1.0,) * 3) for n in ("capsule", "cylinder"))
+    asm.add_contact(CapsulePlane("a-floor", 0.0, 0.0, body=a, radius=0.05, half_length=0.2, axis=(1.0, 0.0, 0.0)))
+    asm.add_contact(CylinderPlane("b-floor", 0.0, 0.0, body=b, radius=0.1, half_length=0.3))
+    q = np.array([0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0])
+    traj = SimpleNamespace(t=np.array([0.0, 0.1]), q=np.stack([q, q]), impulse_normal=np.zeros((2, 2 + 14)))
+    data = scene(traj, {"gravity": 9.81}, assembly=asm)
+    assert [(m["body"], m["mesh"]) for m in data["meshes"]] == [
+        (0, "cylinder"),
+        (0, "sphere"),
+        (0, "sphere"),
+        (1, "cylinder"),
+    ]
+    capsule, end_a, end_b, cylinder = (np.array(m["matrix"]).reshape(4, 4).T for m in data["meshes"])
+    # the unit cylinder spans z from -1 to 1 with radius 1; the unit sphere has radius 1
+    assert np.allclose(np.abs(capsule[:3, 2]), [0.2, 0, 0]) and np.allclose(
+        np.linalg.norm(capsule[:3, :2], axis=0), 0.05
+    )
+    assert sorted([end_a[0, 3], end_b[0, 3]]) == pytest.approx([-0.2, 0.2]) and np.allclose(
+        end_a[:3, :3], 0.05 * np.eye(3)
+    )
+    assert np.allclose(np.abs(cylinder[:3, 2]), [0, 0, 0.3]) and np.allclose(
+        np.linalg.norm(cylinder[:3, :2], axis=0), 0.1
+    )
+    assert data["arrows"] == [[], []] and data["arrow_scale"] is None  # no impulse, no arrow
+
+
 def test_the_docs_page_holds_the_viewer_of_this_checkout():
     """The page the docs embed (docs/viewer/, written by the spatial-mechanism tutorial) has today's viewer:
     regenerate it with ``python tests/test_docs.py spatial-mechanism`` after changing viewer.js."""
