@@ -65,12 +65,13 @@ def _box_vertices(pose, half):
     return pose[:3] + (signs * half) @ _matrix(pose[3:] / np.linalg.norm(pose[3:])).T
 
 
-def test_simulate_writes_the_page_beside_the_plots_and_not_with_no_plots(run, tmp_path, capsys):
+def test_simulate_writes_the_page_beside_the_plots_and_the_gif_when_asked(run, tmp_path, capsys):
     out, traj, _ = run
     assert (out / "view.html").is_file() and (out / "snapshots.png").is_file()
     assert not (out / "motion.gif").exists()  # opt-in: --gif
-    assert _simulate([*RUN, "--no-plots", "--out", str(tmp_path)]) == 0
-    assert "trajectory.npz" in os.listdir(tmp_path) and "view.html" not in os.listdir(tmp_path)
+    assert _simulate([*RUN, "--no-plots", "--gif", "--out", str(tmp_path)]) == 0  # asked for, the GIF is written
+    assert sorted(os.listdir(tmp_path)) == ["motion.gif", "trajectory.npz"]
+    assert f"wrote {tmp_path / 'motion.gif'}" in capsys.readouterr().out
     assert _simulate(["bouncing-ball", "--gif", "--out", str(tmp_path / "ball")]) == 2
     assert "no animation" in capsys.readouterr().err
 
