@@ -2,8 +2,9 @@
 
 * :mod:`.rotations` — unit quaternions [w, x, y, z], body-frame angular velocity, exponential map;
 * :mod:`.bodies` — the coordinates (7 per body) and velocities (6 per body) of free rigid bodies;
-* :mod:`.contacts` — sphere–plane, sphere–sphere, sphere–box, box–plane, box–box, capsule–plane,
-  cylinder–plane, capsule–capsule, pin-in-hole and ball-in-socket contacts with two tangent directions;
+* :mod:`.contacts` — sphere–plane, sphere–sphere, sphere–box, box–plane, box–box, mesh–plane, capsule–plane,
+  capsule–box, cylinder–plane, capsule–capsule, pin-in-hole and ball-in-socket contacts with two tangent
+  directions;
 * :mod:`.geometry` — their world-frame gaps, contact points and normals (closest points of segments …);
 * :mod:`.joints` — spherical, universal, revolute, cylindrical, prismatic and fixed joints, drivers;
 * :mod:`.forces` — applied forces and torques, spring–dampers;
@@ -16,9 +17,11 @@ from jaxcontact.spatial.bodies import Body
 from jaxcontact.spatial.contacts import (
     BoxBox,
     BoxPlane,
+    CapsuleBox,
     CapsuleCapsule,
     CapsulePlane,
     CylinderPlane,
+    MeshPlane,
     PinInHole,
     Plane,
     SphereBox,
@@ -34,12 +37,14 @@ __all__ = [
     "Body",
     "BoxBox",
     "BoxPlane",
+    "CapsuleBox",
     "CapsuleCapsule",
     "CapsulePlane",
     "CylinderPlane",
     "Cylindrical",
     "Driver",
     "Fixed",
+    "MeshPlane",
     "PinInHole",
     "Plane",
     "Prismatic",

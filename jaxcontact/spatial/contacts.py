@@ -15,7 +15,9 @@ specs) and take the world-frame gap geometry from :mod:`jaxcontact.spatial.geome
 * :class:`SphereBox` — a sphere and a box (of a body or of the ground): the box's point closest to the sphere;
 * :class:`BoxPlane` — a box's 8 vertices on the plane;
 * :class:`BoxBox` — two boxes, each one's 8 vertices against the other;
+* :class:`MeshPlane` — a convex mesh's hull vertices on the plane (a box's 8 are :class:`BoxPlane`);
 * :class:`CapsulePlane` — a capsule's two end spheres on the plane;
+* :class:`CapsuleBox` — a capsule and a box (of a body or of the ground): its end spheres and the box's edges;
 * :class:`CylinderPlane` — a cylinder's end circles on the plane (their lowest points and rim points);
 * :class:`CapsuleCapsule` — the closest points of two capsules' segments;
 * :class:`PinInHole` — a cylindrical pin in a cylindrical hole with radial clearance (the spatial
@@ -38,6 +40,7 @@ from jaxcontact.spatial.bodies import Body, point_velocity, pose
 from jaxcontact.spatial.geometry import (
     box_box_gaps,
     box_plane_gaps,
+    capsule_box_gaps,
     capsule_capsule_gap,
     capsule_plane_gaps,  # noqa: F401
     cylinder_plane_gaps,
@@ -47,6 +50,7 @@ from jaxcontact.spatial.geometry import (
     sphere_plane_gap,
     sphere_sphere_gap,
     tangent_basis,
+    vertex_plane_gaps,
 )
 from jaxcontact.values import Value
 
@@ -409,6 +413,159 @@ class CapsulePlane(Contact):
         )
         gaps, points = capsule_plane_gaps(c, h, self._scalar("radius", p), n, d)
         return gaps, points, jnp.broadcast_to(n, points.shape), _ground(), self.body
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CapsuleBox(Contact):
+    """A box of body ``a`` (None: a box of the ground, placed in world coordinates) and a capsule of body ``b``:
+    14 contact points (:func:`jaxcontact.spatial.geometry.capsule_box_gaps`), the normals from the box to the
+    capsule and the points on the box.
+
+    The box is placed as :class:`SphereBox`'s (``half_extents``, ``box_centre``, ``box_orientation`` in a's
+    frame); the capsule is the set of points within ``radius`` of the segment ``centre_b`` ± ``half_length`` ·
+    â (b's frame, â = ``axis_b``/‖``axis_b``‖), world centre c and half-vector h = half_length R_b â. The
+    contacts are the two end spheres c ∓ h against the box (the box's closest point, as a sphere's), then the
+    segment against each of the box's 12 edges e ± k:
+
+        g_∓ = dist(c ∓ h, box) − radius,      g_e = min over the segment and the edge of ‖x − y‖ − radius.
+
+    While the segment stays outside the box, the smallest of these is the capsule's gap exactly: the
+    segment's closest pair to a box is at an end of the segment or on an edge of the box, or along a face
+    the segment is parallel to, where an end or an edge attains it too. A capsule lying on a face rests on
+    its end spheres, or on the face's edges where it overhangs them; across an edge it touches at the edge's
+    closest point. Missed: a segment passing through a face between edges with both ends outside (a capsule
+    driven deeper than its radius into a face); the end spheres see it again once an end is inside the box.
+    """
+
+    a: Body = None
+    half_extents: tuple = ()
+    box_centre: tuple = (0.0, 0.0, 0.0)
+    box_orientation: tuple = (1.0, 0.0, 0.0, 0.0)
+    b: Body = None
+    radius: Any = None
+    half_length: Any = None
+    axis_b: tuple = (0.0, 0.0, 1.0)
+    centre_b: tuple = (0.0, 0.0, 0.0)
+
+    size = 14
+
+    def physical(self) -> dict:
+        """field -> (value spec, rule)."""
+        halves = {f"half_extents[{i}]": (h, POSITIVE) for i, h in enumerate(self.half_extents)}
+        return {
+            **super().physical(),
+            "radius": (self.radius, POSITIVE),
+            "half_length": (self.half_length, POSITIVE),
+            **halves,
+        }
+
+    def vectors(self) -> dict:
+        """The box's centre (a point of a), the capsule's axis (a direction) and centre (a point of b)."""
+        return {
+            "box_centre": (self.box_centre, False),
+            "axis_b": (self.axis_b, True),
+            "centre_b": (self.centre_b, False),
+        }
+
+    def check(self, p) -> None:
+        """Three half extents, a unit quaternion, and the vectors."""
+        _check_box(f"contact {self.name!r}", "half_extents", self.half_extents, "box_orientation", self.box_orientation)
+        super().check(p)
+
+    def frames(self, q, p):
+        """(gaps (14,), points on the box, normals from the box to the capsule, a, b): the end spheres (−h
+        first), then the box's edges along its x, y and z axes."""
+        where = f"contact {self.name!r}"
+        box = _box(q, p, _side(self.a), self.box_centre, self.box_orientation, self.half_extents, where)
+        c, h = _segment(q, p, self.b, self.centre_b, self.axis_b, self._scalar("half_length", p), where)
+        gaps, points, normals = capsule_box_gaps(*box, c, h, self._scalar("radius", p))
+        return gaps, points, normals, _side(self.a), self.b
+
+
+def _hull(points):
+    """Indices (in input order) of the extreme points of ``points`` (k, 3): the vertices of their convex hull,
+    taken in the affine span of the points (a flat set: its polygon's corners; a collinear one: its two ends;
+    coincident points: the first)."""
+    centred = points - points.mean(axis=0)
+    _, sv, vt = np.linalg.svd(centred, full_matrices=False)
+    rank = int(np.sum(sv > 1e-12 * max(1.0, float(np.abs(points).max()))))
+    if rank == 0:
+        return np.asarray([0])
+    coords = centred @ vt[:rank].T
+    if rank == 1:
+        return np.unique([np.argmin(coords[:, 0]), np.argmax(coords[:, 0])])
+    from scipy.spatial import ConvexHull  # here: only a mesh needs Qhull, and scipy.spatial is slow to import
+
+    return np.sort(ConvexHull(coords).vertices)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class MeshPlane(Contact):
+    """A convex mesh of ``body`` on the ground plane: one contact point per vertex of its convex hull.
+
+    ``vertices`` (numbers, k × 3, k ≥ 1) are points of the mesh in the body frame, scaled by the uniform
+    ``scale`` (a value spec, 1 by default) about the body's origin (its centre of mass): with the body's
+    pose (x, R) the vertex v_i is at x + scale R v_i, and its gap is
+
+        g_i = n·(x + scale R v_i) − d          (plane n·x = d).
+
+    A convex body's lowest point is always one of its hull's vertices (the height is linear, so its
+    minimum over a polytope is at a vertex), and a face or an edge lying on the plane touches at its
+    vertices, which carry any load distribution over it. With ``hull`` (the default) the vertices are
+    reduced once, at construction, to those of their convex hull (scipy's Qhull, in input order; a flat
+    set to its polygon's corners): a mesh's full vertex list can be given. Without it every vertex is a
+    contact: any set works — a vertex inside the hull is never below the hull's lowest vertex, so it is
+    harmless, but it costs a contact row. A non-convex mesh is its hull here. :class:`BoxPlane` is the
+    case of a box's 8 vertices.
+    """
+
+    body: Body = None
+    vertices: Any = ()
+    scale: Any = 1.0
+    plane: Plane = Plane()
+    hull: bool = True
+
+    def __post_init__(self):
+        where = f"contact {self.name!r} vertices"
+        try:
+            v = np.asarray(self.vertices, float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{where} = {self.vertices!r} must be a (k, 3) array of numbers") from None
+        if v.ndim != 2 or v.shape[1] != 3 or v.shape[0] < 1:
+            raise ValueError(f"{where} of shape {v.shape} breaks the rule: a (k, 3) array with k >= 1 vertices")
+        if not np.all(np.isfinite(v)):
+            raise ValueError(f"{where} = {v.tolist()} breaks the rule: finite")
+        if not isinstance(self.hull, bool):
+            raise ValueError(f"contact {self.name!r} hull = {self.hull!r} must be True or False")
+        points = v[_hull(v)] if self.hull else v
+        points.setflags(write=False)
+        object.__setattr__(self, "_points", points)
+
+    @property
+    def size(self) -> int:
+        """Contact points: the hull's vertices (all the vertices without ``hull``)."""
+        return len(self._points)
+
+    @property
+    def points(self) -> np.ndarray:
+        """The contact vertices (size, 3) in the body frame, before ``scale``."""
+        return self._points
+
+    def physical(self) -> dict:
+        """field -> (value spec, rule)."""
+        return {**super().physical(), "scale": (self.scale, POSITIVE)}
+
+    def vectors(self) -> dict:
+        """The plane's normal."""
+        return {"plane normal": (self.plane.normal, True)}
+
+    def frames(self, q, p):
+        """(gaps (size,), vertices, normals, ground, body), the vertices in :attr:`points`' order."""
+        n, d = self.plane.resolve(p, f"contact {self.name!r}")
+        x, R = pose(q, self.body)
+        vertices = self._scalar("scale", p) * jnp.asarray(self._points, q.dtype)
+        gaps, world = vertex_plane_gaps(x, R, vertices, n, d)
+        return gaps, world, jnp.broadcast_to(n, world.shape), _ground(), self.body
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

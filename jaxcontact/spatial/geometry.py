@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 # Two segments count as parallel when sin θ ≤ PARALLEL √ε (:func:`segment_parameters`): below it, where nearly
 # parallel segments are closest is decided by the rounding of their directions.
@@ -60,11 +61,17 @@ def sphere_sphere_gap(ca, ra, cb, rb):
     return dist - ra - rb, ca + ra * n, n
 
 
+def vertex_plane_gaps(centre, R, vertices, plane_normal, plane_offset):
+    """(gaps (k,), world vertices (k, 3)) of the points ``vertices`` (k, 3) of a frame (origin ``centre``,
+    rotation R) above the plane n·x = d: g_i = n·(centre + R v_i) − d, the points themselves."""
+    world = centre + vertices @ R.T
+    return world @ plane_normal - plane_offset, world
+
+
 def box_plane_gaps(centre, R, half_extents, plane_normal, plane_offset):
-    """(gaps (8,), vertices (8, 3)) of a box's vertices above the plane n·x = d."""
+    """(gaps (8,), vertices (8, 3)) of a box's vertices above the plane n·x = d (:func:`vertex_plane_gaps`)."""
     signs = jnp.asarray([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], centre.dtype)
-    vertices = centre + (signs * half_extents) @ R.T
-    return vertices @ plane_normal - plane_offset, vertices
+    return vertex_plane_gaps(centre, R, signs * half_extents, plane_normal, plane_offset)
 
 
 def sphere_box_gap(box_centre, R, half_extents, centre, radius):
@@ -241,6 +248,56 @@ def capsule_capsule_gap(ca, ha, ra, cb, hb, rb):
     fallback = safe_unit(jnp.cross(ha, hb), tangent_basis(ha / jnp.sqrt(ha @ ha))[0])
     n = safe_unit(p2 + t * d2 - xa, fallback)
     return segment_distance(p1, d1, p2, d2) - ra - rb, xa + ra * n, n
+
+
+# The box's 12 edges: edge 4 i + m (contact 2 + 4 i + m of a capsule–box) runs along the box's axis i (its
+# half-vector h_i e_i), its centre at the signs (±1, ±1) times the half extents on the two other axes.
+_EDGE_AXES = np.repeat(np.eye(3), 4, axis=0)
+_EDGE_SIGNS = np.asarray(
+    [
+        [0.0 if k == i else (sj if k == (i + 1) % 3 else sk) for k in range(3)]
+        for i in range(3)
+        for sj in (-1, 1)
+        for sk in (-1, 1)
+    ]
+)
+
+
+def capsule_box_gaps(box_centre, R, half_extents, centre, half, radius):
+    """(gaps (14,), points on the box (14, 3), unit normals from the box to the capsule (14, 3)) of a box
+    (centre, rotation R, half extents) and a capsule — the points within ``radius`` of the segment
+    centre ± half (world): its two end spheres against the box (:func:`sphere_box_gap`, the end −half
+    first), then the segment against each of the box's 12 edges (:func:`capsule_capsule_gap` with the
+    edge as a capsule of radius 0: the edges along the box's x, then y, then z axis).
+
+    These 14 distances give the capsule's gap exactly whenever its segment stays outside the box: the
+    closest pair (x on the segment, y on the box) has x at an end of the segment (an end sphere), or y
+    on an edge (an edge contact), or else x inside the segment and y inside a face — then the segment
+    is parallel to that face, and sliding x along it keeps the distance until x reaches an end or y an
+    edge, so an end or an edge attains it too. A capsule lying on a face touches along a line whose
+    ends are end spheres or, where it overhangs, its crossings of the face's edges; across an edge it
+    touches at the edge's closest point. Every contact is a true non-penetration condition (an end or
+    an edge is part of the box), so the set never pushes where the box is not; near a line contact,
+    two or three of them coincide, a redundant set the cone solver shares out. Missed: a segment that
+    passes through a face (both ends outside, the segment crossing the face's interior: a capsule
+    driven deeper than its radius into a face between edges); the end spheres see it again once an end
+    enters the box. Values and gradients are finite everywhere (the end spheres' inside branch, the
+    segment distance's safe norm at touching or parallel axes).
+    """
+    ends = jnp.stack([centre - half, centre + half])
+    end_gaps, end_points, end_normals = jax.vmap(sphere_box_gap, in_axes=(None, None, None, 0, None))(
+        box_centre, R, half_extents, ends, radius
+    )
+    edge_centres = box_centre + (jnp.asarray(_EDGE_SIGNS, centre.dtype) * half_extents) @ R.T
+    edge_halves = (jnp.asarray(_EDGE_AXES, centre.dtype) * half_extents) @ R.T
+    edge_gaps, edge_points, edge_normals = jax.vmap(capsule_capsule_gap, in_axes=(0, 0, None, None, None, None))(
+        edge_centres, edge_halves, 0.0, centre, half, radius
+    )
+    return (
+        jnp.concatenate([end_gaps, edge_gaps]),
+        jnp.concatenate([end_points, edge_points]),
+        jnp.concatenate([end_normals, edge_normals]),
+    )
 
 
 def pin_in_hole_gaps(hole_point, hole_axis, ends, pin_radius, clearance):
