@@ -1,7 +1,8 @@
 """Capsule–box contact (``CapsuleBox``): the capsule's end spheres and the segment against the box's 12 edges.
 
 Hand cases (lying on a face, bridging a box longer than it, leaning across an edge, standing on an end, an end
-inside the box, a turned box of a turned body), the gaps' Jacobian in q against finite differences away from
+inside the box, a turned box of a turned body), the smallest gap against the segment's distance to the box on
+random segments, the gaps' Jacobian in q against finite differences away from
 the switches and finite at the degenerate poses, and two runs against closed forms: a capsule dropped flat on a
 box rests at the box's height plus its radius with every step converged, and one launched along its axis on a
 box slides v²/(2μg) before it stops.
@@ -72,6 +73,30 @@ def test_an_end_on_a_side_face_and_an_end_inside():
         assert g[0] == pytest.approx(gap, abs=1e-15) and g[1] > 0.3
         np.testing.assert_allclose(p[0], [0.5, 0.1, -0.05], atol=1e-15)
         np.testing.assert_allclose(n[0], EX, atol=1e-15)
+
+
+def _distance_to_box(x):
+    """Distance of the point x from the box (HALF, at the origin, unturned)."""
+    return np.linalg.norm(x - np.clip(x, -np.asarray(HALF), np.asarray(HALF)))
+
+
+def test_the_smallest_gap_is_the_segment_distance_to_the_box():
+    """Random segments outside the box, any direction and length: min g + r equals the segment's distance to
+    the box, minimised along the segment (a convex function of the parameter: a bounded scalar minimiser)."""
+    from scipy.optimize import minimize_scalar
+
+    rng = np.random.default_rng(0)
+    f = jax.jit(lambda c, h: capsule_box_gaps(jnp.zeros(3), EYE, HALF, c, h, R)[0])
+    checked = 0
+    while checked < 200:
+        centre, half = rng.uniform(-1.0, 1.0, 3), rng.uniform(-0.6, 0.6, 3)
+        along = lambda t: _distance_to_box(centre + t * half)  # noqa: E731
+        best = minimize_scalar(along, bounds=(-1.0, 1.0), method="bounded", options={"xatol": 1e-12})
+        exact = min(best.fun, along(-1.0), along(1.0))
+        if exact < 1e-3:
+            continue  # the segment enters the box (or nearly): the case the contacts do not cover
+        assert float(f(jnp.asarray(centre), jnp.asarray(half)).min()) + R == pytest.approx(exact, abs=1e-12)
+        checked += 1
 
 
 def _box_and_capsule(box_on_body=True):
