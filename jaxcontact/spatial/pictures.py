@@ -1,9 +1,10 @@
 """3D snapshots of a spatial trajectory (matplotlib's 3D axes, headless): the picture of a spatial model.
 
 The bodies are drawn by their contact shapes — a sphere as a wire globe with one marked meridian
-(its rotation shows), a box by its edges — at a few instants, older ones paler, with the path of
-every centre, the ground planes the contacts use, and the pivots that hold bodies to the ground
-with the line from each pivot to its body's centre (a pendulum's string).
+(its rotation shows), a box or a convex mesh by its edges — at a few instants, older ones paler,
+with the path of every centre, the ground planes the contacts use, and the pivots that hold bodies
+to the ground with the line from each pivot to its body's centre (a pendulum's string). Shapes of
+the ground itself (a box of the ground) are not drawn.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import numpy as np
 from jaxcontact.spatial.contacts import (
     BoxBox,
     BoxPlane,
+    CapsuleBox,
     CapsulePlane,
     CylinderPlane,
+    MeshPlane,
     SphereBox,
     SphereInSphere,
     SpherePlane,
@@ -95,6 +98,22 @@ def _capsule_axis(c, p):  # a capsule's or a cylinder's axis segment
     return [(c.body.index, "segment", np.stack([centre - half, centre + half]), np.zeros(3))]
 
 
+def _capsule_and_box(c, p):  # the capsule's axis segment; the box when a body holds it
+    axis = _vector(c.axis_b, p, "axis")
+    half = float(Value(c.half_length, "half length")(p)) * axis / np.linalg.norm(axis)
+    centre = _vector(c.centre_b, p, "centre")
+    out = [(c.b.index, "segment", np.stack([centre - half, centre + half]), np.zeros(3))]
+    if c.a is not None:
+        box = (_vector(c.half_extents, p, "half extent"), _matrix(np.asarray(c.box_orientation, float)))
+        out.append((c.a.index, "box", box, _vector(c.box_centre, p, "box centre")))
+    return out
+
+
+def _mesh_on_plane(c, p):  # the contact vertices (the hull's, unless built without it), scaled
+    scale = float(Value(c.scale, "scale")(p))
+    return [(c.body.index, "mesh", scale * np.asarray(c.points, float), np.zeros(3))]
+
+
 # Contact type -> the shapes it draws, [(body index, kind, size, body-frame centre)]; a kind is a key of
 # DRAWERS. A contact type not listed draws nothing (pins: their bodies are drawn by their paths).
 SHAPES = {
@@ -106,29 +125,75 @@ SHAPES = {
     SphereInSphere: _ball_in_socket,
     BoxPlane: _box_on_plane,
     BoxBox: _two_boxes,
+    CapsuleBox: _capsule_and_box,
+    MeshPlane: _mesh_on_plane,
 }
 
 
 # Contact type -> the solid about its "segment" shape: a capsule (round ends) or a cylinder (flat ends), both
-# of the contact's ``radius``.
-SOLIDS = {CapsulePlane: "capsule", CylinderPlane: "cylinder"}
+# of the contact's ``radius``, and the field holding the body the segment is on.
+SOLIDS = {CapsulePlane: ("capsule", "body"), CylinderPlane: ("cylinder", "body"), CapsuleBox: ("capsule", "b")}
 
 
 def _solids(assembly, p):
     """body index -> (solid, radius) of the capsule or cylinder about that body's "segment" shape (as
     :func:`_shapes` keeps one shape per body and kind, the last contact of a body gives it)."""
-    return {
-        c.body.index: (SOLIDS[type(c)], float(Value(c.radius, "radius")(p)))
-        for c in assembly.contacts
-        if type(c) in SOLIDS
-    }
+    out = {}
+    for c in assembly.contacts:
+        if type(c) in SOLIDS:
+            solid, field = SOLIDS[type(c)]
+            out[getattr(c, field).index] = (solid, float(Value(c.radius, "radius")(p)))
+    return out
+
+
+def _shape_key(shape):
+    """What makes two shapes one: the body and the kind (a box touching two planes is one box); a mesh also
+    by its vertices, as two meshes on one body (a compound body) are two shapes, one mesh on two planes one."""
+    body, kind, size, centre = shape
+    if kind == "mesh":
+        return body, kind, np.round(np.asarray(size, float) + centre, 12).tobytes()
+    return body, kind
 
 
 def _shapes(assembly, p):
     """(body index, kind, size, body-frame centre) of every drawable shape: ("sphere", r), ("box", (half
-    extents, rotation in the body)) or ("segment", its two end points)."""
+    extents, rotation in the body)), ("segment", its two end points) or ("mesh", its vertices (k, 3)).
+
+    Shapes on the ground (a box of the ground under a sphere or a capsule) are not drawn: the ground
+    is drawn by its planes."""
     out = [s for c in assembly.contacts for s in SHAPES.get(type(c), lambda c, p: [])(c, p)]
-    return [s for s in dict(((s[0], s[1]), s) for s in out if s[0] is not None).values()]
+    return [s for s in dict((_shape_key(s), s) for s in out if s[0] is not None).values()]
+
+
+def _hull_faces(points):
+    """The convex hull of ``points`` (k, 3) as (triangles (T, 3) indices into points, their unit normals (T, 3),
+    edges (E, 2) indices): the edges are those between faces, not the diagonals that split a face into
+    triangles. A flat set is its polygon (a fan of triangles, the normal of its plane); a collinear set, the
+    segment between its ends (no triangle); one point, nothing."""
+    points = np.asarray(points, float)
+    centred = points - points.mean(axis=0)
+    _, sv, vt = np.linalg.svd(centred, full_matrices=False)
+    rank = int(np.sum(sv > 1e-9 * max(1.0, float(np.abs(points).max()))))
+    no_triangles = np.zeros((0, 3), int), np.zeros((0, 3))
+    if rank == 0:
+        return (*no_triangles, np.zeros((0, 2), int))
+    coords = centred @ vt[:rank].T
+    if rank == 1:
+        return (*no_triangles, np.array([[np.argmin(coords[:, 0]), np.argmax(coords[:, 0])]]))
+    from scipy.spatial import ConvexHull  # here: only a mesh needs Qhull, and scipy.spatial is slow to import
+
+    hull = ConvexHull(coords)
+    if rank == 2:  # the polygon's corners, in order round it
+        ring = hull.vertices
+        triangles = np.stack([np.full(len(ring) - 2, ring[0]), ring[1:-1], ring[2:]], axis=1)
+        return triangles, np.tile(vt[2], (len(triangles), 1)), np.stack([ring, np.roll(ring, -1)], axis=1)
+    normals = hull.equations[:, :3] @ vt  # Qhull's outward normals, back from the singular axes
+    # Qhull triangulates a face of more than three corners: a side between two triangles of one plane (the
+    # triangle across it, Qhull's neighbour opposite that corner, has the same plane) is no edge.
+    same = np.all(np.isclose(hull.equations[:, None], hull.equations[hull.neighbors], atol=1e-9), axis=2)
+    sides = hull.simplices[:, [[1, 2], [2, 0], [0, 1]]]  # side m of a triangle: opposite its corner m
+    edges = np.unique(np.sort(sides[~same], axis=1), axis=0).reshape(-1, 2)
+    return hull.simplices, normals, edges
 
 
 def _extra_shapes(segments=(), boxes=()):
@@ -166,8 +231,19 @@ def _draw_box(ax, size, x, R, color, alpha):  # size: (half extents, the box's r
                 ax.plot(*v[[i, j]].T, color=color, lw=1.0, alpha=alpha)
 
 
+def _draw_mesh(ax, size, x, R, color, alpha):  # size: the vertices (k, 3) in the body frame; its hull's edges
+    v = x + np.asarray(size, float) @ R.T
+    edges = _hull_faces(size)[2]
+    if len(edges) == 0:  # one point
+        ax.plot(*v[:1].T, color=color, marker="o", ms=3, alpha=alpha)
+        return
+    # one line for all the edges, broken between them (NaN rows): a hull has many
+    lines = np.concatenate([v[edges], np.full((len(edges), 1, 3), np.nan)], axis=1).reshape(-1, 3)
+    ax.plot(*lines.T, color=color, lw=1.0, alpha=alpha)
+
+
 # shape kind -> how it is drawn at world position x with rotation R
-DRAWERS = {"segment": _draw_segment, "sphere": _draw_sphere, "box": _draw_box}
+DRAWERS = {"segment": _draw_segment, "sphere": _draw_sphere, "box": _draw_box, "mesh": _draw_mesh}
 
 
 def _planes(assembly, p):

@@ -28,6 +28,7 @@ from jaxcontact.spatial.pictures import (
     _draw_pose,
     _extent,
     _extra_shapes,
+    _hull_faces,
     _pivots,
     _plane_square,
     _planes,
@@ -94,7 +95,8 @@ def impulse_arrows(traj, params, rows, *, assembly):
     The impulse of a row is the sum of the trajectory's rows after the previous one listed (the first row: its
     own): a saved row already sums the steps since the row before it, so an impact between two rows shown is
     drawn at the second. Points whose impulse is not above a billionth of the largest (solver round-off) are
-    left out.
+    left out, and so are the columns of contacts whose impulses are not forces at points (``point_impulses``
+    false: a hinge limit's torque), which neither draw an arrow nor set the scale.
     """
     q = np.asarray(traj.q, float)
     impulses = np.asarray(traj.impulse_normal, float)
@@ -106,6 +108,12 @@ def impulse_arrows(traj, params, rows, *, assembly):
             f"the trajectory has {impulses.shape[-1]} normal impulse columns; the assembly has {k} contact points "
             "(a trajectory of another model?)"
         )
+    # Only the columns of contacts whose impulses are forces at their points are drawn; the others still hold
+    # their places in the impulse array's layout.
+    forces = [bool(getattr(c, "point_impulses", True)) for c in contacts]
+    impulses = impulses[..., np.repeat(forces, [c.size for c in contacts]).astype(bool)]
+    contacts = [c for c, force in zip(contacts, forces) if force]
+    k = impulses.shape[-1]
     summed = np.add.reduceat(impulses, np.r_[0, rows[:-1] + 1], axis=0) if k else impulses[rows]
     points, normals = _contact_frames(contacts, {k: np.asarray(v) for k, v in params.items()}, q[rows])
     cut = 1e-9 * max(float(np.max(summed, initial=0.0)), 0.0)
@@ -138,11 +146,22 @@ def _meshes(shapes, solids):
     "cylinder" of radius 1 along z from −1 to 1) placed in its body's frame by a 4 × 4 matrix (column-major).
 
     A "segment" is the cylinder of its body's capsule (with a ball at each end) or cylinder; without one, a
-    bar of a fortieth of its length in radius."""
+    bar of a fortieth of its length in radius. A "mesh" is its convex hull's triangles, given in the entry
+    (mesh "hull"; "triangles": 9 body-frame coordinates per triangle, "normals": its outward unit normal, 3
+    per triangle; the matrix places them); a mesh of collinear points is the bar between its ends, of one
+    point nothing."""
     out = []
 
-    def add(body, mesh, m):
-        out.append({"body": int(body), "mesh": mesh, "matrix": np.round(m.T.ravel(), 7).tolist()})
+    def add(body, mesh, m, **more):
+        out.append({"body": int(body), "mesh": mesh, "matrix": np.round(m.T.ravel(), 7).tolist(), **more})
+
+    def bar(body, a, b, solid_radius=None):
+        length = float(np.linalg.norm(b - a))
+        solid, radius = solid_radius or ("bar", 0.025 * length)
+        add(body, "cylinder", _translate_scale(0.5 * (a + b), _along(b - a), [radius, radius, 0.5 * length]))
+        if solid == "capsule":
+            for end in (a, b):
+                add(body, "sphere", _translate_scale(end, np.eye(3), [radius] * 3))
 
     for body, kind, size, centre in shapes:
         if kind == "sphere":
@@ -150,14 +169,23 @@ def _meshes(shapes, solids):
         elif kind == "box":
             half, turn = size
             add(body, "box", _translate_scale(centre, turn, half))
+        elif kind == "mesh":
+            vertices = np.asarray(size, float)
+            triangles, normals, edges = _hull_faces(vertices)
+            if len(triangles):
+                add(
+                    body,
+                    "hull",
+                    _translate_scale(centre, np.eye(3), [1.0] * 3),
+                    triangles=np.round(vertices[triangles].ravel(), 7).tolist(),
+                    normals=np.round(normals.ravel(), 7).tolist(),
+                )
+            elif len(edges):
+                a, b = vertices[edges[0]] + centre
+                bar(body, a, b)
         else:
             a, b = np.asarray(size, float) + centre
-            length = float(np.linalg.norm(b - a))
-            solid, radius = solids.get(body, ("bar", 0.025 * length))
-            add(body, "cylinder", _translate_scale(0.5 * (a + b), _along(b - a), [radius, radius, 0.5 * length]))
-            if solid == "capsule":
-                for end in (a, b):
-                    add(body, "sphere", _translate_scale(end, np.eye(3), [radius] * 3))
+            bar(body, a, b, solids.get(body))
     return out
 
 
@@ -169,6 +197,8 @@ def _reach(shapes, solids):
             far.append(np.linalg.norm(centre) + size)
         elif kind == "box":
             far.append(np.linalg.norm(centre) + np.linalg.norm(size[0]))
+        elif kind == "mesh":
+            far.append(np.linalg.norm(np.asarray(size, float) + centre, axis=1).max())
         else:
             radius = solids.get(body, ("bar", 0.0))[1]
             far.append(max(np.linalg.norm(e + centre) for e in np.asarray(size, float)) + radius)

@@ -4,12 +4,12 @@
  * Part of jaxcontact, under the project's licence (Apache-2.0). Plain WebGL 1 and no library: the page
  * that inlines it loads nothing from the network.
  *
- * It reads the scene (JSON, <script id="scene-data">): unit meshes placed on bodies, the bodies' poses per
- * frame, ground planes, pivots and impulse arrows; it draws one frame with Lambert shading from a light above
- * the camera; it plays the frames in real time by their times. For tests: "#frame=K" in the address shows
- * frame K at load ("#frame=K&size=WxH": on a canvas of W × H CSS pixels; "#play": playing), window.showFrame(k)
- * shows frame k, and each drawing writes what it drew into <pre id="state"> as JSON (see the Python module's
- * docstring).
+ * It reads the scene (JSON, <script id="scene-data">): unit meshes placed on bodies (and convex hulls given by
+ * their triangles), the bodies' poses per frame, ground planes, pivots and impulse arrows; it draws one frame
+ * with Lambert shading from a light above the camera; it plays the frames in real time by their times. For
+ * tests: "#frame=K" in the address shows frame K at load ("#frame=K&size=WxH": on a canvas of W × H CSS pixels;
+ * "#play": playing), window.showFrame(k) shows frame k, and each drawing writes what it drew into <pre
+ * id="state"> as JSON (see the Python module's docstring).
  */
 (function () {
   "use strict";
@@ -190,6 +190,8 @@
   Mesh.prototype.quad = function (a, b, c, d) {
     this.triangles.push(a, b, c, a, c, d);
   };
+  // With no triangles listed the vertices are the triangles, three by three (drawn without an index: a hull
+  // may have more vertices than 16-bit indices reach).
   Mesh.prototype.upload = function () {
     var buffer = function (target, data) {
       var b = gl.createBuffer();
@@ -197,13 +199,14 @@
       gl.bufferData(target, data, gl.STATIC_DRAW);
       return b;
     };
+    var indexed = this.triangles.length > 0;
     this.buffers = {
       position: buffer(gl.ARRAY_BUFFER, new Float32Array(this.positions)),
       normal: buffer(gl.ARRAY_BUFFER, new Float32Array(this.normals)),
       mark: buffer(gl.ARRAY_BUFFER, new Float32Array(this.marks)),
-      index: buffer(gl.ELEMENT_ARRAY_BUFFER, new Uint16Array(this.triangles))
+      index: indexed ? buffer(gl.ELEMENT_ARRAY_BUFFER, new Uint16Array(this.triangles)) : null
     };
-    this.count = this.triangles.length;
+    this.count = indexed ? this.triangles.length : this.marks.length;
     return this;
   };
 
@@ -271,6 +274,16 @@
     });
   }
 
+  // A convex hull of the scene: its triangles (9 coordinates each) with one flat normal each (3).
+  function hullMesh(entry) {
+    var m = new Mesh(), t = entry.triangles, n = entry.normals;
+    for (var i = 0; 9 * i < t.length; i++) {
+      var normal = [n[3 * i], n[3 * i + 1], n[3 * i + 2]];
+      for (var k = 0; k < 3; k++) m.vertex([t[9 * i + 3 * k], t[9 * i + 3 * k + 1], t[9 * i + 3 * k + 2]], normal, 0);
+    }
+    return m.upload();
+  }
+
   function cylinderMesh() {
     var m = new Mesh();
     addRound(m, -1, 1, 1, 1, true);
@@ -303,6 +316,7 @@
 
   var meshes = { sphere: sphereMesh(), box: boxMesh(), cylinder: cylinderMesh(), arrow: arrowMesh() };
   var planes = scene.planes.map(planeMesh);
+  var shapes = scene.meshes.map(function (s) { return s.mesh === "hull" ? hullMesh(s) : meshes[s.mesh]; });
 
   function rgb(hex) {
     return [1, 3, 5].map(function (i) { return parseInt(hex.substr(i, 2), 16) / 255; });
@@ -319,12 +333,16 @@
     gl.vertexAttribPointer(at.normal, 3, gl.FLOAT, false, 0, 0);
     gl.bindBuffer(gl.ARRAY_BUFFER, b.mark);
     gl.vertexAttribPointer(at.mark, 1, gl.FLOAT, false, 0, 0);
-    gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, b.index);
     gl.uniformMatrix4fv(at.model, false, new Float32Array(model));
     gl.uniformMatrix3fv(at.normalMatrix, false, new Float32Array(normalMatrix(model)));
     gl.uniform3fv(at.colour, colour);
     gl.uniform3fv(at.markColour, markColour || colour);
-    gl.drawElements(gl.TRIANGLES, mesh.count, gl.UNSIGNED_SHORT, 0);
+    if (b.index) {
+      gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, b.index);
+      gl.drawElements(gl.TRIANGLES, mesh.count, gl.UNSIGNED_SHORT, 0);
+    } else {
+      gl.drawArrays(gl.TRIANGLES, 0, mesh.count);
+    }
   }
   [at.position, at.normal, at.mark].forEach(function (a) { gl.enableVertexAttribArray(a); });
 
@@ -356,8 +374,8 @@
     planes.forEach(function (mesh) { drawMesh(mesh, IDENTITY, GROUND, GROUND_MARK); });
     var poses = scene.poses[frame];
     var bodies = poses.map(poseMatrix);
-    scene.meshes.forEach(function (s) {
-      drawMesh(meshes[s.mesh], multiply(bodies[s.body], s.matrix), colours[s.body], MARK);
+    scene.meshes.forEach(function (s, i) {
+      drawMesh(shapes[i], multiply(bodies[s.body], s.matrix), colours[s.body], MARK);
     });
     var bar = scene.bar;
     scene.pivots.forEach(function (pv) {

@@ -171,3 +171,31 @@ def test_shapes_come_from_the_contact_table_and_each_kind_has_a_drawer():
     assert np.allclose(half, [0.1, 0.2, 0.3]) and np.allclose(rotation, [[0, -1, 0], [1, 0, 0], [0, 0, 1]])
     assert np.allclose(shapes[2][3], [0.1, 0, 0]) and np.allclose(shapes[3][2], [[-0.2, 0, 0], [0.2, 0, 0]])
     assert PinInHole not in SHAPES and {k for _, k, _, _ in shapes} <= set(DRAWERS)
+
+
+def test_a_mesh_is_drawn_by_its_hull_and_two_meshes_of_a_body_are_two_shapes():
+    """The hull's edges are those between faces (a cube: 12, no face diagonal), its normals point out; a flat
+    set is its polygon, a collinear one its segment. A mesh on two planes is one shape; another mesh of the
+    same body is a second one."""
+    from jaxcontact.spatial import Assembly, Plane
+    from jaxcontact.spatial.contacts import MeshPlane
+    from jaxcontact.spatial.pictures import _hull_faces, _shapes
+
+    cube = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float) * [0.1, 0.2, 0.3]
+    triangles, normals, edges = _hull_faces(np.vstack([cube, [[0.0, 0.0, 0.05]]]))  # and a point inside
+    assert len(triangles) == 12 and np.all(np.einsum("tj,tj->t", cube[triangles[:, 0]], normals) > 0)
+    assert len(edges) == 12 and np.all(np.sum(cube[edges[:, 0]] != cube[edges[:, 1]], axis=1) == 1)
+    square = [[0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1], [0.5, 0.5, 1]]
+    triangles, normals, edges = _hull_faces(square)
+    assert len(triangles) == 2 and np.allclose(np.abs(normals), [0, 0, 1]) and len(edges) == 4 and 4 not in edges
+    assert _hull_faces([[0, 0, 0], [2, 2, 2], [1, 1, 1]])[2].tolist() == [[0, 1]]
+    assert [len(part) for part in _hull_faces([[1, 2, 3]])] == [0, 0, 0]
+
+    asm = Assembly()
+    body = asm.add_body("gem", 1.0, (1.0,) * 3)
+    for name, plane in (("floor", Plane()), ("wall", Plane(normal=(1.0, 0.0, 0.0), offset=-1.0))):
+        asm.add_contact(MeshPlane(f"cube-{name}", 0.0, 0.0, body=body, vertices=cube, plane=plane))
+    asm.add_contact(MeshPlane("spike", 0.0, 0.0, body=body, vertices=square, scale=2.0))
+    shapes = _shapes(asm, {"gravity": 9.81})
+    assert [kind for _, kind, _, _ in shapes] == ["mesh", "mesh"]
+    assert np.allclose(shapes[0][2], cube) and np.allclose(shapes[1][2], 2 * np.array(square[:4], float))

@@ -157,6 +157,108 @@ def test_capsules_and_cylinders_are_drawn_as_solids_of_their_radius():
     assert data["arrows"] == [[], []] and data["arrow_scale"] is None  # no impulse, no arrow
 
 
+# A convex mesh (an octahedron's corners, with its centre among the vertices given) and a capsule across a
+# block: the shapes of the two contacts without a unit mesh of their own.
+OCTAHEDRON = [[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1], [0, 0, 0]]
+
+
+def _mesh_and_capsule_box():
+    """(assembly, params, a trajectory of two rows, at rest): an octahedron of scale "size" (body 0), a capsule (body 1)
+    on a block (body 2) and on a box of the ground."""
+    from jaxcontact.spatial import Assembly
+    from jaxcontact.spatial.contacts import CapsuleBox, MeshPlane
+
+    asm = Assembly()
+    gem, capsule, block = (asm.add_body(n, 1.0, (1.0,) * 3) for n in ("gem", "capsule", "block"))
+    asm.add_contact(MeshPlane("gem-floor", 0.0, 0.0, body=gem, vertices=OCTAHEDRON, scale="size"))
+    turn = (np.cos(np.pi / 4), 0.0, 0.0, np.sin(np.pi / 4))  # a quarter turn about z
+    asm.add_contact(
+        CapsuleBox(
+            "capsule-block", 0.0, 0.0, a=block, half_extents=(0.3, 0.2, 0.1), box_centre=(0.0, 0.0, -0.1),
+            box_orientation=turn, b=capsule, radius=0.05, half_length=0.2, axis_b=(0.0, 1.0, 0.0),
+        )
+    )  # fmt: skip
+    asm.add_contact(
+        CapsuleBox(
+            "capsule-ground", 0.0, 0.0, half_extents=(1.0, 1.0, 0.1), b=capsule, radius=0.05, half_length=0.2,
+            axis_b=(0.0, 1.0, 0.0),
+        )
+    )  # fmt: skip
+    q = np.zeros(21)
+    q[[2, 3, 7, 9, 10, 14, 16, 17]] = [0.2, 1.0, 0.5, 0.3, 1.0, -0.5, 0.1, 1.0]
+    k = sum(c.size for c in asm.contacts)
+    traj = SimpleNamespace(t=np.array([0.0, 0.1]), q=np.stack([q, q]), impulse_normal=np.zeros((2, k)))
+    return asm, {"gravity": 9.81, "size": 0.15}, traj
+
+
+def test_meshes_and_capsules_on_boxes_are_in_the_scene_and_the_pictures(tmp_path):
+    """A mesh is its hull's triangles, outward normals, at its scale (the centre vertex is inside, no corner); a
+    capsule on a box, the capsule of its radius and the box; a box of the ground is not drawn (nor is any shape
+    of the ground). The snapshots and the GIF draw them too: the mesh by its hull's 12 edges."""
+    from jaxcontact.spatial.pictures import snapshot_figure
+
+    asm, p, traj = _mesh_and_capsule_box()
+    data = scene(traj, p, assembly=asm)
+    assert [(m["body"], m["mesh"]) for m in data["meshes"]] == [
+        (0, "hull"),
+        (1, "cylinder"),
+        (1, "sphere"),
+        (1, "sphere"),
+        (2, "box"),
+    ]
+    hull, capsule, end_a, end_b, box = data["meshes"]
+    corners = np.array(hull["triangles"]).reshape(-1, 3, 3)
+    normals = np.array(hull["normals"]).reshape(-1, 3)
+    assert len(corners) == len(normals) == 8  # the octahedron's faces
+    assert np.allclose(np.unique(corners.reshape(-1, 3), axis=0), np.unique(0.15 * np.array(OCTAHEDRON[:6]), axis=0))
+    assert np.allclose(np.abs(normals), 1 / np.sqrt(3)) and np.all(np.sign(normals) == np.sign(corners.sum(axis=1)))
+    assert np.allclose(np.einsum("tkj,tj->tk", corners, normals), 0.15 / np.sqrt(3))  # each corner on its face
+    assert np.allclose(np.array(hull["matrix"]).reshape(4, 4), np.eye(4))
+    capsule, end_a, end_b, box = (np.array(m["matrix"]).reshape(4, 4).T for m in (capsule, end_a, end_b, box))
+    assert np.allclose(np.abs(capsule[:3, 2]), [0, 0.2, 0]) and np.allclose(
+        np.linalg.norm(capsule[:3, :2], axis=0), 0.05
+    )
+    assert sorted([end_a[1, 3], end_b[1, 3]]) == pytest.approx([-0.2, 0.2]) and np.allclose(
+        end_a[:3, :3], 0.05 * np.eye(3)
+    )
+    assert np.allclose(box[:3, :3], [[0, -0.2, 0], [0.3, 0, 0], [0, 0, 0.1]]) and np.allclose(box[:3, 3], [0, 0, -0.1])
+    assert data["span"] > 2 * 0.15  # the mesh's reach is in view
+
+    fig, ax = snapshot_figure(traj, p, assembly=asm, count=1)
+    gem = [line for line in ax.lines if line.get_color() == "C0" and len(line.get_xdata())]  # not the legend's
+    assert len(gem) == 1  # one line for the hull, broken between its edges
+    xyz = np.array(gem[0].get_data_3d()).T.reshape(-1, 3, 3)  # (edge, [end, end, NaN], xyz)
+    assert len(xyz) == 12 and np.isnan(xyz[:, 2]).all()
+    assert np.allclose(np.linalg.norm(xyz[:, 0] - xyz[:, 1], axis=1), 0.15 * np.sqrt(2))  # no face's diagonal
+    fig.savefig(tmp_path / "snapshots.png")
+    assert (tmp_path / "snapshots.png").stat().st_size > 10_000
+    write_gif(traj, p, str(tmp_path / "motion.gif"), assembly=asm, frames=2, pixels=80)
+    assert (tmp_path / "motion.gif").stat().st_size > 0
+
+
+def test_contacts_whose_impulses_are_no_point_forces_draw_no_arrow():
+    """A contact with ``point_impulses`` false (a hinge limit: a torque) keeps its column in the impulse array's
+    layout, but draws no arrow and sets no scale; the contact after it draws its own."""
+    from jaxcontact.spatial import Assembly, SpherePlane
+
+    class Torque(SpherePlane):  # a stand-in: the sphere's point, but an impulse that is no force there
+        point_impulses = False
+
+    asm = Assembly()
+    ball = asm.add_body("ball", 1.0, (1.0,) * 3)
+    asm.add_contact(Torque("twist", 0.0, 0.0, body=ball, radius=0.1))
+    asm.add_contact(SpherePlane("floor", 0.0, 0.0, body=ball, radius=0.1))
+    q = np.array([0.0, 0.0, 0.1, 1.0, 0.0, 0.0, 0.0])
+    traj = SimpleNamespace(
+        t=np.array([0.0, 0.1]), q=np.stack([q, q]), impulse_normal=np.array([[5.0, 0.0], [7.0, 2.0]])
+    )
+    first, second = impulse_arrows(traj, {"gravity": 9.81}, [0, 1], assembly=asm)
+    assert first.shape == (0, 7)  # the torque's 5 N·m·s is not drawn, and it is no point's impulse
+    assert np.allclose(second, [[0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0]])
+    data = scene(traj, {"gravity": 9.81}, assembly=asm)
+    assert data["largest_impulse"] == 2.0 and data["arrows"][0] == []
+
+
 def test_the_docs_page_holds_the_viewer_of_this_checkout():
     """The page the docs embed (docs/viewer/, written by the spatial-mechanism tutorial) has today's viewer:
     regenerate it with ``python tests/test_docs.py spatial-mechanism`` after changing viewer.js."""
@@ -328,3 +430,27 @@ def test_the_page_plays(run, tmp_path):
     assert np.allclose(state["poses"], traj.q[state["row"]][None], atol=1e-6)
     paused = _state(out / "view.html", 3, tmp_path)
     assert not paused["playing"] and paused["drawings"] <= 2 and paused["frame"] == 3  # a resize may redraw it
+
+
+@browser
+def test_the_page_shows_a_mesh_body_as_its_hull(tmp_path):
+    """A mesh body's pixels fill the outline of its hull's projected corners (drawn from the triangles the scene
+    gives, at its pose): body 0, the octahedron, turned and raised."""
+    from jaxcontact.spatial.pictures import _matrix
+
+    asm, p, traj = _mesh_and_capsule_box()
+    # turned about x; above the ground and nearer the camera than the other bodies (none hides a part of it)
+    pose = np.array([0.0, -0.9, 0.6, np.cos(0.3), np.sin(0.3), 0.0, 0.0])
+    traj.q[:, :7] = pose
+    p["size"] = 0.4  # large on the screen
+    page = tmp_path / "gem.html"
+    write_html(traj, p, str(page), assembly=asm)
+    state = {"viewProjection": camera_matrix(_scene_of(page)["camera"], CANVAS[0] / CANVAS[1]).T.ravel()}
+    state["canvas"] = {"left": 0, "top": 0, "width": CANVAS[0], "height": CANVAS[1]}  # as the box test checks
+    blue = _blue_pixels(_screenshot(page, 0, tmp_path), state["canvas"])
+    assert len(blue) > 500, len(blue)
+    corners = pose[:3] + 0.4 * np.array(OCTAHEDRON[:6], float) @ _matrix(pose[3:]).T
+    outline = _outline([_on_screen(state, v) for v in corners])
+    inside = outline.contains_points(blue + 0.5)
+    area = ConvexHull(outline.vertices).volume
+    assert inside.mean() > 0.98 and inside.sum() > 0.9 * area, (inside.mean(), inside.sum(), area)
