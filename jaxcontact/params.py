@@ -116,6 +116,8 @@ FIELD_UNITS: dict[str, str] = {
     "half_length_a": "m",
     "half_length_b": "m",
     "pin_length": "m",
+    "angle": "rad",
+    "travel": "m",
 }
 
 

@@ -13,11 +13,14 @@ What is imported:
 * **joints**: ``free`` (no constraint), ``hinge`` (:class:`~jaxcontact.spatial.Revolute`), ``ball``
   (:class:`~jaxcontact.spatial.Spherical`), ``slide`` (:class:`~jaxcontact.spatial.Prismatic`, where the
   two inertial frames are aligned); a body without a joint under a moving body is welded to it
-  (:class:`~jaxcontact.spatial.Fixed`). One joint per body;
+  (:class:`~jaxcontact.spatial.Fixed`). One joint per body. A hinge's or slide's ``range`` is a pair of
+  frictionless unilateral contacts on its angle or travel (:class:`~jaxcontact.spatial.JointLimit`): its stops,
+  with Newton's restitution;
 * **equality constraints**: ``connect`` (a ball joint between two bodies) and ``weld``;
 * **contacts**: every pair of geoms MuJoCo would collide (contype/conaffinity, its parent–child exclusion,
-  ``<exclude>``, explicit ``<pair>``) whose shapes jaxcontact has: a sphere, capsule, box or cylinder on a
-  plane of the ground, two spheres, a sphere and a box, two boxes (by their vertices), two capsules;
+  ``<exclude>``, explicit ``<pair>``) whose shapes jaxcontact has: a sphere, capsule, box, cylinder or convex
+  mesh (its hull's vertices) on a plane of the ground, two spheres, a sphere and a box, a capsule and a box,
+  two boxes (by their vertices), two capsules;
 * **gravity** (along −z) and the time step;
 * **the initial state**: the file's first keyframe (``qpos``, ``qvel``), else its drawn pose at rest.
 
@@ -25,13 +28,16 @@ Every number that matters is a named parameter (``jaxcontact params model.xml`` 
 (the inertia scales with it: uniform density), ``<geom>_friction`` (a pair's friction is its geoms' as MuJoCo
 combines them: the larger, that of the geom of higher priority, none where both say ``condim="1"``),
 ``<geom>_radius``, ``<geom>_half_length`` (capsules, cylinders), ``<geom>_half_x``/``_y``/``_z`` (boxes),
-``restitution`` (Newton's coefficient of every contact, which MJCF cannot say; 0 by default) and ``gravity``.
+``<geom>_scale`` (a mesh's contact vertices, about its body's centre of mass), ``<joint>_lower`` and
+``<joint>_upper`` (a range's stops, rad or m), ``restitution`` (Newton's coefficient of every contact and stop,
+which MJCF cannot say; 0 by default) and ``gravity``.
 Names are the file's, with characters other than letters, digits and ``_`` replaced by ``_``; an unnamed body
 is ``body<i>``, an unnamed geom ``<body>_geom<k>``.
 
-What is not imported is named in one warning: a joint's limits (not enforced), torsional and rolling friction
+What is not imported is named in one warning: a ball joint's cone limit, torsional and rolling friction
 (condim 4 and 6), an explicit pair's own friction and solver settings, actuators, tendons, sensors, and the
-geom pairs whose shapes jaxcontact lacks (capsule–box, cylinder–box, meshes …). A body with several joints, a slide
+geom pairs whose shapes jaxcontact lacks (cylinder–box, mesh–box, a moving box against a sphere or capsule of
+the ground …). A body with several joints, a slide
 joint or weld whose frames are not aligned, another equality type, or a gravity not along −z is refused with
 its name.
 """
@@ -47,15 +53,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.params import POSITIVE, law_range_rule
+from jaxcontact.params import ANY, POSITIVE, law_range_rule
 from jaxcontact.spatial import (
     Assembly,
     BoxBox,
     BoxPlane,
+    CapsuleBox,
     CapsuleCapsule,
     CapsulePlane,
     CylinderPlane,
     Fixed,
+    JointLimit,
+    MeshPlane,
     Plane,
     Prismatic,
     Revolute,
@@ -65,6 +74,7 @@ from jaxcontact.spatial import (
     Spherical,
 )
 from jaxcontact.spatial.pictures import snapshots
+from jaxcontact.spatial.view import write_gif, write_html
 
 SUFFIXES = (".xml", ".mjcf", ".urdf")
 RESTITUTION = 0.0  # MJCF has no restitution; a plastic impact is the closest to MuJoCo's default contacts
@@ -218,17 +228,45 @@ class _Reader:
             j = int(m.body_jntadr[i])
             kind = int(m.jnt_type[j])
             jname = m.joint(j).name or f"{name}_joint"
-            if bool(m.jnt_limited[j]):
-                self.skipped.append(f"the limits of joint {jname!r}")
             if kind == mj.mjtJoint.mjJNT_FREE:
                 continue
             anchor, axis = np.asarray(d.xanchor[j], float), np.asarray(d.xaxis[j], float)
+            if bool(m.jnt_limited[j]):
+                if kind == mj.mjtJoint.mjJNT_BALL:
+                    self.skipped.append(f"the cone limit of ball joint {jname!r}")
+                else:
+                    self._limit(j, _identifier(jname), kind == mj.mjtJoint.mjJNT_HINGE, parent, i, anchor, axis)
             joint = {
                 mj.mjtJoint.mjJNT_HINGE: Revolute,
                 mj.mjtJoint.mjJNT_BALL: Spherical,
                 mj.mjtJoint.mjJNT_SLIDE: Prismatic,
             }[kind]
             self._add(joint, _identifier(jname), parent, i, anchor, axis)
+
+    def _limit(self, j: int, name: str, hinge: bool, a: int, b: int, point, axis):
+        """Joint j's range as a frictionless unilateral contact (:class:`~jaxcontact.spatial.JointLimit`) with
+        the parameters ``<joint>_lower`` and ``<joint>_upper`` (rad or m) and the restitution ``restitution``."""
+        field = "angle" if hinge else "travel"
+        lower, upper = (
+            self._param(f"{name}_{end}", float(self.m.jnt_range[j, k]), field, ANY)
+            for k, end in enumerate(("lower", "upper"))
+        )
+        limit = JointLimit(
+            name=f"{name}_limit",
+            restitution="restitution",
+            friction=0.0,
+            kind="hinge" if hinge else "slide",
+            a=self.body[a],
+            b=self.body[b],
+            axis=self._local(a, axis=axis),
+            point_a=self._local(a, point=point),
+            point_b=self._local(b, point=point),
+            orientation=self._relative(a, b),
+            reference=float(self.d.qpos[self.m.jnt_qposadr[j]]),
+            lower=lower,
+            upper=upper,
+        )
+        self.asm.add_contact(limit)
 
     def _add(self, kind, name, a: int, b: int, point, axis):
         fields = dict(
@@ -331,10 +369,11 @@ class _Reader:
             T.mjGEOM_CAPSULE: "capsule",
             T.mjGEOM_BOX: "box",
             T.mjGEOM_CYLINDER: "cylinder",
+            T.mjGEOM_MESH: "mesh",
         }
         for g1, g2 in self._pairs():
             k1, k2 = shapes.get(int(m.geom_type[g1])), shapes.get(int(m.geom_type[g2]))
-            if k2 == "plane" or (k1, k2) == ("sphere", "box"):
+            if k2 == "plane" or (k1, k2) in (("sphere", "box"), ("capsule", "box")):
                 g1, g2, k1, k2 = g2, g1, k2, k1
             contact = self._contact(g1, g2, k1, k2)
             if contact is None:
@@ -397,6 +436,14 @@ class _Reader:
                     centre=_numbers(c2),
                     plane=plane,
                 )
+            if k2 == "mesh":
+                return MeshPlane(
+                    **law,
+                    body=body,
+                    vertices=self._mesh_vertices(g2, c2, R2),
+                    scale=self._param(f"{self.geom_name(g2)}_scale", 1.0, "scale", POSITIVE),
+                    plane=plane,
+                )
             if k2 == "box":
                 half = self._half_extents(g2)
                 return BoxPlane(
@@ -420,6 +467,21 @@ class _Reader:
                 half_extents_b=halves[1],
                 centre_b=_numbers(c2),
                 orientation_b=_numbers(_quat(self.mj, R2)),
+            )
+        if k1 == "box" and b2 == 0:
+            return None  # a moving box against a sphere or capsule of the ground: not built
+        if (k1, k2) == ("box", "capsule"):
+            return CapsuleBox(
+                **law,
+                a=self.body[b1],
+                half_extents=self._half_extents(g1),
+                box_centre=_numbers(c1),
+                box_orientation=_numbers(_quat(self.mj, R1)),
+                b=self.body[b2],
+                radius=self._size(g2, "radius", m.geom_size[g2, 0]),
+                half_length=self._size(g2, "half_length", m.geom_size[g2, 1]),
+                axis_b=_numbers(R2[:, 2]),
+                centre_b=_numbers(c2),
             )
         if (k1, k2) == ("box", "sphere"):
             return SphereBox(
@@ -457,6 +519,14 @@ class _Reader:
                 centre_b=_numbers(c2),
             )
         return None
+
+    def _mesh_vertices(self, g: int, centre, rotation) -> np.ndarray:
+        """The vertices (n, 3) of mesh geom g in its body's inertial frame (MuJoCo's compiled mesh: scaled, in
+        the geom's frame)."""
+        k = int(self.m.geom_dataid[g])
+        start, count = int(self.m.mesh_vertadr[k]), int(self.m.mesh_vertnum[k])
+        local = np.asarray(self.m.mesh_vert[start : start + count], float)
+        return centre + local @ np.asarray(rotation).T
 
     def _unsupported(self):
         m = self.m
@@ -507,6 +577,8 @@ def builder(path: str):
             f"{len(asm.joints)} joints, {asm.n_contacts} contact points (rigid, restitution 'restitution').",
             table=table,
             picture=functools.partial(snapshots, assembly=asm),
+            view=functools.partial(write_html, assembly=asm, title=name),
+            animation=functools.partial(write_gif, assembly=asm),
         )
 
     return make

@@ -7,6 +7,7 @@
   directions;
 * :mod:`.geometry` — their world-frame gaps, contact points and normals (closest points of segments …);
 * :mod:`.joints` — spherical, universal, revolute, cylindrical, prismatic and fixed joints, drivers;
+* :mod:`.limits` — a hinge's or slide's range as unilateral contacts on the joint coordinate;
 * :mod:`.forces` — applied forces and torques, spring–dampers;
 * :mod:`.assembly` — the builder of a :class:`jaxcontact.system.LagrangianSystem` from them.
 """
@@ -31,6 +32,7 @@ from jaxcontact.spatial.contacts import (
 )
 from jaxcontact.spatial.forces import Load, SpringDamper
 from jaxcontact.spatial.joints import Cylindrical, Driver, Fixed, Prismatic, Revolute, Spherical, Universal
+from jaxcontact.spatial.limits import JointLimit
 
 __all__ = [
     "Assembly",
@@ -44,6 +46,7 @@ __all__ = [
     "Cylindrical",
     "Driver",
     "Fixed",
+    "JointLimit",
     "MeshPlane",
     "PinInHole",
     "Plane",

@@ -82,6 +82,9 @@ class Contact(abc.ABC):
     friction: Any
 
     size = 1
+    # Its normal impulses are forces at its points along its normals (a view draws them as arrows there);
+    # False where they are not (a hinge limit's are torques about the axis).
+    point_impulses = True
 
     def physical(self) -> dict:
         """field -> (value spec, rule) of the physical scalars (checked by the assembly)."""
