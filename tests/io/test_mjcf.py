@@ -276,7 +276,7 @@ def test_simulate_a_file_comes_to_rest_on_its_shapes(tmp_path, capsys):
         lowest = min(g for n, g in zip(names, gaps, strict=True) if n.startswith(shape))
         assert abs(lowest) < 5e-5, (shape, lowest)
     assert np.max(np.abs(np.r_[u[:18], u[24:]])) < 1e-3  # the free bodies at rest (the drum swings on)
-    assert (out / "snapshots.png").exists()
+    assert (out / "snapshots.png").exists() and "WebGL" in (out / "view.html").read_text()
 
 
 def _batch_of_restitutions(name, values, steps):
@@ -412,8 +412,9 @@ def _ours(name, T, projection=Projection(), unconverged=0):
 
 
 def _tilt(quat):
-    """The angle between each body's principal axes and the world's (rad): (n, 3) of arccos |R_ii|."""
-    return np.array([np.arccos(np.clip(np.abs(np.diag(mjcf_matrix(qq))), 0, 1)) for qq in quat])
+    """The angle between each body's principal axes and the vertical (rad), (n, 3): which face is down,
+    whatever the turn about the vertical."""
+    return np.array([np.arccos(np.clip(np.abs(mjcf_matrix(qq)[2]), 0, 1)) for qq in quat])
 
 
 def mjcf_matrix(quat):
@@ -427,7 +428,7 @@ def test_boxes_and_cylinders_dropped_on_a_plane_rest_where_mujocos_do():
     projected onto their surfaces, restitution 0) come to rest on the faces MuJoCo's soft contacts put them
     on: heights within MuJoCo's rest penetration (0.2 mm), the principal axes' tilts within 0.1°; where
     each slid on landing differs by millimetres (a rigid impact against a soft one)."""
-    T = 0.8
+    T = 1.0
     centres, quats, qvel = _mujoco_run("drop.xml", T)
     q, u, _ = _ours("drop.xml", T)
     assert np.max(np.abs(u)) < 1e-9 and np.max(np.abs(qvel)) < 1e-2  # both at rest
@@ -481,7 +482,7 @@ def test_a_mesh_and_a_capsule_on_a_box_rest_where_mujocos_do():
     landing = speed * 1e-3
     np.testing.assert_array_less(np.abs(q[:, 2] - [0.085 / 4, 0.22]), landing)
     np.testing.assert_array_less(np.abs(q[:, 2] - centres[:, 2]), landing + 1e-4)
-    # The tetrahedron's axis of symmetry (its base's x, y principal axes are any pair: equal moments) leans by at
-    # most the landing's penetration across its base; the rod's axes as MuJoCo's within 0.2°.
+    # The tetrahedron's axis of symmetry leans by at most the landing's penetration across its base; the rod's
+    # axes as MuJoCo's within 0.2°.
     assert abs(_tilt(q[:1, 3:])[0, 2] - _tilt(quats[:1])[0, 2]) < 2 * landing[0] / 0.09
     np.testing.assert_allclose(_tilt(q[1:, 3:]), _tilt(quats[1:]), atol=np.radians(0.2))
