@@ -110,7 +110,7 @@ def impulse_arrows(traj, params, rows, *, assembly):
         )
     # Only the columns of contacts whose impulses are forces at their points are drawn; the others still hold
     # their places in the impulse array's layout.
-    forces = [bool(getattr(c, "point_impulses", True)) for c in contacts]
+    forces = [bool(c.point_impulses) for c in contacts]
     impulses = impulses[..., np.repeat(forces, [c.size for c in contacts]).astype(bool)]
     contacts = [c for c, force in zip(contacts, forces) if force]
     k = impulses.shape[-1]
