@@ -22,6 +22,9 @@ here, and differentiated for FORM), or batched, ``g(X) -> (n,)`` with ``batched=
 simulation followed by an outcome; FORM then needs the gradient, from ``value_and_grad(X) -> ((n,), (n, d))``
 or, for a pure-JAX batched ``g`` whose rows are independent, from one reverse pass over the batch).
 
+:func:`parse_limit` reads the failure event of a scalar outcome, ``peak_force>2000``, as a :class:`Limit`
+whose :meth:`Limit.g` is the limit state of the outcome's values.
+
 Each method returns a :class:`ReliabilityResult`: probability, standard error, c.o.v., number of limit-state
 evaluations, and the method's extras; :meth:`ReliabilityResult.to_json` gives plain numbers for a
 ``summary.json``.
@@ -30,6 +33,7 @@ evaluations, and the method's extras; :meth:`ReliabilityResult.to_json` gives pl
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -88,6 +92,47 @@ def _plain(v):
     if isinstance(v, dict):
         return {str(k): _plain(x) for k, x in v.items()}
     return v
+
+
+# --- the failure event of a scalar outcome -------------------------------------------------------------------
+
+_LIMIT = re.compile(r"^\s*([^<>]*?)\s*(>=|<=|>|<)\s*([^<>=]+?)\s*$")
+
+
+class Limit(NamedTuple):
+    """Failure when a scalar outcome crosses a threshold: ``outcome > threshold`` (``above``) or ``<``.
+
+    :meth:`g` turns outcome values into the limit state (``threshold - y`` above, ``y - threshold`` below), so
+    failure is ``g <= 0`` and the threshold itself counts as failure: ``>`` and ``>=`` are one event for a
+    continuous outcome; for a count, put the threshold between two integers (``impacts>2.5``).
+    """
+
+    outcome: str
+    above: bool
+    threshold: float
+
+    def g(self, y):
+        """The limit state of outcome values ``y`` (any shape; JAX or numpy): positive where safe."""
+        return self.threshold - y if self.above else y - self.threshold
+
+    def __str__(self):
+        return f"{self.outcome}{'>' if self.above else '<'}{self.threshold!r}"
+
+
+def parse_limit(text: str) -> Limit:
+    """Parse ``OUTCOME>VALUE`` or ``OUTCOME<VALUE`` (``>=`` and ``<=`` accepted, the same events), e.g.
+    ``peak_force>2000`` or ``final:theta<-0.3``; the outcome is any name without ``<`` or ``>``."""
+    m = _LIMIT.match(text)
+    if not m or not m.group(1):
+        raise ValueError(f"cannot parse limit {text!r}; expected OUTCOME>VALUE or OUTCOME<VALUE, e.g. peak_force>2000")
+    name, op, value = m.groups()
+    try:
+        threshold = float(value)
+    except ValueError:
+        raise ValueError(f"limit {text!r}: threshold {value!r} is not a number") from None
+    if not math.isfinite(threshold):
+        raise ValueError(f"limit {text!r}: threshold {value!r} must be finite")
+    return Limit(name, op.startswith(">"), threshold)
 
 
 # --- inputs: marginals and the map from standard normal space --------------------------------------------

@@ -18,9 +18,11 @@ from scipy import optimize, special
 
 from jaxcontact.studies.distributions import Fixed, LogNormal, Normal, TruncNormal, Uniform
 from jaxcontact.studies.reliability import (
+    Limit,
     form,
     importance_sampling,
     monte_carlo,
+    parse_limit,
     standard_to_physical,
     subset_simulation,
 )
@@ -302,3 +304,34 @@ def test_form_does_not_step_where_g_is_undefined():
     g = lambda x: jnp.where(x[0] > 2.5, jnp.nan, 3.0 - x[0] - 0.5 * x[0] ** 2)
     res = form(g, [Normal(0.0, 1.0)])
     assert res.extras["converged"] and res.extras["beta"] == pytest.approx(math.sqrt(7) - 1, abs=1e-8)
+
+
+@pytest.mark.parametrize(
+    "text, limit",
+    [
+        ("peak_force>2000", Limit("peak_force", True, 2000.0)),
+        ("final:theta < -0.3", Limit("final:theta", False, -0.3)),
+        ("first_above:x=0.5>=1e-3", Limit("first_above:x=0.5", True, 1e-3)),
+    ],
+)
+def test_parse_limit(text, limit):
+    assert parse_limit(text) == limit
+    assert parse_limit(str(limit)) == limit
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [("x=3", "cannot parse limit"), ("x>abc", "'abc' is not a number"), (">3", "cannot parse limit '>3'")],
+)
+def test_parse_limit_refuses_by_name(text, words):
+    with pytest.raises(ValueError, match=re.escape(words)):
+        parse_limit(text)
+
+
+def test_a_limit_on_a_batched_outcome_is_a_limit_state():
+    # 'y>t' on y = a·x over a batch (as a batched simulation and an outcome would give): β = (t - a·μ)/|a σ|.
+    above, below = parse_limit("y>4.5"), parse_limit("y<-3")
+    y = lambda X: X @ jnp.asarray(A)
+    for lim, beta in [(above, (4.5 - A @ MU) / np.linalg.norm(A * SD)), (below, (A @ MU + 3) / np.linalg.norm(A * SD))]:
+        res = form(lambda X: lim.g(y(X)), LINEAR_MARGINALS, batched=True)
+        assert res.extras["beta"] == pytest.approx(beta, abs=1e-8)
