@@ -66,12 +66,13 @@ class ReliabilityResult(NamedTuple):
     extras: dict
 
     def to_json(self) -> dict:
-        """The result as plain Python numbers, lists and strings (``json.dumps`` takes it as is)."""
+        """The result as plain Python numbers, lists and strings for ``json.dumps``; a number that is not finite
+        (the c.o.v. of a zero estimate) becomes None, as in the rest of ``summary.json``."""
         out = {
             "method": self.method,
-            "probability": float(self.probability),
-            "standard_error": float(self.standard_error),
-            "cov": float(self.cov),
+            "probability": _plain(float(self.probability)),
+            "standard_error": _plain(float(self.standard_error)),
+            "cov": _plain(float(self.cov)),
             "n_simulations": int(self.n_simulations),
         }
         out.update({k: _plain(v) for k, v in self.extras.items()})
@@ -84,7 +85,7 @@ def _plain(v):
     if isinstance(v, (int, np.integer)):
         return int(v)
     if isinstance(v, (float, np.floating)):
-        return float(v)
+        return float(v) if math.isfinite(v) else None
     if isinstance(v, (np.ndarray, jax.Array)):
         return _plain(np.asarray(v).tolist())
     if isinstance(v, (list, tuple)):

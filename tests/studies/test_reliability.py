@@ -250,11 +250,14 @@ def test_the_same_seed_gives_the_same_result_and_batched_equals_per_sample():
 
 def test_results_go_into_json_as_plain_numbers():
     res = subset_simulation(_linear(3.0), LINEAR_MARGINALS, n_per_level=500, seed=0)
-    out = json.loads(json.dumps(res.to_json()))
+    out = json.loads(json.dumps(res.to_json(), allow_nan=False))
     assert out["method"] == "subset" and out["probability"] == res.probability
     assert out["n_simulations"] == res.n_simulations and isinstance(out["thresholds"], list)
     f = json.loads(json.dumps(form(_linear(3.0), LINEAR_MARGINALS).to_json()))
     assert f["beta"] == pytest.approx(3.0) and len(f["x_star"]) == 4 and f["converged"] is True
+    none = monte_carlo(_linear(8.0), LINEAR_MARGINALS, n=1000)
+    assert none.probability == 0 and none.cov == math.inf
+    assert json.loads(json.dumps(none.to_json(), allow_nan=False))["cov"] is None
 
 
 @pytest.mark.parametrize(
