@@ -32,6 +32,7 @@ evaluations, and the method's extras; :meth:`ReliabilityResult.to_json` gives pl
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -178,6 +179,11 @@ def standard_to_physical(marginals: Sequence, u) -> jax.Array:
     u = jnp.asarray(u)
     if u.shape[-1] != len(marginals):
         raise ValueError(f"u has {u.shape[-1]} columns; the marginals need {len(marginals)}")
+    return _physical(marginals, u)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _physical(marginals: tuple, u):
     return jnp.stack([_marginal_from_u(m, u[..., i]) for i, m in enumerate(marginals)], axis=-1)
 
 
@@ -223,6 +229,8 @@ def _G_value_and_grad(g, marginals, batched: bool, value_and_grad):
 
     elif batched:
         # Rows of a batched g are independent, so the pullback of a vector of ones gives each row's gradient.
+        # A g that JAX can differentiate is one it can trace, so the whole evaluation is jitted.
+        @jax.jit
         def f(U):
             vals, pullback = jax.vjp(lambda V: g(to_x(V)).reshape(-1), U)
             return vals, pullback(jnp.ones_like(vals))[0]

@@ -239,7 +239,7 @@ def test_the_same_seed_gives_the_same_result_and_batched_equals_per_sample():
     g = _linear(3.0)
     a = subset_simulation(g, LINEAR_MARGINALS, n_per_level=500, seed=5)
     b = subset_simulation(g, LINEAR_MARGINALS, n_per_level=500, seed=5)
-    c = subset_simulation(jax.vmap(g), LINEAR_MARGINALS, n_per_level=500, seed=5, batched=True)
+    c = subset_simulation(jax.jit(jax.vmap(g)), LINEAR_MARGINALS, n_per_level=500, seed=5, batched=True)
     d = subset_simulation(g, LINEAR_MARGINALS, n_per_level=500, seed=6)
     assert a == b and a.to_json() == c.to_json()
     assert d.probability != a.probability
