@@ -17,8 +17,8 @@ Modules (each usable alone; ``montecarlo`` wires them to the built-in models):
 * ``bounds`` — outcome bounds over a box of parameters (Chebyshev surrogate, dense search,
   extrema re-simulated).
 * ``reliability`` — failure probability of a limit state ``g(x) <= 0``: FORM (improved HL-RF design point,
-  β, importance factors), SORM (curvatures at the design point), subset simulation (modified Metropolis, batched chains), importance sampling at
-  the design point, plain Monte Carlo.
+  β, importance factors), SORM (curvatures at the design point), subset simulation (modified Metropolis,
+  batched chains), importance sampling at the design point, plain Monte Carlo.
 * ``plots`` — PNG figures (quantile bands, histograms, Sobol bars, scatters, PCE diagnostics).
 * ``montecarlo`` — :class:`StudySpec` and :func:`run_study` (summary.json, samples.npz,
   PNGs), the engine of ``jaxcontact mc``.
