@@ -586,8 +586,8 @@ def subset_simulation(
     next level's ``N`` samples, distributed as ``N(0, I)`` conditioned on ``G <= b``. The chains move by
     the modified Metropolis rule: each coordinate's candidate ``u_k + s·ε`` is kept with probability
     ``min(1, φ(candidate)/φ(u_k))``, and the whole candidate is accepted if ``G`` stays below ``b``; all
-    chains advance in one batched evaluation per step. The last level (``b <= 0``) counts failures:
-    ``P_f = p0^m · N_f/N``.
+    chains advance in one batched evaluation per step. The level where at least ``N·p0`` samples fail is the
+    last: it counts them, ``P_f = p0^(m-1) · N_f/N`` after ``m`` levels.
 
     The c.o.v. is Au & Beck's: ``δ² = Σ_i (1 - P_i)/(P_i N) (1 + γ_i)`` with ``γ_0 = 0`` and ``γ_i`` from the
     correlation of the failure indicators along the chains (levels treated as uncorrelated, so a slight
@@ -605,7 +605,7 @@ def subset_simulation(
     Returns:
         ReliabilityResult: the estimate; its ``extras``: ``levels`` (number of levels, level 0 included),
             ``thresholds``, ``level_probabilities``, ``level_covs``, ``gammas``, ``acceptance`` (mean acceptance
-            rate of each level's chains), ``converged``.
+            rate of each level's chains), ``converged``, ``n_per_level``, ``p0``.
     """
     marginals = _check_marginals(marginals)
     N = _check_n("n_per_level", n_per_level, least=2)
