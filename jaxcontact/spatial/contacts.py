@@ -38,6 +38,7 @@ from jaxcontact.params import POSITIVE, law_range_rule
 from jaxcontact.spatial import rotations
 from jaxcontact.spatial.bodies import Body, point_velocity, pose
 from jaxcontact.spatial.geometry import (
+    box_box_edge_gaps,
     box_box_gaps,
     box_plane_gaps,
     capsule_box_gaps,
@@ -280,9 +281,9 @@ class SphereBox(Contact):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class BoxBox(Contact):
-    """Two boxes, of body ``a`` (None: a box of the ground, placed in world coordinates) and of body ``b``: 16
-    contact points, each box's vertices against the other box
-    (:func:`jaxcontact.spatial.geometry.box_box_gaps`; edge–edge contacts are not seen).
+    """Two boxes, of body ``a`` (None: a box of the ground, placed in world coordinates) and of body ``b``: 25
+    contact points, each box's vertices against the other box (:func:`jaxcontact.spatial.geometry.box_box_gaps`),
+    then one edge–edge contact per pair of edge directions (:func:`~jaxcontact.spatial.geometry.box_box_edge_gaps`).
 
     Box a has ``half_extents_a`` (three value specs), its centre at the point ``centre_a`` of a's frame and its
     edges along a's axes turned by the unit quaternion ``orientation_a`` (numbers, w first); box b the same
@@ -298,7 +299,7 @@ class BoxBox(Contact):
     centre_b: tuple = (0.0, 0.0, 0.0)
     orientation_b: tuple = (1.0, 0.0, 0.0, 0.0)
 
-    size = 16
+    size = 25
 
     def physical(self) -> dict:
         """field -> (value spec, rule)."""
@@ -331,8 +332,10 @@ class BoxBox(Contact):
         return _box(q, p, body, *fields, f"contact {self.name!r}")
 
     def frames(self, q, p):
-        """(gaps (16,), points, normals from a to b, a, b): b's vertices on box a, then a's on box b."""
-        gaps, points, normals = box_box_gaps(*self._box(q, p, "a"), *self._box(q, p, "b"))
+        """(gaps (25,), points, normals from a to b, a, b): b's vertices on box a, a's on box b, then the edges."""
+        boxes = (*self._box(q, p, "a"), *self._box(q, p, "b"))
+        parts = (box_box_gaps(*boxes), box_box_edge_gaps(*boxes))
+        gaps, points, normals = (jnp.concatenate(arrays) for arrays in zip(*parts))
         return gaps, points, normals, _side(self.a), self.b
 
 

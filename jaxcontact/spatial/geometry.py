@@ -108,8 +108,8 @@ def box_box_gaps(centre_a, Ra, half_a, centre_b, Rb, half_b):
     closest point, or the nearest face for a vertex inside it).
 
     Face on face (a box resting on a box) the vertices of the smaller face carry the contact; a vertex or an
-    edge on a face, its vertices. Two edges crossing each other touch at no vertex: that contact is not seen
-    (the boxes pass through each other there until a vertex meets a face). A vertex inside a box takes the
+    edge on a face, its vertices. Two edges crossing each other touch at no vertex: that contact is
+    :func:`box_box_edge_gaps`'s. A vertex inside a box takes the
     normal of the face it is least deep under: where a face of each box lies in one plane (two boxes of one
     height side by side), a vertex on that plane reads depth 0 under it and takes its normal, not the face
     it is crossing.
@@ -123,6 +123,60 @@ def box_box_gaps(centre_a, Ra, half_a, centre_b, Rb, half_b):
     points = jnp.concatenate([on_a[1], on_b[1]])
     normals = jnp.concatenate([on_a[2], -on_b[2]])
     return gaps, points, normals
+
+
+def box_box_edge_gaps(centre_a, Ra, half_a, centre_b, Rb, half_b):
+    """(gaps (9,), points (9, 3), unit normals from a to b (9, 3)) of two boxes' edge–edge contacts: one per pair
+    of edge directions (a's axis k, b's axis l), the contact of the edges that axis pair can bring together.
+
+    For the axis pair, n = ±(A_k × B_l)/‖A_k × B_l‖ is turned from a's centre towards b's; a's edge along A_k
+    that lies furthest along n (its other two coordinates of the signs of n·A_i) and b's edge along B_l that
+    lies furthest along −n are the only two edges of that pair of directions that can touch with normal n (the
+    separating axes of the two boxes' edges). Where the closest points of these two segments lie inside both
+    (the edges cross, seen along n) and the boxes are no further apart along any face normal than along n (the
+    separating-axis test: n is the axis along which they overlap least), the gap is n·(c_b − c_a) — the
+    separation of the boxes along n, negative where the edges have passed through each other — and the contact
+    point the middle of c_a and c_b; otherwise — the edges do not cross, so a vertex meets a face instead (the
+    vertex contacts), a face axis separates them (a box resting on a face: its vertical edges "cross" the
+    lower box's edges seen sideways, far behind them), or the directions are parallel (edges lying along each
+    other touch at vertices too) — the contact is inactive: its gap is the centres' distance plus both boxes'
+    half diagonals, more than any distance between their points. A face on a face crossed by edges of the other
+    (a box turned on a box) has gap 0 at the crossings, normal along the faces' normal: the same contact as
+    the vertices'. Values and gradients are finite everywhere; the gap is differentiable wherever the edges
+    cross (the support edges and the activity switch where an n·A_i or a closest point's parameter passes 0).
+    """
+    A, B = Ra.T, Rb.T  # rows: the boxes' unit axes
+    offset = centre_b - centre_a
+    far = safe_norm(offset) + safe_norm(half_a) + safe_norm(half_b)
+    eps = jnp.finfo(centre_a.dtype).eps
+    # The boxes' separation along their face normals (the separating-axis test's face axes): an edge pair is
+    # the contact only where its own separation is not less (else a face axis separates them, or they overlap
+    # less across a face, and the vertex contacts hold them).
+    cross = jnp.abs(A @ B.T)  # |A_i · B_j|
+    face = jnp.max(
+        jnp.concatenate(
+            [jnp.abs(A @ offset) - half_a - cross @ half_b, jnp.abs(B @ offset) - half_b - cross.T @ half_a]
+        )
+    )
+
+    def pair(k, l):
+        m = jnp.cross(A[k], B[l])
+        n = safe_unit(m, A[k])  # parallel directions: an inactive contact, any unit normal
+        n = jnp.where(n @ offset < 0, -n, n)
+        sign_a = jnp.where(A @ n < 0, -1.0, 1.0)
+        sign_b = jnp.where(B @ n < 0, 1.0, -1.0)  # b's edge lies furthest along −n
+        mid_a = centre_a + ((sign_a * half_a).at[k].set(0.0)) @ A
+        mid_b = centre_b + ((sign_b * half_b).at[l].set(0.0)) @ B
+        p1, d1 = mid_a - half_a[k] * A[k], 2.0 * half_a[k] * A[k]
+        p2, d2 = mid_b - half_b[l] * B[l], 2.0 * half_b[l] * B[l]
+        s, t = segment_parameters(p1, d1, p2, d2)
+        c_a, c_b = p1 + s * d1, p2 + t * d2
+        gap = n @ (c_b - c_a)  # the separation along n: the support planes' distance
+        crossing = (m @ m > PARALLEL**2 * eps) & (s > 0.0) & (s < 1.0) & (t > 0.0) & (t < 1.0) & (gap >= face)
+        return jnp.where(crossing, gap, far), 0.5 * (c_a + c_b), n
+
+    gaps, points, normals = zip(*(pair(k, l) for k in range(3) for l in range(3)))
+    return jnp.stack(gaps), jnp.stack(points), jnp.stack(normals)
 
 
 def capsule_plane_gaps(centre, half, radius, plane_normal, plane_offset):

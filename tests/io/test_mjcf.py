@@ -142,7 +142,7 @@ def test_box_stack_file_is_the_hand_built_pyramid():
 
     ours = load("box_stack.xml")
     built, p = PYRAMID.system(), {k: jnp.asarray(v) for k, v in SIZES.items()}
-    assert ours.system.contact_names[:1] == ("floor__box1[0]",) and len(ours.system.contact_names) == 8 + 16 + 16
+    assert ours.system.contact_names[:1] == ("floor__box1[0]",) and len(ours.system.contact_names) == 8 + 25 + 25
     rng = np.random.default_rng(1)
     for _ in range(3):
         quats = rng.normal(size=(3, 4))

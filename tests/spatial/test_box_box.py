@@ -1,8 +1,9 @@
-"""Box–box contact (``BoxBox``): each box's vertices against the other box.
+"""Box–box contact (``BoxBox``): each box's vertices against the other box, and the edges crossing.
 
 A box on a box (four vertices on the lower box's face, the rest open), a pyramid of three boxes that settles
 and rests with every solve converged, and the gradient of the top box's height in a box's size against
-finite differences.
+finite differences; two edges crossing (their gap, normal and point by hand, its gradient against finite
+differences, a box dropped edge-first on a ridge held by the edge contact).
 """
 
 import jax
@@ -11,8 +12,8 @@ import numpy as np
 import pytest
 
 from jaxcontact.simulate import simulate
-from jaxcontact.spatial import Assembly, BoxBox, BoxPlane
-from jaxcontact.spatial.geometry import box_box_gaps
+from jaxcontact.spatial import Assembly, BoxBox, BoxPlane, rotations
+from jaxcontact.spatial.geometry import box_box_edge_gaps, box_box_gaps
 from jaxcontact.stepping.moreau_jean import MoreauJean
 
 EYE = jnp.eye(3)
@@ -103,7 +104,10 @@ def test_a_pyramid_of_boxes_settles_and_rests():
     np.testing.assert_allclose(q[:, 3:], [[1.0, 0.0, 0.0, 0.0]] * 3, atol=1e-9)
     assert np.max(np.abs(u)) < 1e-6 and bool(np.all(np.asarray(tr.diagnostics.converged)))
     active = np.asarray(tr.active[-1])
-    assert active[:8].sum() == 4 and active[8:24].sum() == 4 and active[24:].sum() == 4
+    # Per box pair 25 points: 16 vertices (4 of the upper box's on the lower's face), then 9 edge pairs (none
+    # crossing: the boxes are not turned).
+    assert active[:8].sum() == 4 and active[8:24].sum() == 4 and active[33:49].sum() == 4
+    assert active[24:33].sum() == 0 and active[49:].sum() == 0
 
 
 @pytest.mark.slow  # a gradient through 150 steps of three boxes: about a minute of compile on 2 cores
@@ -117,3 +121,73 @@ def test_gradient_of_the_top_height_in_a_box_size_matches_finite_differences():
     fd = float((top(h + 1e-6) - top(h - 1e-6)) / 2e-6)
     assert grad == pytest.approx(fd, rel=1e-4)
     assert grad == pytest.approx(2.0, abs=0.05)  # the middle box's height counts twice
+
+
+def _turn(axis, degrees):
+    """The rotation by ``degrees`` about ``axis`` (any length)."""
+    axis = jnp.asarray(axis, float)
+    return rotations.matrix(rotations.from_axis_angle(axis / jnp.sqrt(axis @ axis), jnp.radians(degrees)))
+
+
+@pytest.mark.parametrize("height", [0.05, 0.0, -0.01])
+def test_two_edges_crossing_meet_at_their_crossing(height):
+    """a: a unit-half cube turned 45° about x (an edge along x on top, at z = √2/2); b: the same turned 45° about
+    y (an edge along y at its bottom), its bottom edge ``height`` above a's top edge. No vertex of either is
+    near the other box; the edge–edge contact of the axis pair (x, y) has gap ``height`` (negative: passed
+    through), normal +z, point on the crossing; the other eight axis pairs are inactive (their gap exceeds
+    every distance between the boxes' points)."""
+    half, r = jnp.full(3, 0.5), np.sqrt(0.5)
+    Ra, Rb = _turn([1, 0, 0], 45), _turn([0, 1, 0], 45)
+    centre_b = jnp.asarray([0.0, 0.0, 2 * r + height])
+    gaps, points, normals = (np.asarray(v) for v in box_box_edge_gaps(jnp.zeros(3), Ra, half, centre_b, Rb, half))
+    assert gaps[1] == pytest.approx(height, abs=1e-15)  # a's x axis with b's y axis
+    np.testing.assert_allclose(normals[1], [0.0, 0.0, 1.0], atol=1e-15)
+    np.testing.assert_allclose(points[1], [0.0, 0.0, r + height / 2], atol=1e-15)
+    assert np.all(np.delete(gaps, 1) > 2 * r)
+    vertex_gaps = np.asarray(box_box_gaps(jnp.zeros(3), Ra, half, centre_b, Rb, half)[0])
+    assert np.min(vertex_gaps) > 0.1  # the vertices see nothing: only the edges touch
+
+
+def test_edge_gap_gradient_matches_finite_differences():
+    """The crossing edges' gap in both boxes' poses (b moved and turned off the symmetric crossing) against
+    central differences."""
+    half = jnp.asarray([0.5, 0.4, 0.3])
+
+    def gap(x):
+        Ra = _turn([1.0, 0.1, 0.0], 45.0 + x[3])
+        Rb = _turn([0.1, 1.0, 0.0], 40.0 + x[4])
+        return box_box_edge_gaps(jnp.zeros(3), Ra, half, x[:3], Rb, half)[0][1]
+
+    x = jnp.asarray([0.03, -0.02, 0.85, 2.0, -3.0])
+    assert float(gap(x)) < 0.2
+    grad = jax.grad(gap)(x)
+    fd = np.array([(gap(x.at[i].add(1e-6)) - gap(x.at[i].add(-1e-6))) / 2e-6 for i in range(5)])
+    np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-9)
+
+
+def test_a_box_dropped_edge_on_an_edge_rests_on_it():
+    """A box turned 45° about y dropped edge-first across a ground box turned 45° about x (edge up, crossing at
+    right angles): vertex contacts alone let it fall through; with the edge contact it lands on the crossing
+    (plastic impact) and, pivoting there, tips over — its centre never goes below the crossing's height."""
+    asm = Assembly(gravity=9.81)
+    box = asm.add_body("box", mass=1.0, inertia=(1 / 6, 1 / 6, 1 / 6))
+    r = np.sqrt(0.5)
+    quat = lambda axis: tuple(float(v) for v in np.r_[np.cos(np.pi / 8), np.sin(np.pi / 8) * np.asarray(axis)])  # noqa: E731
+    asm.add_contact(
+        BoxBox(
+            "ridge",
+            restitution=0.0,
+            friction=0.5,
+            a=None,
+            half_extents_a=(0.5, 0.5, 0.5),
+            orientation_a=quat([1.0, 0.0, 0.0]),
+            b=box,
+            half_extents_b=(0.5, 0.5, 0.5),
+        )
+    )
+    system, p = asm.build({})
+    q0 = jnp.concatenate([jnp.asarray([0.02, 0.01, 2 * r + 0.05]), jnp.asarray(quat([0.0, 1.0, 0.0]))])
+    tr = simulate(system, p, q0, jnp.zeros(6), dt=1e-3, n_steps=300, scheme=MoreauJean())
+    z = np.asarray(tr.q[:, 2])
+    assert np.min(z) > 2 * r - 0.01 and bool(np.all(tr.diagnostics.converged))
+    assert np.max(np.asarray(tr.impulse_normal)[:, 16:]) > 0  # the edge contact carried it
