@@ -158,6 +158,7 @@ def test_box_stack_file_is_the_hand_built_pyramid():
     np.testing.assert_allclose(np.asarray(q0).reshape(3, 7)[:, 2], [0.051, 0.142, 0.213], atol=1e-12)
 
 
+@pytest.mark.slow  # six runs; MuJoCo's agreement is checked by default at fourth order (the penalty scheme's RK4)
 @pytest.mark.parametrize("name", ["pendulum.xml", "arm.urdf", "four_bar.xml"])
 def test_contact_free_motion_converges_to_mujocos(name):
     """A double pendulum (MJCF), a two-link arm (URDF) and a four-bar closed by an equality, over 0.5 s:
