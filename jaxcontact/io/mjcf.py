@@ -468,31 +468,25 @@ class _Reader:
                 centre_b=_numbers(c2),
                 orientation_b=_numbers(_quat(self.mj, R2)),
             )
-        if k1 == "box" and b2 == 0:
-            return None  # a moving box against a sphere or capsule of the ground: not built
-        if (k1, k2) == ("box", "capsule"):
-            return CapsuleBox(
-                **law,
+        if k1 == "box" and k2 in ("sphere", "capsule"):
+            if b2 == 0:
+                return None  # a moving box against a sphere or capsule of the ground: not built
+            box_and_round = dict(  # the fields SphereBox and CapsuleBox share
                 a=self.body[b1],
                 half_extents=self._half_extents(g1),
                 box_centre=_numbers(c1),
                 box_orientation=_numbers(_quat(self.mj, R1)),
                 b=self.body[b2],
                 radius=self._size(g2, "radius", m.geom_size[g2, 0]),
-                half_length=self._size(g2, "half_length", m.geom_size[g2, 1]),
-                axis_b=_numbers(R2[:, 2]),
                 centre_b=_numbers(c2),
             )
-        if (k1, k2) == ("box", "sphere"):
-            return SphereBox(
+            if k2 == "sphere":
+                return SphereBox(**law, **box_and_round)
+            return CapsuleBox(
                 **law,
-                a=self.body[b1],
-                half_extents=self._half_extents(g1),
-                box_centre=_numbers(c1),
-                box_orientation=_numbers(_quat(self.mj, R1)),
-                b=self.body[b2],
-                radius=self._size(g2, "radius", m.geom_size[g2, 0]),
-                centre_b=_numbers(c2),
+                **box_and_round,
+                half_length=self._size(g2, "half_length", m.geom_size[g2, 1]),
+                axis_b=_numbers(R2[:, 2]),
             )
         if k1 == k2 == "sphere":
             return SphereSphere(

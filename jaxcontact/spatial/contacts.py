@@ -236,15 +236,9 @@ class SphereSphere(Contact):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class SphereBox(Contact):
-    """A box of body ``a`` (None: a box of the ground, placed in world coordinates) and a sphere of body ``b``.
-
-    The box has ``half_extents`` (three value specs), its centre at the point ``box_centre`` of a's frame and
-    its edges along a's axes turned by the unit quaternion ``box_orientation`` (numbers, w first); the sphere
-    has ``radius`` and its centre at the point ``centre_b`` of b's frame. One contact point: the box's point
-    closest to the sphere's centre (:func:`jaxcontact.spatial.geometry.sphere_box_gap`), the normal from the
-    box to the sphere.
-    """
+class _BoxAndRound(Contact):
+    """A box of body ``a`` (None: of the ground) and a shape of body ``b`` made round by ``radius`` about the point
+    ``centre_b`` of b's frame (a sphere, a capsule): the fields, rules and box placement they share."""
 
     a: Body = None
     half_extents: tuple = ()
@@ -260,19 +254,35 @@ class SphereBox(Contact):
         return {**super().physical(), "radius": (self.radius, POSITIVE), **halves}
 
     def vectors(self) -> dict:
-        """The box's centre and the sphere's (points of the bodies)."""
+        """The box's centre and the round shape's (points of the bodies)."""
         return {"box_centre": (self.box_centre, False), "centre_b": (self.centre_b, False)}
 
     def check(self, p) -> None:
-        """Three half extents, a unit quaternion, and the points."""
-        where = f"contact {self.name!r}"
-        _check_box(where, "half_extents", self.half_extents, "box_orientation", self.box_orientation)
+        """Three half extents, a unit quaternion, and the vectors."""
+        _check_box(f"contact {self.name!r}", "half_extents", self.half_extents, "box_orientation", self.box_orientation)
         super().check(p)
+
+    def _placed_box(self, q, p):
+        """(world centre, rotation, half extents) of the box at q."""
+        where = f"contact {self.name!r}"
+        return _box(q, p, _side(self.a), self.box_centre, self.box_orientation, self.half_extents, where)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SphereBox(_BoxAndRound):
+    """A box of body ``a`` (None: a box of the ground, placed in world coordinates) and a sphere of body ``b``.
+
+    The box has ``half_extents`` (three value specs), its centre at the point ``box_centre`` of a's frame and
+    its edges along a's axes turned by the unit quaternion ``box_orientation`` (numbers, w first); the sphere
+    has ``radius`` and its centre at the point ``centre_b`` of b's frame. One contact point: the box's point
+    closest to the sphere's centre (:func:`jaxcontact.spatial.geometry.sphere_box_gap`), the normal from the
+    box to the sphere.
+    """
 
     def frames(self, q, p):
         """(gaps, points, normals, a, b): the point on the box, the normal from the box to the sphere."""
         where = f"contact {self.name!r}"
-        centre, R, half = _box(q, p, _side(self.a), self.box_centre, self.box_orientation, self.half_extents, where)
+        centre, R, half = self._placed_box(q, p)
         xb, Rb = pose(q, self.b)
         sphere = xb + Rb @ _vector(self.centre_b, p, q.dtype, f"{where} centre_b")
         gap, point, n = sphere_box_gap(centre, R, half, sphere, _value(self.radius, f"{where} radius")(p))
@@ -422,7 +432,7 @@ class CapsulePlane(Contact):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class CapsuleBox(Contact):
+class CapsuleBox(_BoxAndRound):
     """A box of body ``a`` (None: a box of the ground, placed in world coordinates) and a capsule of body ``b``:
     14 contact points (:func:`jaxcontact.spatial.geometry.capsule_box_gaps`), the normals from the box to the
     capsule and the points on the box.
@@ -443,46 +453,24 @@ class CapsuleBox(Contact):
     driven deeper than its radius into a face); the end spheres see it again once an end is inside the box.
     """
 
-    a: Body = None
-    half_extents: tuple = ()
-    box_centre: tuple = (0.0, 0.0, 0.0)
-    box_orientation: tuple = (1.0, 0.0, 0.0, 0.0)
-    b: Body = None
-    radius: Any = None
     half_length: Any = None
     axis_b: tuple = (0.0, 0.0, 1.0)
-    centre_b: tuple = (0.0, 0.0, 0.0)
 
     size = 14
 
     def physical(self) -> dict:
         """field -> (value spec, rule)."""
-        halves = {f"half_extents[{i}]": (h, POSITIVE) for i, h in enumerate(self.half_extents)}
-        return {
-            **super().physical(),
-            "radius": (self.radius, POSITIVE),
-            "half_length": (self.half_length, POSITIVE),
-            **halves,
-        }
+        return {**super().physical(), "half_length": (self.half_length, POSITIVE)}
 
     def vectors(self) -> dict:
         """The box's centre (a point of a), the capsule's axis (a direction) and centre (a point of b)."""
-        return {
-            "box_centre": (self.box_centre, False),
-            "axis_b": (self.axis_b, True),
-            "centre_b": (self.centre_b, False),
-        }
-
-    def check(self, p) -> None:
-        """Three half extents, a unit quaternion, and the vectors."""
-        _check_box(f"contact {self.name!r}", "half_extents", self.half_extents, "box_orientation", self.box_orientation)
-        super().check(p)
+        return {**super().vectors(), "axis_b": (self.axis_b, True)}
 
     def frames(self, q, p):
         """(gaps (14,), points on the box, normals from the box to the capsule, a, b): the end spheres (−h
         first), then the box's edges along its x, y and z axes."""
         where = f"contact {self.name!r}"
-        box = _box(q, p, _side(self.a), self.box_centre, self.box_orientation, self.half_extents, where)
+        box = self._placed_box(q, p)
         c, h = _segment(q, p, self.b, self.centre_b, self.axis_b, self._scalar("half_length", p), where)
         gaps, points, normals = capsule_box_gaps(*box, c, h, self._scalar("radius", p))
         return gaps, points, normals, _side(self.a), self.b
