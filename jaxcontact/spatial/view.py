@@ -12,8 +12,8 @@ The page can be checked from outside: ``#frame=K`` in its address shows frame K 
 on a canvas of W × H CSS pixels, whatever the window's height; ``#play``: playing from the start), the global
 ``showFrame(k)`` shows frame k, and after each drawing ``<pre id="state">`` holds JSON of what it drew: the
 frame, the trajectory's row and time, every body's pose (centre, then the unit quaternion w first), the number
-of arrows, whether it plays, how many drawings it made, the camera's view–projection matrix (column-major,
-:func:`camera_matrix`) and the canvas's place on the page in CSS pixels.
+of arrows, whether it plays, how many drawings it made and of how many distinct frames, the camera's
+view–projection matrix (column-major, :func:`camera_matrix`) and the canvas's place on the page in CSS pixels.
 """
 
 from __future__ import annotations

@@ -350,10 +350,11 @@
 
   // ---- one frame -------------------------------------------------------------------------------------------
 
-  var frame = 0, drawings = 0;
+  var frame = 0, drawings = 0, seen = {}, framesSeen = 0;
 
   function draw() {
     drawings += 1;
+    if (!seen[frame]) { seen[frame] = true; framesSeen += 1; }
     var ratio = window.devicePixelRatio || 1;
     var width = Math.max(1, Math.round(canvas.clientWidth * ratio));
     var height = Math.max(1, Math.round(canvas.clientHeight * ratio));
@@ -412,6 +413,7 @@
       arrows: arrows.length,
       playing: playing,
       drawings: drawings,
+      framesSeen: framesSeen,
       viewProjection: vp,
       canvas: { left: rect.left + window.scrollX, top: rect.top + window.scrollY, width: rect.width, height: rect.height }
     });
