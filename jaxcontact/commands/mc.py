@@ -9,6 +9,15 @@
 gradient as regression rows) replaces the Monte Carlo statistics by a sparse
 polynomial chaos expansion of each scalar outcome (``jaxcontact.studies.pce_study``).
 
+``--limit 'OUTCOME>VALUE'`` (or ``<``) names a failure event; ``--method
+subset | form | sorm | importance`` estimates its probability by subset
+simulation, FORM, SORM or importance sampling at FORM's design point
+(``jaxcontact.studies.reliability_study``), and ``--method mc`` adds the failed
+fraction of its samples to the statistics::
+
+    jaxcontact mc bouncing-ball --only --param 'restitution=uniform(0.5,0.9)' \
+        --method subset --limit 'peak_impulse>0.55'
+
 Writes ``summary.json``, ``samples.npz`` and PNG figures into ``--out`` and a
 ``chunks/`` folder that lets an interrupted run (Ctrl-C, a killed job) resume:
 rerun the same command.
@@ -63,6 +72,7 @@ from jaxcontact.commands.simulate import parse_sets
 
 NAME = "mc"
 PCE_DEFAULT_N = 256
+RELIABILITY = ("subset", "form", "sorm", "importance")
 HELP = "Monte Carlo uncertainty study of a built-in or user model, with any scheme (statistics, Sobol indices, plots)"
 
 
@@ -123,8 +133,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--sampler",
         choices=("random", "lhs", "sobol"),
-        default="random",
-        help="design: random (i.i.d.), lhs (Latin hypercube) or sobol (scrambled Sobol' points)",
+        default=None,
+        help="design: random (i.i.d., the default), lhs (Latin hypercube) or sobol (scrambled Sobol' points)",
     )
     p.add_argument("--no-sobol", action="store_true", help="skip Sobol indices (plain design of N samples)")
     p.add_argument(
@@ -158,12 +168,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--method",
-        choices=("mc", "pce", "pce-grad"),
+        choices=("mc", "pce", "pce-grad", *RELIABILITY),
         default="mc",
         help="mc: Monte Carlo statistics and Saltelli Sobol indices; pce: a sparse polynomial chaos "
         "expansion of each scalar outcome fitted to N samples (moments and Sobol indices from its "
         "coefficients, cross-validated Q² per outcome, pce_diagnostics.png); pce-grad: the same "
-        "with each sample's jax.jacfwd gradient as extra regression rows",
+        "with each sample's jax.jacfwd gradient as extra regression rows; subset, form, sorm, "
+        "importance: the probability of the --limit event by subset simulation (--n samples per "
+        "level), FORM or SORM (forward-mode gradients through the simulation), or importance "
+        "sampling at FORM's design point (--n samples), with reliability.png",
+    )
+    p.add_argument(
+        "--limit",
+        default=None,
+        metavar="'OUTCOME>VALUE'",
+        help="failure event of a scalar outcome, quoted for the shell, e.g. 'peak_force>2000' or "
+        "'final:x<0.1' (needed by the reliability methods; with --method mc its failed fraction is "
+        "reported)",
+    )
+    p.add_argument(
+        "--p0",
+        type=float,
+        default=0.1,
+        help="subset simulation: the conditional probability of each level (default 0.1; --n × p0 chains per level)",
     )
     p.add_argument(
         "--processes",
@@ -383,11 +410,12 @@ def run(args) -> int:
         _host_devices(args.devices)
         sets = parse_sets(args.set)
         checks.set_and_param_conflict(sets, args.param)
-        if args.no_sobol and args.method != "mc":
+        if args.no_sobol and args.method in ("pce", "pce-grad"):
             raise ValueError(
                 f"--no-sobol does not apply to --method {args.method}: its Sobol indices come "
                 f"from the expansion's coefficients at no extra simulation"
             )
+        limit = _limit_arguments(args)
         name = model_name(args)
         out = checks.output_folder(args.out or default_out("mc", name))
     except ValueError as e:
@@ -413,22 +441,32 @@ def run(args) -> int:
             )
             return 2
     from jaxcontact.models import get_model
-    from jaxcontact.studies.montecarlo import default_study, format_summary, run_study
+    from jaxcontact.studies.montecarlo import default_outcomes, default_study, format_summary, run_study
     from jaxcontact.studies.runner import saved_samples
 
     chunks = os.path.join(out, "chunks")
 
     def interrupted_line() -> str:
-        saved, total = saved_samples(chunks)
         argv = getattr(args, "argv", None)
         again = shlex.join(["jaxcontact", *argv]) if argv is not None else f"the same command with --out {out}"
+        if args.method in RELIABILITY:
+            from jaxcontact.studies.reliability_study import saved_rounds
+
+            rounds, sims = saved_rounds(chunks)
+            return f"interrupted: {rounds} rounds ({sims} simulations) saved in {chunks}; resume with: {again}"
+        saved, total = saved_samples(chunks)
         return f"interrupted: {saved} of {total or '?'} samples saved in {chunks}; resume with: {again}"
 
     checks.note_on_interrupt(interrupted_line)
     try:
         # A polynomial chaos fit needs far fewer simulations than Monte Carlo statistics.
-        n = args.n if args.n is not None or args.method == "mc" else PCE_DEFAULT_N
+        n = args.n if args.n is not None or args.method not in ("pce", "pce-grad") else PCE_DEFAULT_N
         model = get_model(name)  # the one resolution of the name: the study asks this object the rest
+        outcomes = args.outcome
+        if limit is not None and args.method in RELIABILITY:
+            outcomes = [limit.outcome, *(o for o in args.outcome if o != limit.outcome)]
+        elif limit is not None and limit.outcome not in (args.outcome or default_outcomes(model)):
+            outcomes = [*(args.outcome or default_outcomes(model)), limit.outcome]
         study = model.study
         scheme = (
             scheme_from_args(args, study.scheme, {study.scheme: study.scheme_options})
@@ -437,11 +475,11 @@ def run(args) -> int:
         )
         spec = default_study(
             model,
-            n=n,
+            n=n if args.method not in RELIABILITY else 1,
             params=args.param,
             only=args.only,
-            outcomes=args.outcome,
-            sampler=args.sampler,
+            outcomes=outcomes,
+            sampler=args.sampler or "random",
             seed=args.seed,
             sensitivity=not args.no_sobol and args.method == "mc",
             dt=args.dt,
@@ -452,7 +490,12 @@ def run(args) -> int:
             n_bootstrap=args.bootstrap,
             scheme=scheme,
         )
-        line, size, warns, saved = plan(spec, chunks, args.dtype)
+        if args.method in RELIABILITY:
+            from jaxcontact.studies.reliability_study import plan_line
+
+            line, size, warns, saved = plan_line(spec, limit, args.method, args.n, args.p0, args.dtype)
+        else:
+            line, size, warns, saved = plan(spec, chunks, args.dtype)
         warns = checks.check_size(size, out, args.allow_large, resuming=saved > 0) + warns
         print(line)
         for w in warns:
@@ -462,7 +505,23 @@ def run(args) -> int:
         # One writer per process slot: the processes of one distributed study each write their own files.
         checks.lock_folder(out, checks.LOCK_FILE + (f".p{distributed[2]}" if distributed and distributed[2] else ""))
         if args.method == "mc":
-            summary = run_study(spec, out, progress=not args.quiet, plot=not args.no_plots)
+            summary = run_study(spec, out, progress=not args.quiet, plot=not args.no_plots, limit=limit)
+        elif args.method in RELIABILITY:
+            from jaxcontact.studies.reliability_study import format_reliability, run_reliability_study
+
+            summary = run_reliability_study(
+                spec,
+                out,
+                limit=limit,
+                method=args.method,
+                n=args.n,
+                p0=args.p0,
+                progress=not args.quiet,
+                plot=not args.no_plots,
+            )
+            print(format_reliability(summary))
+            print(f"wrote {', '.join(os.path.join(out, f) for f in summary['files'])}")
+            return 0
         else:
             import warnings
 
@@ -482,6 +541,10 @@ def run(args) -> int:
     if jax.process_index() != 0:
         return 0  # process 0 prints the summary and writes the files
     print(format_summary(summary))
+    if "reliability" in summary:
+        from jaxcontact.studies.reliability_study import reliability_line
+
+        print(reliability_line(summary["reliability"]))
     for name, o in summary["outcomes"].items():
         if "pce" in o:
             print(pce_line(name, o["pce"]))
@@ -495,6 +558,27 @@ def run(args) -> int:
         )
         return 1
     return 0
+
+
+def _limit_arguments(args):
+    """The --limit event (or None), refused where the method takes none or needs one; checks --p0, --sampler."""
+    from jaxcontact.studies.reliability import parse_limit
+
+    limit = parse_limit(args.limit) if args.limit is not None else None
+    if args.method in RELIABILITY:
+        if limit is None:
+            raise ValueError(f"--method {args.method} estimates a failure probability: give --limit 'OUTCOME>VALUE'")
+        if args.sampler is not None:
+            raise ValueError(f"--sampler does not apply to --method {args.method}: it draws its own samples")
+        if args.no_sobol:
+            raise ValueError(f"--no-sobol does not apply to --method {args.method}: it computes no Sobol indices")
+    elif limit is not None and args.method != "mc":
+        raise ValueError(f"--limit applies to --method mc and {', '.join(RELIABILITY)}, not --method {args.method}")
+    if not 0 < args.p0 < 1:
+        raise ValueError(f"--p0 {args.p0:g} must lie in (0, 1)")
+    if args.p0 != 0.1 and args.method != "subset":
+        raise ValueError(f"--p0 applies to --method subset only, not --method {args.method}")
+    return limit
 
 
 def pce_line(name: str, p: dict) -> str:

@@ -282,10 +282,13 @@ def prepare_study(spec: StudySpec, *, differentiated: bool = False) -> PreparedS
     return PreparedStudy(model, dt, t_final, n_steps, outcomes, values, n_base, blocks, scheme, evaluate)
 
 
-def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: bool = True) -> dict:
+def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: bool = True, limit=None) -> dict:
     """Run (or resume) ``spec`` writing into ``out_dir``; return the summary dict (also summary.json).
 
-    NaN statistics (e.g. Sobol indices of a constant outcome) appear as None (JSON null).
+    NaN statistics (e.g. Sobol indices of a constant outcome) appear as None (JSON null). ``limit`` (a
+    :class:`~jaxcontact.studies.reliability.Limit` on one of the study's scalar outcomes) adds
+    ``reliability``: the failed fraction of the valid independent samples (a Saltelli design's A and B
+    rows) with its standard error.
     """
     t_wall = time.perf_counter()
     model, dt, t_final, n_steps, outcomes, values, n_base, blocks, scheme, evaluate = prepare_study(spec)
@@ -346,6 +349,13 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
         }
         for name, x in series.items()
     }
+    if limit is not None:
+        from jaxcontact.studies.reliability import from_samples
+
+        use = valid & independent
+        estimate = from_samples(limit.g(np.asarray(out[limit.outcome], float)[use]))
+        left_out = int((independent & ~valid).sum())
+        summary["reliability"] = {**estimate.to_json(), **limit.to_json(), "n_left_out": left_out}
 
     if jax.process_index() != 0:
         # Several processes: process 0 alone writes the files (every process holds the same outputs).
@@ -440,7 +450,7 @@ def default_study(model, *, n=None, params=(), only: bool = False, outcomes=(), 
         raise ValueError(
             f"no uncertain parameter for {model.label!r}: give --param 'name=dist(args)' (quoted for the shell)"
         )
-    outs = tuple(outcomes) or (tuple(d.outcomes) if d is not None else ("peak_impulse", "impacts", "rest_time"))
+    outs = tuple(outcomes) or default_outcomes(model)
     n = (d.n if d is not None else 1024) if n is None else n
     kw = {k: v for k, v in kw.items() if v is not None}
     for key in ("dt", "t_final", "save_every"):
@@ -454,6 +464,13 @@ def default_study(model, *, n=None, params=(), only: bool = False, outcomes=(), 
     if "overrides" in kw:
         kw["overrides"] = tuple(sorted(dict(kw["overrides"]).items()))
     return StudySpec(model, space, n, outs, **kw)
+
+
+def default_outcomes(model) -> tuple[str, ...]:
+    """The outcomes a study of ``model`` reports when none are named: its default study's, else three of any
+    contact model's."""
+    d = model.study
+    return tuple(d.outcomes) if d is not None else ("peak_impulse", "impacts", "rest_time")
 
 
 def variant_options(model, scheme: Scheme) -> dict:

@@ -146,6 +146,8 @@ class Outcome(NamedTuple):
 
     diagnostics: ``fn`` reads the trajectory's per-step diagnostics (‖Φ‖, ‖Φ̇‖, energy), so the
     scheme must compute them; ``stream`` computes what it needs from the state itself.
+    smooth: False for an outcome that is piecewise constant in the parameters (a count, or a time read off
+    the step grid): its derivative is zero almost everywhere, so a gradient method cannot use it.
     """
 
     name: str
@@ -155,6 +157,7 @@ class Outcome(NamedTuple):
     fn: Callable
     stream: Stream
     diagnostics: bool = False
+    smooth: bool = True
 
 
 def _quantity(system, spec: str, observables=None):
@@ -349,6 +352,7 @@ def outcome(
             "",
             lambda tr, s, p: impact_count(tr.impulse_normal, impact_threshold).astype(tr.q.dtype),
             _impacts_stream(impact_threshold),
+            smooth=False,
         )
     if name == "rest_time":
         return Outcome(
@@ -358,6 +362,7 @@ def outcome(
             "s",
             lambda tr, s, p: rest_time(tr.t, tr.u, rest_tol),
             _rest_stream(rest_tol),
+            smooth=False,
         )
     if name == "max_penetration":
         if not has_contacts:
@@ -395,6 +400,7 @@ def outcome(
             "",
             lambda tr, s, p: jnp.mean(jnp.all(tr.impulse_normal[1:] <= impact_threshold, axis=-1).astype(tr.q.dtype)),
             _free_flight_stream(impact_threshold),
+            smooth=False,
         )
     kind, _, arg = name.partition(":")
     if name == "peak_force" or (kind == "peak_accel" and arg):
@@ -454,6 +460,7 @@ def outcome(
             "s",
             lambda tr, s, p: first_time(tr.t, cmp(series_of(tr, s, p), level)),
             _first_time_stream(lambda r, s, p: cmp(value(r, s, p), level)),
+            smooth=False,
         )
     if kind == "series" and arg:
         if arg.startswith("gap"):

@@ -224,3 +224,68 @@ def pce_diagnostics(fits: dict, path, title: str = "") -> None:
     if title:
         fig.suptitle(title, fontsize=10)
     _save(fig, path)
+
+
+def reliability_domain(
+    X,
+    y,
+    failed,
+    names,
+    importance,
+    limit,
+    result: dict,
+    path,
+    title: str = "",
+    labels: dict | None = None,
+    boundary=None,
+) -> None:
+    """Every simulated point of a reliability study, failed ones in red. Left: the two most important inputs
+    (by ``importance``) with the design point where the method has one and ``boundary`` (points (m, 2) on
+    those inputs: FORM's linearised limit state) dashed (one input: the outcome against it); right: the
+    outcome against the most important input, the threshold dashed."""
+    X, y, failed = np.asarray(X, float), np.asarray(y, float), np.asarray(failed, bool)
+    order = np.argsort(-np.nan_to_num(np.asarray(importance, float), nan=-1.0), kind="stable")
+    first = order[0]
+    design = result.get("design_point")
+    two = len(names) > 1
+    fig, axes = pyplot().subplots(1, 1 + two, figsize=(10 if two else 6.5, 4.2), squeeze=False, layout="constrained")
+    axes = axes[0]
+
+    def points(ax, a, b):
+        ax.scatter(a[~failed], b[~failed], s=4, alpha=0.4, color="0.55", lw=0, label="safe")
+        ax.scatter(a[failed], b[failed], s=5, alpha=0.6, color="C3", lw=0, label="failed")
+
+    def against_outcome(ax):
+        points(ax, X[:, first], y)
+        ax.axhline(limit.threshold, color="k", ls="--", lw=0.9, label=f"threshold {limit.threshold:g}")
+        ax.set_xlabel(axis_label(names[first], labels), fontsize=9)
+        ax.set_ylabel(axis_label(limit.outcome, labels), fontsize=9)
+        _tidy(ax)
+
+    if len(names) > 1:
+        second = order[1]
+        ax = axes[0]
+        points(ax, X[:, first], X[:, second])
+        if boundary is not None:
+            b = np.asarray(boundary, float)
+            ax.plot(b[:, 0], b[:, 1], "k--", lw=0.9, label="FORM's linearised limit state")
+        if design is not None:
+            ax.plot(design[names[first]], design[names[second]], "k*", ms=12, label="design point")
+        ax.set_xlabel(axis_label(names[first], labels), fontsize=9)
+        ax.set_ylabel(axis_label(names[second], labels), fontsize=9)
+        ax.set_title("the two most important inputs", fontsize=9)
+        _tidy(ax)
+        ax.legend(fontsize=7)
+        against_outcome(axes[1])
+    else:
+        against_outcome(axes[0])
+        if design is not None:
+            axes[0].axvline(design[names[first]], color="k", lw=0.8, label="design point")
+        axes[0].legend(fontsize=7)
+    p, se = result.get("probability"), result.get("standard_error")
+    estimate = "no estimate" if p is None else f"P_f = {p:.3g}" + (f" ± {se:.2g}" if se else "")
+    fig.suptitle(
+        f"{title}: failure when {result['failure_when']}; {estimate} ({result['n_simulations']} simulations)",
+        fontsize=10,
+    )
+    _save(fig, path)

@@ -122,6 +122,15 @@ class Limit(NamedTuple):
     def __str__(self):
         return f"{self.outcome}{'>' if self.above else '<'}{self.threshold!r}"
 
+    def to_json(self) -> dict:
+        """The limit for a ``summary.json``: as typed, its outcome and threshold, and the failure event in words."""
+        return {
+            "limit": str(self),
+            "outcome": self.outcome,
+            "threshold": self.threshold,
+            "failure_when": f"{self.outcome} {'≥' if self.above else '≤'} {self.threshold:g}",
+        }
+
 
 def parse_limit(text: str) -> Limit:
     """Parse ``OUTCOME>VALUE`` or ``OUTCOME<VALUE`` (``>=`` and ``<=`` accepted, the same events), e.g.
@@ -513,7 +522,15 @@ def monte_carlo(
     n, batch_size = _check_n("n", n), _check_n("batch_size", batch_size)
     Gb = _G_batch(g, marginals, batched)
     U = np.asarray(jax.random.normal(_key(seed), (n, len(marginals)), dtype=_float()))
-    failed = sum(int(np.sum(Gb(U[i : i + batch_size]) <= 0)) for i in range(0, n, batch_size))
+    return from_samples(np.concatenate([Gb(U[i : i + batch_size]) for i in range(0, n, batch_size)]))
+
+
+def from_samples(G) -> ReliabilityResult:
+    """The plain Monte Carlo estimate from limit-state values ``G`` of independent samples of the inputs: the
+    failed fraction, standard error ``√(p(1-p)/n)``; ``extras``: ``n_failed``."""
+    G = np.asarray(G, float).reshape(-1)
+    n = _check_n("number of samples", G.size)
+    failed = int(np.sum(G <= 0))
     p = failed / n
     se = math.sqrt(p * (1 - p) / n)
     return ReliabilityResult(p, se, se / p if p > 0 else math.inf, n, "montecarlo", {"n_failed": failed})

@@ -554,6 +554,7 @@ def run_samples(
     progress: bool = True,
     devices=None,
     desc: str = "samples",
+    programs: dict | None = None,
 ) -> RunResult:
     """Evaluate the per-sample ``fn`` on every sample of ``inputs`` (see the module docstring).
 
@@ -564,6 +565,9 @@ def run_samples(
     out_dir: folder for chunk files and the manifest (None: keep nothing on disk).
     config: JSON-serializable description of the study (model, outcomes, time
       grid, …) — part of the identity checked on resume, with the inputs' hash.
+    programs: a dict the caller keeps between calls with the same ``fn`` (a sequential algorithm running
+      one batch after another): each compiled program is stored in it by its chunk's shapes and reused,
+      instead of compiled again.
     """
     inputs = _canonical(inputs)
     n = _leading_size(inputs)
@@ -588,6 +592,9 @@ def run_samples(
         nonlocal compiled, compile_seconds, sharding, n_dev
         # Pad the chunk to a multiple of the device count (the chunk itself is the study's, whatever the devices).
         padded = _pad(chunk_inputs, int(math.ceil(chunk / n_dev) * n_dev))
+        shapes = str(jax.tree.map(lambda a: (a.shape, a.dtype.str), padded))
+        if compiled is None and programs is not None and shapes in programs:
+            compiled, sharding, n_dev = programs[shapes]
         if compiled is None:
             compiled, compile_seconds = compile_batched(fn, padded, sharding)
             if n_dev > 1 and calls_lapack(compiled):
@@ -603,7 +610,9 @@ def run_samples(
                 padded = chunk_inputs
                 compiled, more = compile_batched(fn, padded, sharding)
                 compile_seconds += more
-        return padded
+            if programs is not None:
+                programs[shapes] = (compiled, sharding, n_dev)
+        return chunk_inputs if n_dev == 1 else padded
 
     def batch_fn(chunk_inputs):
         padded = ensure_compiled(chunk_inputs)
