@@ -18,6 +18,15 @@ fraction of its samples to the statistics::
     jaxcontact mc bouncing-ball --only --param 'restitution=uniform(0.5,0.9)' \
         --method subset --limit 'peak_impulse>0.55'
 
+``--method interval`` bounds one scalar outcome over a box of ``interval(lo,hi)``
+inputs (a Chebyshev surrogate, its extremes re-simulated, and a batched gradient
+search, compared); ``--method fuzzy`` gives its membership function from
+``triangular(lo,mode,hi)`` inputs by α-cuts (``jaxcontact.studies.interval_study``)::
+
+    jaxcontact mc four-bar --only --param 'restitution=interval(0.6,0.95)' \
+        --param 'wall_distance=interval(0.04,0.08)' --impact-location interpolated \
+        --method interval --outcome peak_impulse
+
 Writes ``summary.json``, ``samples.npz`` and PNG figures into ``--out`` and a
 ``chunks/`` folder that lets an interrupted run (Ctrl-C, a killed job) resume:
 rerun the same command.
@@ -73,6 +82,7 @@ from jaxcontact.commands.simulate import parse_sets
 NAME = "mc"
 PCE_DEFAULT_N = 256
 RELIABILITY = ("subset", "form", "sorm", "importance")
+INTERVAL = ("interval", "fuzzy")
 HELP = "Monte Carlo uncertainty study of a built-in or user model, with any scheme (statistics, Sobol indices, plots)"
 
 
@@ -99,7 +109,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="'NAME=DIST(ARGS)'",
         help="uncertain parameter, quoted for the shell, e.g. 'restitution=uniform(0.6,0.95)'; dists: "
         "uniform(a,b), normal(mu,sigma), truncnormal(mu,sigma,lo,hi), lognormal(mu,sigma), "
-        "fixed(v). Repeatable; replaces the default distribution of that name",
+        "fixed(v); with --method interval: interval(lo,hi); with --method fuzzy: triangular(lo,mode,hi). "
+        "Repeatable; replaces the default distribution of that name",
     )
     p.add_argument(
         "--only", action="store_true", help="vary only the --param parameters (drop the model's default uncertainties)"
@@ -168,7 +179,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--method",
-        choices=("mc", "pce", "pce-grad", *RELIABILITY),
+        choices=("mc", "pce", "pce-grad", *RELIABILITY, *INTERVAL),
         default="mc",
         help="mc: Monte Carlo statistics and Saltelli Sobol indices; pce: a sparse polynomial chaos "
         "expansion of each scalar outcome fitted to N samples (moments and Sobol indices from its "
@@ -176,7 +187,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "with each sample's jax.jacfwd gradient as extra regression rows; subset, form, sorm, "
         "importance: the probability of the --limit event by subset simulation (--n samples per "
         "level), FORM or SORM (forward-mode gradients through the simulation), or importance "
-        "sampling at FORM's design point (--n samples), with reliability.png",
+        "sampling at FORM's design point (--n samples), with reliability.png; interval: the range of one "
+        "scalar --outcome over the box of interval(lo,hi) inputs, by a Chebyshev surrogate (extremes "
+        "re-simulated, check error reported) and a projected L-BFGS gradient search, compared "
+        "(interval.png); fuzzy: the outcome's membership function from triangular(lo,mode,hi) inputs by "
+        "α-cuts, each an interval problem (fuzzy.png)",
+    )
+    p.add_argument(
+        "--degree",
+        type=checks.positive_int,
+        default=None,
+        help="interval, fuzzy: the Chebyshev surrogate's degree per input ((degree + 1)^d simulations per box; "
+        "default 6)",
+    )
+    p.add_argument(
+        "--starts",
+        type=checks.nonnegative_int,
+        default=None,
+        help="interval, fuzzy: gradient-search starts per direction (minimum and maximum; default 4 when the "
+        "outcome is smooth and the scheme has forward-mode gradients; 0: the Chebyshev result alone)",
+    )
+    p.add_argument(
+        "--alpha-levels",
+        type=checks.positive_int,
+        default=None,
+        metavar="K",
+        help="fuzzy: number of α levels, evenly from 0 to 1 (default 5: 0, 0.25, 0.5, 0.75, 1)",
     )
     p.add_argument(
         "--limit",
@@ -416,6 +452,7 @@ def run(args) -> int:
                 f"from the expansion's coefficients at no extra simulation"
             )
         limit = _limit_arguments(args)
+        _interval_arguments(args)
         name = model_name(args)
         out = checks.output_folder(args.out or default_out("mc", name))
     except ValueError as e:
@@ -449,10 +486,13 @@ def run(args) -> int:
     def interrupted_line() -> str:
         argv = getattr(args, "argv", None)
         again = shlex.join(["jaxcontact", *argv]) if argv is not None else f"the same command with --out {out}"
-        if args.method in RELIABILITY:
+        if args.method in RELIABILITY or args.method in INTERVAL:
             from jaxcontact.studies.reliability_study import saved_rounds
 
-            rounds, sims = saved_rounds(chunks)
+            folders = [chunks]
+            if args.method in INTERVAL:  # its forward runs and its gradient runs keep rounds apart
+                folders = [os.path.join(chunks, k) for k in ("forward", "gradient")]
+            rounds, sims = (sum(v) for v in zip(*(saved_rounds(f) for f in folders)))
             return f"interrupted: {rounds} rounds ({sims} simulations) saved in {chunks}; resume with: {again}"
         saved, total = saved_samples(chunks)
         return f"interrupted: {saved} of {total or '?'} samples saved in {chunks}; resume with: {again}"
@@ -465,6 +505,9 @@ def run(args) -> int:
         outcomes = args.outcome
         if limit is not None and args.method in RELIABILITY:
             outcomes = [limit.outcome, *(o for o in args.outcome if o != limit.outcome)]
+        elif args.method in INTERVAL and not outcomes:
+            # One outcome is bounded: the model's first scalar default outcome unless --outcome names it.
+            outcomes = [next(o for o in default_outcomes(model) if not o.startswith("series:"))]
         elif limit is not None and limit.outcome not in (args.outcome or default_outcomes(model)):
             outcomes = [*(args.outcome or default_outcomes(model)), limit.outcome]
         study = model.study
@@ -475,7 +518,7 @@ def run(args) -> int:
         )
         spec = default_study(
             model,
-            n=n if args.method not in RELIABILITY else 1,
+            n=n if args.method not in RELIABILITY and args.method not in INTERVAL else 1,
             params=args.param,
             only=args.only,
             outcomes=outcomes,
@@ -490,11 +533,17 @@ def run(args) -> int:
             n_bootstrap=args.bootstrap,
             scheme=scheme,
         )
+        if args.method in INTERVAL:
+            from jaxcontact.studies.interval_study import plan_line as interval_plan
+
+            line, size, warns, saved = interval_plan(spec, args.method, *_interval_options(args), args.dtype)
+        else:
+            spec.space.check_probabilistic(f"--method {args.method}")
         if args.method in RELIABILITY:
             from jaxcontact.studies.reliability_study import plan_line
 
             line, size, warns, saved = plan_line(spec, limit, args.method, args.n, args.p0, args.dtype)
-        else:
+        elif args.method not in INTERVAL:
             line, size, warns, saved = plan(spec, chunks, args.dtype)
         warns = checks.check_size(size, out, args.allow_large, resuming=saved > 0) + warns
         print(line)
@@ -520,6 +569,23 @@ def run(args) -> int:
                 plot=not args.no_plots,
             )
             print(format_reliability(summary))
+            print(f"wrote {', '.join(os.path.join(out, f) for f in summary['files'])}")
+            return 0
+        elif args.method in INTERVAL:
+            from jaxcontact.studies.interval_study import format_interval, run_interval_study
+
+            degree, starts, levels = _interval_options(args)
+            summary = run_interval_study(
+                spec,
+                out,
+                method=args.method,
+                degree=degree,
+                starts=starts,
+                alpha_levels=levels,
+                progress=not args.quiet,
+                plot=not args.no_plots,
+            )
+            print(format_interval(summary))
             print(f"wrote {', '.join(os.path.join(out, f) for f in summary['files'])}")
             return 0
         else:
@@ -579,6 +645,38 @@ def _limit_arguments(args):
     if args.p0 != 0.1 and args.method != "subset":
         raise ValueError(f"--p0 applies to --method subset only, not --method {args.method}")
     return limit
+
+
+def _interval_arguments(args) -> None:
+    """Refuse the options that do not apply to --method interval | fuzzy, and theirs elsewhere."""
+    own = [("--degree", args.degree), ("--starts", args.starts), ("--alpha-levels", args.alpha_levels)]
+    if args.method not in INTERVAL:
+        for option, value in own:
+            if value is not None:
+                raise ValueError(f"{option} applies to --method interval and fuzzy only, not --method {args.method}")
+        return
+    if args.alpha_levels is not None and args.method != "fuzzy":
+        raise ValueError("--alpha-levels applies to --method fuzzy only, not --method interval")
+    if args.alpha_levels is not None and args.alpha_levels < 2:
+        raise ValueError(f"--alpha-levels {args.alpha_levels} must be ≥ 2 (α = 0 and α = 1 at least)")
+    for option, given, why in (
+        ("--n", args.n is not None, "it takes the simulations its grid and search need"),
+        ("--sampler", args.sampler is not None, "it draws no random design"),
+        ("--no-sobol", args.no_sobol, "it computes no Sobol indices"),
+    ):
+        if given:
+            raise ValueError(f"{option} does not apply to --method {args.method}: {why}")
+
+
+def _interval_options(args) -> tuple[int, int | None, int]:
+    """(degree, starts, α levels) of --method interval | fuzzy, with their defaults."""
+    from jaxcontact.studies import interval_study as iv
+
+    return (
+        iv.DEFAULT_DEGREE if args.degree is None else args.degree,
+        args.starts,
+        iv.DEFAULT_ALPHA_LEVELS if args.alpha_levels is None else args.alpha_levels,
+    )
 
 
 def pce_line(name: str, p: dict) -> str:

@@ -153,27 +153,33 @@ def _polish(sur: ChebyshevSurrogate, x0, lo, hi, sign: float) -> np.ndarray:
 
 
 def study_function(spec, outcome: str):
-    """(f, names, lo, hi) for bounding ``outcome`` of a study spec whose uncertain laws are uniform boxes.
+    """(f, names, lo, hi) for bounding ``outcome`` of a study spec whose uncertain inputs are boxes
+    (``interval(lo, hi)``, or the support of ``uniform(a, b)``).
 
     f(x (N, d)) -> (N,) runs the study's own per-sample evaluator (jit + vmap; the other parameters at
     their fixed or model values); a failed sample (solver not converged, non-finite state) gives NaN.
-    A law other than uniform(a, b) is refused by name: interval bounds need a box.
+    Any other input is refused by name: interval bounds need a box.
     """
     import jax
     import jax.numpy as jnp
 
-    from jaxcontact.studies.distributions import Fixed, Uniform
-    from jaxcontact.studies.montecarlo import prepare_study
+    from jaxcontact.studies.distributions import Fixed, Interval, Uniform
+    from jaxcontact.studies.montecarlo import make_evaluator, study_model
 
     names = list(spec.space.uncertain)
     for n in names:
-        if not isinstance(spec.space[n], Uniform):
-            raise ValueError(f"{n}={spec.space[n]}: interval bounds need a box, give uniform(a, b) for {n}")
+        if not isinstance(spec.space[n], (Interval, Uniform)):
+            raise ValueError(
+                f"{n}={spec.space[n]}: interval bounds need a box, give interval(lo, hi) or uniform(a, b) for {n}"
+            )
     if outcome not in spec.outcomes:
         raise ValueError(f"outcome {outcome!r} is not among the study's outcomes {list(spec.outcomes)}")
-    prepared = prepare_study(spec)
+    # The model and evaluator without the study's sample design: an interval input has no law to sample.
+    model, dt, _, n_steps, outcomes = study_model(spec)
+    scheme = spec.scheme.for_forward_runs()
+    evaluate = make_evaluator(model, outcomes, dt=dt, n_steps=n_steps, scheme=scheme, save_every=spec.save_every)
     fixed = {k: float(d.v) for k, d in zip(spec.space.names, spec.space.dists) if isinstance(d, Fixed)}
-    run = jax.jit(jax.vmap(prepared.evaluate))
+    run = jax.jit(jax.vmap(evaluate))
 
     def f(x):
         x = np.asarray(x, float)
@@ -183,6 +189,6 @@ def study_function(spec, outcome: str):
         ok = np.asarray(out["converged"]) & np.asarray(out["state_finite"])
         return np.where(ok, np.asarray(out[outcome], float), np.nan)
 
-    lo = np.array([spec.space[n].a for n in names], float)
-    hi = np.array([spec.space[n].b for n in names], float)
+    lo = np.array([spec.space[n].support[0] for n in names], float)
+    hi = np.array([spec.space[n].support[1] for n in names], float)
     return f, names, lo, hi

@@ -18,6 +18,18 @@ Physical ranges are checked on the distribution's *support*, before any
 compute: a normal restitution (support ℝ) is refused because some samples
 would leave [0, 1]; use truncnormal or uniform. A leaf that is an array gets
 one scalar per sample broadcast over its shape (all entries move together).
+
+Two further kinds of input are *not* probability laws and have no ``ppf``:
+
+    interval(lo, hi)              lo < hi: only known to lie in [lo, hi]
+    triangular(lo, mode, hi)      lo ≤ mode ≤ hi, lo < hi: a fuzzy number (triangular membership)
+
+They are parsed by the same ``parse_distribution`` and checked on their support the same way, but only
+the bounding methods take them (``jaxcontact mc --method interval | fuzzy``,
+:mod:`jaxcontact.studies.interval_study`); a sampling method refuses them by name
+(:meth:`ParamSpace.check_probabilistic`), and the bounding methods refuse probability laws
+(:meth:`ParamSpace.check_possibilistic`): a uniform law and an interval are different statements about
+what is known.
 """
 
 from __future__ import annotations
@@ -236,7 +248,75 @@ class Fixed:
         return f"fixed({_fmt(self.v)})"
 
 
-Distribution = Uniform | Normal | TruncNormal | LogNormal | Fixed
+@dataclasses.dataclass(frozen=True)
+class Interval:
+    """An input only known to lie in [lo, hi] (lo < hi): no probability law, bounded by interval methods."""
+
+    lo: float
+    hi: float
+
+    def __post_init__(self):
+        _finite("interval(lo, hi)", lo=self.lo, hi=self.hi)
+        if not self.hi > self.lo:
+            raise ValueError(f"interval(lo, hi) needs hi > lo; got lo = {self.lo}, hi = {self.hi}")
+
+    @property
+    def support(self):
+        return (float(self.lo), float(self.hi))
+
+    def __str__(self):
+        return f"interval({_fmt(self.lo)}, {_fmt(self.hi)})"
+
+
+@dataclasses.dataclass(frozen=True)
+class Triangular:
+    """A fuzzy number with triangular membership: 0 outside [lo, hi], 1 at mode, linear in between.
+
+    Its α-cut (the values of membership ≥ α) is [lo + α (mode − lo), hi − α (hi − mode)]: the support
+    at α = 0, the single value mode at α = 1. Not a probability law (no ppf): bounded by α-cuts.
+    """
+
+    lo: float
+    mode: float
+    hi: float
+
+    def __post_init__(self):
+        _finite("triangular(lo, mode, hi)", lo=self.lo, mode=self.mode, hi=self.hi)
+        if not self.hi > self.lo:
+            raise ValueError(f"triangular(lo, mode, hi) needs hi > lo; got lo = {self.lo}, hi = {self.hi}")
+        if not self.lo <= self.mode <= self.hi:
+            raise ValueError(
+                f"triangular(lo, mode, hi) needs lo ≤ mode ≤ hi; got lo = {self.lo}, mode = {self.mode}, hi = {self.hi}"
+            )
+
+    def cut(self, alpha: float) -> tuple[float, float]:
+        """The α-cut [a, b] (0 ≤ α ≤ 1): the values whose membership is at least α."""
+        if not 0.0 <= alpha <= 1.0:
+            raise ValueError(f"alpha = {alpha} must lie in [0, 1]")
+        if alpha == 1.0:
+            return (float(self.mode), float(self.mode))
+        return (self.lo + alpha * (self.mode - self.lo), self.hi - alpha * (self.hi - self.mode))
+
+    def membership(self, x):
+        """Membership of x: 0 outside [lo, hi], 1 at mode, linear in between."""
+        x = np.asarray(x, float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            up = np.where(self.mode > self.lo, (x - self.lo) / (self.mode - self.lo), 1.0)
+            down = np.where(self.hi > self.mode, (self.hi - x) / (self.hi - self.mode), 1.0)
+        m = np.where(x <= self.mode, up, down)
+        return np.where((x < self.lo) | (x > self.hi), 0.0, np.clip(m, 0.0, 1.0))
+
+    @property
+    def support(self):
+        return (float(self.lo), float(self.hi))
+
+    def __str__(self):
+        return f"triangular({_fmt(self.lo)}, {_fmt(self.mode)}, {_fmt(self.hi)})"
+
+
+Distribution = Uniform | Normal | TruncNormal | LogNormal | Fixed | Interval | Triangular
+PROBABILISTIC = (Uniform, Normal, TruncNormal, LogNormal)
+POSSIBILISTIC = (Interval, Triangular)
 
 CONSTRUCTORS = {
     "uniform": Uniform,
@@ -244,8 +324,10 @@ CONSTRUCTORS = {
     "truncnormal": TruncNormal,
     "lognormal": LogNormal,
     "fixed": Fixed,
+    "interval": Interval,
+    "triangular": Triangular,
 }
-_ARITY = {"uniform": 2, "normal": 2, "truncnormal": 4, "lognormal": 2, "fixed": 1}
+_ARITY = {"uniform": 2, "normal": 2, "truncnormal": 4, "lognormal": 2, "fixed": 1, "interval": 2, "triangular": 3}
 _SPEC = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*=\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$")
 
 
@@ -330,6 +412,26 @@ class ParamSpace:
         """{name: distribution text} (the study's identity and summary.json)."""
         return {n: str(d) for n, d in zip(self.names, self.dists)}
 
+    def check_probabilistic(self, method: str) -> None:
+        """Refuse, by name, an interval or fuzzy input where ``method`` samples from probability laws."""
+        for n, d in zip(self.names, self.dists):
+            if isinstance(d, POSSIBILISTIC):
+                kind = "an interval" if isinstance(d, Interval) else "a fuzzy number"
+                other = "interval" if isinstance(d, Interval) else "fuzzy"
+                raise ValueError(
+                    f"{n}={d} is {kind}, not a probability law: {method} samples from uniform(a,b), normal(mu,sigma), "
+                    f"truncnormal(mu,sigma,lo,hi) or lognormal(mu,sigma); bound it with --method {other}"
+                )
+
+    def check_possibilistic(self, method: str, kind: type) -> None:
+        """Refuse, by name, every uncertain input of ``method`` that is not of ``kind`` (Interval or Triangular)."""
+        spelling = "interval(lo,hi)" if kind is Interval else "triangular(lo,mode,hi)"
+        for n, d in zip(self.names, self.dists):
+            if isinstance(d, Fixed) or isinstance(d, kind):
+                continue
+            what = "a probability law" if isinstance(d, PROBABILISTIC) else f"not a {kind.__name__.lower()} input"
+            raise ValueError(f"{n}={d} is {what}; {method} takes {spelling} (or fixed(v)) for {n}")
+
     def validate(self, valid_names, bounds=conventional_bounds) -> None:
         """Raise ValueError for an unknown name or a support outside the name's physical range.
 
@@ -360,6 +462,7 @@ class ParamSpace:
 
         Column j of ``unit`` feeds ``uncertain[j]``; fixed names get their constant.
         """
+        self.check_probabilistic("sampling")
         unit = np.asarray(unit, float)
         unc = self.uncertain
         if unit.ndim != 2 or unit.shape[1] != len(unc):

@@ -289,3 +289,105 @@ def reliability_domain(
         fontsize=10,
     )
     _save(fig, path)
+
+
+def interval_range(
+    X, y, names, outcome: str, result: dict, path, paths=None, title: str = "", labels: dict | None = None
+) -> None:
+    """An interval study at a glance. Left: the simulated points on the first two inputs (one input: the
+    outcome against it), coloured by the outcome, with the extremes each search located and the gradient
+    search's paths; right: the ranges — the Chebyshev result, its surrogate's extremes, the gradient search,
+    the enclosure — over every simulated value."""
+    X, y = np.asarray(X, float), np.asarray(y, float)
+    ok = np.isfinite(y)
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.2), layout="constrained")
+    ch, gr = result["chebyshev"], result.get("gradient")
+    ax = axes[0]
+    two = len(names) > 1
+    if two:
+        sc = ax.scatter(X[ok, 0], X[ok, 1], c=y[ok], s=10, cmap="viridis", lw=0, label="simulated")
+        fig.colorbar(sc, ax=ax, shrink=0.85).set_label(axis_label(outcome, labels, 30), fontsize=8)
+        ax.set_ylabel(axis_label(names[1], labels), fontsize=9)
+    else:
+        ax.scatter(X[ok, 0], y[ok], s=10, color="0.45", lw=0, label="simulated")
+        ax.set_ylabel(axis_label(outcome, labels), fontsize=9)
+
+    def where(point: dict, value: float):
+        return (point[names[0]], point[names[1]]) if two else (point[names[0]], value)
+
+    for p in (paths or []) if two else []:  # the paths' values are not kept: drawn on two inputs only
+        if len(p) > 1:
+            q = np.asarray(p, float)
+            ax.plot(q[:, 0], q[:, 1], "-", color="C1", lw=0.7, alpha=0.7)
+    ax.plot(*where(ch["argmin"], ch["lower"]), "v", color="C0", ms=10, mec="k", label="Chebyshev minimum")
+    ax.plot(*where(ch["argmax"], ch["upper"]), "^", color="C3", ms=10, mec="k", label="Chebyshev maximum")
+    if gr is not None:
+        ax.plot(*where(gr["argmin"], gr["lower"]), "o", mfc="none", mec="C0", ms=15, mew=1.5, label="gradient minimum")
+        ax.plot(*where(gr["argmax"], gr["upper"]), "o", mfc="none", mec="C3", ms=15, mew=1.5, label="gradient maximum")
+    ax.set_xlabel(axis_label(names[0], labels), fontsize=9)
+    ax.set_title("simulated points and located extremes", fontsize=9)
+    _tidy(ax)
+    ax.legend(fontsize=7, loc="best")
+
+    ax = axes[1]
+    rows = [("Chebyshev (re-simulated)", ch["lower"], ch["upper"], "C0")]
+    rows.append(("surrogate's extremes", ch["surrogate_lower"], ch["surrogate_upper"], "C2"))
+    if gr is not None:
+        rows.append(("gradient search", gr["lower"], gr["upper"], "C1"))
+    rows.append((f"enclosure (± tolerance {result['tolerance']:.2g})", *result["enclosure"], "k"))
+    for k, (_, a, b, color) in enumerate(rows):
+        ax.plot([a, b], [k, k], "-|", color=color, lw=3, ms=14)
+    ax.scatter(y[ok], np.full(int(ok.sum()), -1.0), marker="|", s=60, color="0.5", lw=0.6)
+    ax.set_yticks(range(-1, len(rows)), ["every simulated value"] + [r[0] for r in rows], fontsize=8)
+    ax.set_ylim(-1.7, len(rows) - 0.3)
+    ax.set_xlabel(axis_label(outcome, labels), fontsize=9)
+    ax.set_title(f"range [{result['lower']:.5g}, {result['upper']:.5g}]", fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
+    ax.tick_params(axis="x", labelsize=8)
+    agree = result.get("comparison", {}).get("agree")
+    verdict = "" if agree is None else ("; the searches agree" if agree else "; the searches DISAGREE")
+    fig.suptitle(f"{title}{verdict} ({result['n_simulations']} simulations)", fontsize=10)
+    _save(fig, path)
+
+
+def fuzzy_membership(result: dict, inputs: dict, outcome: str, path, title: str = "", labels: dict | None = None):
+    """A fuzzy study at a glance: the output's membership function (each α-cut's range as a horizontal bar at
+    height α, the lower and upper ends joined, the crisp value at α = 1), and beside it each input's
+    triangular membership function."""
+    cuts = result["cuts"]
+    alpha = np.array([c["alpha"] for c in cuts])
+    lower = np.array([c["lower"] for c in cuts])
+    upper = np.array([c["upper"] for c in cuts])
+    n = len(inputs)
+    plt = pyplot()
+    fig = plt.figure(figsize=(6.5 + 3.0 * min(n, 3), 4.2), layout="constrained")
+    grid = fig.add_gridspec(min(n, 3) if n > 1 else 1, 2, width_ratios=[2.2, 1.0])
+    ax = fig.add_subplot(grid[:, 0])
+    ax.fill_betweenx(alpha, lower, upper, color="C0", alpha=0.18, lw=0)
+    ax.plot(np.r_[lower, upper[::-1]], np.r_[alpha, alpha[::-1]], "-o", color="C0", ms=4, label="membership")
+    for c in cuts:
+        if c.get("widened"):
+            ax.plot([c["located_lower"], c["located_upper"]], [c["alpha"]] * 2, ":", color="C3", lw=1.2)
+    if any(c.get("widened") for c in cuts):
+        ax.plot([], [], ":", color="C3", label="located range before nesting")
+    ax.plot(result["crisp"], 1.0, "k*", ms=12, label=f"crisp (modes): {result['crisp']:.5g}")
+    ax.set_ylim(-0.03, 1.05)
+    ax.set_ylabel("membership α", fontsize=9)
+    ax.set_xlabel(axis_label(outcome, labels), fontsize=9)
+    ax.set_title(f"output: support [{lower[0]:.5g}, {upper[0]:.5g}]", fontsize=9)
+    ax.grid(alpha=0.3)
+    _tidy(ax)
+    ax.legend(fontsize=7, loc="upper left")
+    for k, (name, law) in enumerate(list(inputs.items())[:3]):
+        a = fig.add_subplot(grid[k, 1])
+        a.plot([law.lo, law.mode, law.hi], [0.0, 1.0, 0.0], "-", color="C2")
+        a.set_xlabel(axis_label(name, labels, 30), fontsize=8)
+        a.set_ylabel("membership", fontsize=8)
+        a.set_ylim(-0.03, 1.05)
+        a.set_yticks([0, 0.5, 1])
+        _tidy(a, ny=3)
+    agree = result.get("agree")
+    verdict = "" if agree is None else ("; the searches agree at every cut" if agree else "; the searches DISAGREE")
+    fig.suptitle(f"{title}{verdict} ({result['n_simulations']} simulations)", fontsize=10)
+    _save(fig, path)

@@ -112,3 +112,19 @@ def test_four_bar_rest_angle_range_over_a_tolerance_box():
     np.testing.assert_allclose(res.argmin, [0.04, 0.21], atol=1e-9)
     np.testing.assert_allclose(res.argmax, [0.08, 0.19], atol=1e-9)
     assert res.check_error < 1e-4 and res.n_simulations == 25 + 2 + 4
+
+
+def test_interval_inputs_are_a_box_like_uniform_supports():
+    # An interval input needs no law: study_function runs without a sample design, on the same box.
+    from jaxcontact.studies.montecarlo import default_study
+
+    def box(law):
+        spec = default_study(get_model("bouncing-ball"), n=8, params=(f"restitution={law}(0.5,0.9)",), only=True,
+                             outcomes=("peak_impulse",), t_final=0.6)  # fmt: skip
+        return study_function(spec, "peak_impulse")
+
+    f_i, names, lo, hi = box("interval")
+    f_u, _, lo_u, hi_u = box("uniform")
+    assert names == ["restitution"] and lo.tolist() == lo_u.tolist() == [0.5] and hi.tolist() == hi_u.tolist() == [0.9]
+    x = np.array([[0.5], [0.7], [0.9]])
+    np.testing.assert_array_equal(f_i(x), f_u(x))

@@ -144,3 +144,59 @@ def test_space_duplicates_and_update():
         ParamSpace.parse(["a=fixed(1)", "a=fixed(2)"])
     s = ParamSpace.parse(["a=fixed(1)", "b=uniform(0,1)"]).updated(ParamSpace.parse(["b=fixed(3)", "c=fixed(4)"]))
     assert s.names == ("a", "b", "c") and s["b"] == Fixed(3.0)
+
+
+def test_interval_and_triangular_parse_cut_and_membership():
+    from jaxcontact.studies.distributions import Interval, Triangular
+
+    assert parse_distribution("wall_distance=interval(0.04, 0.08)") == ("wall_distance", Interval(0.04, 0.08))
+    name, tri = parse_distribution("restitution=triangular(0.6,0.8,0.9)")
+    assert name == "restitution" and tri == Triangular(0.6, 0.8, 0.9) and str(tri) == "triangular(0.6, 0.8, 0.9)"
+    assert tri.support == (0.6, 0.9) and tri.cut(0.0) == (0.6, 0.9) and tri.cut(1.0) == (0.8, 0.8)
+    assert tri.cut(0.5) == pytest.approx((0.7, 0.85), abs=1e-15)
+    np.testing.assert_allclose(tri.membership([0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 1.0]), [0, 0, 0.5, 1, 0.5, 0, 0])
+    # A cut is the set where the membership reaches α.
+    x = np.linspace(0.55, 0.95, 4001)
+    for alpha in (0.1, 0.3, 0.77):
+        inside = x[tri.membership(x) >= alpha]
+        a, b = tri.cut(alpha)
+        assert inside.min() == pytest.approx(a, abs=1e-4) and inside.max() == pytest.approx(b, abs=1e-4)
+    right = Triangular(0.0, 0.0, 1.0)  # mode at the lower end
+    assert right.cut(0.5) == (0.0, 0.5) and right.membership(0.0) == 1.0
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("e=interval(0.9,0.6)", "needs hi > lo"),
+        ("e=triangular(0.6,0.95,0.9)", "needs lo ≤ mode ≤ hi"),
+        ("e=triangular(0.6,0.6,0.6)", "needs hi > lo"),
+        ("e=triangular(0.6,0.9)", "triangular takes 3 argument"),
+    ],
+)
+def test_interval_and_triangular_errors(text, match):
+    with pytest.raises(ValueError, match=match):
+        parse_distribution(text)
+
+
+def test_interval_inputs_are_refused_by_sampling_and_probability_laws_by_bounding():
+    from jaxcontact.studies.distributions import Interval, Triangular
+
+    space = ParamSpace.parse(["restitution=interval(0.6,0.95)", "mass=fixed(1)"])
+    with pytest.raises(ValueError, match=r"restitution=interval\(0.6, 0.95\) is an interval, not a probability law"):
+        space.ppf(np.full((3, 1), 0.5))
+    with pytest.raises(ValueError, match="--method pce samples from .*bound it with --method interval"):
+        space.check_probabilistic("--method pce")
+    space.check_possibilistic("--method interval", Interval)
+    with pytest.raises(ValueError, match=r"is not a triangular input; --method fuzzy takes triangular\(lo,mode,hi\)"):
+        space.check_possibilistic("--method fuzzy", Triangular)
+    laws = ParamSpace.parse(["restitution=uniform(0.6,0.95)"])
+    with pytest.raises(
+        ValueError, match=r"uniform\(0.6, 0.95\) is a probability law; --method interval takes interval\(lo,hi\)"
+    ):
+        laws.check_possibilistic("--method interval", Interval)
+    # Supports are checked against the physical ranges like a law's.
+    with pytest.raises(ValueError, match=r"support \[0.5, 1.2\], outside the allowed range \[0.0, 1.0\]"):
+        ParamSpace.parse(["restitution=interval(0.5,1.2)"]).validate(["restitution"])
+    with pytest.raises(ValueError, match="outside the allowed range"):
+        ParamSpace.parse(["restitution=triangular(-0.1,0.5,0.9)"]).validate(["restitution"])
