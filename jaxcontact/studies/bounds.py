@@ -18,7 +18,8 @@ Chebyshev-interval approach of the clearance-mechanism papers (Wu et al. 2013):
    contains [lower, upper]); the surrogate's own extrema and its largest error on
    ``n_check`` random simulated points are reported beside them, so a surrogate
    that does not resolve the outcome (it jumps) shows a large check error
-   instead of passing silently.
+   instead of passing silently. Where a grid or check point's simulated value lies
+   beyond the located extremes (the surrogate missed a jump), it is the one returned.
 
 The function to bound is any batched ``f(x) -> y`` with x (N, d) in physical units
 (:func:`study_function` builds one from a study spec: the study's jitted evaluator).
@@ -99,7 +100,8 @@ def fit_chebyshev(f: Callable, lo, hi, degree: int) -> tuple[ChebyshevSurrogate,
 class Bounds(NamedTuple):
     """The outcome range over a box.
 
-    lower, upper: simulated values at argmin, argmax (points of the box located on the surrogate);
+    lower, upper: the smallest and largest simulated values, at argmin, argmax: the extremes located on the
+    surrogate, re-simulated, or a grid or check point beyond them where the surrogate missed a jump;
     surrogate_lower, surrogate_upper: the surrogate's extrema over the dense design;
     check_error: the largest |surrogate − simulation| over the check points and the two extrema;
     n_simulations: grid + check points + 2.
@@ -126,7 +128,7 @@ def outcome_bounds(
     if not np.all(np.isfinite(lo) & np.isfinite(hi)) or not np.all(hi > lo):
         raise ValueError(f"the box needs finite lo < hi in every dimension; got lo = {lo}, hi = {hi}")
     d = lo.size
-    sur, gx, _ = fit_chebyshev(f, lo, hi, degree)
+    sur, gx, gy = fit_chebyshev(f, lo, hi, degree)
     corners = np.array(np.meshgrid(*zip(lo, hi), indexing="ij")).reshape(d, -1).T if d <= 12 else np.empty((0, d))
     dense = np.concatenate([lo + (hi - lo) * unit_points(n_dense, d, "sobol", seed), corners, gx])
     s = sur(dense)
@@ -135,11 +137,19 @@ def outcome_bounds(
     check = lo + (hi - lo) * unit_points(n_check, d, "random", seed + 1) if n_check else np.empty((0, d))
     pts = np.concatenate([x_min[None], x_max[None], check])
     y = np.asarray(f(pts), float).reshape(-1)
-    err = float(np.max(np.abs(sur(pts) - y)))
+    ok = np.isfinite(y)
+    err = float(np.max(np.abs(sur(pts[ok]) - y[ok]))) if ok.any() else float("nan")
     s_min, s_max = sur(pts[:2])
+    # Every simulated point lies in the box: a grid or check point beyond the located extremes (the surrogate
+    # missed a jump) is the better inner bound. The located points come first, so they win a tie.
+    X_all, y_all = np.concatenate([pts, gx]), np.concatenate([y, gy])
+    if not np.isfinite(y_all).any():
+        raise ValueError("every simulation of the bounds failed (not finite): no range")
+    i_lo, i_hi = int(np.nanargmin(y_all)), int(np.nanargmax(y_all))
     return Bounds(
-        float(y[0]), float(y[1]), x_min, x_max, float(s_min), float(s_max), err, int(gx.shape[0] + pts.shape[0]), sur
-    )
+        float(y_all[i_lo]), float(y_all[i_hi]), X_all[i_lo], X_all[i_hi], float(s_min), float(s_max), err,
+        int(gx.shape[0] + pts.shape[0]), sur,
+    )  # fmt: skip
 
 
 def _polish(sur: ChebyshevSurrogate, x0, lo, hi, sign: float) -> np.ndarray:

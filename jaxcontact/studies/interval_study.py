@@ -19,6 +19,10 @@ over the box, found twice, independently:
    gradient points outward are held, the two-loop recursion gives the step on the others, the step is
    projected onto the box and halved until it decreases the objective enough (Armijo).
 
+A check error above 1 % of the range marks the result ``resolved: false`` with a warning: the polynomial
+does not follow the outcome (a jump, e.g. an impact instant moving by whole steps on the step grid), and the
+range holds only to that tolerance.
+
 The two are compared: they *agree* when both extremes differ by at most ``2 e + 1e-6 × range`` (the
 Chebyshev result's own error bound, plus the gradient search's stopping tolerance). The reported range
 is the wider of the two located ranges (both are simulated values at points of the box).
@@ -74,6 +78,7 @@ N_DENSE = 2**14  # surrogate evaluations of the dense search (a polynomial: no s
 MAX_CHECK = 256  # the check batch takes the grid's size up to this many points (one compiled program for both)
 MAX_ITER = 40  # gradient-search iterations per start
 SEARCH_RTOL = 1e-6  # the gradient search's tolerance, relative to the outcome's range, in the comparison
+UNRESOLVED_SHARE = 0.01  # a check error above this share of the range is reported: the surrogate misses a jump
 _MEMORY = 5  # (s, y) pairs of the L-BFGS recursion
 _ARMIJO = 1e-4
 
@@ -88,7 +93,8 @@ class SearchResult(NamedTuple):
     (simulated values at argmin, argmax); starts (S, d): the starting points (shared by both directions);
     ends_min, ends_max (S, d) and values_min, values_max (S,): each start's final point and value;
     iterations, converged (2S,): per search (the S minimisations, then the S maximisations);
-    n_simulations: points asked for; n_rounds: batches; paths: each search's accepted iterates (for plots).
+    n_simulations: points asked for; n_rounds: batches; paths: each search's accepted iterates (for plots);
+    zero_gradient (d,): the inputs whose derivative was exactly zero at every start (the search cannot move them).
     """
 
     lower: float
@@ -105,6 +111,7 @@ class SearchResult(NamedTuple):
     n_simulations: int
     n_rounds: int
     paths: list
+    zero_gradient: np.ndarray
 
     def to_json(self, names) -> dict:
         """The result for summary.json, points as {input name: value} (``names``: the inputs in column order)."""
@@ -122,6 +129,7 @@ class SearchResult(NamedTuple):
             "values_max": self.values_max.tolist(),
             "iterations": self.iterations.tolist(),
             "converged": self.converged.tolist(),
+            "zero_gradient": [k for k, z in zip(names, self.zero_gradient) if z],
         }
 
 
@@ -175,6 +183,9 @@ def gradient_search(
     if bad.all():
         raise ValueError("the gradient search's starts all gave a non-finite outcome or gradient")
     active &= ~bad
+    # A derivative exactly zero at every start is most often the step grid (an impact instant that does not
+    # move with the input unless located inside the step), not an input without influence: reported by name.
+    zero_gradient = np.all(grad[~bad] == 0.0, axis=0)
     scale = float(np.max(np.abs(phi[np.isfinite(phi)]))) or 1.0
     gtol = 1e-9 * scale  # a projected gradient (per box width) below this is a stationary point
 
@@ -241,7 +252,7 @@ def gradient_search(
     return SearchResult(
         float(y[i_min]), float(y[i_max]), x[i_min], x[i_max], lo + z0 * width, x[:starts], x[starts:],
         y[:starts], y[starts:], iterations, converged, sims, rounds,
-        [lo + np.asarray(p) * width for p in paths],
+        [lo + np.asarray(p) * width for p in paths], zero_gradient,
     )  # fmt: skip
 
 
@@ -278,6 +289,7 @@ def compare(cheb, search: SearchResult | None) -> dict:
             "upper_found_by": found_max,
             "tolerance": e,
             "enclosure": [min(lower, cheb.surrogate_lower - e), max(upper, cheb.surrogate_upper + e)],
+            "resolved": bool(e <= UNRESOLVED_SHARE * (upper - lower)),
         }
     )
     return out
@@ -695,6 +707,22 @@ def format_interval(summary: dict) -> str:
         )
     elif r["widened"]:
         lines.append(f"  α = {', '.join(f'{a:g}' for a in r['widened'])}: widened to contain the narrower cuts' ranges")
+    unresolved = [label.strip() for label, c in entries if c.get("resolved") is False]
+    if unresolved:
+        where = "" if method == "interval" else f"at {', '.join(unresolved)}, "
+        lines.append(
+            f"  warning: {where}the surrogate's check error is more than "
+            f"{UNRESOLVED_SHARE:.0%} of the range: it does not resolve the outcome (a jump or kink; on the step grid "
+            f"an impact instant moves by whole steps: try --impact-location interpolated, or a higher --degree), "
+            f"and the range is located to that tolerance only"
+        )
+    zero = sorted({k for _, c in entries for k in c.get("gradient", {}).get("zero_gradient", [])})
+    if zero:
+        lines.append(
+            f"  warning: the outcome's derivative in {', '.join(zero)} is exactly zero at every start of the gradient "
+            f"search, which cannot move it: if the input moves an impact instant, the time-stepping misses it "
+            f"(try --impact-location interpolated)"
+        )
     if r.get("gradient_skipped"):
         lines.append(f"  note: {r['gradient_skipped']}")
     if r["failed_simulations"]:

@@ -128,3 +128,20 @@ def test_interval_inputs_are_a_box_like_uniform_supports():
     assert names == ["restitution"] and lo.tolist() == lo_u.tolist() == [0.5] and hi.tolist() == hi_u.tolist() == [0.9]
     x = np.array([[0.5], [0.7], [0.9]])
     np.testing.assert_array_equal(f_i(x), f_u(x))
+
+
+def test_a_simulated_value_beyond_the_located_extremes_is_the_bound():
+    # A spike at one grid node only: the surrogate peaks near it, but its polished maximum re-simulated misses
+    # the spike; the grid's own simulated value 10 is a value of the box and is returned as the upper bound.
+    node = 0.5 + 0.5 * chebyshev_nodes(6)[2]
+    seen = []
+
+    def f(x):
+        y = np.where(np.abs(x[:, 0] - node) < 1e-12, 10.0, x[:, 0])
+        seen.append(y)
+        return y
+
+    res = outcome_bounds(f, [0.0], [1.0], degree=6, n_dense=2**10, n_check=8)
+    everything = np.concatenate(seen)
+    assert res.upper == 10.0 == everything.max() and res.argmax[0] == pytest.approx(node, abs=1e-15)
+    assert res.lower == everything.min() and res.check_error > 1.0

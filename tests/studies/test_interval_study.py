@@ -50,6 +50,7 @@ def test_gradient_search_finds_interior_and_corner_extremes():
     np.testing.assert_array_equal(r.argmax, [-1.0, 1.0])
     assert set(calls) == {6} and r.n_simulations == sum(calls) and r.n_rounds == len(calls)
     assert r.converged.all() and np.all(r.starts[0] == 0.0)  # the first start is the box's centre
+    assert not r.zero_gradient.any()
 
 
 def test_gradient_search_holds_a_bound_and_moves_the_free_input():
@@ -68,6 +69,15 @@ def test_gradient_search_rejects_non_finite_steps():
     g = lambda X: np.ones_like(X)
     r = gradient_search(_batched(f, g), [0.0], [1.0], starts=2, seed=0)
     assert r.lower == 0.0 and 0.8 - 1e-9 < r.upper < 0.8
+
+
+def test_gradient_search_names_an_input_whose_derivative_is_zero_everywhere():
+    # A step-grid outcome's derivative in an input that moves an impact instant is exactly zero: named.
+    f = lambda X: X[:, 0] + np.floor(10 * X[:, 1])
+    g = lambda X: np.stack([np.ones(len(X)), np.zeros(len(X))], axis=1)
+    r = gradient_search(_batched(f, g), [0.0, 0.0], [1.0, 1.0], starts=2, seed=0)
+    assert r.zero_gradient.tolist() == [False, True] and r.to_json(["a", "b"])["zero_gradient"] == ["b"]
+    assert r.lower == 0.0 + np.floor(10 * r.argmin[1]) and r.argmin[0] == 0.0 and r.argmax[0] == 1.0
 
 
 @pytest.fixture(scope="module")
@@ -159,6 +169,22 @@ def test_ball_one_input_is_exact_at_the_ends_without_gradient_search(tmp_path, c
     assert "gradient" not in r and "comparison" not in r
     assert r["enclosure"][0] <= r["lower"] and r["enclosure"][1] >= r["upper"]
     assert r["enclosure"][1] - r["enclosure"][0] < (r["upper"] - r["lower"]) * (1 + 1e-9)
+
+
+def test_a_jumping_outcome_is_reported_unresolved_and_gets_no_gradient_search(tmp_path, capsys):
+    # The ball's impact count over 2 s jumps with the restitution: the surrogate's check error says so.
+    out = tmp_path / "jumps"
+    rc, text = _mc(["bouncing-ball", "--only", "--param", "restitution=interval(0.5,0.9)", "--t-final", "2",
+                    "--outcome", "impacts", "--method", "interval", "--degree", "4", "--quiet", "--no-plots",
+                    "--out", str(out)], capsys)  # fmt: skip
+    assert rc == 0, text.err
+    r = _summary(out)["interval"]
+    assert r["resolved"] is False and r["tolerance"] > 0.01 * (r["upper"] - r["lower"])
+    assert "gradient" not in r and "'impacts'" in r["gradient_skipped"]
+    assert "warning: the surrogate's check error is more than 1% of the range" in text.out
+    with np.load(out / "samples.npz") as npz:
+        counts = npz["forward:out:impacts"]
+    assert r["lower"] == counts.min() and r["upper"] == counts.max() and counts.min() < counts.max()
 
 
 @pytest.mark.parametrize(
