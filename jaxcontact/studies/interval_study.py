@@ -549,6 +549,17 @@ def run_interval_study(
     return write_summary(summary, out_dir, figures, run, n_steps, t_wall)
 
 
+def nest(crisp: float, located) -> list[tuple[float, float, bool]]:
+    """Nested α-cut ranges: ``located`` (lower, upper) pairs from the narrowest cut to the widest, each made the
+    union with the crisp value and every narrower cut's range; returns (lower, upper, widened) per cut."""
+    lower = upper = crisp
+    out = []
+    for a, b in located:
+        lower, upper = min(lower, a), max(upper, b)
+        out.append((lower, upper, bool(lower < a or upper > b)))
+    return out
+
+
 def _fuzzy(spec, forward, gradient, uncertain, levels, degree, n_starts, outcome):
     """The α-cuts from the supports (α = 0) up, then the crisp point (α = 1: run last, so that its single
     simulation pads to a batch already compiled); each cut's range is then made the union with the
@@ -575,20 +586,20 @@ def _fuzzy(spec, forward, gradient, uncertain, levels, degree, n_starts, outcome
             "widened": False,
         }
     ]
-    lower = upper = crisp
-    for alpha in sorted(solved, reverse=True):
+    inward = sorted(solved, reverse=True)
+    nested = nest(crisp, [(solved[a]["lower"], solved[a]["upper"]) for a in inward])
+    for alpha, (lower, upper, widened) in zip(inward, nested):
         entry = solved[alpha]
-        located = (entry["lower"], entry["upper"])
-        lower, upper = min(lower, located[0]), max(upper, located[1])
         cuts.append(
             {
                 "alpha": alpha,
                 **entry,
-                "located_lower": located[0],
-                "located_upper": located[1],
+                "located_lower": entry["lower"],
+                "located_upper": entry["upper"],
                 "lower": lower,
                 "upper": upper,
-                "widened": bool(lower < located[0] or upper > located[1]),
+                "enclosure": [min(entry["enclosure"][0], lower), max(entry["enclosure"][1], upper)],
+                "widened": widened,
             }
         )
     cuts = cuts[::-1]  # α ascending: the support first

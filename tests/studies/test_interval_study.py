@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from jaxcontact.commands import mc
-from jaxcontact.studies.interval_study import gradient_search
+from jaxcontact.studies.interval_study import gradient_search, nest
 
 BALL = ["bouncing-ball", "--only", "--t-final", "0.6", "--outcome", "peak_impulse", "--quiet"]
 EPS, MASS = (0.5, 0.9), (0.5, 2.0)
@@ -78,6 +78,13 @@ def test_gradient_search_names_an_input_whose_derivative_is_zero_everywhere():
     r = gradient_search(_batched(f, g), [0.0, 0.0], [1.0, 1.0], starts=2, seed=0)
     assert r.zero_gradient.tolist() == [False, True] and r.to_json(["a", "b"])["zero_gradient"] == ["b"]
     assert r.lower == 0.0 + np.floor(10 * r.argmin[1]) and r.argmin[0] == 0.0 and r.argmax[0] == 1.0
+
+
+def test_nest_takes_the_union_with_the_narrower_cuts():
+    # α = 0.5 located [1, 4]; α = 0 located [0.5, 3.5], which misses part of the narrower range: widened to 4.
+    assert nest(2.0, [(1.0, 4.0), (0.5, 3.5)]) == [(1.0, 4.0, False), (0.5, 4.0, True)]
+    assert nest(2.0, [(2.5, 3.0)]) == [(2.0, 3.0, True)]  # a located range must contain the crisp value
+    assert nest(2.0, [(1.0, 3.0), (0.0, 5.0)]) == [(1.0, 3.0, False), (0.0, 5.0, False)]
 
 
 @pytest.fixture(scope="module")
