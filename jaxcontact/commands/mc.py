@@ -536,6 +536,15 @@ def run(args) -> int:
         if args.method in INTERVAL:
             from jaxcontact.studies.interval_study import plan_line as interval_plan
 
+            given = {t.partition("=")[0].strip() for t in args.param}
+            defaults = [k for k in spec.space.uncertain if k not in given]
+            if defaults and not args.only:
+                # The model's default study brings probability laws: name them and the way to drop them.
+                raise ValueError(
+                    f"--method {args.method} takes no probability laws, and the model's default study varies "
+                    f"{', '.join(f'{k}={spec.space[k]}' for k in defaults)}: give --only (with --param for each "
+                    f"input)"
+                )
             line, size, warns, saved = interval_plan(spec, args.method, *_interval_options(args), args.dtype)
         else:
             spec.space.check_probabilistic(f"--method {args.method}")

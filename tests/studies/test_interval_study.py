@@ -234,6 +234,13 @@ def test_refusals_name_the_value_and_the_rule(args, match, capsys):
     assert re.search(match, lines[0]), lines[0]
 
 
+def test_the_default_studys_laws_are_named_with_the_way_to_drop_them(capsys):
+    rc, text = _mc(["four-bar", "--param", "restitution=interval(0.6,0.95)", "--method", "interval", "--check"], capsys)
+    assert rc == 2 and len(text.err.strip().splitlines()) == 1
+    assert "the model's default study varies wall_distance=uniform(0.04, 0.08)" in text.err
+    assert "give --only" in text.err and "restitution=" not in text.err
+
+
 def test_a_piecewise_constant_outcome_skips_the_gradient_search_by_name(capsys):
     rc, text = _mc(["bouncing-ball", "--only", "--param", "restitution=interval(0.5,0.9)", "--outcome", "impacts",
                     "--method", "interval", "--check"], capsys)  # fmt: skip
