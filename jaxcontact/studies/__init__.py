@@ -15,10 +15,13 @@ Modules (each usable alone; ``montecarlo`` wires them to the built-in models):
   moments and Sobol indices from the coefficients; ``pce_study`` runs one on a built-in model
   (``jaxcontact mc --method pce|pce-grad``).
 * ``bounds`` — outcome bounds over a box of parameters (Chebyshev surrogate, dense search,
-  extrema re-simulated).
+  extrema re-simulated); ``interval_study`` runs them on a built-in model beside a batched gradient
+  search, and fuzzy inputs by α-cuts (``jaxcontact mc --method interval|fuzzy``).
 * ``reliability`` — failure probability of a limit state ``g(x) <= 0``: FORM (improved HL-RF design point,
   β, importance factors), SORM (curvatures at the design point), subset simulation (modified Metropolis,
-  batched chains), importance sampling at the design point, plain Monte Carlo.
+  batched chains), importance sampling at the design point, plain Monte Carlo; ``reliability_study`` runs
+  them on a built-in model, each batch of simulations a resumable round (``jaxcontact mc --method
+  subset|form|sorm|importance --limit``).
 * ``plots`` — PNG figures (quantile bands, histograms, Sobol bars, scatters, PCE diagnostics).
 * ``montecarlo`` — :class:`StudySpec` and :func:`run_study` (summary.json, samples.npz,
   PNGs), the engine of ``jaxcontact mc``.

@@ -62,6 +62,9 @@ METHODS = ("form", "sorm", "subset", "importance")
 GRADIENT_METHODS = ("form", "sorm", "importance")
 DEFAULT_N = {"subset": 1000, "importance": 1000}
 FORM_TOL = 1e-6  # a simulated limit state carries the contact solve's error: tighter than this is noise
+# Each iteration is a round of simulations with gradients; an outcome that is only piecewise smooth (a peak over
+# impacts) can keep the iteration from converging, and more iterations rarely rescue it.
+FORM_MAX_ITER = 40
 
 
 class _Rounds:
@@ -281,7 +284,9 @@ def run_reliability_study(
 def _estimate(rounds: _Rounds, marginals, method: str, n, p0: float, seed: int) -> rel.ReliabilityResult:
     if method == "subset":
         return rel.subset_simulation(rounds.g, marginals, n_per_level=n, p0=p0, seed=seed, batched=True)
-    form_result = rel.form(rounds.g, marginals, batched=True, value_and_grad=rounds.value_and_grad, tol=FORM_TOL)
+    form_result = rel.form(
+        rounds.g, marginals, batched=True, value_and_grad=rounds.value_and_grad, tol=FORM_TOL, max_iter=FORM_MAX_ITER
+    )
     if not form_result.extras["converged"]:
         print(
             f"warning: FORM did not converge in {form_result.extras['iterations']} iterations "
@@ -303,6 +308,7 @@ def _estimate(rounds: _Rounds, marginals, method: str, n, p0: float, seed: int) 
         **result.extras,
         "form_simulations": form_result.n_simulations,
         "beta_form": form_result.extras["beta"],
+        "form_converged": form_result.extras["converged"],
         "x_star": form_result.extras["x_star"],
         "importance_factors": form_result.extras["importance_factors"],
     }
@@ -424,7 +430,8 @@ def format_reliability(summary: dict) -> str:
     ]
     if "design_point" in r:
         point = ", ".join(f"{k} = {v:.6g}" for k, v in r["design_point"].items())
-        lines.append(f"  design point: {point}" + ("" if r.get("converged", True) else " (FORM did not converge)"))
+        converged = r.get("converged", r.get("form_converged", True))
+        lines.append(f"  design point: {point}" + ("" if converged else " (FORM did not converge)"))
     if "levels" in r:
         lines.append(
             f"  levels: {r['levels']} (thresholds "
