@@ -175,6 +175,7 @@ def test_nsgs_on_the_factors_of_w_solves_what_nsgs_on_w_solves():
         np.testing.assert_allclose(alone.r, fac.r[i], rtol=0, atol=1e-13)
 
 
+@pytest.mark.slow  # a minute of compile; the factored solve is checked against the dense one just above
 def test_box_toss_on_the_factors_of_w_follows_the_dense_delassus_matrix(monkeypatch):
     """The box (6 velocities, 24 cone unknowns) is solved on W's factors; the same steps on the dense W give
     the same motion to the solve's tolerance."""
