@@ -41,7 +41,7 @@ the cuts where that widened anything are named (``widened`` in summary.json).
 
 **Rounds.** Every batch of simulations is one round of the study runner in its own chunk folder
 (``chunks/forward/round_k``, ``chunks/gradient/round_k``), through the reliability study's rounds
-(:class:`~jaxcontact.studies.reliability_study._Rounds`): the compiled programs are kept between rounds and
+(:class:`~jaxcontact.studies.reliability_study.Rounds`): the compiled programs are kept between rounds and
 an interrupted study resumes from disk when the same command runs again. A batch smaller than one already
 compiled is padded to it by repeating its first point (a simulation is cheaper than a compilation); the
 results count the simulations asked for, the timing those run.
@@ -66,7 +66,7 @@ from jaxcontact.studies.bounds import outcome_bounds
 from jaxcontact.studies.distributions import Interval, Triangular
 from jaxcontact.studies.montecarlo import StudySpec, _check_out_dir, make_evaluator, study_model, write_summary
 from jaxcontact.studies.pce_study import grad_key, with_gradients
-from jaxcontact.studies.reliability_study import _Rounds
+from jaxcontact.studies.reliability_study import Rounds
 from jaxcontact.studies.runner import read_manifest
 from jaxcontact.studies.sampling import unit_points
 
@@ -361,7 +361,7 @@ def _alpha_levels(count: int) -> list[float]:
 class _Batches:
     """A study's forward simulations as rounds, a batch smaller than an already compiled one padded to it."""
 
-    def __init__(self, rounds: _Rounds, outcome: str):
+    def __init__(self, rounds: Rounds, outcome: str):
         self.rounds, self.outcome = rounds, outcome
         self.sizes: set[int] = set()
         self.n_asked = 0
@@ -460,7 +460,7 @@ def run_interval_study(
     options = {"degree": degree, "starts": n_starts, "alpha_levels": levels, "n_dense": N_DENSE}
     config = {**spec.config(n_steps, dt, scheme), "n": None, "method": method, "options": options}
     forward = _Batches(
-        _Rounds(spec, model, evaluate, uncertain, os.path.join(folder, "forward"), config, None, progress,
+        Rounds(spec, model, evaluate, uncertain, os.path.join(folder, "forward"), config, None, progress,
                 f"{method} {spec.name}"),
         outcome,
     )  # fmt: skip
@@ -472,7 +472,7 @@ def run_interval_study(
             [outcome],
         )
         gradient = _Batches(
-            _Rounds(spec, model, g_eval, uncertain, os.path.join(folder, "gradient"),
+            Rounds(spec, model, g_eval, uncertain, os.path.join(folder, "gradient"),
                     {**config, "scheme": spec.scheme.config()}, None, progress, f"{method} {spec.name} gradients"),
             outcome,
         )  # fmt: skip

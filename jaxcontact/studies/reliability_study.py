@@ -67,8 +67,11 @@ FORM_TOL = 1e-6  # a simulated limit state carries the contact solve's error: ti
 FORM_MAX_ITER = 40
 
 
-class _Rounds:
-    """The limit state as batches of simulations: each call one round of the runner in its own chunk folder."""
+class Rounds:
+    """A study's simulations asked for batch by batch (a sequential method's): each call one round of the
+    runner in its own chunk folder ``round_<k>``, resumed from disk when the same round comes again, the compiled
+    programs kept between rounds. Also the limit state of a reliability study (:meth:`g`,
+    :meth:`value_and_grad`); the interval study uses the rounds alone."""
 
     def __init__(self, spec, model, evaluate, uncertain, folder, config, limit, progress, desc):
         from tqdm.auto import tqdm
@@ -225,7 +228,7 @@ def run_reliability_study(
         "limit": str(limit),
         "options": options,
     }
-    rounds = _Rounds(spec, model, evaluate, uncertain, folder, config, limit, progress, f"{method} {spec.name}")
+    rounds = Rounds(spec, model, evaluate, uncertain, folder, config, limit, progress, f"{method} {spec.name}")
     try:
         result = _estimate(rounds, marginals, method, n, p0, spec.seed)
     finally:
@@ -281,7 +284,7 @@ def run_reliability_study(
     return write_summary(summary, out_dir, figures, rounds.run_result(), n_steps, t_wall)
 
 
-def _estimate(rounds: _Rounds, marginals, method: str, n, p0: float, seed: int) -> rel.ReliabilityResult:
+def _estimate(rounds: Rounds, marginals, method: str, n, p0: float, seed: int) -> rel.ReliabilityResult:
     if method == "subset":
         return rel.subset_simulation(rounds.g, marginals, n_per_level=n, p0=p0, seed=seed, batched=True)
     form_result = rel.form(
