@@ -18,6 +18,7 @@ from typing import Any
 import jax.numpy as jnp
 
 from jaxcontact.spatial import rotations
+from jaxcontact.values import Value
 
 COORDINATES = ("x", "y", "z", "qw", "qx", "qy", "qz")
 VELOCITIES = ("vx", "vy", "vz", "wx", "wy", "wz")
@@ -56,6 +57,19 @@ def pose(q, body: Body):
         return jnp.zeros(3, q.dtype), jnp.eye(3, dtype=q.dtype)
     qi = q[body.q_slice()]
     return qi[:3], rotations.matrix(qi[3:])
+
+
+def vector_value(spec, p, dtype, where: str):
+    """A vector of value specs (:class:`jaxcontact.values.Value`) resolved against the parameters ``p``;
+    ``where`` names it in an error."""
+    return jnp.stack([jnp.asarray(Value(c, where)(p), dtype) for c in spec])
+
+
+def attached_point(q, p, body: Body | None, spec, where: str):
+    """(world position (3,), the body's rotation R) of the point with body coordinates ``spec`` (value specs)
+    on ``body`` (None or the ground: a world point)."""
+    x, R = pose(q, body if body is not None else Body("ground", None))
+    return x + R @ vector_value(spec, p, q.dtype, where), R
 
 
 def twist(u, R, body: Body):

@@ -36,7 +36,7 @@ import numpy as np
 
 from jaxcontact.params import POSITIVE, law_range_rule
 from jaxcontact.spatial import rotations
-from jaxcontact.spatial.bodies import Body, point_velocity, pose
+from jaxcontact.spatial.bodies import Body, point_velocity, pose, vector_value
 from jaxcontact.spatial.geometry import (
     box_box_edge_gaps,
     box_box_gaps,
@@ -140,10 +140,6 @@ def _value(spec, where):
     return Value(spec, where)
 
 
-def _vector(spec, p, dtype, where):
-    return jnp.stack([jnp.asarray(Value(c, where)(p), dtype) for c in spec])
-
-
 def _check_box(where, half_field, half, orientation_field, orientation):
     """Raise ValueError naming the field unless a box has three half extents and a unit-quaternion orientation."""
     if not isinstance(half, (tuple, list)) or len(half) != 3:
@@ -155,16 +151,16 @@ def _box(q, p, body, centre, orientation, half, where):
     """(world centre, rotation, half extents) of a box placed on ``body`` at the body-frame point ``centre``,
     its edges along the body axes turned by ``orientation``."""
     x, R = pose(q, body)
-    x = x + R @ _vector(centre, p, q.dtype, f"{where} centre")
+    x = x + R @ vector_value(centre, p, q.dtype, f"{where} centre")
     R = R @ rotations.matrix(jnp.asarray(orientation, q.dtype))
-    return x, R, _vector(half, p, q.dtype, f"{where} half extent")
+    return x, R, vector_value(half, p, q.dtype, f"{where} half extent")
 
 
 def _segment(q, p, body, centre, axis, half_length, where):
     """(world centre, world half-vector) of the segment ``centre`` ± ``half_length`` · axis/‖axis‖ of ``body``."""
     x, R = pose(q, body)
-    c = x + R @ _vector(centre, p, q.dtype, f"{where} centre")
-    ax = _vector(axis, p, q.dtype, f"{where} axis")
+    c = x + R @ vector_value(centre, p, q.dtype, f"{where} centre")
+    ax = vector_value(axis, p, q.dtype, f"{where} axis")
     return c, (half_length / jnp.sqrt(ax @ ax)) * (R @ ax)
 
 
@@ -196,7 +192,7 @@ class SpherePlane(Contact):
         where = f"contact {self.name!r}"
         n, d = self.plane.resolve(p, where)
         x, R = pose(q, self.body)
-        c = x + R @ _vector(self.centre, p, q.dtype, f"{where} centre")
+        c = x + R @ vector_value(self.centre, p, q.dtype, f"{where} centre")
         gap, point = sphere_plane_gap(c, _value(self.radius, f"{where} radius")(p), n, d)
         return gap[None], point[None], n[None], _ground(), self.body
 
@@ -227,8 +223,8 @@ class SphereSphere(Contact):
         where = f"contact {self.name!r}"
         xa, Ra = pose(q, _side(self.a))
         xb, Rb = pose(q, self.b)
-        xa = xa + Ra @ _vector(self.centre_a, p, q.dtype, f"{where} centre_a")
-        xb = xb + Rb @ _vector(self.centre_b, p, q.dtype, f"{where} centre_b")
+        xa = xa + Ra @ vector_value(self.centre_a, p, q.dtype, f"{where} centre_a")
+        xb = xb + Rb @ vector_value(self.centre_b, p, q.dtype, f"{where} centre_b")
         ra = _value(self.radius_a, f"contact {self.name!r} radius_a")(p)
         rb = _value(self.radius_b, f"contact {self.name!r} radius_b")(p)
         gap, point, n = sphere_sphere_gap(xa, ra, xb, rb)
@@ -284,7 +280,7 @@ class SphereBox(_BoxAndRound):
         where = f"contact {self.name!r}"
         centre, R, half = self._placed_box(q, p)
         xb, Rb = pose(q, self.b)
-        sphere = xb + Rb @ _vector(self.centre_b, p, q.dtype, f"{where} centre_b")
+        sphere = xb + Rb @ vector_value(self.centre_b, p, q.dtype, f"{where} centre_b")
         gap, point, n = sphere_box_gap(centre, R, half, sphere, _value(self.radius, f"{where} radius")(p))
         return gap[None], point[None], n[None], _side(self.a), self.b
 
@@ -608,7 +604,7 @@ class CylinderPlane(Contact):
             q, p, self.body, self.centre, self.axis, _value(self.half_length, f"{where} half_length")(p), where
         )
         _, R = pose(q, self.body)
-        axis = _vector(self.axis, p, q.dtype, f"{where} axis")
+        axis = vector_value(self.axis, p, q.dtype, f"{where} axis")
         axis = axis / jnp.sqrt(axis @ axis)
         reference = R @ tangent_basis(axis)[0]
         radius = _value(self.radius, f"{where} radius")(p)
@@ -744,8 +740,8 @@ class PinInHole(Contact):
         where = f"contact {self.name!r}"
         a = _side(self.a)
         xa, Ra = pose(q, a)
-        h = xa + Ra @ _vector(self.hole_point, p, q.dtype, f"{where} hole_point")
-        ax = _vector(self.hole_axis, p, q.dtype, f"{where} hole_axis")
+        h = xa + Ra @ vector_value(self.hole_point, p, q.dtype, f"{where} hole_point")
+        ax = vector_value(self.hole_axis, p, q.dtype, f"{where} hole_axis")
         ax = Ra @ (ax / jnp.sqrt(ax @ ax))
         c, half = _segment(q, p, self.b, self.pin_centre, self.pin_axis, 0.5 * self._scalar("pin_length", p), where)
         rp = self._scalar("pin_radius", p)
@@ -815,8 +811,8 @@ class SphereInSphere(Contact):
         a = _side(self.a)
         xa, Ra = pose(q, a)
         xb, Rb = pose(q, self.b)
-        xs = xa + Ra @ _vector(self.socket_point, p, q.dtype, f"contact {self.name!r} socket_point")
-        xc = xb + Rb @ _vector(self.ball_point, p, q.dtype, f"contact {self.name!r} ball_point")
+        xs = xa + Ra @ vector_value(self.socket_point, p, q.dtype, f"contact {self.name!r} socket_point")
+        xc = xb + Rb @ vector_value(self.ball_point, p, q.dtype, f"contact {self.name!r} ball_point")
         rs, rb = self._radii(p)
         gap, point, n = sphere_in_sphere_gap(xs, jnp.asarray(rs, q.dtype), xc, jnp.asarray(rb, q.dtype))
         return gap[None], point[None], n[None], a, self.b

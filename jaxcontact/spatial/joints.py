@@ -30,13 +30,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcontact.spatial import rotations
-from jaxcontact.spatial.bodies import Body, pose
+from jaxcontact.spatial.bodies import Body, attached_point, pose
 from jaxcontact.spatial.contacts import tangent_basis
 from jaxcontact.values import Value
-
-
-def _vector(spec, p, dtype, where):
-    return jnp.stack([jnp.asarray(Value(c, where)(p), dtype) for c in spec])
 
 
 def _unit(v):
@@ -56,13 +52,8 @@ class Joint:
     size = 3
 
     def _points(self, q, p):
-        ground = Body("ground", None)
-        a = self.a if self.a is not None else ground
-        b = self.b if self.b is not None else ground
-        xa, Ra = pose(q, a)
-        xb, Rb = pose(q, b)
-        pa = xa + Ra @ _vector(self.point_a, p, q.dtype, f"joint {self.name!r} point_a")
-        pb = xb + Rb @ _vector(self.point_b, p, q.dtype, f"joint {self.name!r} point_b")
+        pa, Ra = attached_point(q, p, self.a, self.point_a, f"joint {self.name!r} point_a")
+        pb, Rb = attached_point(q, p, self.b, self.point_b, f"joint {self.name!r} point_b")
         return pa, pb, Ra, Rb
 
     def rows(self, q, t, p):

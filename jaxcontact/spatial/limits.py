@@ -26,8 +26,8 @@ from typing import Any
 import jax.numpy as jnp
 
 from jaxcontact.spatial import rotations
-from jaxcontact.spatial.bodies import Body, pose
-from jaxcontact.spatial.contacts import Contact, _ground, _vector
+from jaxcontact.spatial.bodies import Body, attached_point, vector_value
+from jaxcontact.spatial.contacts import Contact, _ground
 from jaxcontact.values import Value
 
 KINDS = ("hinge", "slide")
@@ -89,7 +89,7 @@ class JointLimit(Contact):
     def coordinate(self, q, p):
         """The joint coordinate s at q (rad for a hinge, m for a slide)."""
         where = f"joint limit {self.name!r}"
-        axis = _vector(self.axis, p, q.dtype, f"{where} axis")
+        axis = vector_value(self.axis, p, q.dtype, f"{where} axis")
         axis = axis / jnp.sqrt(axis @ axis)
         if self.kind == "hinge":
             relative = rotations.multiply(rotations.conjugate(_quaternion(q, self.a)), _quaternion(q, self.b))
@@ -100,10 +100,8 @@ class JointLimit(Contact):
 
     def _points(self, q, p):
         where = f"joint limit {self.name!r}"
-        xa, Ra = pose(q, self.a if self.a is not None else _ground())
-        xb, Rb = pose(q, self.b)
-        pa = xa + Ra @ _vector(self.point_a, p, q.dtype, f"{where} point_a")
-        pb = xb + Rb @ _vector(self.point_b, p, q.dtype, f"{where} point_b")
+        pa, Ra = attached_point(q, p, self.a, self.point_a, f"{where} point_a")
+        pb, _ = attached_point(q, p, self.b, self.point_b, f"{where} point_b")
         return pa, pb, Ra
 
     def frames(self, q, p):
@@ -113,7 +111,7 @@ class JointLimit(Contact):
         s = self.coordinate(q, p)
         lower, upper = (jnp.asarray(Value(getattr(self, f), f"{where} {f}")(p), q.dtype) for f in ("lower", "upper"))
         _, pb, Ra = self._points(q, p)
-        axis = Ra @ _vector(self.axis, p, q.dtype, f"{where} axis")
+        axis = Ra @ vector_value(self.axis, p, q.dtype, f"{where} axis")
         axis = axis / jnp.sqrt(axis @ axis)
         return (
             jnp.stack([s - lower, upper - s]),
