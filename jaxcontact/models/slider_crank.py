@@ -11,6 +11,12 @@ x-axis (prismatic joint). The crank–rod joint is either
   damping, regularized Coulomb friction — for the penalty scheme (docs/theory/compliant.md);
 * "rigid": the same pin and hole with Newton restitution and Coulomb friction
   — for Moreau–Jean impacts (docs/theory/moreau-jean.md).
+* "lubricated": the same pin and hole filled with oil — the hydrodynamic force
+  of a short journal bearing with a π film (Pinkus–Sternlicht;
+  :meth:`jaxcontact.planar.Mechanism.lubricated_journal`), and the compliant
+  contact of "compliant" as the dry contact once the film breaks (eccentricity
+  ratio beyond ``film_threshold``) — for the penalty scheme
+  (docs/theory/compliant.md, "Lubricated journal").
 
 Values. Geometry, masses and inertias are those of the slider–crank studied
 by Flores and Ambrósio (Computers & Structures 82, 2004) and in Flores et al.,
@@ -31,6 +37,13 @@ matched (exactly, :func:`jaxcontact.contact_laws.restitution_damping`) to
 other impacts differs (Hunt–Crossley ε depends on the impact speed). The
 regularized friction width is 1e-3 m/s.
 
+Lubricated joint: oil viscosity μ = 0.04 Pa·s (an SAE 30 engine oil near
+60 °C), bearing length L = 40 mm (the length of this journal in Flores et al.'s
+lubricated-joint studies, as we recall), film threshold ε_t = 0.95 (the film
+force is capped at its value there and faded out by ε = 1). Over the same
+horizon the film keeps the journal off the wall: no dry impacts where the
+compliant joint has dozens (``tests/planar/test_lubricated_journal.py``).
+
 The crank starts at θ1 = 0 (dead centre, every body on the x-axis) with the
 velocities of the ideal mechanism at crank speed ω; the pin starts centred
 in the hole.
@@ -49,7 +62,7 @@ from jaxcontact.params import ParamTable, law_rule
 from jaxcontact.planar import Mechanism
 from jaxcontact.planar.bodies import Frames
 
-CONTACTS = ("compliant", "rigid", "ideal")
+CONTACTS = ("compliant", "rigid", "ideal", "lubricated")
 
 
 def hertz_cylinder_stiffness(pin_radius, clearance, young=207e9, poisson=0.3):
@@ -79,6 +92,9 @@ DEFAULTS = {
     "friction": 0.01,
     "slip_width": 1e-3,
     "restitution": 0.9,
+    "viscosity": 0.04,
+    "bearing_length": 0.04,
+    "film_threshold": 0.95,
 }
 RULES = {
     **{
@@ -87,9 +103,17 @@ RULES = {
     },
     **{k: (lambda v: v >= 0, ">= 0") for k in ("stiffness", "damping", "friction")},
     "restitution": law_rule("restitution"),
+    "viscosity": (lambda v: v > 0, "> 0"),
+    "bearing_length": (lambda v: v > 0, "> 0"),
+    "film_threshold": (lambda v: (v > 0) & (v < 1), "in (0, 1)"),
 }
 # The parameters: defaults, rules and units (the conventions by name for the units not given).
-TABLE = ParamTable.of(DEFAULTS, RULES, units={"damping": "N·s/m^(exponent+1)"})
+TABLE = ParamTable.of(
+    DEFAULTS,
+    RULES,
+    units={"damping": "N·s/m^(exponent+1)", "viscosity": "Pa·s", "bearing_length": "m", "film_threshold": "1"},
+    bounds={"viscosity": (0.0, np.inf), "film_threshold": (0.0, 1.0)},
+)
 REFERENCE_IMPACT_SPEED = 0.5  # m/s, for the restitution-matched damping
 
 
@@ -105,6 +129,21 @@ def mechanism(contact: str = "compliant"):
     mech.driver(crank, "theta", "omega*t", name="motor")
     if contact == "ideal":
         mech.revolute(rod, ("-l2/2", 0.0), crank, ("l1/2", 0.0), name="crank_rod")
+    elif contact == "lubricated":
+        mech.lubricated_journal(
+            "crank_rod",
+            rod,
+            ("-l2/2", 0.0),
+            crank,
+            ("l1/2", 0.0),
+            "pin_radius",
+            "clearance",
+            viscosity="viscosity",
+            length="bearing_length",
+            threshold="film_threshold",
+            friction="friction",
+            compliant=dict(stiffness="stiffness", exponent="exponent", damping="damping", slip_width="slip_width"),
+        )
     elif contact == "compliant":
         mech.clearance_revolute(
             "crank_rod",
@@ -169,7 +208,10 @@ def _used_parameters(contact):
     joint = common | {"pin_radius", "clearance", "friction"}
     if contact == "rigid":
         return joint | {"restitution"}
-    return joint | {"stiffness", "exponent", "damping", "slip_width"}
+    compliant = joint | {"stiffness", "exponent", "damping", "slip_width"}
+    if contact == "lubricated":
+        return compliant | {"viscosity", "bearing_length", "film_threshold"}
+    return compliant
 
 
 def derived(params: dict, given=()) -> dict:
@@ -212,17 +254,35 @@ STUDY = DefaultStudy(
 )
 VARIANTS = {"rigid": {"contact": "rigid"}, "compliant": {"contact": "compliant"}}
 
+# The lubricated journal's study: uncertain oil viscosity, clearance and crank speed, the same outcomes
+# (impacts, free_flight and peak_force read the dry contact only: the film is a force element). The
+# squeeze film's damping grows like μ R L³ / c³, so the step is smaller than the dry study's: 2e-6 s
+# keeps fixed-step RK4 stable over this box.
+LUBRICATED_STUDY = STUDY._replace(
+    params=(
+        "viscosity=uniform(0.02,0.08)",
+        "clearance=uniform(2e-4,5e-4)",
+        "omega=uniform(150,250)",
+    ),
+    n=64,
+    dt=2e-6,
+    save_every=100,
+)
+LUBRICATED_VARIANTS = {"compliant": {"contact": "lubricated"}}
+
 
 def model(contact: str = "rigid", **overrides) -> Model:
     """The registry model: by default the rigid clearance joint (Moreau–Jean impacts), which the
     ``jaxcontact simulate`` command runs; ``contact="compliant"`` gives the penalty variant, whose
-    stiffness follows the clearance (Hertz) and damping the restitution unless given."""
+    stiffness follows the clearance (Hertz) and damping the restitution unless given;
+    ``contact="lubricated"`` the oil-lubricated journal (π-film force, compliant dry contact when
+    the film breaks; penalty scheme), also reached as :func:`lubricated`."""
     if contact not in CONTACTS:
         raise ValueError(f"contact = {contact!r} must be one of {CONTACTS}")
     given = frozenset(overrides)
     mech, system, params = build(contact, **overrides)
     derive, observables = None, None
-    if contact == "compliant":
+    if contact in ("compliant", "lubricated"):
         params["restitution"] = jnp.asarray(overrides.get("restitution", DEFAULTS["restitution"]), float)
         params = derived(params, given)
         derive = functools.partial(derived, given=given)
@@ -244,6 +304,12 @@ def model(contact: str = "rigid", **overrides) -> Model:
         derive=derive,
         observables=observables,
         table=TABLE,
-        study=STUDY,
-        variants=VARIANTS,
+        study=LUBRICATED_STUDY if contact == "lubricated" else STUDY,
+        variants=LUBRICATED_VARIANTS if contact == "lubricated" else VARIANTS,
     )
+
+
+def lubricated(contact: str = "lubricated", **overrides) -> Model:
+    """The lubricated slider–crank, ``model("lubricated", ...)``, for the command line as a model file:
+    ``jaxcontact simulate jaxcontact/models/slider_crank.py:lubricated --scheme penalty``."""
+    return model(contact, **overrides)

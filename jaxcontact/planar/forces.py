@@ -1,4 +1,4 @@
-"""Applied loads: gravity, point forces, torques, linear spring–dampers, user forces.
+"""Applied loads: gravity, point forces, torques, linear spring–dampers, lubricated journals, user forces.
 
 Each load adds body wrenches (F_x, F_y, τ about the centre of mass) to an
 accumulator; a force F at world point P of body i contributes
@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import jax.numpy as jnp
 
+from jaxcontact.contact_laws import lubricated_journal_force
 from jaxcontact.planar.bodies import Body, Point, material_velocity, mul, pose, safe_norm, safe_unit, sub, unit
 from jaxcontact.values import Value
 
@@ -190,6 +191,105 @@ class SpringDamper:
             f"SpringDamper({self.name!r}: {self.a!r} — {self.b!r}, k={self.stiffness!r}, "
             f"c={self.damping!r}, L0={self.rest_length!r})"
         )
+
+
+class LubricatedJournal:
+    """The hydrodynamic π-film force of a short journal bearing between a pin (body A) and its hole (B).
+
+    The pin (journal, radius R) and the hole (bearing, radius R + c) are those of a
+    :class:`jaxcontact.planar.contacts.ClearanceJoint`, whose compliant (or rigid) contact is the dry
+    contact once the film has broken. From e = P_pin − P_hole and ė (the velocities of the two
+    centres), ê = e/‖e‖ (safe: +x at e = 0), ε = ‖e‖/c, ε̇ = ê · ė / c, and
+    a ε = ω̄ ε − (ê × ė)/c with ω̄ = (θ̇_A + θ̇_B)/2 (the whirl φ̇ = (ê × ė)/‖e‖ enters multiplied by ε,
+    so nothing divides by ‖e‖). The force on the pin,
+    F = F_r ê + F_t ê⊥ (ê⊥ = ê turned a quarter counter-clockwise), comes from
+    :func:`jaxcontact.contact_laws.lubricated_journal_force` (film capped at ε_t = ``threshold`` and faded
+    out between ε_t and 1); it acts at the pin centre on A and −F at the hole centre on B. The
+    pressure is normal to both surfaces, so it has no moment about either centre; the viscous shear
+    torque is not part of the π-film model and is left out. No potential (the film is dissipative
+    or driven by the rotation).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        pin: Point,
+        hole: Point,
+        pin_radius: Value,
+        clearance: Value,
+        viscosity: Value,
+        length: Value,
+        threshold: Value,
+        film: str = "positive",
+    ):
+        self.name, self.pin, self.hole = name, pin, hole
+        self.pin_radius, self.clearance = pin_radius, clearance
+        self.viscosity, self.length, self.threshold, self.film = viscosity, length, threshold, film
+        self.contact = None  # the clearance joint carrying the dry contact (set by the builder)
+
+    def state(self, q, u, p):
+        """(ε, ε̇, a ε, ê) at (q, u): the film's arguments and the eccentricity direction (ex, ey)."""
+        px, py = self.pin.world(q, p)
+        hx, hy = self.hole.world(q, p)
+        vpx, vpy = material_velocity(q, u, self.pin.body, px, py)
+        vhx, vhy = material_velocity(q, u, self.hole.body, hx, hy)
+        ex, ey = sub(px, hx), sub(py, hy)
+        dex, dey = sub(vpx, vhx), sub(vpy, vhy)
+        c = self.clearance(p)
+        nx, ny = safe_unit(ex, ey)
+        eps = safe_norm(ex, ey) / c
+        eps_dot = (nx * dex + ny * dey) / c
+        omega = 0.5 * (_spin(u, self.pin.body) + _spin(u, self.hole.body))
+        eps_wedge = omega * eps - (nx * dey - ny * dex) / c
+        return eps, eps_dot, eps_wedge, (nx, ny)
+
+    def force(self, q, u, p):
+        """The film force (F_x, F_y) on the pin, world frame (−F on the hole)."""
+        eps, eps_dot, eps_wedge, (nx, ny) = self.state(q, u, p)
+        fr, ft = lubricated_journal_force(
+            eps,
+            eps_dot,
+            eps_wedge,
+            self.viscosity(p),
+            self.length(p),
+            self.pin_radius(p),
+            self.clearance(p),
+            self.threshold(p),
+            self.film,
+        )
+        return fr * nx - ft * ny, fr * ny + ft * nx
+
+    def apply(self, acc, bodies, q, u, t, p):
+        """Add this load's generalized force at (q, u, t) to ``acc``."""
+        fx, fy = self.force(q, u, p)
+        px, py = self.pin.world(q, p)
+        hx, hy = self.hole.world(q, p)
+        acc.add_at(q, self.pin.body, px, py, fx, fy)
+        acc.add_at(q, self.hole.body, hx, hy, -fx, -fy)
+
+    def potential(self, bodies, q, t, p):
+        """This load's potential energy (0 when it is not conservative or varies in time)."""
+        return 0.0
+
+    def values(self):
+        """The Values this element reads (for parameter checks)."""
+        return (
+            self.pin.values()
+            + self.hole.values()
+            + (self.pin_radius, self.clearance, self.viscosity, self.length, self.threshold)
+        )
+
+    def __repr__(self):
+        return (
+            f"LubricatedJournal({self.name!r}: pin r={self.pin_radius!r} at {self.pin!r} in hole at {self.hole!r}, "
+            f"clearance {self.clearance!r}, μ={self.viscosity!r}, L={self.length!r}, ε_t={self.threshold!r}, "
+            f"{self.film} film)"
+        )
+
+
+def _spin(u, body: Body):
+    """θ̇ of ``body`` (0 for the ground)."""
+    return 0.0 if body.is_ground else u[3 * body.index + 2]
 
 
 class GeneralizedForce:

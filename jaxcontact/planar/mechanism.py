@@ -26,16 +26,26 @@ from collections.abc import Callable
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcontact.contact_laws import FILM_MODELS
 from jaxcontact.initial import check_state
 from jaxcontact.params import ANY, NONNEGATIVE, POSITIVE, ParamTable, Rule, law_range_rule
 from jaxcontact.planar.bodies import COORDINATES, Body, Frames, Point, material_velocity, world_point
 from jaxcontact.planar.contacts import CircleCircle, CircleLine, ClearanceJoint, Contact, Line, PointLine
-from jaxcontact.planar.forces import GeneralizedForce, Gravity, PointForce, SpringDamper, Torque, Wrenches
+from jaxcontact.planar.forces import (
+    GeneralizedForce,
+    Gravity,
+    LubricatedJournal,
+    PointForce,
+    SpringDamper,
+    Torque,
+    Wrenches,
+)
 from jaxcontact.planar.joints import Driver, Prismatic, Revolute
 from jaxcontact.system import CompliantLaws, ContactLaws, LagrangianSystem
 from jaxcontact.values import Value, is_number
 
 BodyRef = Body | str | None
+OPEN_UNIT_INTERVAL = Rule("in (0, 1)", lambda v: (v > 0) & (v < 1))
 
 
 def _joint_columns(joint) -> tuple[int, ...]:
@@ -464,6 +474,74 @@ class Mechanism:
                 **self._laws(name, restitution, tangential_restitution, friction, static_friction, compliant),
             )
         )
+
+    @_atomic
+    def lubricated_journal(
+        self,
+        name: str,
+        pin_body: BodyRef,
+        pin_point,
+        hole_body: BodyRef,
+        hole_point,
+        pin_radius,
+        clearance,
+        viscosity,
+        length,
+        threshold=0.95,
+        film: str = "positive",
+        restitution=None,
+        friction=None,
+        tangential_restitution=None,
+        static_friction=None,
+        compliant=None,
+    ) -> LubricatedJournal:
+        """A lubricated revolute clearance joint: the short-bearing π-film force, and dry contact once it breaks.
+
+        Two elements: the clearance joint ``name`` (:meth:`clearance_revolute`, with the dry contact's
+        laws: ``compliant=dict(...)`` for the penalty scheme, or ``restitution`` for impacts) and the
+        load ``<name>_film`` (:class:`jaxcontact.planar.forces.LubricatedJournal`), which reads the same
+        pin, hole, radius and clearance. The film pushes with the hydrodynamic force of
+        :func:`jaxcontact.contact_laws.short_bearing_force` (dynamic ``viscosity`` μ > 0 in Pa·s,
+        bearing ``length`` L > 0 in m) while the eccentricity ratio ε = e/c is below ``threshold``
+        ε_t ∈ (0, 1); between ε_t and 1 the film force is held at its ε_t value and faded out
+        (:func:`jaxcontact.contact_laws.lubricated_journal_force`), and beyond ε = 1 the dry contact
+        carries the load. ``film``: "positive" (the positive-pressure half) or "fixed" (the half
+        (0, π) of the printed Pinkus–Sternlicht forms).
+
+        Returns:
+            The film load; its ``contact`` attribute is the clearance joint (the dry contact).
+        """
+        if film not in FILM_MODELS:
+            raise ValueError(f"lubricated journal {name!r}: film {film!r} must be one of {FILM_MODELS}")
+        contact = self.clearance_revolute(
+            name,
+            pin_body,
+            pin_point,
+            hole_body,
+            hole_point,
+            pin_radius,
+            clearance,
+            restitution=restitution,
+            friction=friction,
+            tangential_restitution=tangential_restitution,
+            static_friction=static_friction,
+            compliant=compliant,
+        )
+        film_name = self._new_name(f"{contact.name}_film", "load")
+        load = LubricatedJournal(
+            film_name,
+            contact.pin,
+            contact.hole,
+            contact.pin_radius,
+            contact.clearance,
+            self._scalar(viscosity, film_name, "viscosity", POSITIVE),
+            self._scalar(length, film_name, "length", POSITIVE),
+            self._scalar(threshold, film_name, "threshold", OPEN_UNIT_INTERVAL),
+            film,
+        )
+        load.contact = contact
+        self.loads.append(load)
+        return load
 
     # ------------------------------------------------------------- read-outs
     @property
