@@ -132,6 +132,7 @@ class Rounds:
         return self.limit.g(np.asarray(out[self.limit.outcome], float)), (-grad if self.limit.above else grad)
 
     def close(self):
+        """Close the progress bar (the rounds stay on disk)."""
         self.bar.close()
 
     def run_result(self) -> RunResult:
