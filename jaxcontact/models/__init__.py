@@ -31,6 +31,7 @@ REGISTRY: dict[str, str] = {
     "rocking-block": "rocking_block",
     "slider-bar": "slider_bar",
     "slider-crank-clearance": "slider_crank",
+    "flexible-slider-crank": "flexible_slider_crank",
     "pushed-block": "pushed_block",
     "sphere-on-plane": "sphere_on_plane",
     "box-toss": "box_toss",

@@ -32,6 +32,15 @@ revolute pins — beam node to ground point, to another beam's node, or to a
 point of a rigid body of that mechanism — as constraint rows Φ = r_node − r_target.
 Parameters of beam ``b``: ``b_rho`` (kg/m³), ``b_E`` (Pa), ``b_A`` (m²), ``b_I`` (m⁴),
 ``b_L`` (m); ``n_elements`` per beam is static.
+
+Clearance joints (:class:`Clearance`): a pin of radius r_p at a beam node in a hole of radius
+r_p + c on a rigid body, the ground or another beam's node (or the hole at the node and the pin on
+the other side), with the geometry and sign conventions of
+:class:`jaxcontact.planar.contacts.ClearanceJoint` (g_N = c − ‖e‖, safe normalisation at e = 0). A
+rigid joint (restitution) is a unilateral contact of ``gaps`` for Moreau–Jean; a compliant one
+(``compliant=dict(stiffness=…)``) a compliant contact for the penalty scheme. The slip of a beam
+node's contact point uses the node's material rotation: the angle of its slope r', whose rate is
+ω = (x' ẏ' − y' ẋ') / ‖r'‖² (the section turns with the centre line: Euler–Bernoulli).
 """
 
 from __future__ import annotations
@@ -42,8 +51,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.planar.bodies import Body, Point
-from jaxcontact.system import LagrangianSystem
+from jaxcontact.planar.bodies import Body, Frames, Point, frames, material_velocity
+from jaxcontact.planar.contacts import ClearanceJoint
+from jaxcontact.system import CompliantLaws, ContactLaws, LagrangianSystem
+from jaxcontact.values import Value
 
 _XI, _W = np.polynomial.legendre.leggauss(5)
 GAUSS_XI, GAUSS_W = (_XI + 1.0) / 2.0, _W / 2.0  # on [0, 1]; exact for the degree-6 mass integrand
@@ -83,6 +94,104 @@ class Pin:
     to: None | Beam | Body = None
     to_node: int = 0
     point: tuple = (0.0, 0.0)
+
+
+COMPLIANT_FIELDS = ("stiffness", "exponent", "damping", "slip_width", "slip_width0")
+# The defaults of Mechanism's compliant contacts: Hertz exponent, no damping, v_r = 1 mm/s, v0 = 0.
+COMPLIANT_DEFAULTS = {"exponent": 1.5, "damping": 0.0, "slip_width": 1e-3, "slip_width0": 0.0}
+
+
+@dataclasses.dataclass(frozen=True)
+class Clearance:
+    """Revolute joint with radial clearance at node ``node`` of ``beam`` (−1: the last).
+
+    The other side ``to``: None (ground: the world point ``point``), a Beam (its node ``to_node``) or
+    a rigid :class:`jaxcontact.planar.Body` of the mechanism (its local point ``point``).
+    ``pin_on_beam``: the pin (radius ``pin_radius``) sits at the beam node and the hole (radius
+    pin_radius + ``clearance``) on ``to``; False: the hole at the node, the pin on ``to``.
+    Laws, as :meth:`jaxcontact.planar.Mechanism.clearance_revolute`: rigid (``restitution``, for
+    Moreau–Jean) or compliant (``compliant=dict(stiffness=…, exponent=…, damping=…, slip_width=…,
+    slip_width0=…)``, for the penalty scheme); ``friction`` μ or None (frictionless). Every value is
+    a number or a parameter name/expression.
+    """
+
+    name: str
+    beam: Beam
+    node: int
+    to: None | Beam | Body = None
+    to_node: int = 0
+    point: tuple = (0.0, 0.0)
+    pin_radius: object = "pin_radius"
+    clearance: object = "clearance"
+    pin_on_beam: bool = True
+    restitution: object = None
+    friction: object = None
+    compliant: dict | None = None
+
+    def __post_init__(self):
+        where = f"clearance joint {self.name!r}"
+        if (self.restitution is None) == (self.compliant is None):
+            raise ValueError(
+                f"{where}: give either restitution (a rigid joint, Moreau–Jean) or compliant=dict(stiffness=…) "
+                f"(a compliant joint, penalty scheme), not {'both' if self.compliant is not None else 'neither'}"
+            )
+        if self.compliant is not None:
+            if not isinstance(self.compliant, dict):
+                raise ValueError(f"{where}: compliant must be a dict of law values; got {self.compliant!r}")
+            unknown = sorted(set(self.compliant) - set(COMPLIANT_FIELDS))
+            if unknown or "stiffness" not in self.compliant:
+                raise ValueError(
+                    f"{where}: compliant needs 'stiffness' and takes {list(COMPLIANT_FIELDS)}; "
+                    f"got {sorted(self.compliant)}"
+                )
+        if self.to is self.beam and self.to_node % (self.beam.n_elements + 1) == self.node % (self.beam.n_elements + 1):
+            raise ValueError(f"{where}: pin and hole at the same node {self.node} of beam {self.beam.name!r}")
+
+
+class _NodePoint:
+    """A beam node as a contact point: its position is the node's r; its material rotation the
+    angle of its slope r', so a point P of the section moves at ṙ + ω ẑ × (P − r) with
+    ω = (x' ẏ' − y' ẋ') / ‖r'‖² (affine in u, as a slip velocity must be)."""
+
+    def __init__(self, start: int, where: str):
+        self.start, self.where = start, where
+
+    def world(self, q, p):
+        q = frames(q).q
+        return q[self.start], q[self.start + 1]
+
+    def velocity(self, q, u, px, py):
+        q, i = frames(q).q, self.start
+        x, y, dx, dy = q[i], q[i + 1], q[i + 2], q[i + 3]
+        w = (dx * u[i + 3] - dy * u[i + 2]) / (dx * dx + dy * dy)
+        return u[i] - w * (py - y), u[i + 1] + w * (px - x)
+
+    def values(self):
+        return ()
+
+    def __repr__(self):
+        return self.where
+
+
+class _BodyPoint(Point):
+    """A point of a rigid body (or the ground) of the mechanism whose coordinates lead q."""
+
+    __slots__ = ()
+
+    def velocity(self, q, u, px, py):
+        return material_velocity(q, u, self.body, px, py)
+
+
+class _BeamClearanceJoint(ClearanceJoint):
+    """:class:`ClearanceJoint` between points that may be beam nodes: the same gap, normal and
+    contact points; the slip uses each side's own velocity field (a node's: :class:`_NodePoint`)."""
+
+    def slip(self, q, u, t, p):
+        """t · (v_pin − v_hole) at the material contact points, t = (n_y, −n_x)."""
+        pa, pb, nx, ny, _ = self._geometry(q, p)
+        vax, vay = self.pin.velocity(q, u, *pa)
+        vbx, vby = self.hole.velocity(q, u, *pb)
+        return ny * (vax - vbx) - nx * (vay - vby)
 
 
 def _hermite(xi, l):
@@ -128,7 +237,8 @@ def _element_mass_increment(e, l, stiff, h):
         G = jax.jacfwd(strains)(e, xi, l)
         return w * l * h**2 / 6.0 * G.T @ (stiff[:, None] * G)
 
-    return jax.vmap(at)(jnp.asarray(GAUSS_XI, e.dtype), jnp.asarray(GAUSS_W, e.dtype)).sum(0)
+    dM = jax.vmap(at)(jnp.asarray(GAUSS_XI, e.dtype), jnp.asarray(GAUSS_W, e.dtype)).sum(0)
+    return 0.5 * (dM + dM.T)  # symmetric to the last bit: the schemes' Cholesky and the start check need it
 
 
 def _element_mass_and_weight(l, rho_a, gravity, dtype):
@@ -154,14 +264,25 @@ def straight_beam(beam: Beam, length, start=(0.0, 0.0), angle=0.0):
 
 
 def flexible_system(
-    beams, pins=(), *, rigid: LagrangianSystem | None = None, gravity: str = "g", smoothing: str = "h"
+    beams,
+    pins=(),
+    *,
+    rigid: LagrangianSystem | None = None,
+    gravity: str = "g",
+    smoothing: str = "h",
+    clearances=(),
+    compliant_damping: str = "hunt_crossley",
+    friction_regularization: str = "exponential",
 ) -> LagrangianSystem:
-    """A LagrangianSystem of (rigid bodies +) smoothed ANCF beams joined by revolute pins.
+    """A LagrangianSystem of (rigid bodies +) smoothed ANCF beams joined by revolute pins and clearance joints.
 
     Coordinates: the rigid system's q first (if any), then each beam's nodes (x, y, x', y')
     in order. ``gravity`` names the parameter g (acting along −y), ``smoothing`` the window h.
-    ``rigid`` must have no contacts. Beam bodies' potential is not included (energy: kinetic
-    plus the rigid system's potential).
+    ``clearances`` (:class:`Clearance`): the rigid ones become the system's ``gaps`` (with slip
+    velocities when any has friction), the compliant ones its ``compliant_gaps``, with the laws
+    ``compliant_damping`` and ``friction_regularization`` (:class:`LagrangianSystem`).
+    ``rigid`` must have no contacts of its own. Beam bodies' potential is not included (energy:
+    kinetic plus the rigid system's potential plus the compliant contacts' springs).
     """
     beams = tuple(beams)
     if len({b.name for b in beams}) != len(beams):
@@ -187,6 +308,10 @@ def flexible_system(
         node = node % (beam.n_elements + 1)
         start = offsets[beam.name] + 4 * node
         return slice(start, start + 2)
+
+    joints = _clearance_joints(tuple(clearances), beams, node_slice, n_r)
+    rigid_joints = tuple(j for j in joints if j.compliant is None)
+    compliant_joints = tuple(j for j in joints if j.compliant is not None)
 
     def beam_parts(q, p):
         dt = q.dtype
@@ -228,6 +353,37 @@ def flexible_system(
             rows.append(r - other)
         return jnp.concatenate(rows)
 
+    def stacked(fn, group):
+        def rows(q, *args):
+            f = Frames(q)
+            return jnp.stack([jnp.asarray(fn(c, f, *args), q.dtype) for c in group])
+
+        return rows
+
+    def law_rows(group, p, field, default=0.0):
+        vals = [default if getattr(c, field) is None else getattr(c, field)(p) for c in group]
+        return jnp.stack([jnp.asarray(v, jnp.result_type(float)) for v in vals])
+
+    def laws(p):
+        return ContactLaws(
+            restitution=law_rows(rigid_joints, p, "restitution"),
+            tangential_restitution=law_rows(rigid_joints, p, "tangential_restitution"),
+            friction=law_rows(rigid_joints, p, "friction"),
+        )
+
+    def compliant_laws(p):
+        mu = law_rows(compliant_joints, p, "friction")
+        fields = {
+            f: jnp.stack([jnp.asarray(c.compliant[f](p), mu.dtype) for c in compliant_joints]) for f in COMPLIANT_FIELDS
+        }
+        return CompliantLaws(**fields, friction=mu, static_friction=mu)
+
+    def gap(c, f, t, p):
+        return c.gap(f, t, p)
+
+    def slip(c, f, u, t, p):
+        return c.slip(f, u, t, p)
+
     has_constraints = bool(pins) or (rigid is not None and rigid.constraints is not None)
     potential = None if rigid is None or rigid.potential is None else (lambda q, t, p: rigid.potential(q[:n_r], t, p))
     names = rigid.names if rigid is not None and rigid.names else tuple(f"q{i}" for i in range(n_r))
@@ -239,7 +395,59 @@ def flexible_system(
         constraints=constraints if has_constraints else None,
         potential=potential,
         names=names,
+        gaps=stacked(gap, rigid_joints) if rigid_joints else None,
+        slip_velocity=stacked(slip, rigid_joints) if any(c.friction is not None for c in rigid_joints) else None,
+        laws=laws if rigid_joints else None,
+        contact_names=tuple(c.name for c in rigid_joints),
+        compliant_gaps=stacked(gap, compliant_joints) if compliant_joints else None,
+        compliant_slip_velocity=(
+            stacked(slip, compliant_joints) if any(c.friction is not None for c in compliant_joints) else None
+        ),
+        compliant_laws=compliant_laws if compliant_joints else None,
+        compliant_damping=compliant_damping,
+        friction_regularization=friction_regularization,
     )
+
+
+def _clearance_joints(clearances, beams, node_slice, n_rigid):
+    """The :class:`Clearance` specs as :class:`ClearanceJoint` elements on the flexible system's q."""
+    names = [c.name for c in clearances]
+    if len(set(names)) != len(names):
+        raise ValueError(f"clearance joint names must be distinct; got {names}")
+    joints = []
+    for c in clearances:
+        where = f"clearance joint {c.name!r}"
+        if not isinstance(c, Clearance):
+            raise ValueError(f"{c!r} is not a jaxcontact.smoothing.beam.Clearance")
+        for b in (c.beam,) + ((c.to,) if isinstance(c.to, Beam) else ()):
+            if b not in beams:
+                raise ValueError(f"{where}: beam {b.name!r} is not one of the system's beams")
+        if isinstance(c.to, Body) and not c.to.is_ground and 3 * c.to.index + 3 > n_rigid:
+            raise ValueError(f"{where}: body {c.to.name!r} is not a body of the rigid system")
+        node = _NodePoint(node_slice(c.beam, c.node).start, f"{c.beam.name}[{c.node}]")
+        if isinstance(c.to, Beam):
+            other = _NodePoint(node_slice(c.to, c.to_node).start, f"{c.to.name}[{c.to_node}]")
+        else:
+            other = _BodyPoint(c.to if isinstance(c.to, Body) else Body("ground", None), c.point, f"{where} point")
+        pin, hole = (node, other) if c.pin_on_beam else (other, node)
+        compliant = None
+        if c.compliant is not None:
+            spec = {**COMPLIANT_DEFAULTS, **c.compliant}
+            compliant = {f: Value(spec[f], f"{where} {f}") for f in COMPLIANT_FIELDS}
+        joints.append(
+            _BeamClearanceJoint(
+                c.name,
+                pin,
+                hole,
+                Value(c.pin_radius, f"{where} pin_radius"),
+                Value(c.clearance, f"{where} clearance"),
+                restitution=None if c.restitution is None else Value(c.restitution, f"{where} restitution"),
+                tangential_restitution=None,
+                friction=None if c.friction is None else Value(c.friction, f"{where} friction"),
+                compliant=compliant,
+            )
+        )
+    return tuple(joints)
 
 
 def flexible_double_pendulum(n_elements: int = 2, h: float = 0.0):
