@@ -281,14 +281,24 @@ def flexible_system(
     ``clearances`` (:class:`Clearance`): the rigid ones become the system's ``gaps`` (with slip
     velocities when any has friction), the compliant ones its ``compliant_gaps``, with the laws
     ``compliant_damping`` and ``friction_regularization`` (:class:`LagrangianSystem`).
-    ``rigid`` must have no contacts of its own. Beam bodies' potential is not included (energy:
-    kinetic plus the rigid system's potential plus the compliant contacts' springs).
+    The rigid system's own (planar) contacts stay, before the clearance joints. Beam bodies' potential is not
+    included (energy: kinetic plus the rigid system's potential plus the compliant contacts' springs).
     """
     beams = tuple(beams)
     if len({b.name for b in beams}) != len(beams):
         raise ValueError(f"beam names must be distinct; got {[b.name for b in beams]}")
-    if rigid is not None and rigid.gaps is not None:
-        raise ValueError("flexible_system: the rigid system has contacts; only joints and loads are supported")
+    if rigid is not None and (rigid.velocity_map is not None or rigid.tangent_directions != 1):
+        raise ValueError("flexible_system: the rigid system must be planar (q̇ = u, planar contacts)")
+    if rigid is not None and rigid.compliant_gaps is not None:
+        for field, value in (
+            ("compliant_damping", compliant_damping),
+            ("friction_regularization", friction_regularization),
+        ):
+            if getattr(rigid, field) != value:
+                raise ValueError(
+                    f"flexible_system: {field} = {value!r} differs from the rigid system's {getattr(rigid, field)!r}; "
+                    "one system has one law for all its compliant contacts"
+                )
     n_r = 0 if rigid is None else rigid.n_dof
     offsets, n = {}, n_r
     for b in beams:
@@ -384,6 +394,31 @@ def flexible_system(
     def slip(c, f, u, t, p):
         return c.slip(f, u, t, p)
 
+    # The rigid system's own contacts come first, on its coordinates q[:n_r]; the beams' clearance joints after.
+    rigid_gaps = None if rigid is None else rigid.gaps
+    rigid_cgaps = None if rigid is None else rigid.compliant_gaps
+    contacts = _joined(
+        rigid_gaps and (lambda q, t, p: rigid_gaps(q[:n_r], t, p)),
+        rigid is not None and rigid.slip_velocity and (lambda q, u, t, p: rigid.slip_velocity(q[:n_r], u[:n_r], t, p)),
+        rigid_gaps and rigid.laws,
+        rigid_joints and stacked(gap, rigid_joints),
+        any(c.friction is not None for c in rigid_joints) and stacked(slip, rigid_joints),
+        rigid_joints and laws,
+    )
+    compliant = _joined(
+        rigid_cgaps and (lambda q, t, p: rigid_cgaps(q[:n_r], t, p)),
+        rigid is not None
+        and rigid.compliant_slip_velocity
+        and (lambda q, u, t, p: rigid.compliant_slip_velocity(q[:n_r], u[:n_r], t, p)),
+        rigid_cgaps and rigid.compliant_laws,
+        compliant_joints and stacked(gap, compliant_joints),
+        any(c.friction is not None for c in compliant_joints) and stacked(slip, compliant_joints),
+        compliant_joints and compliant_laws,
+    )
+    contact_names = tuple(c.name for c in rigid_joints)
+    if rigid_gaps is not None:  # names for all rows or for none
+        contact_names = rigid.contact_names + contact_names if rigid.contact_names else ()
+
     has_constraints = bool(pins) or (rigid is not None and rigid.constraints is not None)
     potential = None if rigid is None or rigid.potential is None else (lambda q, t, p: rigid.potential(q[:n_r], t, p))
     names = rigid.names if rigid is not None and rigid.names else tuple(f"q{i}" for i in range(n_r))
@@ -395,18 +430,50 @@ def flexible_system(
         constraints=constraints if has_constraints else None,
         potential=potential,
         names=names,
-        gaps=stacked(gap, rigid_joints) if rigid_joints else None,
-        slip_velocity=stacked(slip, rigid_joints) if any(c.friction is not None for c in rigid_joints) else None,
-        laws=laws if rigid_joints else None,
-        contact_names=tuple(c.name for c in rigid_joints),
-        compliant_gaps=stacked(gap, compliant_joints) if compliant_joints else None,
-        compliant_slip_velocity=(
-            stacked(slip, compliant_joints) if any(c.friction is not None for c in compliant_joints) else None
-        ),
-        compliant_laws=compliant_laws if compliant_joints else None,
+        gaps=contacts[0],
+        slip_velocity=contacts[1],
+        laws=contacts[2],
+        contact_names=contact_names,
+        compliant_gaps=compliant[0],
+        compliant_slip_velocity=compliant[1],
+        compliant_laws=compliant[2],
         compliant_damping=compliant_damping,
         friction_regularization=friction_regularization,
     )
+
+
+def _joined(gaps_a, slip_a, laws_a, gaps_b, slip_b, laws_b):
+    """(gaps, slip velocity, laws) of two groups of contacts (a first), each group's parts a function or a falsy
+    value for none; a group without slip velocities slips at zero (frictionless rows), laws are concatenated
+    field by field (a missing static friction is the dynamic one)."""
+    gaps_a, slip_a, laws_a = gaps_a or None, slip_a or None, laws_a or None
+    gaps_b, slip_b, laws_b = gaps_b or None, slip_b or None, laws_b or None
+    if gaps_a is None or gaps_b is None:
+        return (gaps_a, slip_a, laws_a) if gaps_b is None else (gaps_b, slip_b, laws_b)
+
+    def gaps(q, t, p):
+        return jnp.concatenate([gaps_a(q, t, p), gaps_b(q, t, p)])
+
+    def slip(q, u, t, p):
+        a = slip_a(q, u, t, p) if slip_a is not None else jnp.zeros_like(gaps_a(q, t, p))
+        b = slip_b(q, u, t, p) if slip_b is not None else jnp.zeros_like(gaps_b(q, t, p))
+        return jnp.concatenate([a, b])
+
+    def laws(p):
+        la, lb = laws_a(p), laws_b(p)
+        fields = {}
+        for f in la._fields:
+            va, vb = getattr(la, f), getattr(lb, f)
+            if f == "static_friction":
+                if va is None and vb is None:
+                    fields[f] = None
+                    continue
+                va = la.friction if va is None else va
+                vb = lb.friction if vb is None else vb
+            fields[f] = jnp.concatenate([jnp.atleast_1d(va), jnp.atleast_1d(vb)])
+        return type(la)(**fields)
+
+    return gaps, (slip if slip_a is not None or slip_b is not None else None), laws
 
 
 def _clearance_joints(clearances, beams, node_slice, n_rigid):

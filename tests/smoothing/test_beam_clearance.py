@@ -151,3 +151,49 @@ def test_user_errors_name_the_rule():
     j = Clearance("j", beam, 0, crank, restitution=0.5)
     with pytest.raises(ValueError, match="names must be distinct"):
         flexible_system([beam], rigid=rigid, clearances=[j, j])
+
+
+def test_the_rigid_systems_own_contacts_stay_before_the_clearance_joints():
+    # A held crank and a free ball on the floor (the rigid system's contact), a beam hanging in a hole of the crank.
+    from jaxcontact.simulate import simulate
+    from jaxcontact.stepping import MoreauJean
+
+    mech = Mechanism("with a floor")
+    crank = mech.body("crank", 0.3, 1e-4)
+    for c, v in (("x", 0.0), ("y", 0.0), ("theta", 0.0)):
+        mech.driver(crank, c, v)
+    ball = mech.body("ball", 0.1, 1e-5)
+    mech.gravity("g")
+    floor = mech.line(point=(0.0, -0.5), normal=(0.0, 1.0))
+    mech.circle_contact("ball_floor", ball, (0.0, 0.0), 0.02, floor, restitution=0.5, friction=0.3)
+    rigid, rp = mech.build({"g": 9.81})
+    beam = Beam("b", 1)
+    joint = Clearance("j", beam, 0, crank, pin_radius=0.01, clearance=5e-4, restitution=0.9, friction=0.1)
+    system = flexible_system([beam], rigid=rigid, clearances=[joint])
+    assert system.contact_names == ("ball_floor", "j")
+    p = {**rp, "h": jnp.asarray(4e-4), "b_rho": 7800.0, "b_E": 2e9, "b_A": 1e-4, "b_I": 1e-9, "b_L": 0.3}
+    p = {k: jnp.asarray(v) for k, v in p.items()}
+    qb = straight_beam(beam, 0.3, start=(2e-4, 0.0), angle=-1.2)
+    q0 = jnp.asarray(np.concatenate([[0.0, 0.0, 0.0, 0.1, -0.45, 0.0], qb]))
+    u0 = jnp.zeros_like(q0).at[3].set(0.5)  # the ball slides on the floor
+    gaps = system.gaps(q0, 0.0, p)
+    np.testing.assert_allclose(gaps[0], rigid.gaps(q0[:6], 0.0, rp)[0])
+    np.testing.assert_allclose(gaps[1], 5e-4 - 2e-4, rtol=1e-12)
+    laws = system.laws(p)
+    np.testing.assert_allclose(laws.restitution, [0.5, 0.9])
+    np.testing.assert_allclose(laws.friction, [0.3, 0.1])
+    np.testing.assert_allclose(system.slip_velocity(q0, u0, 0.0, p)[0], 0.5)  # the ball's slip, as the rigid system's
+    tr = simulate(system, p, q0, u0, dt=1e-4, n_steps=300, scheme=MoreauJean(), save_every=30)
+    assert np.all(tr.diagnostics.converged)
+    g = jax.vmap(lambda q: system.gaps(q, 0.0, p))(tr.q)
+    assert float(g[:, 0].min()) > -1e-6 and float(g[:, 1].min()) > -1e-5  # the ball rests, the pin stays in
+    assert float(np.asarray(tr.impulse_normal)[:, 1].max()) > 0  # the swinging beam hits the hole's wall
+    with pytest.raises(ValueError, match="compliant_damping = 'paper' differs from the rigid system's"):
+        soft = Mechanism("soft floor")
+        blob = soft.body("blob", 0.1, 1e-5)
+        soft.circle_contact("blob_floor", blob, (0.0, 0.0), 0.02, floor_of(soft), compliant=dict(stiffness=1e5))
+        flexible_system([beam], rigid=soft.build()[0], compliant_damping="paper")
+
+
+def floor_of(mech):
+    return mech.line(point=(0.0, -0.5), normal=(0.0, 1.0))
