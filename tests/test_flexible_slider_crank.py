@@ -127,3 +127,8 @@ def test_cli_simulates_the_model(tmp_path, capsys):
     rc = cmd.run(parser.parse_args(["flexible-slider-crank", "--t-final", "0.002", "--out", str(out), "--no-plots"]))
     assert rc == 0 and np.load(out / "trajectory.npz")["q"].shape == (201, 22)
     assert "impacts" in capsys.readouterr().out
+    # The compliant journal through the model file's function, by the penalty scheme.
+    spec = f"{fsc.__file__}:compliant"
+    args = [spec, "--scheme", "penalty", "--t-final", "0.0005", "--out", str(out), "--no-plots"]
+    assert cmd.run(parser.parse_args(args)) == 0
+    assert np.load(out / "trajectory.npz")["q"].shape == (501, 22)

@@ -225,3 +225,9 @@ def model(contact: str = "rigid", n_elements: int = 3, **overrides) -> Model:
         study=STUDY,
         variants=VARIANTS,
     )
+
+
+def compliant(contact: str = "compliant", **overrides) -> Model:
+    """The compliant-journal variant, ``model("compliant", ...)``, for the command line as a model file:
+    ``jaxcontact simulate jaxcontact/models/flexible_slider_crank.py:compliant --scheme penalty``."""
+    return model(contact, **overrides)
