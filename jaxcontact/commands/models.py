@@ -19,8 +19,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def first_line(module_name: str) -> str:
-    """The first line of a model module's docstring (what the model is), without loading jax arrays."""
-    doc = importlib.import_module(f"jaxcontact.models.{module_name}").__doc__ or ""
+    """The first line of a model module's docstring (what the model is), without loading jax arrays; of a
+    registry entry ``module:function``, that function's first line."""
+    module, _, function = module_name.partition(":")
+    owner = importlib.import_module(f"jaxcontact.models.{module}")
+    doc = (getattr(owner, function) if function else owner).__doc__ or ""
     return doc.strip().splitlines()[0] if doc.strip() else ""
 
 

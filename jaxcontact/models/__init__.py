@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from jaxcontact.params import ParamTable
 from jaxcontact.system import LagrangianSystem
 
-# name -> module under jaxcontact.models
+# name -> module under jaxcontact.models, whose ``model`` builds it (``module:function``: that function)
 REGISTRY: dict[str, str] = {
     "bouncing-ball": "bouncing_ball",
     "sliding-block": "sliding_block",
@@ -31,6 +31,7 @@ REGISTRY: dict[str, str] = {
     "rocking-block": "rocking_block",
     "slider-bar": "slider_bar",
     "slider-crank-clearance": "slider_crank",
+    "slider-crank-lubricated": "slider_crank:lubricated",
     "flexible-slider-crank": "flexible_slider_crank",
     "pushed-block": "pushed_block",
     "sphere-on-plane": "sphere_on_plane",
@@ -172,7 +173,8 @@ def builder(name: str) -> Callable[..., Model]:
             return model
 
     elif name in REGISTRY:
-        make = importlib.import_module(f"jaxcontact.models.{REGISTRY[name]}").model
+        module, _, function = REGISTRY[name].partition(":")
+        make = getattr(importlib.import_module(f"jaxcontact.models.{module}"), function or "model")
     elif mjcf.is_model_file(name):
         make = mjcf.builder(name)
     else:

@@ -293,7 +293,7 @@ def model(contact: str = "rigid", **overrides) -> Model:
         }
     dt = 1e-5 if contact == "rigid" else 1e-6
     return Model(
-        "slider-crank-clearance",
+        "slider-crank-lubricated" if contact == "lubricated" else "slider-crank-clearance",
         system,
         params,
         initial_state,
@@ -310,6 +310,7 @@ def model(contact: str = "rigid", **overrides) -> Model:
 
 
 def lubricated(contact: str = "lubricated", **overrides) -> Model:
-    """The lubricated slider–crank, ``model("lubricated", ...)``, for the command line as a model file:
-    ``jaxcontact simulate jaxcontact/models/slider_crank.py:lubricated --scheme penalty``."""
+    """Slider–crank whose crank–rod clearance journal is lubricated (π-film; dry contact when the film breaks).
+
+    ``model("lubricated", ...)``; registered as ``slider-crank-lubricated``."""
     return model(contact, **overrides)
