@@ -1,0 +1,325 @@
+"""Planar arm of N flexible links (ANCF beams) joined by N clearance revolute joints, driven at its base.
+
+A chain in the vertical plane (gravity along −y): a rigid hub turns about the origin with a prescribed
+angle θ(t) = ``drive_amplitude`` (1 − cos(``drive_omega`` t)) (a smooth start: θ = θ̇ = 0 at t = 0); a pin
+at the hub's local point (0, −``hub_r``) carries link 1, and each link k + 1 hangs on the end of link k.
+Every link is a planar ANCF Euler–Bernoulli beam of ``n_elements`` elements
+(:mod:`jaxcontact.smoothing.beam`) named ``link1 … linkN``; all share the properties ``link_L``,
+``link_rho``, ``link_E``, ``link_A``, ``link_I``. Joint k is a clearance revolute joint: a pin of radius
+``pin_radius`` at the end of link k − 1 (the hub for k = 1) in a hole of radius ``pin_radius`` +
+``clearance_k`` at the start node of link k, so a study can vary each joint's clearance. Coordinates: the
+hub (x, y, θ), then each link's nodes (x, y, x', y') from its start to its end.
+
+Joint laws:
+
+* "rigid": Newton restitution and Coulomb friction, for Moreau–Jean (the default; dt 2e-5 s);
+* "compliant": Hertz K δ^1.5 (K of each joint from its own clearance, steel pin and hole) with
+  Hunt–Crossley damping matched to the restitution at 0.5 m/s, regularized friction, for the penalty
+  scheme (dt 1e-6 s);
+* "ideal": plain pins (no clearance), the arm the clearance arms are compared with.
+
+Values. Aluminium links (ρ = 2700 kg/m³, E = 70 GPa), 0.1 m long, a 10 mm (in the plane) × 5 mm section
+(A = 5e-5 m², I = 4.17e-10 m⁴, EI = 29 N·m²; a link weighs 13.5 g); steel pins of radius 5 mm, clearance
+0.1 mm each, restitution 0.8, friction 0.05. The hub's pin radius 0.05 m, drive amplitude 0.3 rad at
+4 rad/s. Model smoothing as in ``flexible-slider-crank``: the links' strains in the stress are means
+over a window ``smoothing`` (default 8e-5 s, four Moreau–Jean steps, 0 for the compliant variant's
+1 µs step), which turns the links' axial modes (≈ 1.6e5 rad/s) and bending modes (≈ 3e4 rad/s) into modes
+of frequency ≤ √6 / window ≈ 3e4 rad/s, which the explicit force evaluation at dt = 2e-5 s follows, and
+leaves the swinging arm (a few rad/s) unchanged.
+
+The arm starts at rest, straight, at an angle ``theta0`` from the downward vertical about the hub's
+pin (0: hanging), the hub at θ = 0; each hole rests on its pin, its centre ``clearance_k`` from the pin's
+centre along the arm (every joint in contact, gap 0): the hanging arm's equilibrium.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxcontact.contact_laws import restitution_damping
+from jaxcontact.models import DefaultStudy, Model
+from jaxcontact.models.slider_crank import REFERENCE_IMPACT_SPEED, hertz_cylinder_stiffness
+from jaxcontact.params import ParamTable, law_rule
+from jaxcontact.planar import Mechanism
+from jaxcontact.smoothing.beam import Beam, Clearance, Pin, flexible_system
+
+CONTACTS = ("rigid", "compliant", "ideal")
+LINK_FIELDS = ("L", "rho", "E", "A", "I")
+SMOOTHING = {"rigid": 8e-5, "compliant": 0.0, "ideal": 8e-5}
+DT = {"rigid": 2e-5, "compliant": 1e-6, "ideal": 2e-5}
+MAX_LINKS = 200
+
+BASE_DEFAULTS = {
+    "hub_m": 1.0,
+    "hub_J": 1e-3,
+    "hub_r": 0.05,
+    "drive_amplitude": 0.3,
+    "drive_omega": 4.0,
+    "theta0": 0.0,
+    "g": 9.81,
+    "link_L": 0.1,
+    "link_rho": 2700.0,
+    "link_E": 70e9,
+    "link_A": 5e-5,
+    "link_I": 0.005 * 0.01**3 / 12.0,
+    "smoothing": SMOOTHING["rigid"],
+    "pin_radius": 5e-3,
+    "restitution": 0.8,
+    "friction": 0.05,
+    "exponent": 1.5,
+    "slip_width": 1e-3,
+}
+DEFAULT_CLEARANCE = 1e-4
+_POSITIVE = ("hub_m", "hub_J", "hub_r", "link_L", "link_rho", "link_E", "link_A", "link_I", "pin_radius")
+UNITS = {
+    "hub_m": "kg",
+    "hub_J": "kg·m²",
+    "hub_r": "m",
+    "drive_amplitude": "rad",
+    "drive_omega": "rad/s",
+    "theta0": "rad",
+    "g": "m/s²",
+    "link_L": "m",
+    "link_rho": "kg/m³",
+    "link_E": "Pa",
+    "link_A": "m²",
+    "link_I": "m⁴",
+    "smoothing": "s",
+    "pin_radius": "m",
+    "restitution": "1",
+    "friction": "1",
+    "exponent": "1",
+    "slip_width": "m/s",
+}
+
+
+def _check_size(n_links, n_elements):
+    if not isinstance(n_links, int) or isinstance(n_links, bool) or not 1 <= n_links <= MAX_LINKS:
+        raise ValueError(f"n_links = {n_links!r} must be an int in [1, {MAX_LINKS}]")
+    if not isinstance(n_elements, int) or isinstance(n_elements, bool) or n_elements not in (1, 2):
+        raise ValueError(f"n_elements = {n_elements!r} must be 1 or 2 (ANCF elements per link)")
+
+
+@functools.cache
+def table(n_links: int) -> ParamTable:
+    """The parameter table of the arm of ``n_links`` links: the shared values and ``clearance_1 … clearance_N``."""
+    clearances = {f"clearance_{k}": DEFAULT_CLEARANCE for k in range(1, n_links + 1)}
+    rules = {
+        **{k: (lambda v: v > 0, "> 0") for k in _POSITIVE + ("exponent", "slip_width") + tuple(clearances)},
+        **{k: (lambda v: v >= 0, ">= 0") for k in ("friction", "smoothing", "g")},
+        "drive_amplitude": (lambda v: abs(v) <= np.pi, "in [-pi, pi]"),
+        "drive_omega": (lambda v: v >= 0, ">= 0"),
+        "theta0": (lambda v: abs(v) <= np.pi / 2, "in [-pi/2, pi/2]"),
+        "restitution": law_rule("restitution"),
+    }
+    units = {**UNITS, **{k: "m" for k in clearances}}
+    return ParamTable.of({**BASE_DEFAULTS, **clearances}, rules, units=units)
+
+
+def _hub():
+    """The driven hub: a rigid body turning about the origin, θ(t) = A (1 − cos ω t)."""
+    mech = Mechanism("flexible-arm")
+    hub = mech.body("hub", mass="hub_m", inertia="hub_J")
+    mech.revolute(hub, (0.0, 0.0), name="hub_pivot")
+    mech.driver(hub, "theta", "drive_amplitude*(1-cos(drive_omega*t))", name="drive")
+    mech.gravity("g")
+    return mech, hub
+
+
+def _compliant_law(k):
+    """Hertz stiffness of joint k from its own clearance (steel pin and hole), damping matched to the restitution."""
+
+    def stiffness(p):
+        return hertz_cylinder_stiffness(p["pin_radius"], p[f"clearance_{k}"])
+
+    def damping(p):
+        return restitution_damping(stiffness(p), p["restitution"], REFERENCE_IMPACT_SPEED)
+
+    return dict(stiffness=stiffness, exponent="exponent", damping=damping, slip_width="slip_width")
+
+
+def _with_link_parameters(system, n_links):
+    """The system whose mass and forces read the shared ``link_*`` values as every beam's ``link<k>_*``."""
+    names = [(f"link{k}_{f}", f"link_{f}") for k in range(1, n_links + 1) for f in LINK_FIELDS]
+
+    def expand(p):
+        return {**p, **{each: p[shared] for each, shared in names}}
+
+    mass, forces = system.mass, system.forces
+    return dataclasses.replace(
+        system,
+        mass=lambda q, p: mass(q, expand(p)),
+        forces=lambda q, u, t, p: forces(q, u, t, expand(p)),
+    )
+
+
+@functools.cache
+def system(contact: str = "rigid", n_links: int = 6, n_elements: int = 1):
+    """The LagrangianSystem (one object per (contact, n_links, n_elements): compiled programs are shared)."""
+    if contact not in CONTACTS:
+        raise ValueError(f"contact = {contact!r} must be one of {CONTACTS}")
+    _check_size(n_links, n_elements)
+    mech, hub = _hub()
+    rigid, _ = mech.build({k: BASE_DEFAULTS[k] for k in ("hub_m", "hub_J", "drive_amplitude", "drive_omega", "g")})
+    links = [Beam(f"link{k}", n_elements) for k in range(1, n_links + 1)]
+    pins, clearances = [], []
+    for k, link in enumerate(links, start=1):
+        # The other side of joint k: the hub's pin, or the end node of link k − 1.
+        other = dict(to=hub, point=(0.0, "-hub_r")) if k == 1 else dict(to=links[k - 2], to_node=-1)
+        if contact == "ideal":
+            pins.append(Pin(link, 0, **other))
+            continue
+        law = dict(restitution="restitution") if contact == "rigid" else dict(compliant=_compliant_law(k))
+        clearances.append(
+            Clearance(
+                f"joint_{k}",
+                link,
+                0,
+                **other,
+                pin_radius="pin_radius",
+                clearance=f"clearance_{k}",
+                pin_on_beam=False,
+                friction="friction",
+                **law,
+            )
+        )
+    flex = flexible_system(links, pins, rigid=rigid, gravity="g", smoothing="smoothing", clearances=clearances)
+    return _with_link_parameters(flex, n_links)
+
+
+def _used_parameters(contact, n_links):
+    common = set(_POSITIVE) - {"pin_radius"} | {"drive_amplitude", "drive_omega", "theta0", "g", "smoothing"}
+    if contact == "ideal":
+        return common
+    joint = common | {"pin_radius", "friction", "restitution"} | {f"clearance_{k}" for k in range(1, n_links + 1)}
+    return joint | ({"exponent", "slip_width"} if contact == "compliant" else set())
+
+
+def initial_state(p, n_links: int = 6, n_elements: int = 1):
+    """At rest, the hub at θ = 0, the arm straight at ``theta0`` from the downward vertical about the hub's pin,
+    each hole resting on its pin: its centre ``clearance_k`` from the pin's centre along the arm (gap 0)."""
+    th0, L, r = p["theta0"], p["link_L"], p["hub_r"]
+    z = jnp.zeros_like(L)
+    d = jnp.stack([jnp.sin(th0), -jnp.cos(th0)])  # unit vector along the arm, from the hub outward
+    gaps = jnp.stack([p.get(f"clearance_{k}", z) for k in range(1, n_links + 1)])
+    # Start of link k: the hub's pin + (k − 1) link lengths + the clearances of joints 1 … k, along d.
+    offset = jnp.arange(n_links, dtype=L.dtype) * L + jnp.cumsum(gaps)
+    s = jnp.linspace(0.0, 1.0, n_elements + 1, dtype=L.dtype)
+    along = offset[:, None] + s[None, :] * L  # (n_links, nodes)
+    x = along * d[0]
+    y = -r + along * d[1]
+    nodes = jnp.stack([x, y, jnp.broadcast_to(d[0], x.shape), jnp.broadcast_to(d[1], x.shape)], axis=-1)
+    q0 = jnp.concatenate([jnp.stack([z, z, z]), nodes.reshape(-1)])
+    return q0, jnp.zeros_like(q0)
+
+
+def tip(q, n_links: int, n_elements: int = 1):
+    """(x, y) of the end-effector: the last link's end node."""
+    i = 3 + 4 * (n_elements + 1) * n_links - 4
+    return q[..., i], q[..., i + 1]
+
+
+def eccentricity(q, p, k: int, n_elements: int = 1):
+    """‖pin − hole‖ of joint k (1-based): the hole at link k's start node, the pin on the hub or link k − 1's end."""
+    per = 4 * (n_elements + 1)
+    hole = q[3 + per * (k - 1) : 3 + per * (k - 1) + 2]
+    if k == 1:
+        th, r = q[2], p["hub_r"]
+        pin = jnp.stack([q[0] + r * jnp.sin(th), q[1] - r * jnp.cos(th)])
+    else:
+        end = 3 + per * (k - 1) - 4
+        pin = q[end : end + 2]
+    return jnp.linalg.norm(pin - hole)
+
+
+# The default study: each joint's clearance (0.05 to 0.3 mm), the joints' restitution and friction; the rigid
+# joints by Moreau–Jean, 0.5 s of motion (a third of a drive period); the joints' peak force and free flight (all
+# joints open), the tip's reach and path (against the ideal arm's: ``flexible-arm-6-ideal``, ``series:tip_x``)
+# and joint 1's gap (positive: its pin flies free).
+def _study(n_links):
+    return DefaultStudy(
+        params=tuple(f"clearance_{k}=uniform(5e-5,3e-4)" for k in range(1, n_links + 1))
+        + ("restitution=uniform(0.5,0.95)", "friction=uniform(0.01,0.1)"),
+        outcomes=(
+            "peak_force",
+            "free_flight",
+            "impacts",
+            "max:tip_x",
+            "series:tip_x",
+            "series:tip_y",
+            "max:joint_gap_1",
+            "series:joint_gap_1",
+        ),
+        n=32,
+        dt=DT["rigid"],
+        t_final=0.5,
+        save_every=250,
+        scheme="moreau-jean",
+    )
+
+
+VARIANTS = {"rigid": {"contact": "rigid"}, "compliant": {"contact": "compliant"}}
+
+
+def model(contact: str = "rigid", n_links: int = 6, n_elements: int = 1, **overrides) -> Model:
+    """The arm of ``n_links`` flexible links and as many joints: by default rigid clearance joints (Moreau–Jean);
+    ``contact="compliant"`` the penalty variant (Hertz stiffness from each joint's clearance, damping from the
+    restitution), ``"ideal"`` plain pins. ``n_elements``: ANCF elements per link (1 or 2)."""
+    if contact not in CONTACTS:
+        raise ValueError(f"contact = {contact!r} must be one of {CONTACTS}")
+    _check_size(n_links, n_elements)
+    sys_ = system(contact, n_links, n_elements)
+    tab = table(n_links)
+    if "smoothing" not in overrides:
+        overrides = {**overrides, "smoothing": SMOOTHING[contact]}
+    params = {k: v for k, v in tab.apply(overrides).items() if k in _used_parameters(contact, n_links)}
+    observables = {
+        "tip_x": lambda q, p: tip(q, n_links, n_elements)[0],
+        "tip_y": lambda q, p: tip(q, n_links, n_elements)[1],
+    }
+    if contact != "ideal":
+        # Joint k's gap c_k − ‖e_k‖: positive while the pin flies free in its hole (per-joint free flight).
+        observables.update(
+            {
+                f"joint_gap_{k}": functools.partial(
+                    lambda q, p, k: p[f"clearance_{k}"] - eccentricity(q, p, k, n_elements), k=k
+                )
+                for k in range(1, n_links + 1)
+            }
+        )
+    joints = "ideal revolute pins" if contact == "ideal" else f"{contact} clearance revolute joints"
+    return Model(
+        f"flexible-arm-{n_links}",
+        sys_,
+        params,
+        functools.partial(initial_state, n_links=n_links, n_elements=n_elements),
+        dt=DT[contact],
+        t_final=20.0,
+        description=f"Planar arm of {n_links} flexible links (aluminium ANCF beams of {n_elements} element(s), model "
+        f"smoothing of their stiff modes) joined by {n_links} {joints} (joint k: a pin of radius pin_radius in a "
+        "hole of radius pin_radius + clearance_k at link k's start), hanging in gravity from a hub driven at "
+        "θ = drive_amplitude (1 − cos(drive_omega t)).",
+        observables=observables,
+        table=tab,
+        study=_study(n_links) if contact != "ideal" else None,
+        variants=VARIANTS if contact != "ideal" else {},
+    )
+
+
+def arm6(contact: str = "rigid", **overrides) -> Model:
+    """Flexible arm of 6 ANCF links with 6 clearance revolute joints, driven at its base (``model(n_links=6)``)."""
+    return model(contact, 6, **overrides)
+
+
+def arm60(contact: str = "rigid", **overrides) -> Model:
+    """Flexible arm of 60 ANCF links with 60 clearance revolute joints, driven at its base (``model(n_links=60)``)."""
+    return model(contact, 60, **overrides)
+
+
+def ideal6(contact: str = "ideal", **overrides) -> Model:
+    """The 6-link arm with ideal revolute pins (no clearance), to compare with ``flexible-arm-6``."""
+    return model(contact, 6, **overrides)
