@@ -91,6 +91,7 @@ DEFAULTS = {
     "damping": 0.0,
     "friction": 0.01,
     "slip_width": 1e-3,
+    "slip_width0": 0.0,  # v0 of the linear friction model; the exponential law (the default) reads none
     "restitution": 0.9,
     "viscosity": 0.04,
     "bearing_length": 0.04,
@@ -101,7 +102,7 @@ RULES = {
         k: (lambda v: v > 0, "> 0")
         for k in ("l1", "l2", "m1", "m2", "m3", "J1", "J2", "J3", "pin_radius", "clearance", "exponent", "slip_width")
     },
-    **{k: (lambda v: v >= 0, ">= 0") for k in ("stiffness", "damping", "friction")},
+    **{k: (lambda v: v >= 0, ">= 0") for k in ("stiffness", "damping", "friction", "slip_width0")},
     "restitution": law_rule("restitution"),
     "viscosity": (lambda v: v > 0, "> 0"),
     "bearing_length": (lambda v: v > 0, "> 0"),
@@ -111,7 +112,13 @@ RULES = {
 TABLE = ParamTable.of(
     DEFAULTS,
     RULES,
-    units={"damping": "N·s/m^(exponent+1)", "viscosity": "Pa·s", "bearing_length": "m", "film_threshold": "1"},
+    units={
+        "damping": "N·s/m^(exponent+1)",
+        "viscosity": "Pa·s",
+        "bearing_length": "m",
+        "film_threshold": "1",
+        "slip_width0": "m/s",
+    },
     bounds={"viscosity": (0.0, np.inf), "film_threshold": (0.0, 1.0)},
 )
 REFERENCE_IMPACT_SPEED = 0.5  # m/s, for the restitution-matched damping
@@ -142,7 +149,13 @@ def mechanism(contact: str = "compliant"):
             length="bearing_length",
             threshold="film_threshold",
             friction="friction",
-            compliant=dict(stiffness="stiffness", exponent="exponent", damping="damping", slip_width="slip_width"),
+            compliant=dict(
+                stiffness="stiffness",
+                exponent="exponent",
+                damping="damping",
+                slip_width="slip_width",
+                slip_width0="slip_width0",
+            ),
         )
     elif contact == "compliant":
         mech.clearance_revolute(
@@ -154,7 +167,13 @@ def mechanism(contact: str = "compliant"):
             "pin_radius",
             "clearance",
             friction="friction",
-            compliant=dict(stiffness="stiffness", exponent="exponent", damping="damping", slip_width="slip_width"),
+            compliant=dict(
+                stiffness="stiffness",
+                exponent="exponent",
+                damping="damping",
+                slip_width="slip_width",
+                slip_width0="slip_width0",
+            ),
         )
     else:
         mech.clearance_revolute(
@@ -208,7 +227,7 @@ def _used_parameters(contact):
     joint = common | {"pin_radius", "clearance", "friction"}
     if contact == "rigid":
         return joint | {"restitution"}
-    compliant = joint | {"stiffness", "exponent", "damping", "slip_width"}
+    compliant = joint | {"stiffness", "exponent", "damping", "slip_width", "slip_width0"}
     if contact == "lubricated":
         return compliant | {"viscosity", "bearing_length", "film_threshold"}
     return compliant
