@@ -1,6 +1,6 @@
 """Step cost of the flexible arm (``flexible-arm-N``) against the number of links N.
 
-    OPENBLAS_NUM_THREADS=1 nice /work/venv/bin/python bench/perf/flexible_arm.py [--links 6,12,24,60] [--steps 200]
+    OPENBLAS_NUM_THREADS=1 nice python bench/perf/flexible_arm.py [--links 6,12,24,60] [--steps 200]
 
 The rigid clearance joints by Moreau–Jean with the projection onto the joints (the model's default
 step), float64, one arm (no batch). For each N: the compile time (the first call minus a steady call)
