@@ -184,7 +184,7 @@ STUDY = DefaultStudy(
     save_every=50,
     scheme="penalty",
 )
-VARIANTS = {"rigid": {"contact": "rigid"}, "compliant": {"contact": "compliant"}}
+VARIANTS = sc.VARIANTS  # the same journal variants as the rigid-rod model
 
 
 def model(contact: str = "rigid", n_elements: int = 3, **overrides) -> Model:

@@ -122,6 +122,8 @@ TABLE = ParamTable.of(
     bounds={"viscosity": (0.0, np.inf), "film_threshold": (0.0, 1.0)},
 )
 REFERENCE_IMPACT_SPEED = 0.5  # m/s, for the restitution-matched damping
+# The compliant journal's force law (dry, or once the oil film has broken): each field the parameter of that name.
+DRY_CONTACT = {f: f for f in ("stiffness", "exponent", "damping", "slip_width", "slip_width0")}
 
 
 def mechanism(contact: str = "compliant"):
@@ -134,59 +136,23 @@ def mechanism(contact: str = "compliant"):
     slider = mech.body("slider", mass="m3", inertia="J3")
     mech.revolute(crank, ("-l1/2", 0.0), name="crank_pivot")
     mech.driver(crank, "theta", "omega*t", name="motor")
+    # The crank–rod journal: the pin at the rod's end in the hole at the crank's tip.
+    journal = ("crank_rod", rod, ("-l2/2", 0.0), crank, ("l1/2", 0.0), "pin_radius", "clearance")
     if contact == "ideal":
         mech.revolute(rod, ("-l2/2", 0.0), crank, ("l1/2", 0.0), name="crank_rod")
     elif contact == "lubricated":
         mech.lubricated_journal(
-            "crank_rod",
-            rod,
-            ("-l2/2", 0.0),
-            crank,
-            ("l1/2", 0.0),
-            "pin_radius",
-            "clearance",
+            *journal,
             viscosity="viscosity",
             length="bearing_length",
             threshold="film_threshold",
             friction="friction",
-            compliant=dict(
-                stiffness="stiffness",
-                exponent="exponent",
-                damping="damping",
-                slip_width="slip_width",
-                slip_width0="slip_width0",
-            ),
+            compliant=DRY_CONTACT,
         )
     elif contact == "compliant":
-        mech.clearance_revolute(
-            "crank_rod",
-            rod,
-            ("-l2/2", 0.0),
-            crank,
-            ("l1/2", 0.0),
-            "pin_radius",
-            "clearance",
-            friction="friction",
-            compliant=dict(
-                stiffness="stiffness",
-                exponent="exponent",
-                damping="damping",
-                slip_width="slip_width",
-                slip_width0="slip_width0",
-            ),
-        )
+        mech.clearance_revolute(*journal, friction="friction", compliant=DRY_CONTACT)
     else:
-        mech.clearance_revolute(
-            "crank_rod",
-            rod,
-            ("-l2/2", 0.0),
-            crank,
-            ("l1/2", 0.0),
-            "pin_radius",
-            "clearance",
-            restitution="restitution",
-            friction="friction",
-        )
+        mech.clearance_revolute(*journal, restitution="restitution", friction="friction")
     mech.revolute(rod, ("l2/2", 0.0), slider, (0.0, 0.0), name="rod_slider")
     mech.prismatic(None, (0.0, 0.0), slider, (0.0, 0.0), name="slide")
     mech.gravity("g")
@@ -227,7 +193,7 @@ def _used_parameters(contact):
     joint = common | {"pin_radius", "clearance", "friction"}
     if contact == "rigid":
         return joint | {"restitution"}
-    compliant = joint | {"stiffness", "exponent", "damping", "slip_width", "slip_width0"}
+    compliant = joint | set(DRY_CONTACT.values())
     if contact == "lubricated":
         return compliant | {"viscosity", "bearing_length", "film_threshold"}
     return compliant
