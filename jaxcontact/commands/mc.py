@@ -308,7 +308,7 @@ def _host_devices(requested: int | None) -> None:
 def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, checks.Size, list, int]:
     """What will run (simulations, design, steps) in one line, its size estimate, accuracy warnings and the
     samples already saved by an earlier run of it (a resume); no compute."""
-    from jaxcontact.studies.montecarlo import study_model
+    from jaxcontact.studies.montecarlo import parameters_line, study_model
     from jaxcontact.studies.runner import CHUNK_PER_DEVICE, saved_samples, study_chunk_size
     from jaxcontact.studies.sensitivity import MIN_BASE_ROWS, base_rows, design_size, too_few_rows
 
@@ -348,8 +348,8 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, checks.S
     return (
         f"{spec.name}: {n_sim} simulations ({design}) × {n_steps} steps of {dt:g} s; {size.describe()}"
         + (f"; resuming: {saved} samples already saved" if saved else "")
-        + "\n  parameters: "
-        + ", ".join(f"{k}={spec.space[k]} [{model.param_table.unit(k)}]" for k in spec.space.names),
+        + "\n"
+        + parameters_line(spec, model),
         size,
         warn,
         saved,

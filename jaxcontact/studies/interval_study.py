@@ -64,10 +64,9 @@ import numpy as np
 from jaxcontact.studies import plots
 from jaxcontact.studies.bounds import outcome_bounds
 from jaxcontact.studies.distributions import Interval, Triangular
-from jaxcontact.studies.montecarlo import StudySpec, _check_out_dir, make_evaluator, study_model, write_summary
+from jaxcontact.studies.montecarlo import StudySpec, make_evaluator, parameters_line, study_model, write_summary
 from jaxcontact.studies.pce_study import grad_key, with_gradients
-from jaxcontact.studies.reliability_study import Rounds
-from jaxcontact.studies.runner import read_manifest
+from jaxcontact.studies.reliability_study import Rounds, rounds_folder
 from jaxcontact.studies.sampling import unit_points
 
 METHODS = ("interval", "fuzzy")
@@ -448,13 +447,7 @@ def run_interval_study(
     levels = _alpha_levels(alpha_levels) if method == "fuzzy" else None
     outcome = outcomes[0].name
     uncertain = list(spec.space.uncertain)
-    _check_out_dir(out_dir)
-    folder = os.path.join(out_dir, "chunks")
-    if read_manifest(folder) is not None:
-        raise ValueError(
-            f"{folder} holds the chunks of a Monte Carlo study; an interval study keeps rounds there: choose "
-            f"another --out"
-        )
+    folder = rounds_folder(out_dir, "an interval study")
     scheme = spec.scheme.for_forward_runs()
     evaluate = make_evaluator(model, outcomes, dt=dt, n_steps=n_steps, scheme=scheme, save_every=spec.save_every)
     options = {"degree": degree, "starts": n_starts, "alpha_levels": levels, "n_dense": N_DENSE}
@@ -663,8 +656,8 @@ def plan_line(spec: StudySpec, method: str, degree: int, starts: int | None, alp
         + ")"
         + (f", gradient search from {n_starts} starts per direction" if n_starts else "")
         + f", each {n_steps} steps of {dt:g} s"
-        + "\n  parameters: "
-        + ", ".join(f"{k}={spec.space[k]} [{model.param_table.unit(k)}]" for k in spec.space.names)
+        + "\n"
+        + parameters_line(spec, model)
     )
     warns = checks.step_warnings(model, dt, dtype)
     if skipped:

@@ -196,19 +196,30 @@ def sample_params(model, sample: dict) -> dict:
 def check_starts(model, values: dict) -> None:
     """Every sample's initial state must be consistent (:func:`jaxcontact.initial.check_state`: on its
     manifold, joints assembled, no contact in penetration); the error names the sample's values."""
-    if not values:
-        return
+    start_checker(model)(values)
+
+
+def start_checker(model):
+    """:func:`check_starts` for ``model`` as a function of the samples' values, its program compiled once
+    (for each batch shape): a study that checks batch after batch keeps it."""
 
     def start(sample):  # the sample's parameters and start in one program
         p = sample_params(model, sample)
         return p, model.initial_state(p)[0]
 
-    p, q0 = jax.jit(jax.vmap(start))(values)
-    try:
-        check_state(model.system, p, q0)
-    except StartError as e:
-        at = ", ".join(f"{k} = {float(np.asarray(v)[e.sample]):.6g}" for k, v in values.items())
-        raise ValueError(f"sampled parameters {at}: {e}; narrow the distributions") from None
+    starts = jax.jit(jax.vmap(start))
+
+    def check(values: dict) -> None:
+        if not values:
+            return
+        p, q0 = starts(values)
+        try:
+            check_state(model.system, p, q0)
+        except StartError as e:
+            at = ", ".join(f"{k} = {float(np.asarray(v)[e.sample]):.6g}" for k, v in values.items())
+            raise ValueError(f"sampled parameters {at}: {e}; narrow the distributions") from None
+
+    return check
 
 
 def _check_out_dir(out_dir: str) -> None:
@@ -255,6 +266,11 @@ def study_model(spec: StudySpec):
         raise ValueError("a study needs at least one outcome")
     check_scheme(spec.scheme, model.system, spec.name)
     return model, dt, t_final, n_steps, outcomes
+
+
+def parameters_line(spec: StudySpec, model) -> str:
+    """The study's parameters for its plan: each name with its law and unit."""
+    return "  parameters: " + ", ".join(f"{k}={spec.space[k]} [{model.param_table.unit(k)}]" for k in spec.space.names)
 
 
 def spec_model(spec: StudySpec):

@@ -50,8 +50,9 @@ from jaxcontact.studies.montecarlo import (
     StudySpec,
     _check_out_dir,
     check_samples,
-    check_starts,
     make_evaluator,
+    parameters_line,
+    start_checker,
     study_model,
     write_summary,
 )
@@ -79,6 +80,7 @@ class Rounds:
         self.spec, self.model, self.evaluate, self.uncertain = spec, model, evaluate, uncertain
         self.folder, self.config, self.limit = folder, config, limit
         self.fixed = {k: spec.space[k].v for k in spec.space.names if k not in uncertain}
+        self.check_starts = start_checker(model)
         self.programs = {}
         self.points, self.outputs, self.round_of = [], [], []
         self.compile_seconds = self.run_seconds = 0.0
@@ -92,7 +94,7 @@ class Rounds:
         values = {name: X[:, j] for j, name in enumerate(self.uncertain)}
         values.update({name: np.full(len(X), v) for name, v in self.fixed.items()})
         check_samples(self.spec.model, dict(self.spec.overrides), values, dict(self.spec.model_options))
-        check_starts(self.model, values)
+        self.check_starts(values)
         compiled_before = len(self.programs)
         t0 = time.perf_counter()
         result: RunResult = run_samples(
@@ -143,6 +145,24 @@ class Rounds:
             {}, n, self.n_computed, self.n_loaded, self.compile_seconds, self.run_seconds,
             last.n_devices if last else 1, last.chunk_size if last else 0,
         )  # fmt: skip
+
+
+def _reliability_spec(spec: StudySpec, limit: rel.Limit) -> StudySpec:
+    """The study run: no Sobol design, the limit's outcome first and the spec's other outcomes after it."""
+    outcomes = (limit.outcome, *(o for o in spec.outcomes if o != limit.outcome))
+    return dataclasses.replace(spec, sensitivity=False, outcomes=outcomes)
+
+
+def rounds_folder(out_dir: str, study: str) -> str:
+    """The folder of a study's :class:`Rounds` (``out_dir/chunks``), after checking that ``out_dir`` is
+    writable and holds no Monte Carlo study's chunks there (``study`` names the study in the error)."""
+    _check_out_dir(out_dir)
+    folder = os.path.join(out_dir, "chunks")
+    if read_manifest(folder) is not None:
+        raise ValueError(
+            f"{folder} holds the chunks of a Monte Carlo study; {study} keeps rounds there: choose another --out"
+        )
+    return folder
 
 
 def check_method(spec: StudySpec, limit: rel.Limit, method: str, outcomes) -> None:
@@ -199,20 +219,13 @@ def run_reliability_study(
     scalar outcomes of ``spec`` (recorded for every simulated point).
     """
     t_wall = time.perf_counter()
-    outcomes_names = (limit.outcome, *(o for o in spec.outcomes if o != limit.outcome))
-    spec = dataclasses.replace(spec, sensitivity=False, outcomes=outcomes_names)
+    spec = _reliability_spec(spec, limit)
     model, dt, t_final, n_steps, outcomes = study_model(spec)
     check_method(spec, limit, method, outcomes)
     if method in GRADIENT_METHODS and n is not None and method != "importance":
         raise ValueError(f"--n does not apply to --method {method}: it takes the simulations its iteration needs")
     n = DEFAULT_N.get(method) if n is None else n
-    _check_out_dir(out_dir)
-    folder = os.path.join(out_dir, "chunks")
-    if read_manifest(folder) is not None:
-        raise ValueError(
-            f"{folder} holds the chunks of a Monte Carlo study; a reliability study keeps rounds there: "
-            f"choose another --out"
-        )
+    folder = rounds_folder(out_dir, "a reliability study")
     uncertain = list(spec.space.uncertain)
     marginals = [spec.space[k] for k in uncertain]
     differentiated = method in GRADIENT_METHODS
@@ -372,8 +385,7 @@ def plan_line(spec: StudySpec, limit: rel.Limit, method: str, n: int | None, p0:
     simulations already saved by an earlier run); no compute."""
     from jaxcontact.commands import checks
 
-    outcomes_names = (limit.outcome, *(o for o in spec.outcomes if o != limit.outcome))
-    spec = dataclasses.replace(spec, sensitivity=False, outcomes=outcomes_names)
+    spec = _reliability_spec(spec, limit)
     model, dt, _, n_steps, outcomes = study_model(spec)
     check_method(spec, limit, method, outcomes)
     n = DEFAULT_N.get(method) if n is None else n
@@ -392,8 +404,8 @@ def plan_line(spec: StudySpec, limit: rel.Limit, method: str, n: int | None, p0:
         f"{spec.name}: {_DESCRIBE[method]} of {limit.outcome} {'>' if limit.above else '<'} {limit.threshold:g}"
         + (f" ({per_round[method]})" if method in per_round else " (the simulations its iteration needs)")
         + f", each {n_steps} steps of {dt:g} s"
-        + "\n  parameters: "
-        + ", ".join(f"{k}={spec.space[k]} [{model.param_table.unit(k)}]" for k in spec.space.names)
+        + "\n"
+        + parameters_line(spec, model)
     )
     return line, size, checks.step_warnings(model, dt, dtype), 0
 

@@ -4,30 +4,16 @@ first impulse (``m ((1 + ε) v + g h)``: increasing in the restitution ε and th
 is reached at the corners, which single simulations give), a dense Monte Carlo over the four-bar's box, and
 for fuzzy inputs the crisp simulation at the modes and the interval study of the supports."""
 
-import argparse
-import json
 import re
 
 import numpy as np
 import pytest
 
-from jaxcontact.commands import mc
 from jaxcontact.studies.interval_study import gradient_search, nest
+from tests.studies.test_reliability_study import _mc, _summary
 
 BALL = ["bouncing-ball", "--only", "--t-final", "0.6", "--outcome", "peak_impulse", "--quiet"]
 EPS, MASS = (0.5, 0.9), (0.5, 2.0)
-
-
-def _mc(args, capsys=None):
-    p = argparse.ArgumentParser()
-    mc.add_arguments(p)
-    rc = mc.run(p.parse_args(args))
-    text = capsys.readouterr() if capsys is not None else None
-    return rc, text
-
-
-def _summary(out):
-    return json.loads((out / "summary.json").read_text())
 
 
 def _batched(f, grad, calls=None):
