@@ -27,9 +27,25 @@ peaks and impact counts see every step). Scalar outcomes:
                      (``slider.vx``: the acceleration of the slider's centre along x)
     free_flight      fraction of the steps in which no contact carries an impulse
                      above ``threshold`` (a clearance joint's journal in free flight)
+    free_flight:<contact>   the same for one contact: the fraction of the steps in which
+                     its normal impulse is ≤ ``threshold`` (one clearance joint's pin flying free)
+    peak_force:<contact>    largest force of one contact: its largest normal impulse of one
+                     step / dt [N]
+    path_rms:<q1>[,<q2>…]@<model>, path_max:<q1>[,<q2>…]@<model>
+                     RMS (max) over the time grid, t = 0 included, of the distance
+                     ‖(q1, q2, …) − (q1, q2, …)_ref‖₂ between this run's path of the named
+                     coordinates or observables and the same path of the reference model
+                     ``<model>`` (a registered name or FILE.py:FUNCTION; the flexible arm's
+                     tip against the ideal-joint arm's: ``path_rms:tip_x,tip_y@flexible-arm-6-ideal``)
+                     [unit of the quantities]. The reference is simulated once per time grid
+                     (the run's dt, number of steps and scheme), at its own nominal parameters
+                     except those it shares with the run, which take the run's values; a
+                     shared parameter that varies between samples is refused (the reference
+                     would have to be simulated per sample)
 
 <coord> is a coordinate's name or index, or a model observable (``Model.observables``:
-a named scalar fn(q, params), e.g. a journal's eccentricity).
+a named scalar fn(q, params), e.g. a journal's eccentricity). <contact> is a contact's name
+(``system.contact_names``: the flexible arm's ``joint_3``) or its index.
 
 Kept time series (``series:<what>``, every k-th row, first and last included
 when k divides the number of steps): ``series:<coord>``, ``series:gap``
@@ -47,6 +63,7 @@ trajectory costs a sizeable part of the stepping itself (bench/RESULTS.md,
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -148,6 +165,9 @@ class Outcome(NamedTuple):
     scheme must compute them; ``stream`` computes what it needs from the state itself.
     smooth: False for an outcome that is piecewise constant in the parameters (a count, or a time read off
     the step grid): its derivative is zero almost everywhere, so a gradient method cannot use it.
+    bind: None, or ``bind(dt, n_steps, scheme, params, dtype) -> Outcome`` for an outcome that needs the
+    run's time grid before it can be computed (a reference model's path, simulated on the same grid):
+    :func:`simulate_outcomes` binds it; the unbound ``stream`` refuses to run.
     """
 
     name: str
@@ -158,6 +178,7 @@ class Outcome(NamedTuple):
     stream: Stream
     diagnostics: bool = False
     smooth: bool = True
+    bind: Callable | None = None
 
 
 def _quantity(system, spec: str, observables=None):
@@ -302,17 +323,171 @@ def _peak_accel_stream(value, dt) -> Stream:
     )
 
 
-def _free_flight_stream(threshold) -> Stream:
-    """Steps without a contact impulse above ``threshold`` over the steps: carry (free steps, steps)."""
+def _free_flight_stream(threshold, select=lambda P: P) -> Stream:
+    """Steps without an impulse above ``threshold`` in the ``select``-ed contacts (all of them by default) over
+    the steps: carry (free steps, steps)."""
 
     def update(c, r, s, p):
-        free = jnp.all(r.impulse_normal <= threshold).astype(r.q.dtype)
+        free = jnp.all(select(r.impulse_normal) <= threshold).astype(r.q.dtype)
         return c[0] + free, c[1] + 1.0
 
     return Stream(
         lambda r, s, p: (jnp.zeros((), r.q.dtype), jnp.zeros((), r.q.dtype)),
         update,
         lambda c: c[0] / jnp.maximum(c[1], 1.0),
+    )
+
+
+def _contact_index(system, name: str, spec: str) -> int:
+    """Index in the normal impulses of the contact named (or numbered) ``spec``; ValueError naming the outcome."""
+    if system.gaps is None and system.compliant_gaps is None:
+        raise ValueError(f"outcome {name!r} needs a system with contacts")
+    names = tuple(system.contact_names)
+    if spec in names:
+        return names.index(spec)
+    try:
+        i = int(spec)
+    except ValueError:
+        raise ValueError(
+            f"outcome {name!r}: unknown contact {spec!r}; "
+            + (f"contacts: {list(names)} (or their index)" if names else "this system names no contacts: give an index")
+        ) from None
+    if i < 0 or (names and i >= len(names)):
+        raise ValueError(f"outcome {name!r}: contact index {i} outside [0, {len(names) or 'number of contacts'})")
+    return i
+
+
+def _path_spec(name: str, kind: str, arg: str) -> tuple[tuple[str, ...], str]:
+    """(quantities, reference model) of ``<q1>[,<q2>…]@<model>``; ValueError naming the outcome otherwise."""
+    quantities, at, ref = arg.rpartition("@")
+    names = tuple(q.strip() for q in quantities.split(",")) if quantities else ()
+    if not at or not ref.strip() or not names or not all(names) or len(set(names)) != len(names):
+        raise ValueError(
+            f"outcome {name!r} must read {kind}:<q1>[,<q2>…]@<model>: distinct coordinates or observables, "
+            f"then @ and the reference model (e.g. {kind}:tip_x,tip_y@flexible-arm-6-ideal)"
+        )
+    return names, ref.strip()
+
+
+def _reference_model(name: str, ref: str, **overrides):
+    from jaxcontact.models import get_model  # here: the models import the studies' names
+
+    try:
+        return get_model(ref, **overrides)
+    except ValueError as e:
+        raise ValueError(f"outcome {name!r}: reference model: {e}") from None
+
+
+def _fixed_shared(name: str, ref, params) -> tuple:
+    """The run's values of the parameters the reference shares with it where they differ from the reference's
+    own, as a hashable key ((name, shape, values), …); a shared parameter that varies between samples (a
+    traced value) is refused: the reference is simulated once, at fixed parameters."""
+    fixed = []
+    for k, nominal in ref.params.items():
+        if k not in params:
+            continue
+        v = params[k]
+        if isinstance(v, jax.core.Tracer):
+            raise ValueError(
+                f"outcome {name!r}: the reference {ref.label!r} uses the parameter {k!r}, which varies between "
+                f"samples here (or is traced): the reference path is simulated once, at fixed parameters; "
+                f"fix {k} or compute this outcome outside jit"
+            )
+        v = np.asarray(v)
+        if not np.array_equal(v, np.asarray(nominal)):
+            fixed.append((k, v.shape, tuple(v.ravel().tolist())))
+    return tuple(fixed)
+
+
+@functools.lru_cache(maxsize=8)
+def _reference_path(name, ref, quantities, fixed, dt, n_steps, scheme, dtype) -> np.ndarray:
+    """(n_steps + 1, len(quantities)) path of the reference model at every step (t = 0 included), simulated
+    once for each time grid, scheme and fixed parameters (eagerly, even when called while a study's program
+    is being traced: the path then enters that program as a constant)."""
+    overrides = {k: np.asarray(values).reshape(shape) for k, shape, values in fixed}
+    with jax.ensure_compile_time_eval():
+        m = _reference_model(name, ref, **overrides)
+        kept = [outcome(f"series:{q}", m.system, observables=m.observables) for q in quantities]
+        q0, u0 = m.initial_state(m.params)
+        q0, u0 = jnp.asarray(q0, dtype), jnp.asarray(u0, dtype)
+        run = functools.partial(simulate_outcomes, m.system, dt=dt, n_steps=n_steps, outcomes=kept, scheme=scheme)
+        got = jax.jit(run)(m.params, q0, u0)
+        if not (bool(got["converged"]) and bool(got["state_finite"])):
+            raise ValueError(
+                f"outcome {name!r}: the reference {ref!r} did not converge on the grid dt = {dt:g} s, {n_steps} steps"
+            )
+        return np.stack([np.asarray(got[o.name]) for o in kept], axis=-1)
+
+
+def _path_outcome(name: str, kind: str, arg: str, system, observables, dt) -> Outcome:
+    """``path_rms`` / ``path_max``: the distance between this run's path of the named quantities and the
+    reference model's on the same grid (see the module docstring)."""
+    quantities, ref_name = _path_spec(name, kind, arg)
+    if dt is None:
+        raise ValueError(f"outcome {name} needs the time step dt (its reference is simulated on the run's grid)")
+    ref = _reference_model(name, ref_name)
+    values = []
+    for q in quantities:
+        try:
+            _quantity(ref.system, q, ref.observables)
+        except ValueError as e:
+            raise ValueError(f"outcome {name!r}: the reference {ref_name!r} has no {q!r}: {e}") from None
+        values.append(_quantity(system, q, observables))
+    h = float(dt)
+
+    def path(n_steps, scheme, p, dtype):
+        key = _fixed_shared(name, ref, p)
+        return _reference_path(name, ref_name, quantities, key, h, int(n_steps), scheme, jnp.dtype(dtype).name)
+
+    def reduce(d):  # d: (T,) distances on the grid
+        return jnp.sqrt(jnp.mean(d**2)) if kind == "path_rms" else jnp.max(d)
+
+    def fn_with(scheme):
+        def fn(tr, s, p):
+            x = jnp.stack([series_of(tr, s, p) for _, series_of in values], axis=-1)
+            r = jnp.asarray(path(tr.q.shape[0] - 1, scheme, p, tr.q.dtype), x.dtype)
+            return reduce(jnp.linalg.norm(x - r, axis=-1))
+
+        return fn
+
+    def stream_with(r_path):
+        def dist(i, r, s, p):
+            x = jnp.stack([value(r, s, p) for value, _ in values])
+            return jnp.linalg.norm(x - jnp.asarray(r_path, x.dtype)[i])
+
+        def init(r, s, p):
+            d = dist(0, r, s, p)
+            return jnp.ones((), jnp.int32), d**2, d
+
+        def update(c, r, s, p):
+            d = dist(c[0], r, s, p)
+            return c[0] + 1, c[1] + d**2, jnp.maximum(c[2], d)
+
+        def finish(c):
+            return jnp.sqrt(c[1] / c[0]) if kind == "path_rms" else c[2]
+
+        return Stream(init, update, finish)
+
+    def unbound(*_):
+        raise ValueError(f"outcome {name!r} must be bound to a time grid first (Outcome.bind; simulate_outcomes does)")
+
+    from jaxcontact.units import coordinate_unit
+
+    what = "RMS" if kind == "path_rms" else "max"
+    units = {coordinate_unit(q) for q in quantities}
+    described = dict(
+        description=f"{what} over time of the distance of ({', '.join(quantities)}) from {ref_name}'s",
+        unit=units.pop() if len(units) == 1 else "",  # a distance over mixed units has none
+    )
+
+    def bind(dt_, n_steps, scheme, p, dtype):
+        if not np.isclose(float(dt_), h, rtol=1e-12, atol=0.0):
+            raise ValueError(f"outcome {name!r} was made for dt = {h:g} s, not {float(dt_):g} s")
+        r_path = path(n_steps, scheme, p, dtype)
+        return Outcome(name, "scalar", fn=fn_with(scheme), stream=stream_with(r_path), **described)
+
+    return Outcome(
+        name, "scalar", fn=fn_with(MoreauJean()), stream=Stream(unbound, unbound, unbound), bind=bind, **described
     )
 
 
@@ -403,10 +578,33 @@ def outcome(
             smooth=False,
         )
     kind, _, arg = name.partition(":")
-    if name == "peak_force" or (kind == "peak_accel" and arg):
+    if kind == "free_flight" and arg:
+        j = _contact_index(system, name, arg)
+        return Outcome(
+            name,
+            "scalar",
+            f"fraction of steps with {arg} open (its impulse ≤ {impact_threshold:g} N·s)",
+            "",
+            lambda tr, s, p: jnp.mean((tr.impulse_normal[1:, j] <= impact_threshold).astype(tr.q.dtype)),
+            _free_flight_stream(impact_threshold, lambda P: P[j]),
+            smooth=False,
+        )
+    if kind in ("path_rms", "path_max") and arg:
+        return _path_outcome(name, kind, arg, system, observables, dt)
+    if kind in ("peak_force", "peak_accel") and (arg or kind == "peak_force"):
         if dt is None:
             raise ValueError(f"outcome {name} needs the time step dt")
         h = float(dt)
+    if kind == "peak_force" and arg:
+        j = _contact_index(system, name, arg)
+        return Outcome(
+            name,
+            "scalar",
+            f"largest force of {arg} (its largest normal impulse of a step / dt)",
+            "N",
+            lambda tr, s, p: jnp.max(tr.impulse_normal[:, j], initial=0.0) / h,
+            _fold(jnp.maximum, lambda r, s, p: r.impulse_normal[j] / h),
+        )
     if name == "peak_force":
         return Outcome(
             name,
@@ -505,7 +703,8 @@ def outcome(
         )
     raise ValueError(
         f"unknown outcome {name!r}; scalars: {list(SCALARS)} or final:/max:/min:/rebound:<coord>, "
-        f"first_above:/first_below:<coord>=<level>; "
+        f"first_above:/first_below:<coord>=<level>, peak_force/free_flight[:<contact>], "
+        f"path_rms:/path_max:<q1>[,<q2>…]@<model>; "
         f"series: series:<coord> or series:{{{','.join(SERIES_FIELDS)}}}"
     )
 
@@ -567,6 +766,8 @@ def simulate_outcomes(
     dtype = q0.dtype
     u0 = jnp.asarray(u0, dtype)
     p = jax.tree.map(lambda x: jnp.asarray(x, dtype) if jnp.issubdtype(jnp.result_type(x), jnp.floating) else x, params)
+    # The unconverted params: a parameter not sampled is then still a concrete value, which a reference path reads.
+    outcomes = [o.bind(dt, n_steps, scheme, params, dtype) if o.bind is not None else o for o in outcomes]
     fold, finish = outcomes_fold(system, p, outcomes)
     s0, acc, rows = fold_steps(
         system,

@@ -136,6 +136,8 @@ def test_unknown_outcome_and_coordinate():
                 "peak_force",
                 "peak_accel:bar1.theta",
                 "free_flight",
+                "free_flight:wall",
+                "peak_force:0",
             ],
             405,
         ),
@@ -177,3 +179,99 @@ def test_streamed_outcomes_equal_the_trajectory_outcomes(model_name, names, n_st
     assert float(ref["impacts"]) >= 2 and float(ref["peak_impulse"]) > 0  # the run has impacts to count
     for name in names:
         np.testing.assert_allclose(np.asarray(got[name]), np.asarray(ref[name]), rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+def test_per_contact_free_flight_and_peak_force_by_hand():
+    """A ball dropped from h = 1 m with restitution 0 flies √(2h/g) = 0.4515 s, then rests on its contact (an impulse
+    m g dt every step): over 1 s its contact is open 0.4515 of the time, to a step; its peak force is the impact's
+    m √(2gh) / dt plus at most 2 m g (the ball meets the ground up to a step late, and the impulse also holds
+    gravity over its step). On the rocking block each corner's outcome reads its own column of impulses."""
+    m = get_model("bouncing-ball", restitution=0.0)
+    q0, u0 = m.initial_state(m.params)
+    dt, n = 1e-3, 1000
+    tr = simulate(m.system, m.params, q0, u0, dt=dt, n_steps=n)
+    mass, g = float(m.params["mass"]), 9.81
+    free = float(outcome("free_flight:0", m.system).fn(tr, m.system, m.params))
+    assert abs(free - np.sqrt(2.0 / g) / (n * dt)) <= 1.0 / n, free
+    peak = float(outcome("peak_force:0", m.system, dt=dt).fn(tr, m.system, m.params))
+    assert 0.0 <= peak - mass * np.sqrt(2.0 * g) / dt <= 2.0 * mass * g, peak
+
+    rb = get_model("rocking-block")
+    q0, u0 = rb.initial_state(rb.params)
+    tr = simulate(rb.system, rb.params, q0, u0, dt=dt, n_steps=600)
+    P = np.asarray(tr.impulse_normal)
+    for j, corner in enumerate(rb.system.contact_names):
+        free = outcome(f"free_flight:{corner}", rb.system).fn(tr, rb.system, rb.params)
+        assert float(free) == pytest.approx(np.sum(P[1:, j] <= 1e-9) / 600, rel=1e-14)
+        peak = outcome(f"peak_force:{corner}", rb.system, dt=dt).fn(tr, rb.system, rb.params)
+        assert float(peak) == pytest.approx(P[:, j].max() / dt, rel=1e-14)
+    both = [float(outcome(f"free_flight:{c}", rb.system).fn(tr, rb.system, rb.params)) for c in ("left", "right")]
+    assert abs(both[0] - both[1]) > 0.02, both  # the corners fly at different times
+
+
+def test_per_contact_outcomes_refuse_bad_contacts():
+    m = get_model("four-bar")
+    with pytest.raises(ValueError, match=r"'free_flight:seat': unknown contact 'seat'; contacts: \['wall'\]"):
+        outcome("free_flight:seat", m.system)
+    with pytest.raises(ValueError, match=r"'peak_force:1': contact index 1 outside \[0, 1\)"):
+        outcome("peak_force:1", m.system, dt=1e-3)
+    with pytest.raises(ValueError, match="outcome peak_force:wall needs the time step dt"):
+        outcome("peak_force:wall", m.system)
+
+
+def _ball_with_offset_observable():
+    """The bouncing ball whose observable ``y`` is its height plus a parameter ``offset`` the ball itself lacks."""
+    m = get_model("bouncing-ball", restitution=0.5)
+    return m._replace(params={**m.params, "offset": jnp.zeros(())}, observables={"y": lambda q, p: q[0] + p["offset"]})
+
+
+def test_path_error_against_a_reference_model():
+    """The ball against the registered ball (its restitution 0.5, shared, is given to the reference): error 0; an
+    observable offset by a parameter the reference lacks: that offset, in RMS and max, for every sample of a study's
+    evaluator (jit of vmap: the reference is simulated once, outside the samples); streamed = stored trajectory."""
+    from jaxcontact.stepping import MoreauJean
+    from jaxcontact.studies.montecarlo import make_evaluator
+
+    dt, n = 1e-3, 700
+    names = ("path_rms:y@bouncing-ball", "path_max:y@bouncing-ball")
+    same = get_model("bouncing-ball", restitution=0.5)
+    q0, u0 = same.initial_state(same.params)
+    outs = [outcome(k, same.system, dt=dt) for k in names]
+    assert outs[0].unit == "m" and "bouncing-ball" in outs[0].description
+    got = jax.jit(lambda: simulate_outcomes(same.system, same.params, q0, u0, dt=dt, n_steps=n, outcomes=outs))()
+    tr = simulate(same.system, same.params, q0, u0, dt=dt, n_steps=n)
+    assert float(jnp.max(tr.impulse_normal)) > 0  # the run bounces: a different restitution would show
+    for o in outs:
+        assert float(got[o.name]) == 0.0 and float(o.fn(tr, same.system, same.params)) == 0.0
+
+    m = _ball_with_offset_observable()
+    outs = [outcome(k, m.system, dt=dt, observables=m.observables) for k in names]
+    evaluate = make_evaluator(m, outs, dt=dt, n_steps=n, scheme=MoreauJean(), save_every=10)
+    offsets = jnp.array([0.0, 0.1, 0.25])
+    got = jax.jit(jax.vmap(evaluate))({"offset": offsets})
+    for k in names:
+        np.testing.assert_allclose(np.asarray(got[k]), offsets, rtol=1e-12, atol=1e-15, err_msg=k)
+    p = {**m.params, "offset": jnp.asarray(0.25)}
+    tr = simulate(m.system, p, q0, u0, dt=dt, n_steps=n)
+    assert [float(o.fn(tr, m.system, p)) for o in outs] == pytest.approx([0.25, 0.25], rel=1e-12)
+
+
+def test_path_error_refuses_bad_specs_by_name():
+    from jaxcontact.stepping import MoreauJean
+    from jaxcontact.studies.montecarlo import make_evaluator
+
+    m = get_model("bouncing-ball")
+    for bad in ("path_rms:y", "path_rms:@bouncing-ball", "path_max:y,y@bouncing-ball", "path_rms:y,@bouncing-ball"):
+        with pytest.raises(ValueError, match=r"must read path_(rms|max):<q1>\[,<q2>…\]@<model>"):
+            outcome(bad, m.system, dt=1e-3)
+    with pytest.raises(ValueError, match=r"'path_rms:y@no-such-model': reference model: unknown model 'no-such"):
+        outcome("path_rms:y@no-such-model", m.system, dt=1e-3)
+    with pytest.raises(ValueError, match="outcome path_rms:y@bouncing-ball needs the time step dt"):
+        outcome("path_rms:y@bouncing-ball", m.system)
+    with pytest.raises(ValueError, match=r"the reference 'four-bar' has no 'y'"):
+        outcome("path_rms:y@four-bar", m.system, dt=1e-3)
+    # A parameter the reference shares that varies between samples: the reference would be needed per sample.
+    o = outcome("path_rms:y@bouncing-ball", m.system, dt=1e-3)
+    evaluate = make_evaluator(m, [o], dt=1e-3, n_steps=10, scheme=MoreauJean(), save_every=10)
+    with pytest.raises(ValueError, match=r"uses the parameter 'restitution', which varies between samples"):
+        jax.jit(jax.vmap(evaluate))({"restitution": jnp.array([0.3, 0.6])})
