@@ -182,3 +182,19 @@ def test_compliant_joints_by_the_penalty_scheme_stay_assembled():
     static = (weight / float(hertz_cylinder_stiffness(m.params["pin_radius"], c))) ** (2 / 3)
     assert 0.5 * static < -float(jnp.min(gaps)) < 4 * static, (float(jnp.min(gaps)), static)
     assert float(jnp.max(gaps)) < c
+
+
+def test_default_study_reads_each_joint_and_the_ideal_arm():
+    # Each joint's peak force and free flight by its contact's name, the tip's distance from the ideal-joint arm's;
+    # every outcome resolves on the model (names, contacts, the reference's observables) before any simulation.
+    from jaxcontact.studies.outcomes import outcome
+
+    m = get_model("flexible-arm-6")
+    names = m.study.outcomes
+    for k in range(1, 7):
+        assert f"peak_force:joint_{k}" in names and f"free_flight:joint_{k}" in names
+    assert {"path_rms:tip_x,tip_y@flexible-arm-6-ideal", "path_max:tip_x,tip_y@flexible-arm-6-ideal"} <= set(names)
+    outs = {n: outcome(n, m.system, dt=m.study.dt, observables=m.observables) for n in names}
+    assert outs["path_rms:tip_x,tip_y@flexible-arm-6-ideal"].unit == "m" and outs["peak_force:joint_6"].unit == "N"
+    long_arm = fa._study_outcomes(60)  # 60 joints: all joints together, no registered ideal arm of that size
+    assert "free_flight" in long_arm and "peak_force" in long_arm and not any(n.startswith("path_") for n in long_arm)

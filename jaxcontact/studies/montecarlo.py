@@ -403,6 +403,9 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
                     labels=labels,
                 )
                 figures.append("scatter.png")
+                by_index = {k: values[k] for k in uncertain}
+                if plots.scatter_by_index(by_index, scalars, valid, os.path.join(out_dir, "by_index.png"), labels):
+                    figures.append("by_index.png")
         if sobol:
             plots.sensitivity_bars(
                 sobol,

@@ -584,7 +584,7 @@ def outcome(
             name,
             "scalar",
             f"fraction of steps with {arg} open (its impulse ≤ {impact_threshold:g} N·s)",
-            "",
+            "1",
             lambda tr, s, p: jnp.mean((tr.impulse_normal[1:, j] <= impact_threshold).astype(tr.q.dtype)),
             _free_flight_stream(impact_threshold, lambda P: P[j]),
             smooth=False,

@@ -12,6 +12,7 @@ suptitle, titles and axis labels from overlapping or being clipped.
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 
 import numpy as np
@@ -190,6 +191,51 @@ def scatter(
                 ax.tick_params(labelleft=False)
             _tidy(ax, 4, 4)
     _save(fig, path)
+
+
+def _indexed(names) -> dict:
+    """Families of names that differ only by a trailing number (``clearance_1 … clearance_6``,
+    ``free_flight:joint_1 …``): stem -> {number: name}, families of two or more members only."""
+    families: dict = {}
+    for name in names:
+        m = re.fullmatch(r"(.*?)(\d+)", name)
+        if m:
+            families.setdefault(m.group(1), {})[int(m.group(2))] = name
+    return {stem: members for stem, members in families.items() if len(members) >= 2}
+
+
+def indexed_pairs(params, outcomes) -> list:
+    """Outcome and parameter families numbered alike, to read outcome k against parameter k (a joint's free
+    flight against its own clearance): [({k: outcome name}, {k: parameter name})]."""
+    by_params = _indexed(params).values()
+    return [(o, p) for o in _indexed(outcomes).values() for p in by_params if set(o) == set(p)]
+
+
+def scatter_by_index(params: dict, outcomes: dict, valid, path, labels: dict | None = None) -> bool:
+    """One panel per numbered family of outcomes against the parameter family of the same numbers (outcome k
+    against parameter k, one colour per k: every joint's free flight against its own clearance); False (no
+    file) when no family pairs up."""
+    pairs = indexed_pairs(params, outcomes)
+    if not pairs:
+        return False
+    valid = np.asarray(valid, bool)
+    fig, axes = _grid(len(pairs), max_cols=2, size=(5.2, 3.8))
+    for ax, (members, p_members) in zip(axes, pairs):
+        for i, k in enumerate(sorted(members)):
+            x = np.asarray(params[p_members[k]], float)[valid]
+            y = np.asarray(outcomes[members[k]], float)[valid]
+            ax.scatter(x, y, s=5, alpha=0.5, lw=0, color=f"C{i % 10}", label=str(k))
+        first = members[min(members)]
+        text, unit = describe(first, labels)
+        tail = first.rpartition(":")[2]  # ``joint_1`` of ``free_flight:joint_1``: named with k in the title
+        text = text.replace(tail, tail.removesuffix(str(min(members))) + "k")
+        ax.set_title(textwrap.fill(f"{text}, k = {min(members)} … {max(members)}, against parameter k", 50), fontsize=9)
+        ax.set_ylabel(f"[{unit}]" if unit and unit != "1" else "value", fontsize=9)
+        ax.set_xlabel(axis_label(p_members[min(p_members)], labels).replace(str(min(p_members)), "k", 1), fontsize=9)
+        ax.legend(title="k", fontsize=7, title_fontsize=7, ncols=2)
+        _tidy(ax)
+    _save(fig, path)
+    return True
 
 
 def pce_diagnostics(fits: dict, path, title: str = "") -> None:

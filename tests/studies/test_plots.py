@@ -82,3 +82,28 @@ def test_convergence_plot_of_an_exact_fit_keeps_its_log_axis_on_positive_losses(
     assert lossax.get_ylim()[0] > 1e-12 and lossax.get_xlim()[1] >= 5
     assert "exact" in " ".join(t.get_text() for t in lossax.get_legend().get_texts())
     assert parax.get_title() == "restitution = 0.6 (exact fit)"
+
+
+def test_numbered_outcomes_are_drawn_against_their_own_numbered_parameter(captured):
+    # Outcome k against parameter k (a joint's free flight against its own clearance): families pair by their
+    # numbers only; an outcome or parameter without a family of the same numbers is left out.
+    rng = np.random.default_rng(0)
+    c = {f"clearance_{k}": rng.uniform(1e-4, 3e-4, 50) for k in (1, 2, 3)}
+    params = {**c, "restitution": rng.uniform(0.5, 0.9, 50)}
+    outcomes = {f"free_flight:joint_{k}": 100 * c[f"clearance_{k}"] + k for k in (1, 2, 3)}
+    outcomes |= {"impacts": rng.integers(0, 9, 50), "max:gap_1": rng.random(50), "max:gap_2": rng.random(50)}
+    assert plots.indexed_pairs(params, outcomes) == [
+        ({k: f"free_flight:joint_{k}" for k in (1, 2, 3)}, {k: f"clearance_{k}" for k in (1, 2, 3)})
+    ]
+    labels = {"clearance_1": ("clearance_1", "m"), "free_flight:joint_1": ("fraction of steps with joint_1 open", "")}
+    valid = np.ones(50, bool)
+    valid[0] = False
+    assert plots.scatter_by_index(params, outcomes, valid, "unused.png", labels)
+    (ax,) = captured[-1].axes
+    assert ax.get_xlabel() == "clearance_k [m]" and "joint_k open, k = 1 … 3, against" in ax.get_title().replace(
+        "\n", " "
+    )
+    dots = [col.get_offsets() for col in ax.collections]
+    assert [len(d) for d in dots] == [49, 49, 49]  # the invalid sample is not drawn
+    np.testing.assert_allclose(dots[2][:, 1], 100 * dots[2][:, 0] + 3)  # panel k = 3 reads clearance_3
+    assert not plots.scatter_by_index({"restitution": params["restitution"]}, outcomes, valid, "unused.png")
