@@ -130,8 +130,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="outcome (repeatable; default: the model's default list): peak_impulse, impacts, "
         "rest_time, max_penetration, max_phi, max_phi_dot, peak_force, free_flight, final:<coord>, "
         "max:<coord>, min:<coord>, peak_accel:<coord>, first_above:<coord>=<level>, "
-        "first_below:<coord>=<level>, series:<coord>|gap|energy|phi|speed "
-        "(<coord>: a coordinate or a model observable)",
+        "first_below:<coord>=<level>, peak_force:<contact>, free_flight:<contact>, "
+        "path_rms:<coord>[,<coord>…]@<model>, path_max:…@<model> (the distance from a reference model's path), "
+        "series:<coord>|gap|energy|phi|speed "
+        "(<coord>: a coordinate or a model observable; <contact>: a contact's name or index)",
     )
     p.add_argument(
         "--chunk",
