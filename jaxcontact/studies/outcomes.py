@@ -400,22 +400,22 @@ def _fixed_shared(name: str, ref, params) -> tuple:
 
 
 @functools.lru_cache(maxsize=8)
-def _reference_path(name, ref, quantities, fixed, dt, n_steps, scheme, dtype) -> np.ndarray:
+def _reference_path(ref, quantities, fixed, dt, n_steps, scheme, dtype) -> np.ndarray:
     """(n_steps + 1, len(quantities)) path of the reference model at every step (t = 0 included), simulated
-    once for each time grid, scheme and fixed parameters (eagerly, even when called while a study's program
-    is being traced: the path then enters that program as a constant)."""
+    once for each time grid, scheme and fixed parameters, whichever outcomes read it (eagerly, even when
+    called while a study's program is being traced: the path then enters that program as a constant)."""
     overrides = {k: np.asarray(values).reshape(shape) for k, shape, values in fixed}
+    from jaxcontact.models import get_model
+
     with jax.ensure_compile_time_eval():
-        m = _reference_model(name, ref, **overrides)
+        m = get_model(ref, **overrides)
         kept = [outcome(f"series:{q}", m.system, observables=m.observables) for q in quantities]
         q0, u0 = m.initial_state(m.params)
         q0, u0 = jnp.asarray(q0, dtype), jnp.asarray(u0, dtype)
         run = functools.partial(simulate_outcomes, m.system, dt=dt, n_steps=n_steps, outcomes=kept, scheme=scheme)
         got = jax.jit(run)(m.params, q0, u0)
         if not (bool(got["converged"]) and bool(got["state_finite"])):
-            raise ValueError(
-                f"outcome {name!r}: the reference {ref!r} did not converge on the grid dt = {dt:g} s, {n_steps} steps"
-            )
+            raise ValueError(f"the reference {ref!r} did not converge on the grid dt = {dt:g} s, {n_steps} steps")
         return np.stack([np.asarray(got[o.name]) for o in kept], axis=-1)
 
 
@@ -437,7 +437,10 @@ def _path_outcome(name: str, kind: str, arg: str, system, observables, dt) -> Ou
 
     def path(n_steps, scheme, p, dtype):
         key = _fixed_shared(name, ref, p)
-        return _reference_path(name, ref_name, quantities, key, h, int(n_steps), scheme, jnp.dtype(dtype).name)
+        try:
+            return _reference_path(ref_name, quantities, key, h, int(n_steps), scheme, jnp.dtype(dtype).name)
+        except ValueError as e:
+            raise ValueError(f"outcome {name!r}: {e}") from None
 
     def reduce(d):  # d: (T,) distances on the grid
         return jnp.sqrt(jnp.mean(d**2)) if kind == "path_rms" else jnp.max(d)

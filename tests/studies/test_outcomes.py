@@ -8,6 +8,7 @@ import pytest
 from jaxcontact.models import get_model
 from jaxcontact.simulate import simulate
 from jaxcontact.studies.outcomes import (
+    _reference_path,
     first_time,
     impact_count,
     keep_every,
@@ -248,7 +249,9 @@ def test_path_error_against_a_reference_model():
     outs = [outcome(k, m.system, dt=dt, observables=m.observables) for k in names]
     evaluate = make_evaluator(m, outs, dt=dt, n_steps=n, scheme=MoreauJean(), save_every=10)
     offsets = jnp.array([0.0, 0.1, 0.25])
+    _reference_path.cache_clear()
     got = jax.jit(jax.vmap(evaluate))({"offset": offsets})
+    assert _reference_path.cache_info().misses == 1  # one reference run for both outcomes and every sample
     for k in names:
         np.testing.assert_allclose(np.asarray(got[k]), offsets, rtol=1e-12, atol=1e-15, err_msg=k)
     p = {**m.params, "offset": jnp.asarray(0.25)}
