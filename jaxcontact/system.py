@@ -106,6 +106,10 @@ class LagrangianSystem:
       friction_regularization: static "exponential" or "linear" (regularized Coulomb, docs/theory/compliant.md).
       diagonal_mass: M(q, p) is diagonal for every q and p (planar bodies in absolute
         coordinates): schemes then divide by its diagonal instead of factorising it.
+      mass_blocks: a partition of the velocities into blocks (tuples of indices) such that M(q, p)
+        has no entry between two blocks for every q and p (bodies whose inertia couples only their own
+        coordinates: ANCF beams, a rigid body's block), or None. Schemes then factorise one small
+        block at a time instead of all of M; a wrong partition gives wrong motion.
       constraint_columns: for each row of Φ, the coordinates it may depend on (a superset of
         the row's non-zero entries of Φ_q for every q, t and p), or None (dense). With
         ``diagonal_mass``, Moreau–Jean then builds and factorises G = Φ_q M⁻¹ Φ_qᵀ entry by
@@ -144,6 +148,7 @@ class LagrangianSystem:
     compliant_damping: str = "hunt_crossley"
     friction_regularization: str = "exponential"
     diagonal_mass: bool = False
+    mass_blocks: tuple[tuple[int, ...], ...] | None = None
     constraint_columns: tuple[tuple[int, ...], ...] | None = None
     n_velocities: int | None = None
     velocity_map: Callable[..., jax.Array] | None = None
@@ -195,6 +200,19 @@ class LagrangianSystem:
             raise ValueError("compliant_slip_velocity given without compliant_gaps")
         if self.compliant_damping not in DAMPING_MODELS:
             raise ValueError(f"compliant_damping = {self.compliant_damping!r} must be one of {DAMPING_MODELS}")
+        if self.mass_blocks is not None:
+            if self.diagonal_mass:
+                raise ValueError("declare diagonal_mass or mass_blocks, not both (a diagonal M is its own blocks)")
+            blocks = self.mass_blocks
+            ok = isinstance(blocks, tuple) and all(
+                isinstance(b, tuple) and b and all(isinstance(c, int) and not isinstance(c, bool) for c in b)
+                for b in blocks
+            )
+            if not ok or sorted(c for b in blocks for c in b) != list(range(self.n_u)):
+                raise ValueError(
+                    f"mass_blocks must be non-empty tuples of velocity indices holding each of 0 … {self.n_u - 1} "
+                    f"exactly once; got {self.mass_blocks!r}"
+                )
         if self.constraint_columns is not None:
             if self.constraints is None:
                 raise ValueError("constraint_columns given without constraints")

@@ -323,23 +323,33 @@ def flexible_system(
     rigid_joints = tuple(j for j in joints if j.compliant is None)
     compliant_joints = tuple(j for j in joints if j.compliant is not None)
 
+    # Every element of every beam at once (one vmap, one scatter): the program's size and its compile time
+    # do not grow with the number of beams.
+    element_index = np.concatenate([_element_index(b, offsets[b.name]) for b in beams]) if beams else None
+    element_beam = np.repeat(np.arange(len(beams)), [b.n_elements for b in beams])
+
     def beam_parts(q, p):
+        """(index (E, 8), length (E,), (EA, EI) (E, 2), consistent mass (E, 8, 8), weight (E, 8)) of the E elements."""
         dt = q.dtype
         g = jnp.asarray([0.0, -1.0], dt) * p[gravity]
-        out = []
-        for b in beams:
-            l = b.param(p, "L") / b.n_elements
-            Me, Fe = _element_mass_and_weight(l, b.param(p, "rho") * b.param(p, "A"), g, dt)
-            stiff = jnp.stack([b.param(p, "E") * b.param(p, "A"), b.param(p, "E") * b.param(p, "I")])
-            out.append((l, stiff, _element_index(b, offsets[b.name]), Me, Fe))
-        return out
+
+        def per_element(field):
+            values = jnp.stack([jnp.asarray(b.param(p, field), dt) for b in beams])
+            return values[element_beam]
+
+        l = per_element("L") / jnp.asarray([b.n_elements for b in beams], dt)[element_beam]
+        rho_a, E = per_element("rho") * per_element("A"), per_element("E")
+        stiff = jnp.stack([E * per_element("A"), E * per_element("I")], axis=1)
+        Me, Fe = jax.vmap(lambda le, ra: _element_mass_and_weight(le, ra, g, dt))(l, rho_a)
+        return element_index, l, stiff, Me, Fe
 
     def mass(q, p):
         M = jnp.zeros((n, n), q.dtype)
         if rigid is not None:
             M = M.at[:n_r, :n_r].set(rigid.mass(q[:n_r], p))
-        for l, stiff, idx, Me, _ in beam_parts(q, p):
-            dM = jax.vmap(lambda e: _element_mass_increment(e, l, stiff, p[smoothing]))(q[idx])
+        if beams:
+            idx, l, stiff, Me, _ = beam_parts(q, p)
+            dM = jax.vmap(lambda e, le, k: _element_mass_increment(e, le, k, p[smoothing]))(q[idx], l, stiff)
             M = M.at[idx[:, :, None], idx[:, None, :]].add(Me + dM)
         return M
 
@@ -347,8 +357,9 @@ def flexible_system(
         f = jnp.zeros((n,), q.dtype)
         if rigid is not None:
             f = f.at[:n_r].set(rigid.forces(q[:n_r], u[:n_r], t, p))
-        for l, stiff, idx, _, Fe in beam_parts(q, p):
-            Q = jax.vmap(lambda e, v: _element_force(e, v, l, stiff, p[smoothing]))(q[idx], u[idx])
+        if beams:
+            idx, l, stiff, _, Fe = beam_parts(q, p)
+            Q = jax.vmap(lambda e, v, le, k: _element_force(e, v, le, k, p[smoothing]))(q[idx], u[idx], l, stiff)
             f = f.at[idx].add(Q + Fe)
         return f
 
@@ -423,6 +434,15 @@ def flexible_system(
     potential = None if rigid is None or rigid.potential is None else (lambda q, t, p: rigid.potential(q[:n_r], t, p))
     names = rigid.names if rigid is not None and rigid.names else tuple(f"q{i}" for i in range(n_r))
     names += tuple(f"{b.name}[{j}].{c}" for b in beams for j in range(b.n_elements + 1) for c in ("x", "y", "dx", "dy"))
+    # M is block diagonal: a beam's inertia couples only its own nodes (pins and clearance joints are
+    # constraints and contacts, not shared coordinates); the rigid bodies keep their own structure.
+    if rigid is None:
+        rigid_blocks = ()
+    elif rigid.diagonal_mass:
+        rigid_blocks = tuple((i,) for i in range(n_r))
+    else:
+        rigid_blocks = rigid.mass_blocks or (tuple(range(n_r)),)
+    beam_blocks = tuple(tuple(range(offsets[b.name], offsets[b.name] + b.n_dof)) for b in beams)
     return LagrangianSystem(
         n_dof=n,
         mass=mass,
@@ -439,6 +459,7 @@ def flexible_system(
         compliant_laws=compliant[2],
         compliant_damping=compliant_damping,
         friction_regularization=friction_regularization,
+        mass_blocks=rigid_blocks + beam_blocks,
     )
 
 

@@ -91,6 +91,7 @@ from jaxcontact.stepping.kernels import (
     constraint_residuals,
     gap_closed,
     gaps_and_rates,
+    mass_structure,
     rk4,
     second_rate,
 )
@@ -314,7 +315,7 @@ class EventDriven(Scheme):
         phi_q, rhs = bilateral_rows(system, p, q, u, t, alpha, beta)
         M = system.mass(q, p)
         a0, lam0, MhatC, Lam = constrained_response(
-            M, phi_q, force, jnp.concatenate([W_N_eff, c.W_T], axis=1), rhs, system.diagonal_mass
+            M, phi_q, force, jnp.concatenate([W_N_eff, c.W_T], axis=1), rhs, mass_structure(system)
         )
         if kr + kf:
             P = jnp.concatenate([c.W_N, c.W_T], axis=1).T @ MhatC
@@ -386,7 +387,7 @@ class EventDriven(Scheme):
             jnp.zeros_like(q),
             W_N,
             jnp.zeros((phi_q.shape[0],), q.dtype),
-            system.diagonal_mass,
+            mass_structure(system),
         )
         eps = jnp.asarray(system.laws(p).restitution, q.dtype)
         # ξ = γ⁺ + ε min(γ⁻, 0) ≥ 0 ⟂ P ≥ 0 with γ⁺ = γ⁻ + W_Nᵀ M̂ W_N P (velocity jump keeps Φ̇).

@@ -1,9 +1,12 @@
 """Kernels shared by the time-stepping schemes (one copy each; the schemes are siblings).
 
 * :func:`spd_solve`: small SPD solves by an unrolled Cholesky (LAPACK above ``UNROLL_MAX``);
+* :func:`mass_solve`: M⁻¹ B for the mass structure a system declares (:func:`mass_structure`):
+  a division for a diagonal M, one small Cholesky per block for a block-diagonal M (the cost
+  grows with the number of blocks, not with n³), :func:`spd_solve` otherwise;
 * :func:`constrained_response`: the saddle-point system [[M, −Φ_qᵀ], [Φ_q, 0]] eliminated by
-  the Schur complement G = Φ_q M⁻¹ Φ_qᵀ, for any number of right-hand sides — M⁻¹ by a
-  division when the system declares a diagonal mass, by :func:`spd_solve` otherwise (the
+  the Schur complement G = Φ_q M⁻¹ Φ_qᵀ, for any number of right-hand sides — M⁻¹ by
+  :func:`mass_solve` (the
   Moreau–Jean step's own structured path for a declared constraint pattern is
   :mod:`jaxcontact.stepping.structured`);
 * :func:`bilateral_rows`, :func:`constrained_acceleration`, :func:`second_rate`: the
@@ -24,8 +27,11 @@
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.scipy.linalg import cho_factor, cho_solve
 
 from jaxcontact.stepping.baumgarte import baumgarte_acceleration_rhs
@@ -65,6 +71,51 @@ def spd_solve(A, B):
     for i in reversed(range(n)):  # Lᵀ x = y
         x[i] = (y[i] - sum((L[k][i] * x[k] for k in range(i + 1, n)), jnp.zeros_like(B[i]))) * inv_diag[i]
     return jnp.stack(x)
+
+
+def mass_structure(system: LagrangianSystem, diagonal: bool = False):
+    """The static structure of M(q, p) a solve may use: "diagonal" (declared by the system or promised
+    by the scheme's ``diagonal``), the system's ``mass_blocks``, or None (dense)."""
+    if diagonal or system.diagonal_mass:
+        return "diagonal"
+    return system.mass_blocks
+
+
+@functools.cache
+def _block_groups(blocks: tuple[tuple[int, ...], ...]) -> tuple[np.ndarray, ...]:
+    """The blocks grouped by size: one (count, size) index array per size."""
+    sizes = sorted({len(b) for b in blocks})
+    return tuple(np.asarray([b for b in blocks if len(b) == s], dtype=np.int32) for s in sizes)
+
+
+def block_spd_solve(A, B, blocks):
+    """A⁻¹ B for a symmetric positive definite A that is block diagonal on ``blocks`` (a static partition
+    of its indices); B (n,) or (n, r). Blocks of one size are solved together: a vmapped :func:`spd_solve`
+    (a division for 1 × 1 blocks), so the cost is linear in the number of blocks. Entries of A outside the
+    blocks are never read: a wrong partition gives a wrong answer."""
+    vector = B.ndim == 1
+    B2 = B[:, None] if vector else B
+    out = jnp.zeros(B2.shape, jnp.result_type(A, B2))
+    for idx in _block_groups(blocks):
+        if idx.shape[1] == 1:
+            rows = idx[:, 0]
+            X = B2[rows] / A[rows, rows][:, None]
+        else:
+            X = jax.vmap(spd_solve)(A[idx[:, :, None], idx[:, None, :]], B2[idx]).reshape(-1, B2.shape[1])
+            rows = idx.reshape(-1)
+        out = out.at[rows].set(X)
+    return out[:, 0] if vector else out
+
+
+def mass_solve(M, B, structure=None):
+    """M⁻¹ B for (n, r) B and M of the static ``structure`` (:func:`mass_structure`)."""
+    if not (structure is None or structure == "diagonal" or isinstance(structure, tuple)):
+        raise TypeError(f"structure = {structure!r} must be None, 'diagonal' or a tuple of blocks (mass_structure)")
+    if structure == "diagonal":
+        return B / jnp.diagonal(M)[:, None]
+    if structure is not None:
+        return block_spd_solve(M, B, structure)
+    return spd_solve(M, B)
 
 
 def second_rate(fn, q, u, t, rate=None):
@@ -124,16 +175,16 @@ def regularized_solve(A, rhs, reg, lm=None):
     return x + cho_solve(chol, rhs - A @ x)
 
 
-def constrained_response(M, phi_q, force, columns, rhs, diagonal_mass=False):
+def constrained_response(M, phi_q, force, columns, rhs, structure=None):
     """Accelerations and bilateral multipliers of M u̇ = force + C x + Φ_qᵀ λ, Φ_q u̇ = rhs, affine in x.
 
     Returns (a₀, λ₀, M̂C, Λ) with u̇ = a₀ + M̂C x and λ = λ₀ + Λ x (Schur complement on
     G = Φ_q M⁻¹ Φ_qᵀ; one solve with M and one with G for every right-hand side).
-    ``diagonal_mass`` (static): M is diagonal (planar bodies), so M⁻¹ is a division.
+    ``structure`` (static): M's structure, as :func:`mass_solve` takes it.
     """
     m, r = phi_q.shape[0], columns.shape[1]
     B = jnp.concatenate([force[:, None], columns, phi_q.T], axis=1)
-    X = B / jnp.diagonal(M)[:, None] if diagonal_mass else spd_solve(M, B)
+    X = mass_solve(M, B, structure)
     a_free, X_C, X_phi = X[:, 0], X[:, 1 : 1 + r], X[:, 1 + r :]
     if m == 0:
         return a_free, jnp.zeros((0,), M.dtype), X_C, jnp.zeros((0, r), M.dtype)
@@ -141,17 +192,17 @@ def constrained_response(M, phi_q, force, columns, rhs, diagonal_mass=False):
     return a_free + X_phi @ Y[:, 0], Y[:, 0], X_C + X_phi @ Y[:, 1:], Y[:, 1:]
 
 
-def constrained_acceleration(system: LagrangianSystem, p, q, u, t, force, alpha, beta, diagonal_mass=False):
+def constrained_acceleration(system: LagrangianSystem, p, q, u, t, force, alpha, beta, structure=None):
     """(u̇, λ) of M u̇ = force + Φ_qᵀ λ with the Baumgarte-stabilised Φ̈ + 2αΦ̇ + β²Φ = 0.
 
     ``force`` (n_u,) is every generalized force but the bilateral one. Without
-    constraints λ is empty and u̇ = M⁻¹ force. ``diagonal_mass`` (static): M is
-    diagonal (planar bodies), so M⁻¹ is a division (see :class:`MoreauJean`).
+    constraints λ is empty and u̇ = M⁻¹ force. ``structure`` (static): M's structure
+    (:func:`mass_structure`).
     """
     t = jnp.asarray(t, q.dtype)
     phi_q, rhs = bilateral_rows(system, p, q, u, t, alpha, beta)
     a, lam, _, _ = constrained_response(
-        system.mass(q, p), phi_q, force, jnp.zeros((u.shape[0], 0), q.dtype), rhs, diagonal_mass
+        system.mass(q, p), phi_q, force, jnp.zeros((u.shape[0], 0), q.dtype), rhs, structure
     )
     return a, lam
 

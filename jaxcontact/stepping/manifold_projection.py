@@ -29,7 +29,13 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from jaxcontact.stepping.kernels import regularization_shift, regularized_solve, spd_solve
+from jaxcontact.stepping.kernels import (
+    mass_solve,
+    mass_structure,
+    regularization_shift,
+    regularized_solve,
+    spd_solve,
+)
 from jaxcontact.system import LagrangianSystem, advance, velocity_matrix
 
 
@@ -49,7 +55,7 @@ def _response(system, resting, q, t, p):
     c = rows(q, t, p)
     J = jax.jacfwd(rows)(q, t, p) @ velocity_matrix(system, q)
     M = system.mass(q, p)
-    X = J.T / jnp.diagonal(M)[:, None] if system.diagonal_mass else spd_solve(M, J.T)
+    X = mass_solve(M, J.T, mass_structure(system))
     return c, J, X, J @ X
 
 

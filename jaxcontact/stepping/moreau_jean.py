@@ -61,7 +61,14 @@ from jaxcontact.stepping.baumgarte import baumgarte_rates, baumgarte_velocity_ta
 from jaxcontact.stepping.cone_contacts import CONE_NEWTON_SOLVER, CONE_SOLVERS, solve_cone_contacts
 from jaxcontact.stepping.contact_solve import SOLVERS, soften_normal_rows, solve_contacts
 from jaxcontact.stepping.impact_location import IMPACT_LOCATIONS, located_step
-from jaxcontact.stepping.kernels import UNROLL_MAX, constraint_residuals, gap_closed, spd_solve  # noqa: F401 (re-export)
+from jaxcontact.stepping.kernels import (  # noqa: F401 (spd_solve, UNROLL_MAX: re-exports)
+    UNROLL_MAX,
+    constraint_residuals,
+    gap_closed,
+    mass_solve,
+    mass_structure,
+    spd_solve,
+)
 from jaxcontact.stepping.projection import Projection, check_part
 from jaxcontact.system import LagrangianSystem, advance, energy, kinematics
 
@@ -70,6 +77,7 @@ MASS_PATHS = {
     "iteration-lu": "Siconos' iteration matrix by LU",
     "structured": "diagonal M, Schur complement on the declared constraint pattern",
     "diagonal": "diagonal M (a division)",
+    "blocks": "block-diagonal M (a Cholesky per declared block)",
     "cholesky": "Cholesky of M",
 }
 # "theta-point": forces at (q_M, u_A, t_M); "siconos": Siconos' MoreauJeanOSI step (siconos_rule.py).
@@ -238,11 +246,12 @@ class MoreauJean(Scheme):
     def mass_path(self, system: LagrangianSystem) -> str:
         """How a step solves with M on ``system``: "iteration-lu" (Siconos' rule: its iteration matrix by LU),
         "structured" (M diagonal and Φ_q's pattern declared: the Schur complement entry by entry),
-        "diagonal" (M⁻¹ a division) or "cholesky"."""
+        "diagonal" (M⁻¹ a division), "blocks" (the system's ``mass_blocks``: a Cholesky per block) or
+        "cholesky"."""
         if self.force_rule == "siconos":
             return "iteration-lu"
         if not (self.diagonal_mass or system.diagonal_mass):
-            return "cholesky"
+            return "cholesky" if system.mass_blocks is None else "blocks"
         return "structured" if system.constraint_columns is not None else "diagonal"
 
     def plan(self, system: LagrangianSystem) -> dict[str, str]:
@@ -380,17 +389,17 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, c
         # Siconos' first Newton iterate: everything at q_A + h u_A; M below is the iteration matrix.
         q_M, M, h_f = siconos_rule.newton_start(system, th, p, q_A, u_A, t_A, t_E, h)
         t_M = t_E
-        diagonal = sparse = False  # the iteration matrix by LU (mass_path "iteration-lu")
+        sparse = False  # the iteration matrix by LU (mass_path "iteration-lu")
     else:
         q_M = advance(system, q_A, u_A, (1.0 - th) * h)
         t_M = t_A + (1.0 - th) * h
         M = system.mass(q_M, p)
         h_f = h * system.forces(q_M, u_A, t_M, p)
         path = scheme.mass_path(system)
-        diagonal = path in ("diagonal", "structured")
+        structure = mass_structure(system, path in ("diagonal", "structured"))
         if system.gyroscopic:
             # Forces quadratic in u: evaluated again at the θ-point velocity of an explicit predictor.
-            u_pred = u_A + (h_f / jnp.diagonal(M) if diagonal else spd_solve(M, h_f[:, None])[:, 0])
+            u_pred = u_A + mass_solve(M, h_f[:, None], structure)[:, 0]
             h_f = h * system.forces(q_M, (1.0 - th) * u_A + th * u_pred, t_M, p)
         # A declared Φ_q pattern with a diagonal M: the Schur complement entry by entry (structured.py).
         sparse = path == "structured"
@@ -416,7 +425,7 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, c
         if siconos:  # Siconos solves with the iteration matrix by LU (it need not be symmetric)
             X = jnp.linalg.solve(M, rhs)
         else:
-            X = rhs / jnp.diagonal(M)[:, None] if diagonal else spd_solve(M, rhs)
+            X = mass_solve(M, rhs, structure)
         u_tilde = u_A + X[:, 0]
         X_phi, X_W = X[:, 1 : 1 + m], X[:, 1 + m :]
         if m:

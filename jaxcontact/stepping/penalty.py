@@ -54,6 +54,7 @@ from jaxcontact.stepping.kernels import (
     constrained_acceleration,
     constraint_residuals,
     diffrax_solver,
+    mass_structure,
     quadrature,
     rk4,
 )
@@ -152,7 +153,7 @@ class Penalty(Scheme):
         Q, F_N, F_T = compliant_contact_forces(system, q, u, t, p, self.friction)
         alpha, beta = self.baumgarte(p, h)
         a, lam = constrained_acceleration(
-            system, p, q, u, t, system.forces(q, u, t, p) + Q, alpha, beta, self.diagonal_mass or system.diagonal_mass
+            system, p, q, u, t, system.forces(q, u, t, p) + Q, alpha, beta, mass_structure(system, self.diagonal_mass)
         )
         return Dynamics(a, lam, F_N, jnp.reshape(F_T, (-1,)))
 

@@ -142,7 +142,7 @@ from jax.scipy.linalg import cho_factor, cho_solve
 
 from jaxcontact.lcp.pgs import pgs
 from jaxcontact.lcp.rows import decouple_rows
-from jaxcontact.stepping.kernels import gaps_and_rates, regularization_shift, regularized_solve
+from jaxcontact.stepping.kernels import block_spd_solve, gaps_and_rates, regularization_shift, regularized_solve
 from jaxcontact.stepping.manifold_projection import project_on_manifold
 from jaxcontact.system import LagrangianSystem
 
@@ -179,7 +179,16 @@ def _safe_norm(x):
     return jnp.where(pos, jnp.sqrt(jnp.where(pos, s, 1.0)), 0.0)
 
 
-def _affine_projection(chol_M, x0, J, r, W, s, mask, *, mode, contact_iterations, reg, lm=None):
+def _mass_solver(M, blocks):
+    """B ↦ M⁻¹ B: one Cholesky factor of M for every solve, or one per declared block
+    (:attr:`LagrangianSystem.mass_blocks <jaxcontact.system.LagrangianSystem>`)."""
+    if blocks is not None:
+        return lambda B: block_spd_solve(M, B, blocks)
+    chol = cho_factor(M, lower=True)
+    return lambda B: cho_solve(chol, B)
+
+
+def _affine_projection(solve_M, x0, J, r, W, s, mask, *, mode, contact_iterations, reg, lm=None):
     """argmin ½‖x − x0‖²_M subject to affine constraints, all relative to x0.
 
     Bilateral rows:  J (x − x0) + r = 0                       (J (m, n), r (m,))
@@ -196,20 +205,20 @@ def _affine_projection(chol_M, x0, J, r, W, s, mask, *, mode, contact_iterations
     if k == 0 or mask is None:
         if m == 0:
             return x0
-        Y = cho_solve(chol_M, J.T)  # M⁻¹ Φ_qᵀ  (n, m)
+        Y = solve_M(J.T)  # M⁻¹ Φ_qᵀ  (n, m)
         return x0 - Y @ regularized_solve(J @ Y, r, reg, lm)
     if mode == "equality":
         rows = jnp.concatenate([jnp.ones((m,), bool), mask])
         R = jnp.where(rows[:, None], jnp.concatenate([J, W.T]), 0.0)  # (m + k, n)
-        Y = cho_solve(chol_M, R.T)
+        Y = solve_M(R.T)
         G = R @ Y
         scale = jnp.max(jnp.diagonal(G), initial=0.0)
         G, rhs = decouple_rows(G, jnp.concatenate([r, s]), rows, diagonal=jnp.where(scale > 0, scale, 1.0), outside=0.0)
         return x0 - Y @ regularized_solve(G, rhs, reg, lm)
     x = x0
-    Z = cho_solve(chol_M, W)  # M⁻¹ W     (n, k)
+    Z = solve_M(W)  # M⁻¹ W     (n, k)
     if m:
-        Y = cho_solve(chol_M, J.T)
+        Y = solve_M(J.T)
         G = J @ Y
         x = x0 - Y @ regularized_solve(G, r, reg, lm)
         Z = Z - Y @ regularized_solve(G, J @ Z, reg)  # M̂ W
@@ -284,7 +293,7 @@ def project_position(
     reg = regularization_shift(q.dtype, regularization)
     t = jnp.asarray(t, q.dtype)
     q_tilde = q
-    chol_M = cho_factor(system.mass(q_tilde, p), lower=True)
+    solve_M = _mass_solver(system.mass(q_tilde, p), system.mass_blocks)
     n = system.n_dof
 
     def bilateral(x):
@@ -317,7 +326,7 @@ def project_position(
         else:
             W, s = jnp.zeros((n, 0), q.dtype), jnp.zeros((0,), q.dtype)
         qk = _affine_projection(
-            chol_M,
+            solve_M,
             q_tilde,
             J,
             r,
@@ -381,7 +390,7 @@ def project_velocity(
     reg = regularization_shift(u.dtype, regularization)
     t = jnp.asarray(t, u.dtype)
     n = system.n_dof
-    chol_M = cho_factor(system.mass(q, p), lower=True)
+    solve_M = _mass_solver(system.mass(q, p), system.mass_blocks)
     if system.constraints is not None:
         J = jax.jacfwd(system.constraints, argnums=0)(q, t, p)
         phi_t = jax.jacfwd(system.constraints, argnums=1)(q, t, p)
@@ -400,7 +409,7 @@ def project_velocity(
         if mask.shape != g.shape:
             raise ValueError(f"closed must be a boolean mask of shape {g.shape}; got {mask.shape}")
     return _affine_projection(
-        chol_M, u, J, r, W, s, mask, mode=contact_mode, contact_iterations=contact_iterations, reg=reg
+        solve_M, u, J, r, W, s, mask, mode=contact_mode, contact_iterations=contact_iterations, reg=reg
     )
 
 
