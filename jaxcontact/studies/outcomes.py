@@ -38,7 +38,8 @@ peaks and impact counts see every step). Scalar outcomes:
                      ``<model>`` (a registered name or FILE.py:FUNCTION; the flexible arm's
                      tip against the ideal-joint arm's: ``path_rms:tip_x,tip_y@flexible-arm-6-ideal``)
                      [unit of the quantities]. The reference is simulated once per time grid
-                     (the run's dt, number of steps and scheme), at its own nominal parameters
+                     (the run's dt, number of steps and scheme; on a stored trajectory its rows,
+                     by Moreau–Jean), at its own nominal parameters
                      except those it shares with the run, which take the run's values; a
                      shared parameter that varies between samples is refused (the reference
                      would have to be simulated per sample)
