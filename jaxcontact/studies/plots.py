@@ -212,28 +212,34 @@ def indexed_pairs(params, outcomes) -> list:
 
 
 def scatter_by_index(params: dict, outcomes: dict, valid, path, labels: dict | None = None) -> bool:
-    """One panel per numbered family of outcomes against the parameter family of the same numbers (outcome k
-    against parameter k, one colour per k: every joint's free flight against its own clearance); False (no
-    file) when no family pairs up."""
+    """A row per numbered family of outcomes, a panel per number k: outcome k against parameter k (every
+    joint's free flight against its own clearance), the rows' panels on one y scale; False (no file) when
+    no family pairs up."""
     pairs = indexed_pairs(params, outcomes)
     if not pairs:
         return False
+    plt = pyplot()
     valid = np.asarray(valid, bool)
-    fig, axes = _grid(len(pairs), max_cols=2, size=(5.2, 3.8))
-    for ax, (members, p_members) in zip(axes, pairs):
-        for i, k in enumerate(sorted(members)):
-            x = np.asarray(params[p_members[k]], float)[valid]
-            y = np.asarray(outcomes[members[k]], float)[valid]
-            ax.scatter(x, y, s=5, alpha=0.5, lw=0, color=f"C{i % 10}", label=str(k))
+    cols = max(len(members) for members, _ in pairs)
+    fig, axes = plt.subplots(
+        len(pairs), cols, figsize=(2.6 * cols + 0.6, 2.5 * len(pairs) + 0.3), squeeze=False, layout="constrained"
+    )
+    for row, (members, p_members) in zip(axes, pairs):
         first = members[min(members)]
         text, unit = describe(first, labels)
-        tail = first.rpartition(":")[2]  # ``joint_1`` of ``free_flight:joint_1``: named with k in the title
-        text = text.replace(tail, tail.removesuffix(str(min(members))) + "k")
-        ax.set_title(textwrap.fill(f"{text}, k = {min(members)} … {max(members)}, against parameter k", 50), fontsize=9)
-        ax.set_ylabel(f"[{unit}]" if unit and unit != "1" else "value", fontsize=9)
-        ax.set_xlabel(axis_label(p_members[min(p_members)], labels).replace(str(min(p_members)), "k", 1), fontsize=9)
-        ax.legend(title="k", fontsize=7, title_fontsize=7, ncols=2)
-        _tidy(ax)
+        tail = first.rpartition(":")[2]  # ``joint_1`` of ``free_flight:joint_1``
+        for ax, k in zip(row, sorted(members)):
+            x = np.asarray(params[p_members[k]], float)[valid]
+            y = np.asarray(outcomes[members[k]], float)[valid]
+            ax.scatter(x, y, s=4, alpha=0.5, lw=0, color="C0")
+            if ax is not row[0]:
+                ax.sharey(row[0])
+            ax.set_title(textwrap.fill(text.replace(tail, members[k].rpartition(":")[2]), 34), fontsize=8)
+            ax.set_xlabel(axis_label(p_members[k], labels, 24), fontsize=8)
+            _tidy(ax, 3, 4)
+        row[0].set_ylabel(f"[{unit}]" if unit and unit != "1" else "value", fontsize=8)
+        for ax in row[len(members) :]:
+            ax.set_visible(False)
     _save(fig, path)
     return True
 
