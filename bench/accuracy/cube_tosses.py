@@ -2,7 +2,7 @@
 number of training tosses, and the intervals' coverage on synthetic tosses with known μ, ε.
 
     python bench/accuracy/cube_tosses.py holdout [--sizes 10,30,100,300] [--held-out 170]
-    python bench/accuracy/cube_tosses.py synthetic [--reps 20] [--tosses 30]
+    python bench/accuracy/cube_tosses.py synthetic [--reps 20] [--first 0] [--tosses 30]
 
 holdout: a seeded permutation of the 470 tosses; the first ``--held-out`` are never fitted. For each training
 size k the first k of the others are fitted (friction, restitution, table_offset; ``--horizon`` samples per
@@ -14,9 +14,12 @@ synthetic: each repetition takes ``--tosses`` real starts (ballistic fits), simu
 the fit's own scheme and step, samples them at 148 Hz for 30 samples, adds noise at the level of the real
 data's (the rms misfit of the real tosses' ballistic start fits, per axis and per rotation axis), and fits
 friction and restitution from guesses 0.4 and 0.5 (30 samples per toss); counts the 95 % intervals that
-contain the truth.
+contain the truth. One seeded random stream draws every repetition's starts and noise, so ``--first K`` runs
+repetitions K, K+1, … of the same sequence (the noise of the skipped ones is drawn and dropped, their fits not
+run): a run cut short is finished by another instead of repeated.
 
-Writes bench/out/cube_tosses_<part>.json and prints Markdown tables.
+Writes bench/out/cube_tosses_<part>.json (synthetic: bench/out/cube_tosses_synthetic_from<K>.json when K > 0,
+rewritten after every repetition so a run cut short keeps its finished ones) and prints Markdown tables.
 """
 
 from __future__ import annotations
@@ -134,7 +137,7 @@ def noise_level(model, data, samples=6):
     return float(np.sqrt(np.mean(dp**2) / dof)), float(np.sqrt(np.mean(dr**2) / dof))
 
 
-def synthetic(args):
+def synthetic(args, save):
     data = read_experiments(DATA)
     truth = {"friction": args.friction, "restitution": args.restitution}
     model = get_model("box-toss", **CUBE, **truth)
@@ -144,8 +147,13 @@ def synthetic(args):
     horizon, substeps = 30, 10
     rng = np.random.default_rng(1)
     order = rng.permutation(data.n)
+    # each repetition takes two draws of normal noise (positions, then rotations) of the samples' shape;
+    # drawing them for the skipped repetitions leaves the stream where a run from repetition 0 would have it
+    noise_shape = (args.tosses, horizon, 3)
+    for _ in range(2 * args.first):
+        rng.normal(size=noise_shape)
     reps = []
-    for r in range(args.reps):
+    for r in range(args.first, args.first + args.reps):
         idx = order[(r * args.tosses + np.arange(args.tosses)) % data.n]
         q0, u0, _ = starts(model, data.select(idx))
         p = jax.tree.map(lambda x: jnp.broadcast_to(x, (idx.size,) + jnp.shape(x)), model.params)
@@ -161,6 +169,8 @@ def synthetic(args):
             scheme=scheme,
         )
         q = np.asarray(traj.q)
+        if q[..., :3].shape != noise_shape:
+            raise RuntimeError(f"samples of shape {q[..., :3].shape}: the skipped draws assumed {noise_shape}")
         pos = q[..., :3] + sigma_p * rng.normal(size=q[..., :3].shape)
         turn = np.asarray(
             jax.vmap(rotations.exp)(jnp.asarray(sigma_r * rng.normal(size=q[..., :3].shape).reshape(-1, 3)))
@@ -182,6 +192,7 @@ def synthetic(args):
         inside = {k: bool(res.interval95[k][0] <= v <= res.interval95[k][1]) for k, v in truth.items()}
         reps.append(
             {
+                "repetition": r,
                 "estimates": res.estimates,
                 "interval95": res.interval95,
                 "inside": inside,
@@ -191,9 +202,17 @@ def synthetic(args):
         print(
             f"rep {r}: {res.estimates}, 95 % {res.interval95}, inside {inside}, {reps[-1]['fit_s']:.0f} s", flush=True
         )
-    counts = {k: sum(rep["inside"][k] for rep in reps) for k in truth}
+        counts = {k: sum(rep["inside"][k] for rep in reps) for k in truth}
+        result = {
+            "truth": truth,
+            "noise": {"position_m": sigma_p, "rotation_rad": sigma_r},
+            "first": args.first,
+            "reps": reps,
+            "inside": counts,
+        }
+        save(result)
     print(f"intervals containing the truth: {counts} of {len(reps)}")
-    return {"truth": truth, "noise": {"position_m": sigma_p, "rotation_rad": sigma_r}, "reps": reps, "inside": counts}
+    return result
 
 
 def main():
@@ -203,19 +222,37 @@ def main():
     ap.add_argument("--held-out", type=int, default=170)
     ap.add_argument("--horizon", type=int, default=100, help="holdout: samples fitted per toss")
     ap.add_argument("--image", default=None, help="holdout: write the fit picture of the 100-toss fit here")
-    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--reps", type=int, default=20, help="synthetic: number of repetitions run")
+    ap.add_argument(
+        "--first",
+        type=int,
+        default=0,
+        help="synthetic: index of the first repetition run (the earlier ones' draws are skipped, not refitted)",
+    )
     ap.add_argument("--tosses", type=int, default=30)
     ap.add_argument("--friction", type=float, default=0.2)
     ap.add_argument("--restitution", type=float, default=0.3)
     args = ap.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",")]
+    if args.first < 0 or args.reps < 1:
+        ap.error("--first must be ≥ 0 and --reps ≥ 1")
     began = time.perf_counter()
-    result = holdout(args) if args.part == "holdout" else synthetic(args)
-    result |= {"machine": cpu_model(), "date": utc_date(), "git": git_revision(), "wall_s": time.perf_counter() - began}
     os.makedirs(OUT_DIR, exist_ok=True)
-    path = os.path.join(OUT_DIR, f"cube_tosses_{args.part}.json")
-    with open(path, "w") as f:
-        json.dump(result, f, indent=1)
+    name = f"cube_tosses_{args.part}" + (f"_from{args.first}" if args.part == "synthetic" and args.first else "")
+    path = os.path.join(OUT_DIR, f"{name}.json")
+
+    def save(result):
+        result = result | {
+            "machine": cpu_model(),
+            "date": utc_date(),
+            "git": git_revision(),
+            "wall_s": time.perf_counter() - began,
+        }
+        with open(path, "w") as f:
+            json.dump(result, f, indent=1)
+        return result
+
+    result = save(holdout(args) if args.part == "holdout" else synthetic(args, save))
     print(f"wrote {path} ({result['wall_s']:.0f} s)")
 
 
