@@ -42,7 +42,9 @@ peaks and impact counts see every step). Scalar outcomes:
                      by Moreau–Jean), at its own nominal parameters
                      except those it shares with the run, which take the run's values; a
                      shared parameter that varies between samples is refused (the reference
-                     would have to be simulated per sample)
+                     would have to be simulated per sample). The reference path is compared at
+                     every step and kept whole in the study's program (a constant of 8 bytes per
+                     step and quantity)
 
 <coord> is a coordinate's name or index, or a model observable (``Model.observables``:
 a named scalar fn(q, params), e.g. a journal's eccentricity). <contact> is a contact's name
@@ -405,9 +407,9 @@ def _reference_path(ref, quantities, fixed, dt, n_steps, scheme, dtype) -> np.nd
     """(n_steps + 1, len(quantities)) path of the reference model at every step (t = 0 included), simulated
     once for each time grid, scheme and fixed parameters, whichever outcomes read it (eagerly, even when
     called while a study's program is being traced: the path then enters that program as a constant)."""
-    overrides = {k: np.asarray(values).reshape(shape) for k, shape, values in fixed}
-    from jaxcontact.models import get_model
+    from jaxcontact.models import get_model  # here: the models import the studies' names
 
+    overrides = {k: np.asarray(values).reshape(shape) for k, shape, values in fixed}
     with jax.ensure_compile_time_eval():
         m = get_model(ref, **overrides)
         kept = [outcome(f"series:{q}", m.system, observables=m.observables) for q in quantities]
