@@ -487,3 +487,52 @@ def test_a_mesh_and_a_capsule_on_a_box_rest_where_mujocos_do():
     # axes as MuJoCo's within 0.2°.
     assert abs(_tilt(q[:1, 3:])[0, 2] - _tilt(quats[:1])[0, 2]) < 2 * landing[0] / 0.09
     np.testing.assert_allclose(_tilt(q[1:, 3:]), _tilt(quats[1:]), atol=np.radians(0.2))
+
+
+BALL = """<mujoco model="rolling_ball">
+  <worldbody>
+    <geom name="floor" type="plane" size="1 1 0.1" friction="0.4"/>
+    <body name="ball" pos="0 0 0.05">
+      <freejoint/>
+      <geom name="ball" type="sphere" size="0.05" mass="1" friction="0.1"/>
+    </body>
+  </worldbody>
+  <keyframe><key qpos="0 0 0.05 1 0 0 0" qvel="1 0 0 0 0 0"/></keyframe>
+</mujoco>
+"""
+
+
+@pytest.mark.slow  # ~2 min on 2 loaded cores: compiling identify's L-BFGS and line search through the spatial step
+def test_simulate_identify_and_mc_take_a_files_path_on_the_command_line(tmp_path):
+    """A ball sent along the floor at v = 1 m/s slips, then rolls at 5/7 v once μ g t = 2/7 v: by T it has
+    gone 5/7 v T + 2 v²/(49 μ g). Through ``jaxcontact.cli.main``, the file's path in place of a model name:
+    ``simulate`` at μ = 0.45 writes the data; ``identify`` fits the floor's friction from 0.3 with the same
+    scheme (impacts on the step grid, as simulate's), so the noise-free data are reproduced exactly at 0.45
+    and nowhere else; ``mc`` over μ ~ U(0.3, 0.6) gives each sample's distance. Moreau–Jean (θ = 1/2)
+    integrates a constant deceleration and the rolling exactly; only the step in which the slip ends is off,
+    by at most the deceleration times h²."""
+    import json
+
+    from jaxcontact import cli
+
+    xml = tmp_path / "ball.xml"
+    xml.write_text(BALL)
+    dt, T, v, g = 2e-3, 0.12, 1.0, 9.81
+    common = ["--dt", str(dt), "--no-plots", "--no-compile-cache"]
+    sim, fit, mc = tmp_path / "sim", tmp_path / "fit", tmp_path / "mc"
+    argv = ["simulate", str(xml), "--set", "floor_friction=0.45", "--t-final", "0.06", "--out", str(sim)]
+    assert cli.main(argv + common) == 0
+    argv = ["identify", str(xml), "--data", str(sim / "trajectory.npz"), "--fit", "floor_friction=0.3"]
+    argv += ["--impact-location", "step", "--steps", "15", "--out", str(fit)]
+    assert cli.main(argv + common) == 0
+    summary = json.loads((fit / "fit.json").read_text())
+    assert summary["estimates"]["floor_friction"] == pytest.approx(0.45, rel=1e-9)
+    argv = ["mc", str(xml), "--param", "floor_friction=uniform(0.3,0.6)", "--only", "--n", "8", "--no-sobol"]
+    argv += ["--outcome", "final:ball.x", "--t-final", str(T), "--devices", "1", "--quiet", "--out", str(mc)]
+    assert cli.main(argv + common) == 0
+    assert json.loads((mc / "summary.json").read_text())["failures"]["n_failed"] == 0
+    with np.load(mc / "samples.npz") as samples:
+        mu, x = samples["param:floor_friction"], samples["out:final:ball.x"]
+    assert np.all(2 * v / (7 * mu * g) < T)  # every sample rolls by T
+    np.testing.assert_array_less(np.abs(x - (5 / 7 * v * T + 2 * v**2 / (49 * mu * g))), mu * g * dt**2)
+    assert np.ptp(x) > 100 * np.max(mu * g * dt**2)  # the distance tells the frictions apart
