@@ -196,5 +196,14 @@ def test_default_study_reads_each_joint_and_the_ideal_arm():
     assert {"path_rms:tip_x,tip_y@flexible-arm-6-ideal", "path_max:tip_x,tip_y@flexible-arm-6-ideal"} <= set(names)
     outs = {n: outcome(n, m.system, dt=m.study.dt, observables=m.observables) for n in names}
     assert outs["path_rms:tip_x,tip_y@flexible-arm-6-ideal"].unit == "m" and outs["peak_force:joint_6"].unit == "N"
+    # The compliant variant (the study's penalty runs) names its joints too, in the order of its gaps' rows.
+    soft = fa.model("compliant", 6)
+    assert soft.system.contact_names == tuple(f"joint_{k}" for k in range(1, 7))
+    q0, _ = soft.initial_state(soft.params)
+    hole_3 = 3 + 8 * 2  # link 3's start node: the hole of joint 3
+    moved = soft.system.compliant_gaps(q0.at[hole_3].add(1e-5), 0.0, soft.params)
+    assert np.flatnonzero(np.abs(np.asarray(moved)) > 1e-9).tolist() == [2]
+    for n in names:
+        outcome(n, soft.system, dt=soft.dt, observables=soft.observables)
     long_arm = fa._study_outcomes(60)  # 60 joints: all joints together, no registered ideal arm of that size
     assert "free_flight" in long_arm and "peak_force" in long_arm and not any(n.startswith("path_") for n in long_arm)
