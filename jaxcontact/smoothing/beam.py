@@ -173,6 +173,50 @@ class _NodePoint:
         return self.where
 
 
+class _NodePoints(_NodePoint):
+    """Several beam nodes as one contact point of a group of joints: ``world`` and ``velocity`` give
+    arrays, one entry per node (the same formulas as :class:`_NodePoint`, over index arrays)."""
+
+    def __init__(self, starts, where: str):
+        super().__init__(np.asarray(starts, dtype=np.int32), where)
+
+
+class _Stacked:
+    """The values of a group of joints' :class:`Value` objects as one array, in the group's order."""
+
+    def __init__(self, values):
+        self.values = tuple(values)
+
+    def __call__(self, p):
+        return jnp.stack([jnp.asarray(v(p)) for v in self.values])
+
+
+def _joint_groups(joints):
+    """(parts, position): the joints between two beam nodes as one vectorised joint (their rows computed
+    as arrays, so the program does not grow with their number), every other joint alone; ``position[i]``
+    is joint i's row in the parts' concatenated rows."""
+    nodes = [i for i, j in enumerate(joints) if isinstance(j.pin, _NodePoint) and isinstance(j.hole, _NodePoint)]
+    if len(nodes) < 2:
+        return tuple(joints), np.arange(len(joints))
+    group = [joints[i] for i in nodes]
+    names = ", ".join(j.name for j in group)
+    vectorised = _BeamClearanceJoint(
+        names,
+        _NodePoints([j.pin.start for j in group], "pins"),
+        _NodePoints([j.hole.start for j in group], "holes"),
+        _Stacked(j.pin_radius for j in group),
+        _Stacked(j.clearance for j in group),
+        restitution=None,
+        tangential_restitution=None,
+        friction=None,
+    )
+    others = [i for i in range(len(joints)) if i not in set(nodes)]
+    order = nodes + others
+    position = np.empty(len(joints), dtype=np.int32)
+    position[order] = np.arange(len(joints))
+    return (vectorised,) + tuple(joints[i] for i in others), position
+
+
 class _BodyPoint(Point):
     """A point of a rigid body (or the ground) of the mechanism whose coordinates lead q."""
 
@@ -375,9 +419,12 @@ def flexible_system(
         return jnp.concatenate(rows)
 
     def stacked(fn, group):
+        parts, position = _joint_groups(group)
+
         def rows(q, *args):
             f = Frames(q)
-            return jnp.stack([jnp.asarray(fn(c, f, *args), q.dtype) for c in group])
+            out = jnp.concatenate([jnp.reshape(jnp.asarray(fn(c, f, *args), q.dtype), (-1,)) for c in parts])
+            return out[position]
 
         return rows
 
