@@ -194,7 +194,7 @@ def test_default_study_reads_each_joint_and_the_ideal_arm():
     for k in range(1, 7):
         assert f"peak_force:joint_{k}" in names and f"free_flight:joint_{k}" in names
     assert {"path_rms:tip_x,tip_y@flexible-arm-6-ideal", "path_max:tip_x,tip_y@flexible-arm-6-ideal"} <= set(names)
-    outs = {n: outcome(n, m.system, dt=m.study.dt, observables=m.observables) for n in names}
+    outs = {n: outcome(n, m.system, dt=m.study.dt, observables=m.observables, references=m.references) for n in names}
     assert outs["path_rms:tip_x,tip_y@flexible-arm-6-ideal"].unit == "m" and outs["peak_force:joint_6"].unit == "N"
     # The compliant variant (the study's penalty runs) names its joints too, in the order of its gaps' rows.
     soft = fa.model("compliant", 6)
@@ -204,6 +204,6 @@ def test_default_study_reads_each_joint_and_the_ideal_arm():
     moved = soft.system.compliant_gaps(q0.at[hole_3].add(1e-5), 0.0, soft.params)
     assert np.flatnonzero(np.abs(np.asarray(moved)) > 1e-9).tolist() == [2]
     for n in names:
-        outcome(n, soft.system, dt=soft.dt, observables=soft.observables)
+        outcome(n, soft.system, dt=soft.dt, observables=soft.observables, references=soft.references)
     long_arm = fa._study_outcomes(60)  # 60 joints: all joints together, no registered ideal arm of that size
     assert "free_flight" in long_arm and "peak_force" in long_arm and not any(n.startswith("path_") for n in long_arm)

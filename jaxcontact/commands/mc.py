@@ -65,6 +65,7 @@ small solves) make no LAPACK call and shard.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shlex
 import sys
@@ -361,6 +362,15 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, checks.S
 PROCESS_TIMEOUT = 300  # seconds a process waits for the others to join jax.distributed
 
 
+def _with_references(model, outcomes, get_model):
+    """The model with the reference models its path outcomes name (``…@NAME``) that it does not declare,
+    resolved as the command line resolves a model (a registered name or FILE.py:FUNCTION)."""
+    from jaxcontact.studies.outcomes import reference_names
+
+    extra = {r: functools.partial(get_model, r) for r in sorted(reference_names(outcomes) - set(model.references))}
+    return model._replace(references={**model.references, **extra}) if extra else model
+
+
 def _distributed_arguments(args) -> tuple[str, int, int] | None:
     """(coordinator, processes, process id) from --coordinator/--num-processes/--process-id, or None."""
     given = [args.coordinator is not None, args.num_processes is not None, args.process_id is not None]
@@ -512,6 +522,7 @@ def run(args) -> int:
             outcomes = [next(o for o in default_outcomes(model) if not o.startswith("series:"))]
         elif limit is not None and limit.outcome not in (args.outcome or default_outcomes(model)):
             outcomes = [*(args.outcome or default_outcomes(model)), limit.outcome]
+        model = _with_references(model, outcomes or default_outcomes(model), get_model)
         study = model.study
         scheme = (
             scheme_from_args(args, study.scheme, {study.scheme: study.scheme_options})

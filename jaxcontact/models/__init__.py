@@ -51,6 +51,8 @@ class DefaultStudy(NamedTuple):
     params: uncertain parameters as ``name=dist(args)`` texts; outcomes: outcome names; n: simulations;
     dt, t_final, save_every: the time grid and series thinning (None: the model's, or the study's default);
     scheme: the registered scheme name run by default, with ``scheme_options`` (keyword options of it).
+    overrides: fixed parameter values the study runs at (name -> value, as ``--set``; a user's ``--set`` of
+      the same name wins, and a ``--param`` of it makes it uncertain instead).
     """
 
     params: tuple[str, ...]
@@ -61,6 +63,7 @@ class DefaultStudy(NamedTuple):
     save_every: int | None = None
     scheme: str = "moreau-jean"
     scheme_options: Mapping = {}
+    overrides: Mapping = {}
 
 
 class Model(NamedTuple):
@@ -92,6 +95,8 @@ class Model(NamedTuple):
       :func:`get_model`): a study rebuilds through it with its overrides and sampled values.
     source: the name the model was resolved from (a registry name or ``FILE.py:FUNCTION``; set by
       :func:`get_model`): a study is known by it.
+    references: name -> ``(**overrides) -> Model``: the models its path outcomes
+      (``path_rms:…@name``) compare with (the flexible arm: its ideal-joint arm).
     """
 
     name: str
@@ -112,6 +117,7 @@ class Model(NamedTuple):
     variants: Mapping[str, Mapping] = {}
     build: Callable[..., Model] | None = None
     source: str | None = None
+    references: Mapping[str, Callable[..., Model]] = {}
 
     @property
     def param_table(self) -> ParamTable:

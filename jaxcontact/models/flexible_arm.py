@@ -247,6 +247,14 @@ def eccentricity(q, p, k: int, n_elements: int = 1):
 
 # The registered ideal-joint arm of each size: the reference of the clearance arm's tip path.
 IDEAL_ARMS = {6: "flexible-arm-6-ideal"}
+
+
+def _references(n_links):
+    """The registered ideal-joint arm of this size, by name: what the default study's path outcomes compare with."""
+    ideal = IDEAL_ARMS.get(n_links)
+    return {ideal: functools.partial(model, "ideal", n_links)} if ideal else {}
+
+
 # Per-joint outcomes up to this many joints; a longer arm's study reads all joints together.
 PER_JOINT_MAX = 12
 
@@ -266,10 +274,13 @@ def _study_outcomes(n_links):
 
 
 # The default study: each joint's clearance (0.05 to 0.3 mm), the joints' restitution and friction (320 samples:
-# Sobol indices of the 6-link arm's 8 parameters); the rigid joints by Moreau–Jean, 0.5 s of motion (0.8 of a drive
-# period at 10 rad/s). At the default drive the hanging arm keeps its joints closed over this horizon (the hub's pin
-# accelerates at most r A ω² = 1.5 m/s², below g); a faster drive (``--set drive_omega=40``: 24 m/s²) unloads them and
-# throws the pins into free flight and impacts.
+# Sobol indices of the 6-link arm's 8 parameters); the rigid joints by Moreau–Jean, 0.5 s of motion. The study drives
+# the hub at 40 rad/s (its pin accelerates at up to r A ω² = 24 m/s², beyond g), which unloads the joints and throws
+# the pins into free flight and impacts; at the model's default 10 rad/s (1.5 m/s², below g) the hanging arm keeps
+# its joints closed over this horizon and every free-flight outcome would be 0.
+STUDY_DRIVE_OMEGA = 40.0
+
+
 def _study(n_links):
     return DefaultStudy(
         params=tuple(f"clearance_{k}=uniform(5e-5,3e-4)" for k in range(1, n_links + 1))
@@ -280,6 +291,7 @@ def _study(n_links):
         t_final=0.5,
         save_every=250,
         scheme="moreau-jean",
+        overrides={"drive_omega": STUDY_DRIVE_OMEGA},
     )
 
 
@@ -328,6 +340,7 @@ def model(contact: str = "rigid", n_links: int = 6, n_elements: int = 1, **overr
         table=tab,
         study=_study(n_links) if contact != "ideal" else None,
         variants=VARIANTS if contact != "ideal" else {},
+        references=_references(n_links) if contact != "ideal" else {},
     )
 
 

@@ -259,7 +259,14 @@ def study_model(spec: StudySpec):
     t_final = float(model.t_final if spec.t_final is None else spec.t_final)
     n_steps = n_steps_for(dt, t_final)
     outcomes = [
-        make_outcome(name, model.system, save_every=spec.save_every, dt=dt, observables=model.observables)
+        make_outcome(
+            name,
+            model.system,
+            save_every=spec.save_every,
+            dt=dt,
+            observables=model.observables,
+            references=model.references,
+        )
         for name in spec.outcomes
     ]
     if not outcomes:
@@ -269,8 +276,11 @@ def study_model(spec: StudySpec):
 
 
 def parameters_line(spec: StudySpec, model) -> str:
-    """The study's parameters for its plan: each name with its law and unit."""
-    return "  parameters: " + ", ".join(f"{k}={spec.space[k]} [{model.param_table.unit(k)}]" for k in spec.space.names)
+    """The study's parameters for its plan: each name with its law and unit, then the values fixed for it."""
+    line = "  parameters: " + ", ".join(f"{k}={spec.space[k]} [{model.param_table.unit(k)}]" for k in spec.space.names)
+    if spec.overrides:
+        line += "; fixed: " + ", ".join(f"{k}={v:g} [{model.param_table.unit(k)}]" for k, v in spec.overrides)
+    return line
 
 
 def spec_model(spec: StudySpec):
@@ -280,7 +290,9 @@ def spec_model(spec: StudySpec):
         return spec.model
     if spec.model.build is None:
         raise ValueError(f"model {spec.name!r} has no builder to apply {sorted(options)} to")
-    return spec.model.build(**options)
+    built = spec.model.build(**options)
+    # The reference models the caller gave the study's model stay with it (the builder knows only its own).
+    return built._replace(references={**built.references, **spec.model.references})
 
 
 def prepare_study(spec: StudySpec, *, differentiated: bool = False) -> PreparedStudy:
@@ -457,6 +469,7 @@ def default_study(model, *, n=None, params=(), only: bool = False, outcomes=(), 
     """A StudySpec from the model's default study (``model.study``), with user choices (CLI strings) on top.
 
     params: ``name=dist(args)`` strings replacing/adding to the defaults (only=True: instead of them);
+    the default study's fixed values (``overrides``) apply under the user's ``overrides``;
     outcomes: names replacing the default list; other keywords (None: the default) go to StudySpec
     (the study's default scheme, with its options, when no ``scheme`` is given). A model with variants
     by contact kind runs the one its scheme treats.
@@ -480,8 +493,11 @@ def default_study(model, *, n=None, params=(), only: bool = False, outcomes=(), 
     options = variant_options(model, kw.get("scheme", MoreauJean()))
     if options and "model_options" not in kw:
         kw["model_options"] = tuple(sorted(options.items()))
-    if "overrides" in kw:
-        kw["overrides"] = tuple(sorted(dict(kw["overrides"]).items()))
+    # The default study's fixed values under the user's: a --set of the name wins, a --param makes it uncertain.
+    fixed = {k: v for k, v in (d.overrides if d is not None else {}).items() if k not in space.names}
+    overrides = {**fixed, **dict(kw.get("overrides") or {})}
+    if overrides:
+        kw["overrides"] = tuple(sorted(overrides.items()))
     return StudySpec(model, space, n, outs, **kw)
 
 

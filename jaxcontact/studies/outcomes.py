@@ -35,7 +35,8 @@ peaks and impact counts see every step). Scalar outcomes:
                      RMS (max) over the time grid, t = 0 included, of the distance
                      ‖(q1, q2, …) − (q1, q2, …)_ref‖₂ between this run's path of the named
                      coordinates or observables and the same path of the reference model
-                     ``<model>`` (a registered name or FILE.py:FUNCTION; the flexible arm's
+                     ``<model>`` (one of the model's ``references``; on the command line any registered
+                     name or FILE.py:FUNCTION; the flexible arm's
                      tip against the ideal-joint arm's: ``path_rms:tip_x,tip_y@flexible-arm-6-ideal``)
                      [unit of the quantities]. The reference is simulated once per time grid
                      (the run's dt, number of steps and scheme; on a stored trajectory its rows,
@@ -360,6 +361,15 @@ def _contact_index(system, name: str, spec: str) -> int:
     return i
 
 
+# The outcomes that compare a path with a reference model's (``<kind>:<q1>[,<q2>…]@<model>``).
+PATH_OUTCOMES = ("path_rms", "path_max")
+
+
+def reference_names(outcomes) -> set[str]:
+    """The reference models the path outcomes among ``outcomes`` (names) compare with."""
+    return {o.rpartition("@")[2].strip() for o in outcomes if o.partition(":")[0] in PATH_OUTCOMES and "@" in o}
+
+
 def _path_spec(name: str, kind: str, arg: str) -> tuple[tuple[str, ...], str]:
     """(quantities, reference model) of ``<q1>[,<q2>…]@<model>``; ValueError naming the outcome otherwise."""
     quantities, at, ref = arg.rpartition("@")
@@ -372,13 +382,18 @@ def _path_spec(name: str, kind: str, arg: str) -> tuple[tuple[str, ...], str]:
     return names, ref.strip()
 
 
-def _reference_model(name: str, ref: str, **overrides):
-    from jaxcontact.models import get_model  # here: the models import the studies' names
-
-    try:
-        return get_model(ref, **overrides)
-    except ValueError as e:
-        raise ValueError(f"outcome {name!r}: reference model: {e}") from None
+def _reference_builder(name: str, ref: str, references):
+    """The builder ``(**overrides) -> Model`` of the reference ``ref`` among the ``references`` a study was given
+    (a study takes Model objects: the caller resolves the names, :attr:`jaxcontact.models.Model.references`)."""
+    builder = (references or {}).get(ref)
+    if builder is None:
+        known = sorted(references or {})
+        raise ValueError(
+            f"outcome {name!r}: reference model {ref!r} unknown here: "
+            + (f"this model's references are {known}" if known else "the model declares no reference models")
+            + " (the command line resolves any registered name or FILE.py:FUNCTION)"
+        )
+    return builder
 
 
 def _fixed_shared(name: str, ref, params) -> tuple:
@@ -403,15 +418,13 @@ def _fixed_shared(name: str, ref, params) -> tuple:
 
 
 @functools.lru_cache(maxsize=8)
-def _reference_path(ref, quantities, fixed, dt, n_steps, scheme, dtype) -> np.ndarray:
+def _reference_path(ref, build, quantities, fixed, dt, n_steps, scheme, dtype) -> np.ndarray:
     """(n_steps + 1, len(quantities)) path of the reference model at every step (t = 0 included), simulated
     once for each time grid, scheme and fixed parameters, whichever outcomes read it (eagerly, even when
     called while a study's program is being traced: the path then enters that program as a constant)."""
-    from jaxcontact.models import get_model  # here: the models import the studies' names
-
     overrides = {k: np.asarray(values).reshape(shape) for k, shape, values in fixed}
     with jax.ensure_compile_time_eval():
-        m = get_model(ref, **overrides)
+        m = build(**overrides)
         kept = [outcome(f"series:{q}", m.system, observables=m.observables) for q in quantities]
         q0, u0 = m.initial_state(m.params)
         q0, u0 = jnp.asarray(q0, dtype), jnp.asarray(u0, dtype)
@@ -422,13 +435,17 @@ def _reference_path(ref, quantities, fixed, dt, n_steps, scheme, dtype) -> np.nd
         return np.stack([np.asarray(got[o.name]) for o in kept], axis=-1)
 
 
-def _path_outcome(name: str, kind: str, arg: str, system, observables, dt) -> Outcome:
+def _path_outcome(name: str, kind: str, arg: str, system, observables, dt, references) -> Outcome:
     """``path_rms`` / ``path_max``: the distance between this run's path of the named quantities and the
     reference model's on the same grid (see the module docstring)."""
     quantities, ref_name = _path_spec(name, kind, arg)
     if dt is None:
         raise ValueError(f"outcome {name} needs the time step dt (its reference is simulated on the run's grid)")
-    ref = _reference_model(name, ref_name)
+    build = _reference_builder(name, ref_name, references)
+    try:
+        ref = build()
+    except ValueError as e:
+        raise ValueError(f"outcome {name!r}: reference model: {e}") from None
     values = []
     for q in quantities:
         try:
@@ -441,7 +458,7 @@ def _path_outcome(name: str, kind: str, arg: str, system, observables, dt) -> Ou
     def path(n_steps, scheme, p, dtype):
         key = _fixed_shared(name, ref, p)
         try:
-            return _reference_path(ref_name, quantities, key, h, int(n_steps), scheme, jnp.dtype(dtype).name)
+            return _reference_path(ref_name, build, quantities, key, h, int(n_steps), scheme, jnp.dtype(dtype).name)
         except ValueError as e:
             raise ValueError(f"outcome {name!r}: {e}") from None
 
@@ -506,12 +523,15 @@ def outcome(
     rest_tol: float = 1e-3,
     dt: float | None = None,
     observables: dict | None = None,
+    references: dict | None = None,
 ) -> Outcome:
     """The outcome called ``name`` (see the module docstring) for ``system``.
 
     impact_threshold [N·s] and rest_tol [coordinate units/s] set the impact and rest criteria;
     ``dt`` (the step) is needed by peak_force and peak_accel; ``observables`` are the model's
-    named quantities. Raises ValueError with the list of names for an unknown outcome.
+    named quantities; ``references`` the models path outcomes may compare with (name -> builder
+    ``(**overrides) -> Model``, :attr:`jaxcontact.models.Model.references`). Raises ValueError with the list
+    of names for an unknown outcome.
     """
     k = int(save_every)
     has_contacts = system.gaps is not None
@@ -595,8 +615,8 @@ def outcome(
             _free_flight_stream(impact_threshold, lambda P: P[j]),
             smooth=False,
         )
-    if kind in ("path_rms", "path_max") and arg:
-        return _path_outcome(name, kind, arg, system, observables, dt)
+    if kind in PATH_OUTCOMES and arg:
+        return _path_outcome(name, kind, arg, system, observables, dt, references)
     if kind in ("peak_force", "peak_accel") and (arg or kind == "peak_force"):
         if dt is None:
             raise ValueError(f"outcome {name} needs the time step dt")

@@ -392,3 +392,18 @@ def test_more_devices_than_cores_is_said(monkeypatch, capsys):
     monkeypatch.setenv("XLA_FLAGS", "")
     mc._host_devices(2)
     assert capsys.readouterr().err == ""
+
+
+def test_a_default_studys_fixed_values_yield_to_the_users():
+    """The flexible arm's study drives its hub at 40 rad/s: a --set of the drive wins, a --param makes it
+    uncertain instead, and the plan names the fixed value."""
+    from jaxcontact.studies.montecarlo import parameters_line
+
+    m = get_model("flexible-arm-6")
+    spec = default_study(m)
+    assert dict(spec.overrides) == {"drive_omega": 40.0}
+    assert "fixed: drive_omega=40 [rad/s]" in parameters_line(spec, m)
+    assert dict(default_study(m, overrides={"drive_omega": 10.0}).overrides) == {"drive_omega": 10.0}
+    varied = default_study(m, params=("drive_omega=uniform(30,50)",))
+    assert "drive_omega" not in dict(varied.overrides) and "drive_omega" in varied.space.names
+    assert default_study(get_model("four-bar")).overrides == ()

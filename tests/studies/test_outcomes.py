@@ -1,5 +1,7 @@
 """Outcome reductions on hand-made arrays, and named outcomes on a real trajectory."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -226,6 +228,10 @@ def _ball_with_offset_observable():
     return m._replace(params={**m.params, "offset": jnp.zeros(())}, observables={"y": lambda q, p: q[0] + p["offset"]})
 
 
+# The reference models of the path outcomes' tests, by name (a study is given Model builders, not names).
+REFERENCES = {name: functools.partial(get_model, name) for name in ("bouncing-ball", "four-bar")}
+
+
 def test_path_error_against_a_reference_model():
     """The ball against the registered ball (its restitution 0.5, shared, is given to the reference): error 0; an
     observable offset by a parameter the reference lacks: that offset, in RMS and max, for every sample of a study's
@@ -237,7 +243,7 @@ def test_path_error_against_a_reference_model():
     names = ("path_rms:y@bouncing-ball", "path_max:y@bouncing-ball")
     same = get_model("bouncing-ball", restitution=0.5)
     q0, u0 = same.initial_state(same.params)
-    outs = [outcome(k, same.system, dt=dt) for k in names]
+    outs = [outcome(k, same.system, dt=dt, references=REFERENCES) for k in names]
     assert outs[0].unit == "m" and "bouncing-ball" in outs[0].description
     got = jax.jit(lambda: simulate_outcomes(same.system, same.params, q0, u0, dt=dt, n_steps=n, outcomes=outs))()
     tr = simulate(same.system, same.params, q0, u0, dt=dt, n_steps=n)
@@ -246,7 +252,7 @@ def test_path_error_against_a_reference_model():
         assert float(got[o.name]) == 0.0 and float(o.fn(tr, same.system, same.params)) == 0.0
 
     m = _ball_with_offset_observable()
-    outs = [outcome(k, m.system, dt=dt, observables=m.observables) for k in names]
+    outs = [outcome(k, m.system, dt=dt, observables=m.observables, references=REFERENCES) for k in names]
     evaluate = make_evaluator(m, outs, dt=dt, n_steps=n, scheme=MoreauJean(), save_every=10)
     offsets = jnp.array([0.0, 0.1, 0.25])
     _reference_path.cache_clear()
@@ -264,17 +270,32 @@ def test_path_error_refuses_bad_specs_by_name():
     from jaxcontact.studies.montecarlo import make_evaluator
 
     m = get_model("bouncing-ball")
+    refs = {**REFERENCES, "no-such-model": functools.partial(get_model, "no-such-model")}
     for bad in ("path_rms:y", "path_rms:@bouncing-ball", "path_max:y,y@bouncing-ball", "path_rms:y,@bouncing-ball"):
         with pytest.raises(ValueError, match=r"must read path_(rms|max):<q1>\[,<q2>…\]@<model>"):
-            outcome(bad, m.system, dt=1e-3)
+            outcome(bad, m.system, dt=1e-3, references=refs)
     with pytest.raises(ValueError, match=r"'path_rms:y@no-such-model': reference model: unknown model 'no-such"):
-        outcome("path_rms:y@no-such-model", m.system, dt=1e-3)
+        outcome("path_rms:y@no-such-model", m.system, dt=1e-3, references=refs)
+    with pytest.raises(ValueError, match=r"reference model 'slider-bar' unknown here: this model's references are"):
+        outcome("path_rms:y@slider-bar", m.system, dt=1e-3, references=refs)
+    with pytest.raises(ValueError, match=r"'bouncing-ball' unknown here: the model declares no reference models"):
+        outcome("path_rms:y@bouncing-ball", m.system, dt=1e-3)
     with pytest.raises(ValueError, match="outcome path_rms:y@bouncing-ball needs the time step dt"):
-        outcome("path_rms:y@bouncing-ball", m.system)
+        outcome("path_rms:y@bouncing-ball", m.system, references=refs)
     with pytest.raises(ValueError, match=r"the reference 'four-bar' has no 'y'"):
-        outcome("path_rms:y@four-bar", m.system, dt=1e-3)
+        outcome("path_rms:y@four-bar", m.system, dt=1e-3, references=refs)
     # A parameter the reference shares that varies between samples: the reference would be needed per sample.
-    o = outcome("path_rms:y@bouncing-ball", m.system, dt=1e-3)
+    o = outcome("path_rms:y@bouncing-ball", m.system, dt=1e-3, references=refs)
     evaluate = make_evaluator(m, [o], dt=1e-3, n_steps=10, scheme=MoreauJean(), save_every=10)
     with pytest.raises(ValueError, match=r"uses the parameter 'restitution', which varies between samples"):
         jax.jit(jax.vmap(evaluate))({"restitution": jnp.array([0.3, 0.6])})
+
+
+def test_the_command_line_resolves_a_path_outcomes_reference_by_name(tmp_path, capsys):
+    """``mc --outcome path_rms:…@NAME`` with a model that declares no references: the command resolves NAME
+    as it resolves a model, so the outcome reaches the reference (here to refuse a quantity it lacks)."""
+    from jaxcontact import cli
+
+    argv = ["mc", "bouncing-ball", "--n", "4", "--outcome", "path_max:y@four-bar", "--out", str(tmp_path / "o")]
+    assert cli.main([*argv, "--no-compile-cache"]) == 2
+    assert "the reference 'four-bar' has no 'y': unknown coordinate 'y'" in capsys.readouterr().err
