@@ -336,6 +336,76 @@ def test_a_pairs_friction_is_combined_as_mujoco_combines_it(tmp_path):
     assert friction["a__b"] == 0.7 and message.startswith(str(xml))
 
 
+# Spheres over a floor (contype = conaffinity = 1 unless said): ghost collides with nothing by its bits but has an
+# explicit pair with the floor; other's bits (2, 2) match neither the floor's nor the default spheres'; half's
+# (2, 1) match the floor's and the default spheres' one way only, which is enough; ball and apart are an
+# excluded pair; arm, its child hand and grandchild finger (ball joints) and ring welded to finger: MuJoCo
+# filters parent–child pairs of weld bodies, so arm–hand, hand–finger and hand–ring never collide, arm–finger and
+# arm–ring do.
+FILTERS = """<mujoco model="filters">
+  <worldbody>
+    <geom name="floor" type="plane" size="2 2 0.1"/>
+    <body name="ghost" pos="-1 0 {z}"><freejoint/>
+      <geom name="ghost" type="sphere" size="{r}" contype="0" conaffinity="0"/></body>
+    <body name="other" pos="-0.5 0 {z}"><freejoint/>
+      <geom name="other" type="sphere" size="{r}" contype="2" conaffinity="2"/></body>
+    <body name="ball" pos="0 0 {z}"><freejoint/><geom name="ball" type="sphere" size="{r}"/></body>
+    <body name="half" pos="0.5 0 {z}"><freejoint/>
+      <geom name="half" type="sphere" size="{r}" contype="2" conaffinity="1"/></body>
+    <body name="apart" pos="1 0 {z}"><freejoint/><geom name="apart" type="sphere" size="{r}"/></body>
+    <body name="arm" pos="0 0.5 {z}"><freejoint/><geom name="arm" type="sphere" size="{r}"/>
+      <body name="hand" pos="0.05 0 0"><joint type="ball"/><geom name="hand" type="sphere" size="{r}"/>
+        <body name="finger" pos="0.05 0 0"><joint type="ball"/><geom name="finger" type="sphere" size="{r}"/>
+          <body name="ring" pos="0.02 0 0"><geom name="ring" type="sphere" size="{r}"/></body>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <contact><exclude body1="ball" body2="apart"/><pair geom1="floor" geom2="ghost"/></contact>
+</mujoco>
+"""
+
+
+def test_contacts_are_the_pairs_mujocos_collision_filter_keeps(tmp_path):
+    """FILTERS: the imported contacts are exactly the geom pairs MuJoCo's rule keeps (contype/conaffinity either
+    way, the explicit exclude and pair, parent–child of weld bodies), as written out by hand and as MuJoCo
+    itself finds them with every sphere grown to overlap all others and the floor. Dropped 1 cm, a sphere the
+    filter lets through falls through the floor freely while the ones it keeps rest on it."""
+    kept = {"ghost": ["floor"], "other": ["half"], "half": ["floor", "ball", "apart"], "ball": ["floor"]}
+    kept |= {"apart": ["floor"], "arm": ["floor", "ball", "half", "apart"]}
+    kept |= {k: ["floor", "ball", "half", "apart"] for k in ("hand", "finger", "ring")}
+    kept["finger"].append("arm")
+    kept["ring"].append("arm")
+    expected = {frozenset((a, b)) for a, others in kept.items() for b in others}
+    assert len(expected) == 25
+    mm = mujoco.MjModel.from_xml_string(FILTERS.format(r=1.5, z=0.2))
+    d = mujoco.MjData(mm)
+    mujoco.mj_forward(mm, d)
+    assert {frozenset(mm.geom(int(g)).name for g in pair) for pair in d.contact.geom} == expected
+
+    r, drop = 0.03, 0.01
+    xml = tmp_path / "filters.xml"
+    xml.write_text(FILTERS.format(r=r, z=r + drop))
+    m = load(str(xml))
+    pairs = [frozenset(name.split("__")) for name in m.system.contact_names]
+    assert len(pairs) == len(set(pairs)) and set(pairs) == expected
+
+    q0, u0 = m.initial_state(m.params)
+    h, steps, g = 1e-3, 150, 9.81
+    tr = simulate(m.system, m.params, q0, u0, dt=h, n_steps=steps, scheme=MoreauJean(), save_every=steps)
+    q, u = np.asarray(tr.q[-1]), np.asarray(tr.u[-1])
+    z = {b: q[m.system.names.index(f"{b}.z")] for b in ("ghost", "other", "ball", "half", "apart")}
+    # The midpoint rule integrates a constant acceleration exactly: other is in free fall, wholly under the floor.
+    T = steps * h
+    assert z["other"] == pytest.approx(r + drop - g * T**2 / 2, abs=1e-12) and z["other"] + r < 0
+    # A sphere landing at v = √(2 g drop) turns its contact on at the first step whose midpoint gap is ≤ 0 (h v
+    # below the previous one's, which was > 0) and stops there: it rests within h v under its radius.
+    for b in ("ghost", "ball", "half", "apart"):
+        assert 0 <= r - z[b] <= h * np.sqrt(2 * g * drop), (b, z[b])
+        k = m.system.velocity_names.index(f"{b}.vx")
+        assert np.max(np.abs(u[k : k + 6])) < 1e-9, (b, u[k : k + 6])  # held: the contact takes out g h
+
+
 @functools.lru_cache(maxsize=1)
 def _door():
     """door.xml with ε = 0.5 and 0 in one batch, 150 steps (the stop is met after about 70). The cones'
