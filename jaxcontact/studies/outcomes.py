@@ -194,17 +194,24 @@ def _quantity(system, spec: str, observables=None):
     return (lambda r, s, p: r.q[i]), (lambda tr, s, p: tr.q[:, i])
 
 
-def _coord_index(system, spec: str, observables=None) -> int:
-    names = tuple(system.names)
+def _name_or_index(spec: str, names: tuple) -> int | None:
+    """The index of ``spec`` among ``names``, else ``spec`` read as an integer (None if it is neither)."""
     if spec in names:
         return names.index(spec)
     try:
-        i = int(spec)
+        return int(spec)
     except ValueError:
+        return None
+
+
+def _coord_index(system, spec: str, observables=None) -> int:
+    names = tuple(system.names)
+    i = _name_or_index(spec, names)
+    if i is None:
         raise ValueError(
             f"unknown coordinate {spec!r}; coordinates: {list(names) or list(range(system.n_dof))}"
             + (f", observables: {sorted(observables)}" if observables else "")
-        ) from None
+        )
     if not 0 <= i < system.n_dof:
         raise ValueError(f"coordinate index {i} outside [0, {system.n_dof})")
     return i
@@ -347,15 +354,12 @@ def _contact_index(system, name: str, spec: str) -> int:
     if system.gaps is None and system.compliant_gaps is None:
         raise ValueError(f"outcome {name!r} needs a system with contacts")
     names = tuple(system.contact_names)
-    if spec in names:
-        return names.index(spec)
-    try:
-        i = int(spec)
-    except ValueError:
+    i = _name_or_index(spec, names)
+    if i is None:
         raise ValueError(
             f"outcome {name!r}: unknown contact {spec!r}; "
             + (f"contacts: {list(names)} (or their index)" if names else "this system names no contacts: give an index")
-        ) from None
+        )
     if i < 0 or (names and i >= len(names)):
         raise ValueError(f"outcome {name!r}: contact index {i} outside [0, {len(names) or 'number of contacts'})")
     return i
