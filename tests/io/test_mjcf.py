@@ -159,6 +159,52 @@ def test_box_stack_file_is_the_hand_built_pyramid():
     np.testing.assert_allclose(np.asarray(q0).reshape(3, 7)[:, 2], [0.051, 0.142, 0.213], atol=1e-12)
 
 
+@pytest.mark.slow  # a batch of four and one sample alone, 300 steps of three boxes each: minutes of compile
+def test_the_imported_box_stack_settles_and_rests_with_every_solve_converged():
+    """box_stack.xml dropped from its 1 mm gaps, a batch of four restitutions (the pyramid's tolerance, step and
+    horizon, tests/spatial/test_box_box.py): every step of every sample converged; at the end the boxes are at
+    rest, each upper box held on the one below by four of its vertices (no edge crossing), and each box's
+    height is the stacked half-heights within the landings' penetration. Sample 0 run alone is the batch's
+    row 0 to rounding (a fixed count of sweeps: a solve that sweeps until the whole batch is within its
+    tolerance gives a sample other sweeps in a batch than alone)."""
+    m = load("box_stack.xml")
+    q0, u0 = m.initial_state(m.params)
+    restitutions = [0.0, 0.05, 0.1, 0.2]
+    B, h, steps, scheme = len(restitutions), 1e-3, 300, MoreauJean(tol=1e-10, iterations=500)
+    params = {k: jnp.broadcast_to(v, (B,)) for k, v in m.params.items()} | {"restitution": jnp.asarray(restitutions)}
+    tr = simulate(
+        m.system,
+        params,
+        jnp.broadcast_to(q0, (B, q0.size)),
+        jnp.broadcast_to(u0, (B, u0.size)),
+        dt=h,
+        n_steps=steps,
+        scheme=scheme,
+    )
+    assert bool(np.all(np.asarray(tr.diagnostics.converged)))
+    half = [float(m.params[f"box{i}_half_z"]) for i in (1, 2, 3)]
+    stacked = np.cumsum(half) + np.cumsum([0.0, *half[:2]])
+    # Box k lands on box k−1 (at rest, or rebounding at ε times its own landing speed) after falling k gaps
+    # of 1 mm: relative speed at most (1 + ε) √(2 g k δ). Once its contact is active (gap ≤ 0 at the step's
+    # midpoint, which moves h v per step) it penetrates at most h v and never deeper, so box k's centre sits
+    # below its stacked height by at most the sum of those over the contacts under it.
+    landing = (1 + max(restitutions)) * np.sqrt(2 * 9.81 * 1e-3 * np.arange(1, 4))
+    penetration = h * np.cumsum(landing)
+    for i in range(B):
+        q, u = np.asarray(tr.q[i, -1]).reshape(3, 7), np.asarray(tr.u[i, -1])
+        assert np.all(np.abs(q[:, 2] - stacked) <= penetration), (i, q[:, 2] - stacked)
+        # Gravity adds g h to every velocity each step; a box held by its contacts has that taken out again to
+        # the solve's tolerance, while one sliding, rocking or bouncing keeps a velocity of the order of g h.
+        assert np.max(np.abs(u)) < 1e-9, (i, np.max(np.abs(u)))
+        # floor–box1: 8 vertices; each box pair: 16 vertices, then 9 edge pairs.
+        active = np.asarray(tr.active[i, -1])
+        assert active[:8].sum() == 4 and active[8:24].sum() == 4 and active[33:49].sum() == 4, i
+        assert active[24:33].sum() == 0 and active[49:].sum() == 0, i
+    alone = simulate(m.system, m.params, q0, u0, dt=h, n_steps=steps, scheme=scheme)
+    np.testing.assert_allclose(np.asarray(alone.q), np.asarray(tr.q[0]), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(alone.u), np.asarray(tr.u[0]), rtol=0, atol=1e-12)
+
+
 @pytest.mark.slow  # six runs; MuJoCo's agreement is checked by default at fourth order (the penalty scheme's RK4)
 @pytest.mark.parametrize("name", ["pendulum.xml", "arm.urdf", "four_bar.xml"])
 def test_contact_free_motion_converges_to_mujocos(name):
