@@ -399,17 +399,23 @@ FILTERS = """<mujoco model="filters">
     <body name="half" pos="0.5 0 {z}"><freejoint/>
       <geom name="half" type="sphere" size="{r}" contype="2" conaffinity="1"/></body>
     <body name="apart" pos="1 0 {z}"><freejoint/><geom name="apart" type="sphere" size="{r}"/></body>
-    <body name="arm" pos="0 0.5 {z}"><freejoint/><geom name="arm" type="sphere" size="{r}"/>
+    {chain}
+  </worldbody>
+  <contact><exclude body1="ball" body2="apart"/><pair geom1="floor" geom2="ghost"/></contact>
+</mujoco>
+"""
+CHAIN = """<body name="arm" pos="0 0.5 {z}"><freejoint/><geom name="arm" type="sphere" size="{r}"/>
       <body name="hand" pos="0.05 0 0"><joint type="ball"/><geom name="hand" type="sphere" size="{r}"/>
         <body name="finger" pos="0.05 0 0"><joint type="ball"/><geom name="finger" type="sphere" size="{r}"/>
           <body name="ring" pos="0.02 0 0"><geom name="ring" type="sphere" size="{r}"/></body>
         </body>
       </body>
-    </body>
-  </worldbody>
-  <contact><exclude body1="ball" body2="apart"/><pair geom1="floor" geom2="ghost"/></contact>
-</mujoco>
-"""
+    </body>"""
+
+
+def _filters(r, z, chain=True):
+    """FILTERS with spheres of radius r whose centres start at height z (with or without the arm's chain)."""
+    return FILTERS.format(r=r, z=z, chain=CHAIN.format(r=r, z=z) if chain else "")
 
 
 def test_contacts_are_the_pairs_mujocos_collision_filter_keeps(tmp_path):
@@ -424,18 +430,20 @@ def test_contacts_are_the_pairs_mujocos_collision_filter_keeps(tmp_path):
     kept["ring"].append("arm")
     expected = {frozenset((a, b)) for a, others in kept.items() for b in others}
     assert len(expected) == 25
-    mm = mujoco.MjModel.from_xml_string(FILTERS.format(r=1.5, z=0.2))
+    mm = mujoco.MjModel.from_xml_string(_filters(1.5, 0.2))
     d = mujoco.MjData(mm)
     mujoco.mj_forward(mm, d)
     assert {frozenset(mm.geom(int(g)).name for g in pair) for pair in d.contact.geom} == expected
 
     r, drop = 0.03, 0.01
     xml = tmp_path / "filters.xml"
-    xml.write_text(FILTERS.format(r=r, z=r + drop))
-    m = load(str(xml))
-    pairs = [frozenset(name.split("__")) for name in m.system.contact_names]
+    xml.write_text(_filters(r, r + drop))
+    pairs = [frozenset(name.split("__")) for name in load(str(xml)).system.contact_names]
     assert len(pairs) == len(set(pairs)) and set(pairs) == expected
 
+    spheres = tmp_path / "spheres.xml"  # the run without the chain: a quicker compile
+    spheres.write_text(_filters(r, r + drop, chain=False))
+    m = load(str(spheres))
     q0, u0 = m.initial_state(m.params)
     h, steps, g = 1e-3, 150, 9.81
     tr = simulate(m.system, m.params, q0, u0, dt=h, n_steps=steps, scheme=MoreauJean(), save_every=steps)
