@@ -45,6 +45,7 @@ its name.
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 import warnings
@@ -530,9 +531,10 @@ class _Reader:
 
 
 @functools.lru_cache(maxsize=16)
-def _read(path: str, full: str, mtime: int) -> _Reader:
-    """One read per (file as named, its full path, modification time): a model built twice from it shares its
-    system object, so compiled programs are reused."""
+def _read(path: str, full: str, digest: str) -> _Reader:
+    """One read per (file as named, its full path, the digest of its contents): a model built twice from it
+    shares its system object, so compiled programs are reused. The contents, not the modification time, which
+    the file system keeps to a clock tick: a file rewritten within one tick would give the old model."""
     return _Reader(path)
 
 
@@ -544,7 +546,9 @@ def builder(path: str):
     full = os.path.abspath(path)
     if not os.path.isfile(full):
         raise ValueError(f"model file {path!r} does not exist")
-    reader = _read(path, full, os.stat(full).st_mtime_ns)
+    with open(full, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    reader = _read(path, full, digest)
     if reader.skipped:
         warnings.warn(f"{path}: not imported: " + "; ".join(reader.skipped), ImportWarning, stacklevel=3)
     asm = reader.asm

@@ -296,6 +296,20 @@ def test_a_file_mujoco_cannot_read_is_refused_with_mujocos_reason(tmp_path):
         get_model(str(bad))
 
 
+def test_a_rewritten_file_is_read_again_whatever_its_modification_time(tmp_path):
+    """A model file rewritten gives its new contents' model, also where its modification time is the first
+    version's (set back here, as a rewrite within one tick of the file system's clock leaves it)."""
+    xml = tmp_path / "ball.xml"
+    sphere = """<mujoco><worldbody><geom name="floor" type="plane" size="1 1 0.1"/>
+      <body name="b" pos="0 0 1"><freejoint/><geom name="s" type="sphere" size="{}"/></body></worldbody></mujoco>"""
+    xml.write_text(sphere.format(0.1))
+    stamp = os.stat(xml).st_mtime_ns
+    assert float(load(str(xml)).params["s_radius"]) == 0.1
+    xml.write_text(sphere.format(0.2))
+    os.utime(xml, ns=(stamp, stamp))
+    assert float(load(str(xml)).params["s_radius"]) == 0.2
+
+
 def test_simulate_a_file_comes_to_rest_on_its_shapes(tmp_path, capsys):
     """``jaxcontact simulate shapes.xml``: the box settles on a face, the capsule on its side, the ball on the
     floor (rest heights within the step's penetration v·h of a 0.1 mm drop); q holds 7 coordinates per body
