@@ -12,6 +12,33 @@ import numpy as np
 from jaxcontact.studies.plots import _tidy
 from jaxcontact.units import coordinate_unit, velocity_unit
 
+# Coordinates and velocities drawn one panel each up to this many; beyond, as maps over time.
+ROWS_MAX = 24
+# Contacts named in the impulses' legend up to this many.
+LEGEND_MAX = 12
+
+
+def _coordinate_maps(plt, t, q, u, out_dir, title) -> str:
+    """``coordinates.png`` of a large model: q − q(0) and u as colour maps over (time, index)."""
+    fig, axes = plt.subplots(2, 1, figsize=(10, 7), sharex=True, layout="constrained")
+    for ax, values, label in ((axes[0], q - q[:1], "q − q(0)"), (axes[1], u, "u")):
+        lim = float(np.max(np.abs(values))) or 1.0
+        image = ax.imshow(
+            values.T,
+            aspect="auto",
+            origin="lower",
+            extent=(float(t[0]), float(t[-1]), -0.5, values.shape[1] - 0.5),
+            cmap="RdBu_r",
+            vmin=-lim,
+            vmax=lim,
+            interpolation="nearest",
+        )
+        ax.set_ylabel("index")
+        fig.colorbar(image, ax=ax, label=f"{label} (each in its unit)")
+    axes[1].set_xlabel("t [s]")
+    fig.suptitle(f"{title} — {q.shape[1]} coordinates and {u.shape[1]} velocities".strip(" —"))
+    return _save(fig, out_dir, "coordinates.png", plt)
+
 
 def _pyplot():
     import matplotlib
@@ -40,29 +67,35 @@ def plot_trajectory(traj, out_dir: str, *, names=(), title: str = "", velocity_n
     paths = []
 
     rows = max(n, n_u)
-    fig, axes = plt.subplots(rows, 2, figsize=(10, 1.9 * rows + 0.8), sharex=True, squeeze=False, layout="constrained")
-    for i in range(rows):
-        if i < n:
-            unit = coordinate_unit(names[i])
-            axes[i, 0].plot(t, q[:, i], lw=1)
-            axes[i, 0].set_ylabel(f"{names[i]} [{unit}]", fontsize=9)
-            _tidy(axes[i, 0], 5, 4)
-        else:
-            axes[i, 0].set_visible(False)
-        if i < n_u and n_u == n:
-            axes[i, 1].plot(t, u[:, i], lw=1, color="C1")
-            axes[i, 1].set_ylabel(f"d{names[i]}/dt [{unit}/s]", fontsize=9)
-            _tidy(axes[i, 1], 5, 4)
-        elif i < n_u:  # velocities that are not the coordinates' rates (spatial: v and body-frame ω)
-            axes[i, 1].plot(t, u[:, i], lw=1, color="C1")
-            axes[i, 1].set_ylabel(f"{velocity_names[i]} [{velocity_unit(velocity_names[i])}]", fontsize=9)
-            _tidy(axes[i, 1], 5, 4)
-        else:
-            axes[i, 1].set_visible(False)
-    axes[-1, 0].set_xlabel("t [s]")
-    axes[-1, 1].set_xlabel("t [s]")
-    fig.suptitle(f"{title} — coordinates and velocities".strip(" —"))
-    paths.append(_save(fig, out_dir, "coordinates.png", plt))
+    if rows > ROWS_MAX:
+        # One panel per coordinate would be unreadable (and slow to lay out): maps of all of them instead.
+        paths.append(_coordinate_maps(plt, t, q, u, out_dir, title))
+    else:
+        fig, axes = plt.subplots(
+            rows, 2, figsize=(10, 1.9 * rows + 0.8), sharex=True, squeeze=False, layout="constrained"
+        )
+        for i in range(rows):
+            if i < n:
+                unit = coordinate_unit(names[i])
+                axes[i, 0].plot(t, q[:, i], lw=1)
+                axes[i, 0].set_ylabel(f"{names[i]} [{unit}]", fontsize=9)
+                _tidy(axes[i, 0], 5, 4)
+            else:
+                axes[i, 0].set_visible(False)
+            if i < n_u and n_u == n:
+                axes[i, 1].plot(t, u[:, i], lw=1, color="C1")
+                axes[i, 1].set_ylabel(f"d{names[i]}/dt [{unit}/s]", fontsize=9)
+                _tidy(axes[i, 1], 5, 4)
+            elif i < n_u:  # velocities that are not the coordinates' rates (spatial: v and body-frame ω)
+                axes[i, 1].plot(t, u[:, i], lw=1, color="C1")
+                axes[i, 1].set_ylabel(f"{velocity_names[i]} [{velocity_unit(velocity_names[i])}]", fontsize=9)
+                _tidy(axes[i, 1], 5, 4)
+            else:
+                axes[i, 1].set_visible(False)
+        axes[-1, 0].set_xlabel("t [s]")
+        axes[-1, 1].set_xlabel("t [s]")
+        fig.suptitle(f"{title} — coordinates and velocities".strip(" —"))
+        paths.append(_save(fig, out_dir, "coordinates.png", plt))
 
     PN, PT = np.asarray(traj.impulse_normal), np.asarray(traj.impulse_tangent)
     if PN.shape[1]:
@@ -76,7 +109,7 @@ def plot_trajectory(traj, out_dir: str, *, names=(), title: str = "", velocity_n
         axes[0].set_ylabel("normal impulse per step [N s]")
         axes[1].set_ylabel(("|tangential impulse|" if spatial else "tangential impulse") + " per step [N s]")
         axes[1].set_xlabel("t [s]")
-        if PN.shape[1] > 1:
+        if 1 < PN.shape[1] <= LEGEND_MAX:
             axes[0].legend(fontsize=8)
         fig.suptitle(f"{title} — contact impulses".strip(" —"))
         paths.append(_save(fig, out_dir, "contacts.png", plt))

@@ -199,3 +199,25 @@ def test_a_mesh_is_drawn_by_its_hull_and_two_meshes_of_a_body_are_two_shapes():
     shapes = _shapes(asm, {"gravity": 9.81})
     assert [kind for _, kind, _, _ in shapes] == ["mesh", "mesh"]
     assert np.allclose(shapes[0][2], cube) and np.allclose(shapes[1][2], 2 * np.array(square[:4], float))
+
+
+def test_a_large_models_coordinates_are_maps_not_a_panel_each(tmp_path, monkeypatch):
+    """Ten bodies (70 coordinates, 60 velocities, 80 contacts): coordinates.png holds two colour maps over
+    (time, index) instead of 70 rows of panels, and the impulses' legend is left out."""
+    import jaxcontact.plotting as plotting
+
+    drawn = {}
+    save = plotting._save
+
+    def record(fig, out_dir, name, plt):
+        drawn[name] = (len(fig.axes), [ax.get_legend() is not None for ax in fig.axes], fig.get_size_inches()[1])
+        return save(fig, out_dir, name, plt)
+
+    monkeypatch.setattr(plotting, "_save", record)
+    traj = _trajectory(10, 80)
+    assert traj.q.shape[1] > plotting.ROWS_MAX
+    paths = plot_trajectory(traj, str(tmp_path), title="ten boxes")
+    assert [p.split("/")[-1] for p in paths] == ["coordinates.png", "contacts.png", "diagnostics.png"]
+    axes, _, height = drawn["coordinates.png"]
+    assert axes == 4 and height < 10  # two maps and their colour bars
+    assert not any(drawn["contacts.png"][1])
