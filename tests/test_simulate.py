@@ -186,3 +186,21 @@ def test_singular_mass_and_constraint_jacobian_are_reported():
         simulate(two, {"m": jnp.asarray(1.0)}, jnp.zeros(2), jnp.zeros(2), dt=0.1, n_steps=5)
     with pytest.raises(ValueError, match=r"batch sample 2"):
         simulate(two, {"m": jnp.asarray([1.0, 2.0, 0.0])}, jnp.zeros((3, 2)), jnp.zeros((3, 2)), dt=0.1, n_steps=5)
+
+
+def test_the_final_states_line_names_a_large_models_first_coordinates_only():
+    """483 coordinates (the 60-link arm): the printed final state names the first few and says where the rest are."""
+    from jaxcontact.commands.simulate import FINAL_MAX, summary
+
+    n, rows = 483, 3
+    arrays = {
+        "q": np.arange(rows * n, dtype=float).reshape(rows, n),
+        "u": np.zeros((rows, n)),
+        "active": np.zeros((rows, 2), bool),
+        "residual": np.zeros(rows),
+        "converged": np.ones(rows, bool),
+        "energy": np.zeros(rows),
+    }
+    final = summary(arrays, tuple(f"c{i}" for i in range(n)))["final"]
+    assert final.count(" = ") == FINAL_MAX and f"c{FINAL_MAX - 1} = " in final and f"c{FINAL_MAX} = " not in final
+    assert final.endswith(f"({n - FINAL_MAX} more coordinates in trajectory.npz)")

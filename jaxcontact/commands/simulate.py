@@ -182,20 +182,27 @@ def run(args) -> int:
     return 0
 
 
+# The final state's line names at most this many coordinates (a large model's are in trajectory.npz).
+FINAL_MAX = 14
+
+
 def summary(arrays, names=()) -> dict:
     """Final state, number of impacts (inactive→active transitions), solver and energy figures."""
     import numpy as np
 
     q, u, act = arrays["q"], arrays["u"], arrays["active"]
     names = names or tuple(f"q{i}" for i in range(q.shape[1]))
+    k = FINAL_MAX
     if q.shape[1] == u.shape[1]:
-        final = ", ".join(f"{n} = {a:.6g} (d/dt {b:.3g})" for n, a, b in zip(names, q[-1], u[-1]))
+        final = ", ".join(f"{n} = {a:.6g} (d/dt {b:.3g})" for n, a, b in zip(names[:k], q[-1, :k], u[-1, :k]))
     else:  # velocities apart from the coordinates (spatial bodies)
         final = (
-            ", ".join(f"{n} = {a:.6g}" for n, a in zip(names, q[-1]))
+            ", ".join(f"{n} = {a:.6g}" for n, a in zip(names[:k], q[-1, :k]))
             + "; velocities "
-            + ", ".join(f"{b:.3g}" for b in u[-1])
+            + ", ".join(f"{b:.3g}" for b in u[-1, :k])
         )
+    if q.shape[1] > k:
+        final += f" … ({q.shape[1] - k} more coordinates in trajectory.npz)"
     impacts = int(np.sum(act[1:] & ~act[:-1])) if act.shape[1] else 0
     return {
         "final": final,
