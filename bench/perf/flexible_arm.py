@@ -11,6 +11,7 @@ with the coordinates n, the joints (contacts) and the constraint rows. Only the 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -27,9 +28,12 @@ from jaxcontact.stepping import MoreauJean  # noqa: E402
 from jaxcontact.stepping.projection import Projection  # noqa: E402
 
 
-def measure(n_links: int, n_steps: int, contact: str = "rigid") -> dict:
-    """Compile time and per-step cost of ``n_steps`` steps of the ``n_links`` arm."""
+def measure(n_links: int, n_steps: int, contact: str = "rigid", dense_mass: bool = False) -> dict:
+    """Compile time and per-step cost of ``n_steps`` steps of the ``n_links`` arm (``dense_mass``: its mass matrix
+    factorised whole, as if it declared no blocks)."""
     m = flexible_arm.model(contact, n_links)
+    if dense_mass:
+        m = m._replace(system=dataclasses.replace(m.system, mass_blocks=None))
     q0, u0 = m.initial_state(m.params)
     scheme = MoreauJean(projection=Projection())
 
@@ -52,10 +56,11 @@ def main(argv=None) -> int:
     ap.add_argument("--links", default="6,12,24,60", help="comma-separated N")
     ap.add_argument("--steps", type=int, default=200, help="steps per timed call")
     ap.add_argument("--contact", default="rigid", choices=("rigid", "ideal"))
+    ap.add_argument("--dense-mass", action="store_true", help="factorise the whole mass matrix (no blocks)")
     args = ap.parse_args(argv)
     rows = []
     for n in (int(x) for x in args.links.split(",")):
-        r = measure(n, args.steps, args.contact)
+        r = measure(n, args.steps, args.contact, args.dense_mass)
         rows.append(r)
         print(
             f"N={r['links']:3d}  n={r['n']:4d}  rows={r['rows']:3d}  contacts={r['contacts']:3d}  "

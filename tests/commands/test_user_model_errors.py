@@ -46,3 +46,20 @@ def test_a_file_outside_the_working_folder_is_named_in_full(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path / "work")
     got = _one_line(capsys, ["mc", f"{model}:model", "--param", "x=uniform(0,1)", "--n", "4", "--out", "o"])
     assert got == f"jaxcontact mc: error in user model {model}:2: RuntimeError: bad"
+
+
+def test_a_rewritten_model_file_is_loaded_again_whatever_its_modification_time(tmp_path):
+    """A user model file rewritten gives the new contents' model, also where its modification time is the first
+    version's (set back here, as a rewrite within one tick of the file system's clock leaves it)."""
+    import os
+
+    from jaxcontact.models import get_model
+
+    mine = tmp_path / "mine.py"
+    body = HEADER + "def model(**kw):\n    return get_model('bouncing-ball', restitution={}, **kw)\n"
+    mine.write_text(body.format(0.3))
+    stamp = os.stat(mine).st_mtime_ns
+    assert float(get_model(f"{mine}:model").params["restitution"]) == 0.3
+    mine.write_text(body.format(0.6))
+    os.utime(mine, ns=(stamp, stamp))
+    assert float(get_model(f"{mine}:model").params["restitution"]) == 0.6
