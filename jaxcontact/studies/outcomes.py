@@ -334,12 +334,12 @@ def _peak_accel_stream(value, dt) -> Stream:
     )
 
 
-def _free_flight_stream(threshold, select=lambda P: P) -> Stream:
-    """Steps without an impulse above ``threshold`` in the ``select``-ed contacts (all of them by default) over
+def _free_flight_stream(threshold, pick) -> Stream:
+    """Steps without an impulse above ``threshold`` in the ``pick``-ed contacts (:func:`_picked_contacts`) over
     the steps: carry (free steps, steps)."""
 
     def update(c, r, s, p):
-        free = jnp.all(select(r.impulse_normal) <= threshold).astype(r.q.dtype)
+        free = jnp.all(pick(r.impulse_normal) <= threshold).astype(r.q.dtype)
         return c[0] + free, c[1] + 1.0
 
     return Stream(
@@ -363,6 +363,15 @@ def _contact_index(system, name: str, spec: str) -> int:
     if i < 0 or (names and i >= len(names)):
         raise ValueError(f"outcome {name!r}: contact index {i} outside [0, {len(names) or 'number of contacts'})")
     return i
+
+
+def _picked_contacts(system, name: str, arg: str):
+    """The normal impulses (…, k) an outcome reads: every contact's, or (``arg``) the one contact's named or
+    numbered by it, as (…, 1)."""
+    if not arg:
+        return lambda P: P
+    j = _contact_index(system, name, arg)
+    return lambda P: P[..., j : j + 1]
 
 
 # The outcomes that compare a path with a reference model's (``<kind>:<q1>[,<q2>…]@<model>``).
@@ -597,26 +606,19 @@ def outcome(
             _fold(jnp.maximum, lambda r, s, p: _row_phi(r, s, p)[("phi", "phi_dot").index(field)]),
             True,
         )
-    if name == "free_flight":
-        return Outcome(
-            name,
-            "scalar",
-            f"fraction of steps without contact (impulses ≤ {impact_threshold:g} N·s)",
-            "",
-            lambda tr, s, p: jnp.mean(jnp.all(tr.impulse_normal[1:] <= impact_threshold, axis=-1).astype(tr.q.dtype)),
-            _free_flight_stream(impact_threshold),
-            smooth=False,
-        )
     kind, _, arg = name.partition(":")
-    if kind == "free_flight" and arg:
-        j = _contact_index(system, name, arg)
+    if name == "free_flight" or (kind == "free_flight" and arg):
+        pick = _picked_contacts(system, name, arg)
+        what = f"with {arg} open (its impulse" if arg else "without contact (impulses"
         return Outcome(
             name,
             "scalar",
-            f"fraction of steps with {arg} open (its impulse ≤ {impact_threshold:g} N·s)",
-            "1",
-            lambda tr, s, p: jnp.mean((tr.impulse_normal[1:, j] <= impact_threshold).astype(tr.q.dtype)),
-            _free_flight_stream(impact_threshold, lambda P: P[j]),
+            f"fraction of steps {what} ≤ {impact_threshold:g} N·s)",
+            "1" if arg else "",
+            lambda tr, s, p: jnp.mean(
+                jnp.all(pick(tr.impulse_normal[1:]) <= impact_threshold, axis=-1).astype(tr.q.dtype)
+            ),
+            _free_flight_stream(impact_threshold, pick),
             smooth=False,
         )
     if kind in PATH_OUTCOMES and arg:
@@ -625,24 +627,17 @@ def outcome(
         if dt is None:
             raise ValueError(f"outcome {name} needs the time step dt")
         h = float(dt)
-    if kind == "peak_force" and arg:
-        j = _contact_index(system, name, arg)
+    if name == "peak_force" or (kind == "peak_force" and arg):
+        pick = _picked_contacts(system, name, arg)
         return Outcome(
             name,
             "scalar",
-            f"largest force of {arg} (its largest normal impulse of a step / dt)",
+            f"largest force of {arg} (its largest normal impulse of a step / dt)"
+            if arg
+            else "largest contact force (largest normal impulse of a step / dt)",
             "N",
-            lambda tr, s, p: jnp.max(tr.impulse_normal[:, j], initial=0.0) / h,
-            _fold(jnp.maximum, lambda r, s, p: r.impulse_normal[j] / h),
-        )
-    if name == "peak_force":
-        return Outcome(
-            name,
-            "scalar",
-            "largest contact force (largest normal impulse of a step / dt)",
-            "N",
-            lambda tr, s, p: peak_impulse(tr.impulse_normal) / h,
-            _fold(jnp.maximum, lambda r, s, p: jnp.max(r.impulse_normal, initial=0.0) / h),
+            lambda tr, s, p: peak_impulse(pick(tr.impulse_normal)) / h,
+            _fold(jnp.maximum, lambda r, s, p: jnp.max(pick(r.impulse_normal), initial=0.0) / h),
         )
     if kind == "peak_accel" and arg:
         i, unit = _velocity_index(system, arg)
