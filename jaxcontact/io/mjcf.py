@@ -45,7 +45,6 @@ its name.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import re
 import warnings
@@ -54,6 +53,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcontact.io import model_file_key
 from jaxcontact.params import ANY, POSITIVE, law_range_rule
 from jaxcontact.spatial import (
     Assembly,
@@ -532,9 +532,8 @@ class _Reader:
 
 @functools.lru_cache(maxsize=16)
 def _read(path: str, full: str, digest: str) -> _Reader:
-    """One read per (file as named, its full path, the digest of its contents): a model built twice from it
-    shares its system object, so compiled programs are reused. The contents, not the modification time, which
-    the file system keeps to a clock tick: a file rewritten within one tick would give the old model."""
+    """One read per (file as named, :func:`jaxcontact.io.model_file_key`): a model built twice from it shares
+    its system object, so compiled programs are reused."""
     return _Reader(path)
 
 
@@ -543,12 +542,7 @@ def builder(path: str):
     unreadable or unsupported file; one :class:`ImportWarning` naming what is not imported)."""
     from jaxcontact.models import Model
 
-    full = os.path.abspath(path)
-    if not os.path.isfile(full):
-        raise ValueError(f"model file {path!r} does not exist")
-    with open(full, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
-    reader = _read(path, full, digest)
+    reader = _read(path, *model_file_key(path))
     if reader.skipped:
         warnings.warn(f"{path}: not imported: " + "; ".join(reader.skipped), ImportWarning, stacklevel=3)
     asm = reader.asm

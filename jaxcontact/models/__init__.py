@@ -226,18 +226,14 @@ def user_model_error(e: BaseException) -> str | None:
 
 
 def _user_module(path: str):
-    """The module of a user model file, loaded once per (file, digest of its contents): a model built twice
-    from it shares its system object, so compiled programs are reused. The contents, not the modification
-    time, which the file system keeps to a clock tick: a file rewritten within one tick would give the old model."""
-    import hashlib
+    """The module of a user model file, loaded once per :func:`jaxcontact.io.model_file_key` (its path and the
+    digest of its contents): a model built twice from it shares its system object, so compiled programs are reused."""
     import importlib.util
-    import os
 
-    full = os.path.abspath(path)
-    if not os.path.isfile(full):
-        raise ValueError(f"model file {path!r} does not exist")
-    with open(full, "rb") as f:
-        key = (full, hashlib.sha256(f.read()).hexdigest())
+    from jaxcontact.io import model_file_key
+
+    key = model_file_key(path)
+    full = key[0]
     if key not in _USER_MODULES:
         spec = importlib.util.spec_from_file_location(f"jaxcontact_user_model_{len(_USER_MODULES)}", full)
         module = importlib.util.module_from_spec(spec)
