@@ -232,19 +232,6 @@ def tip(q, n_links: int, n_elements: int = 1):
     return q[..., i], q[..., i + 1]
 
 
-def eccentricity(q, p, k: int, n_elements: int = 1):
-    """‖pin − hole‖ of joint k (1-based): the hole at link k's start node, the pin on the hub or link k − 1's end."""
-    per = 4 * (n_elements + 1)
-    hole = q[3 + per * (k - 1) : 3 + per * (k - 1) + 2]
-    if k == 1:
-        th, r = q[2], p["hub_r"]
-        pin = jnp.stack([q[0] + r * jnp.sin(th), q[1] - r * jnp.cos(th)])
-    else:
-        end = 3 + per * (k - 1) - 4
-        pin = q[end : end + 2]
-    return jnp.linalg.norm(pin - hole)
-
-
 # The registered ideal-joint arm of each size: the reference of the clearance arm's tip path.
 IDEAL_ARMS = {6: "flexible-arm-6-ideal"}
 
@@ -315,12 +302,11 @@ def model(contact: str = "rigid", n_links: int = 6, n_elements: int = 1, **overr
         "tip_y": lambda q, p: tip(q, n_links, n_elements)[1],
     }
     if contact != "ideal":
-        # Joint k's gap c_k − ‖e_k‖: positive while the pin flies free in its hole (per-joint free flight).
+        # Joint k's gap c_k − ‖e_k‖ as the system's joint k computes it: positive while the pin flies free in its hole.
+        gaps = sys_.gaps if contact == "rigid" else sys_.compliant_gaps
         observables.update(
             {
-                f"joint_gap_{k}": functools.partial(
-                    lambda q, p, k: p[f"clearance_{k}"] - eccentricity(q, p, k, n_elements), k=k
-                )
+                f"joint_gap_{k}": functools.partial(lambda q, p, k: gaps(q, 0.0, p)[k - 1], k=k)
                 for k in range(1, n_links + 1)
             }
         )
