@@ -2,8 +2,8 @@
 
 On a GPU host (jax with its CUDA plugin and jaxcontact's dependencies already installed; nothing is downloaded):
 
-    pip install --no-deps -e .
-    python bench/perf/gpu.py                  # the full grid within --budget-s; appends a section to bench/RESULTS.md
+    export PYTHONPATH=$PWD                    # (offline, ``pip install -e .`` cannot fetch its build backend)
+    python3 bench/perf/gpu.py                 # the full grid within --budget-s; appends a section to bench/RESULTS.md
 
 A CPU smoke run (seconds; what tests/test_bench_gpu.py runs):
 
@@ -18,6 +18,9 @@ Scenes (each cell is one (scene, dtype, batch); ``--steps`` replaces every scene
   [0.5, 1.5] m/s), with that bench's solve, the box study's: ``MoreauJean(diagnostics=False, tol=1e-4,
   iterations=500).for_forward_runs()``, dt 1e-3 s, 1000 steps.
 * **column-10**: ten stacked spheres dropped on a plane (``mujoco_spatial.jax_problem``), same scheme, 500 steps.
+``--fused``: the spatial scenes' cone solves sweep in one GPU kernel per step (``jaxcontact.stepping.
+cone_contacts.FUSED``, :mod:`jaxcontact.cones.fused`) instead of the staged loops; it needs a GPU.
+
 * **mc-four-bar**, **mc-box-toss**: ``jaxcontact mc four-bar`` (``mc box-toss``) through its Python API
   (``default_study`` + ``run_study``): the default study with n = B samples in one chunk of B (one compiled
   program, as ``--chunk B`` would run it), into a temporary folder, no plots. Its env-steps/s is over the
@@ -209,6 +212,9 @@ def main(argv=None):
     ap.add_argument("--budget-s", type=float, default=420.0, help="total wall budget; later cells are skipped")
     ap.add_argument("--out", default=str(common.OUT_DIR / "gpu_results.json"), help="JSON results")
     ap.add_argument("--no-append", action="store_true", help="do not append to bench/RESULTS.md")
+    ap.add_argument(
+        "--fused", action="store_true", help="spatial scenes sweep in one GPU kernel per step (jaxcontact.cones.fused)"
+    )
     args = ap.parse_args(argv)
     batches = [int(b) for b in args.batches.split(",")]
     dtypes = args.dtypes.split(",")
@@ -219,6 +225,9 @@ def main(argv=None):
 
     import jax
 
+    from jaxcontact.stepping import cone_contacts
+
+    cone_contacts.FUSED = args.fused
     dev = jax.devices()[0]
     device = f"{dev.device_kind} ({dev.platform}, {jax.device_count()} device(s))"
     print(f"device: {device}", flush=True)

@@ -237,6 +237,8 @@ def iterate_lanes(
     unroll: bool,
     rescue=None,
     rescue_after: int = 0,
+    fused: bool = False,
+    interpret: bool = False,
 ):
     """Sweeps of every lane's problem: (r (n, L), work (L,) int32: sweeps, plus Newton steps of a rescue).
 
@@ -259,6 +261,9 @@ def iterate_lanes(
     law; the sweeps then go on. Gauss–Seidel's
     slow problems (redundant contacts, whose impulses it moves only slowly along the null space of W) get
     the solver that suits them.
+
+    ``fused``: Gauss–Seidel sweeps in one GPU kernel instead (:func:`_iterate_fused`; ``interpret`` runs that
+    kernel through Pallas' interpreter).
     """
     nc = mu.shape[0]
     L = q.shape[-1]
@@ -267,6 +272,8 @@ def iterate_lanes(
         step = lambda r: sweep(W, q, mu, diag, r, omega)  # noqa: E731
         r, _ = lax.scan(lambda r, _: (step(r), None), r0, None, length=iterations)
         return r, jnp.full((L,), iterations, jnp.int32)
+    if fused:
+        return _iterate_fused(W, q, mu, r0, omega, tol=tol, iterations=iterations, rescue=rescue, interpret=interpret)
     chunk = _first_chunk(check_every, iterations)
     rescue_at = rescue_after if rescue is not None and rescue_after < iterations else None
     done = error_lanes(W, q, mu, r0) <= tol
@@ -284,6 +291,34 @@ def iterate_lanes(
         else:
             r, done, work = _in_groups(run, width, W, q, mu, omega, r, done, work)
         start = limit
+    return r, work
+
+
+# Sweeps of the fused kernel before the stragglers' rescue: inside one kernel a sweep costs a few hundred
+# operations per problem, so Gauss–Seidel gets many more sweeps than in the staged loops before Newton.
+FUSED_RESCUE_AFTER = 50
+
+
+def _iterate_fused(W, q, mu, r0, omega, *, tol, iterations, rescue, interpret):
+    """:func:`iterate_lanes` with the sweeps in one kernel per call (:mod:`jaxcontact.cones.fused`): every lane
+    sweeps until its error ≤ ``tol``, checking after every sweep; with a ``rescue``, the lanes still unsolved
+    after ``FUSED_RESCUE_AFTER`` sweeps (at most half of ``iterations``) get it (if any lane needs it), then
+    sweep on to ``iterations``."""
+    from jaxcontact.cones.fused import gs_sweeps_fused
+
+    nc, L = mu.shape
+    diag = diagonal_lanes(W, nc, 3)
+    done = error_lanes(W, q, mu, r0) <= tol
+    work = jnp.zeros((L,), jnp.int32)
+    # The rescue comes after FUSED_RESCUE_AFTER sweeps, or half the budget where that is smaller.
+    first = min(FUSED_RESCUE_AFTER, max(1, iterations // 2)) if rescue is not None else iterations
+    run = functools.partial(gs_sweeps_fused, W, q, mu, diag, tol=tol, interpret=interpret)
+    r, done, work = run(r0, omega, done, work, limit=first)
+    if first < iterations:
+        r, done, work = lax.cond(
+            jnp.all(done), lambda *a: a[-3:], lambda *a: _rescue(rescue, tol, *a), W, q, mu, r, done, work
+        )
+        r, done, work = run(r, omega, done, work, limit=iterations - first)
     return r, work
 
 

@@ -155,8 +155,10 @@ def _local_2d(B, c, mu, r_old):
 
 
 # --------------------------------------------------------------------------- the spatial contact on lanes
-# Every function below takes one contact per lane: B (3, 3, L), c and r (3, L), μ (L,). Indexing the leading
-# axes gives contiguous (L,) arrays, so the arithmetic is elementwise over the lanes (module docstring).
+# Every function below takes one contact per lane, component by component: B indexable as B[i][j] (a (3, 3, L)
+# array, or nested sequences of (L,) arrays), c and r as c[k], μ (L,); vectors come back as tuples of (L,)
+# arrays. The arithmetic is elementwise over the lanes (module docstring), and the same code runs inside a
+# GPU kernel, whose values are one-dimensional (:mod:`jaxcontact.cones.fused`).
 
 
 def _hypot(x, y):
@@ -165,40 +167,51 @@ def _hypot(x, y):
     return jnp.where(pos, jnp.sqrt(jnp.where(pos, s, 1.0)), 0.0)
 
 
-def project_cone_lanes(x, mu):
-    """:func:`~jaxcontact.cones.laws.project_cone` of (3, L) lanes, component by component."""
+def _finite(x):
+    """x is finite (NaN and ±∞ compare false), elementwise."""
+    return jnp.abs(x) < jnp.inf
+
+
+def project_components(x, mu):
+    """:func:`~jaxcontact.cones.laws.project_cone` of one contact per lane: (x_N, x_T1, x_T2) → tuple."""
     xn, x1, x2 = x[0], x[1], x[2]
     nt = _hypot(x1, x2)
     inside = nt <= mu * xn
     polar = mu * nt <= -xn
     s = (mu * nt + xn) / (mu * mu + 1.0)
     k = jnp.where(polar, 0.0, jnp.where(inside, 1.0, mu * s / jnp.where(nt > 0, nt, 1.0)))
-    return jnp.stack([jnp.where(polar, 0.0, jnp.where(inside, xn, s)), k * x1, k * x2])
+    return jnp.where(polar, 0.0, jnp.where(inside, xn, s)), k * x1, k * x2
 
 
-def local_error_lanes(r, u, mu):
-    """:func:`local_error` of (3, L) lanes: ‖r − P_K(r − û)‖ per lane."""
-    uh = jnp.stack([u[0] + mu * _hypot(u[1], u[2]), u[1], u[2]])
-    e = r - project_cone_lanes(r - uh, mu)
+def project_cone_lanes(x, mu):
+    """:func:`~jaxcontact.cones.laws.project_cone` of (3, L) lanes, component by component."""
+    return jnp.stack(project_components(x, mu))
+
+
+def local_error_components(r, u, mu):
+    """:func:`local_error` per lane: ‖r − P_K(r − û)‖."""
+    uh = (u[0] + mu * _hypot(u[1], u[2]), u[1], u[2])
+    p = project_components([r[k] - uh[k] for k in range(3)], mu)
+    e = [r[k] - p[k] for k in range(3)]
     return jnp.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2])
 
 
-def _product_lanes(B, r):
-    """B r per lane, (3, L)."""
-    return jnp.stack([B[i, 0] * r[0] + B[i, 1] * r[1] + B[i, 2] * r[2] for i in range(3)])
+def _product(B, r):
+    """B r per lane."""
+    return tuple(B[i][0] * r[0] + B[i][1] * r[1] + B[i][2] * r[2] for i in range(3))
 
 
-def _stick_lanes(B, c):
+def _stick(B, c):
     """−B⁻¹ c per lane by cofactors, and whether it is finite."""
-    b = lambda i, j: B[i % 3, j % 3]  # noqa: E731
+    b = lambda i, j: B[i % 3][j % 3]  # noqa: E731
     cof = [[b(i + 1, j + 1) * b(i + 2, j + 2) - b(i + 1, j + 2) * b(i + 2, j + 1) for j in range(3)] for i in range(3)]
-    det = B[0, 0] * cof[0][0] + B[0, 1] * cof[0][1] + B[0, 2] * cof[0][2]
-    rs = jnp.stack([-(cof[0][j] * c[0] + cof[1][j] * c[1] + cof[2][j] * c[2]) / det for j in range(3)])
-    ok = jnp.all(jnp.isfinite(rs), axis=0)
-    return jnp.where(ok, rs, 0.0), ok
+    det = B[0][0] * cof[0][0] + B[0][1] * cof[0][1] + B[0][2] * cof[0][2]
+    rs = [-(cof[0][j] * c[0] + cof[1][j] * c[1] + cof[2][j] * c[2]) / det for j in range(3)]
+    ok = _finite(rs[0]) & _finite(rs[1]) & _finite(rs[2])
+    return tuple(jnp.where(ok, x, 0.0) for x in rs), ok
 
 
-def _slide_newton_lanes(B, c, mu, rs):
+def _slide_newton(B, c, mu, rs):
     """The fast slide: ``SLIDE_NEWTON`` Newton steps on G from the stick solution's tangential direction.
 
     The unknown is the unit direction e itself, moved by the Newton step δ = G / G' along e⊥ and
@@ -215,14 +228,14 @@ def _slide_newton_lanes(B, c, mu, rs):
     e1, e2 = jnp.where(n > 0, t1 / safe, 1.0), jnp.where(n > 0, t2 / safe, 0.0)
 
     def parts(e1, e2):
-        row = [B[i, 0] + mu * (e1 * B[i, 1] + e2 * B[i, 2]) for i in range(3)]  # (B t)_i
+        row = [B[i][0] + mu * (e1 * B[i][1] + e2 * B[i][2]) for i in range(3)]  # (B t)_i
         den = row[0]
         return row, den, -c[0] * row[1] + den * c[1], -c[0] * row[2] + den * c[2]  # den · u_T
 
     for _ in range(SLIDE_NEWTON):
         p1, p2 = -e2, e1
         row, den, v1, v2 = parts(e1, e2)
-        drow = [mu * (p1 * B[i, 1] + p2 * B[i, 2]) for i in range(3)]
+        drow = [mu * (p1 * B[i][1] + p2 * B[i][2]) for i in range(3)]
         dv1 = -c[0] * drow[1] + drow[0] * c[1]
         dv2 = -c[0] * drow[2] + drow[0] * c[2]
         g = v1 * e2 - v2 * e1
@@ -234,32 +247,44 @@ def _slide_newton_lanes(B, c, mu, rs):
     _, den, v1, v2 = parts(e1, e2)
     ok = (den > 0) & (v1 * e1 + v2 * e2 <= 0)
     rn = -c[0] / jnp.where(den > 0, den, 1.0)
-    return jnp.stack([rn, rn * mu * e1, rn * mu * e2]), ok
+    return (rn, rn * mu * e1, rn * mu * e2), ok
 
 
-def _exact_fast_slide_lanes(B, c, mu, rs):
+def exact_fast_slide(B, c, mu, rs):
     """The fast slide and whether it is exact (its local error at round-off), per lane."""
-    slide, ok = _slide_newton_lanes(B, c, mu, rs)
-    u = _product_lanes(B, slide) + c
+    slide, ok = _slide_newton(B, c, mu, rs)
+    u = [x + ck for x, ck in zip(_product(B, slide), c)]
     norm = lambda x: jnp.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])  # noqa: E731
     scale = jnp.maximum(norm(c), jnp.maximum(norm(slide), norm(u)))
-    return slide, ok & (local_error_lanes(slide, u, mu) <= EXACT_ULPS * jnp.finfo(c.dtype).eps * scale)
+    eps = jnp.finfo(c[0].dtype).eps
+    return slide, ok & (local_error_components(slide, u, mu) <= EXACT_ULPS * eps * scale)
 
 
-def _candidate_lanes(B, c, mu):
-    """Take-off, stick or the fast slide per lane, and whether that candidate is exact.
+def candidate_components(B, c, mu, fast_slide):
+    """Take-off, stick or the fast slide per lane (a tuple), and whether that candidate is exact.
 
-    The slide's Newton steps cost many times the stick solve: they run only if some lane neither takes
-    off nor sticks (an inactive contact, a body at rest skip them)."""
-    rs, rs_ok = _stick_lanes(B, c)
+    ``fast_slide(easy, B, c, mu, rs)`` gives (slide, exact) where a lane neither takes off nor sticks:
+    :func:`exact_fast_slide` itself, or a branch that runs it only when some lane needs it."""
+    rs, rs_ok = _stick(B, c)
     stick = rs_ok & (rs[0] >= 0) & (_hypot(rs[1], rs[2]) <= mu * rs[0])
     take_off = c[0] >= 0
     easy = take_off | stick
-    slide, slide_ok = unless(
-        jnp.all(easy), (jnp.zeros_like(c), jnp.ones_like(easy)), _exact_fast_slide_lanes, B, c, mu, rs
-    )
-    r = jnp.where(take_off, 0.0, jnp.where(stick, rs, slide))
+    slide, slide_ok = fast_slide(easy, B, c, mu, rs)
+    r = tuple(jnp.where(take_off, 0.0, jnp.where(stick, rs[k], slide[k])) for k in range(3))
     return r, easy | slide_ok
+
+
+def _fast_slide_if_needed(easy, B, c, mu, rs):
+    # The slide's Newton steps cost many times the stick solve: they run only if some lane neither takes
+    # off nor sticks (an inactive contact, a body at rest skip them).
+    zero = jnp.zeros_like(c[0])
+    return unless(jnp.all(easy), ((zero, zero, zero), jnp.ones_like(easy)), exact_fast_slide, B, c, mu, rs)
+
+
+def _candidate_lanes(B, c, mu):
+    """Take-off, stick or the fast slide per lane ((3, L)), and whether that candidate is exact."""
+    r, exact = candidate_components(B, c, mu, _fast_slide_if_needed)
+    return jnp.stack(r), exact
 
 
 def _searched_slide(B, c, mu, r_old):

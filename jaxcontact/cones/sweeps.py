@@ -66,6 +66,7 @@ def _run(
     differentiation,
     default_omega,
     rescue_after=None,
+    fused=False,
 ):
     if differentiation not in DIFFERENTIATION_MODES:
         raise ValueError(f"{name}: differentiation must be one of {DIFFERENTIATION_MODES}; got {differentiation!r}")
@@ -88,6 +89,14 @@ def _run(
         )
 
     rescue = newton_rescue if rescue_after is not None and differentiation == "implicit" else None
+    if fused not in (True, False, "interpret"):
+        raise ValueError(f"{name}: fused must be True, False or 'interpret'; got {fused!r}")
+    if fused and (differentiation != "implicit" or d != 3 or delassus.is_blocks(W)):
+        raise ValueError(
+            f"{name}: fused sweeps solve spatial cones (d = 3) with W dense or factored, differentiated "
+            f"implicitly; got d = {d}, W {'by block rows' if delassus.is_blocks(W) else 'dense or factored'}, "
+            f"differentiation = {differentiation!r}"
+        )
 
     def solve(W, q, mu, r0):
         om = default_omega(W, delassus.diagonal_blocks(W, nc), nc, d) if omega is None else omega
@@ -100,6 +109,8 @@ def _run(
             unroll=differentiation == "unroll",
             rescue=rescue,
             rescue_after=rescue_after or 0,
+            fused=bool(fused),
+            interpret=fused == "interpret",
         )
         return in_lanes(kernel, W, q, mu, r0, jnp.asarray(om, q.dtype))
 
@@ -121,6 +132,7 @@ def nsgs(
     check_every: int = 10,
     differentiation: str = "implicit",
     rescue_after: int | None = None,
+    fused: bool | str = False,
 ) -> ContactSolution:
     """Nonsmooth block Gauss–Seidel for the frictional contact problem on cones.
 
@@ -142,6 +154,11 @@ def nsgs(
         (:func:`~jaxcontact.cones.newton`, at most ``RESCUE_STEPS`` steps, warm-started from the sweeps), the
         sweeps going on afterwards for whatever it leaves (:func:`~jaxcontact.cones.lanes.iterate_lanes`).
         ``iterations`` caps the sweeps; the reported count adds the Newton steps.
+      fused: True runs the sweeps of a batch in one GPU kernel per solve (:mod:`jaxcontact.cones.fused`:
+        spatial cones, W dense or factored, implicit mode; with ``rescue_after`` the unsolved problems get
+        Newton after ``FUSED_RESCUE_AFTER`` sweeps); it compiles with Triton, so it needs a GPU backend.
+        "interpret": the same kernel through Pallas' interpreter (slow; the CPU tests). False (default):
+        the staged sweeps of :func:`~jaxcontact.cones.lanes.iterate_lanes`.
     """
     return _run(
         "nsgs",
@@ -156,6 +173,7 @@ def nsgs(
         check_every=check_every,
         differentiation=differentiation,
         rescue_after=rescue_after,
+        fused=fused,
         default_omega=lambda W, diag, nc, d: jnp.asarray(1.0, diag.dtype),
     )
 

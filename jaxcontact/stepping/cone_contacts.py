@@ -34,6 +34,10 @@ CHECK_EVERY = 1
 # resting on redundant vertex contacts, whose impulses Gauss–Seidel moves only slowly along the null space of
 # W) would otherwise set the number of sweeps of every sample of a batch.
 RESCUE_AFTER = 9
+# ``nsgs``'s ``fused`` for the implicit mode: True runs a batch's sweeps in one GPU kernel per step
+# (:mod:`jaxcontact.cones.fused`), "interpret" that kernel through Pallas' interpreter (the CPU tests).
+# Off by default until a GPU run has measured it (bench/perf/gpu.py --fused sets it).
+FUSED = False
 
 
 def per_contact_order(k: int):
@@ -55,6 +59,7 @@ def _nsgs(W, q, mu, warm, *, iterations, omega, tol, differentiation):
         check_every=CHECK_EVERY,
         differentiation=differentiation,
         rescue_after=rescue,
+        fused=FUSED if differentiation == "implicit" else False,
     )
 
 

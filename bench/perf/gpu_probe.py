@@ -1,0 +1,331 @@
+"""Where a batched box-toss step spends its time on one device (meant for a GPU): phases, variants, costs.
+
+    python bench/perf/gpu_probe.py --batch 8192 --out /tmp/probe.json [--trace DIR] [--budget-s 300]
+
+The ``box-toss`` model as ``bench/perf/gpu.py`` runs it (the box study's solve: ``MoreauJean(diagnostics=False,
+tol=1e-4, iterations=500).for_forward_runs()``, dt 1e-3 s, speeds spread over the batch), float64:
+
+* **windows**: the 2 000-step toss as ten 200-step windows of one compiled program, each timed on its own
+  (flight, impacts, sliding and rest cost different sweeps), with each window's mean and largest per-step
+  contact work (sweeps plus rescue Newton steps) over the batch and its unconverged sample-steps;
+* **variants**: the same first and resting windows with the contact solve changed by module switches, each
+  compiled anew: the local solve's rare branches taken as selects instead of conds (``select``), no Newton
+  rescue of the stragglers (``no-rescue``), checks every 10 sweeps instead of every sweep (``check-10``);
+* **overheads**: a ``lax.while_loop`` whose predicate lives on the device, and a ``lax.cond``, per iteration;
+  one Gauss–Seidel sweep of the resting box's problems over the batch (lanes), with the number of kernels
+  (fusions, custom calls) XLA compiled into it;
+* ``--trace DIR``: a ``jax.profiler`` trace of one resting window.
+
+A CPU smoke run at tiny sizes: ``python bench/perf/gpu_probe.py --batch 4 --window 5 --windows 2``.
+Every measurement is written to the JSON as it finishes; one that fails becomes an error entry.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for common.py
+import common  # noqa: E402
+
+
+def timed(fn, *args, repeats=3):
+    """(first call s, median of ``repeats`` further calls s (the first call's if none), last output)."""
+    import jax
+
+    t0 = time.perf_counter()
+    out = jax.block_until_ready(fn(*args))
+    first = time.perf_counter() - t0
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = jax.block_until_ready(fn(*args))
+        ts.append(time.perf_counter() - t0)
+    return first, (sorted(ts)[len(ts) // 2] if ts else first), out
+
+
+def kernel_count(compiled_text: str) -> dict:
+    """Fusions and custom calls XLA compiled into a program (each a kernel launch per execution on a GPU)."""
+    return {
+        "fusions": len(re.findall(r"= [^=]*\bfusion\(", compiled_text)),
+        "custom_calls": len(re.findall(r"\bcustom-call\(", compiled_text)),
+        "whiles": len(re.findall(r"\bwhile\(", compiled_text)),
+        "conditionals": len(re.findall(r"\bconditional\(", compiled_text)),
+    }
+
+
+class Variant:
+    """Module switches of the contact solve, set for the duration of a ``with`` (traced anew inside)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        import jax
+        import jax.numpy as jnp
+
+        from jaxcontact.cones import local
+        from jaxcontact.stepping import cone_contacts
+
+        self.saved = (local.unless, cone_contacts.RESCUE_AFTER, cone_contacts.CHECK_EVERY)
+        if "select" in self.name:
+
+            def select(ok, value, fallback, *args):
+                other = fallback(*args)
+                return jax.tree.map(lambda v, o: jnp.where(ok, v, o), value, other)
+
+            local.unless = select
+        if "no-rescue" in self.name:
+            cone_contacts.RESCUE_AFTER = None
+        if "check-10" in self.name:
+            cone_contacts.CHECK_EVERY = 10
+        jax.clear_caches()
+        return self
+
+    def __exit__(self, *exc):
+        import jax
+
+        from jaxcontact.cones import local
+        from jaxcontact.stepping import cone_contacts
+
+        local.unless, cone_contacts.RESCUE_AFTER, cone_contacts.CHECK_EVERY = self.saved
+        jax.clear_caches()
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--batch", type=int, default=8192)
+    ap.add_argument("--window", type=int, default=200, help="steps per timed window")
+    ap.add_argument("--windows", type=int, default=10)
+    ap.add_argument("--dtype", default="float64", choices=("float32", "float64"))
+    ap.add_argument("--variants", default="select+no-rescue,select,no-rescue,check-10")
+    ap.add_argument("--budget-s", type=float, default=300.0, help="later measurements are skipped past this")
+    ap.add_argument("--trace", default=None, help="folder for a jax.profiler trace of one resting window")
+    ap.add_argument("--fused", action="store_true", help="sweeps in one GPU kernel per step (jaxcontact.cones.fused)")
+    ap.add_argument("--out", default=str(common.OUT_DIR / "gpu_probe.json"))
+    args = ap.parse_args(argv)
+
+    import jax
+
+    jax.config.update("jax_enable_x64", args.dtype == "float64")
+    import jax.numpy as jnp
+    from jax import lax
+
+    sys.path.insert(0, str(common.BENCH_DIR / "peers" / "mujoco"))
+    import mujoco_spatial as ms
+
+    from jaxcontact.simulate import simulate
+    from jaxcontact.stepping import cone_contacts
+    from jaxcontact.stepping.moreau_jean import MoreauJean
+
+    cone_contacts.FUSED = args.fused
+    dev = jax.devices()[0]
+    res = {"device": f"{dev.device_kind} ({dev.platform})", "args": vars(args), "machine": common.machine_info()}
+    t_start = time.perf_counter()
+
+    def save():
+        common.write_json(res, Path(args.out))
+
+    def over_budget(what):
+        if time.perf_counter() - t_start > args.budget_s:
+            res.setdefault("skipped", []).append(what)
+            save()
+            return True
+        return False
+
+    def attempt(name, fn):
+        print(f"-- {name}", file=sys.stderr, flush=True)
+        try:
+            res[name] = fn()
+        except Exception as e:  # noqa: BLE001 — one failed measurement is an entry, not the end of the probe
+            res[name] = {"error": f"{type(e).__name__}: {str(e).strip()[:400]}"}
+        res[name + "_at_s"] = round(time.perf_counter() - t_start, 1)
+        print(json.dumps({name: res[name]})[:2000], file=sys.stderr, flush=True)
+        save()
+
+    dtype = jnp.dtype(args.dtype)
+    system, params, q0, u0 = ms.jax_problem("box", args.batch, dtype)
+    scheme = MoreauJean(diagnostics=False, tol=ms.STUDY_TOL, iterations=ms.STUDY_ITERATIONS).for_forward_runs()
+    W = args.window
+
+    def make_run():
+        @jax.jit
+        def run(q, u, t0):
+            tr = simulate(
+                system, params, q, u, dt=ms.DT, n_steps=W, t0=t0, scheme=scheme, save_every=1, start="continue"
+            )
+            d = tr.diagnostics
+            work = d.iterations.astype(jnp.float32)
+            return tr.q[:, -1], tr.u[:, -1], jnp.mean(work), jnp.max(work), jnp.mean(~d.converged[:, 1:])
+
+        return run
+
+    def window_stats(run, q, u, t0, repeats=1):
+        first, steady, out = timed(run, q, u, t0, repeats=repeats)
+        return out, {
+            "first_s": first,
+            "ms_per_step": 1e3 * steady / W,
+            "mean_work": float(out[2]),
+            "max_work": float(out[3]),
+            "unconverged_sample_steps": float(out[4]),
+        }
+
+    # --- windows over the whole toss
+    starts = {}
+
+    def windows():
+        run = make_run()
+        q, u = q0, u0
+        rows = []
+        for k in range(args.windows):
+            starts[k] = (q, u)
+            # The first window's first call compiles; the later windows' single calls are steady already.
+            out, row = window_stats(run, q, u, jnp.asarray(k * W * ms.DT, dtype), repeats=1 if k == 0 else 0)
+            row["t0"] = k * W * ms.DT
+            rows.append(row)
+            q, u = out[0], out[1]
+            if k == 0:
+                res["compile_s_first_window"] = row["first_s"] - row["ms_per_step"] * W / 1e3
+        return rows
+
+    attempt("windows", windows)
+    rest = max(starts) if starts else 0
+    res["resting_window"] = rest
+
+    # --- overheads of device-side control flow
+    def overheads():
+        n = 2000
+        x = jnp.ones((args.batch,), dtype)
+
+        @jax.jit
+        def wl(x):
+            return lax.while_loop(lambda s: s[0] < n + jnp.sum(s[1]) * 0, lambda s: (s[0] + 1, s[1] * 1.0), (0, x))[0]
+
+        @jax.jit
+        def fl(x):
+            return lax.fori_loop(0, n, lambda i, y: y * 1.0 + 1e-30, x)
+
+        @jax.jit
+        def cl(x):
+            return lax.fori_loop(
+                0, n, lambda i, y: lax.cond(jnp.all(y > -1.0), lambda y: y * 1.0 + 1e-30, lambda y: y - 1.0, y), x
+            )
+
+        out = {}
+        for label, f in (("while_dynamic", wl), ("fori_static", fl), ("fori_with_cond", cl)):
+            _, steady, _ = timed(f, x)
+            out[label + "_us_per_iteration"] = 1e6 * steady / n
+        return out
+
+    if not over_budget("overheads"):
+        attempt("overheads", overheads)
+
+    # --- one sweep of resting problems, and its kernels
+    def sweep():
+        from jaxcontact.cones import delassus
+        from jaxcontact.cones.lanes import diagonal_lanes, gs_sweep_lanes
+
+        key = jax.random.PRNGKey(0)
+        nc, d, n_u, L = 8, 3, 6, args.batch
+        H = jax.random.normal(key, (n_u, nc * d, L), dtype)
+        Wf = delassus.Factored(H, H, jnp.full((nc * d, L), 1e-6, dtype))
+        q = jnp.tile(jnp.asarray([-1.0, 0.1, 0.0], dtype), nc)[:, None] * jnp.ones((1, L), dtype)
+        mu = jnp.full((nc, L), 0.3, dtype)
+        r = jnp.zeros((nc * d, L), dtype)
+        om = jnp.ones((L,), dtype)
+        diag = diagonal_lanes(Wf, nc, d)
+        k = 20
+
+        @jax.jit
+        def sweeps(r):
+            return lax.fori_loop(0, k, lambda _, r: gs_sweep_lanes(Wf, q, mu, diag, r, om), r)
+
+        _, steady, _ = timed(sweeps, r)
+        text = sweeps.lower(r).compile().as_text()
+        return {"us_per_sweep": 1e6 * steady / k, "nc": nc, "kernels_in_program": kernel_count(text)}
+
+    if not over_budget("sweep"):
+        attempt("sweep", sweep)
+
+    # --- a Pallas (Triton) kernel with a loop inside, per launch: can a whole solve be one kernel here?
+    def pallas():
+        from jax.experimental import pallas as pl
+
+        block, n = 128, 100
+
+        def kernel(x_ref, o_ref):
+            x = x_ref[...]
+
+            def body(s):
+                k, y = s
+                return k + 1, jnp.where(y > 1e-12, 0.5 * (y + 2.0 / y), y)
+
+            o_ref[...] = lax.while_loop(lambda s: (s[0] < n) & jnp.any(s[1] > 0), body, (0, x))[1]
+
+        L = args.batch
+        interpret = jax.devices()[0].platform == "cpu"
+        f = jax.jit(
+            pl.pallas_call(
+                kernel,
+                out_shape=jax.ShapeDtypeStruct((L,), dtype),
+                grid=(L // block,),
+                in_specs=[pl.BlockSpec((block,), lambda i: (i,))],
+                out_specs=pl.BlockSpec((block,), lambda i: (i,)),
+                interpret=interpret,
+            )
+        )
+        x = jnp.linspace(1.0, 3.0, L, dtype=dtype)
+        first, steady, y = timed(f, x)
+        return {
+            "compile_s": first - steady,
+            "us_per_call": 1e6 * steady,
+            "max_error_vs_sqrt2": float(jnp.max(jnp.abs(y - jnp.sqrt(2.0)))),
+        }
+
+    if args.batch % 128 == 0 and not over_budget("pallas"):
+        attempt("pallas", pallas)
+
+    # --- a profiler trace of the resting window
+    if args.trace and starts and not over_budget("trace"):
+
+        def trace():
+            run = make_run()
+            q, u = starts[rest]
+            t0 = jnp.asarray(rest * W * ms.DT, dtype)
+            jax.block_until_ready(run(q, u, t0))
+            jax.profiler.start_trace(args.trace)
+            jax.block_until_ready(run(q, u, t0))
+            jax.profiler.stop_trace()
+            return {"folder": args.trace}
+
+        attempt("trace", trace)
+
+    # --- variants on the first and the resting window
+    for name in [v for v in args.variants.split(",") if v]:
+        if over_budget(f"variant {name}"):
+            continue
+
+        def variant(name=name):
+            with Variant(name):
+                run = make_run()
+                out = {}
+                for k in (0, rest):
+                    q, u = starts[k]
+                    _, row = window_stats(run, q, u, jnp.asarray(k * W * ms.DT, dtype))
+                    out[f"window_{k}"] = row
+                return out
+
+        attempt(f"variant_{name}", variant)
+
+    res["total_s"] = time.perf_counter() - t_start
+    save()
+    print(json.dumps({k: v for k, v in res.items() if k != "machine"}, indent=1)[:6000])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
