@@ -18,8 +18,9 @@ Scenes (each cell is one (scene, dtype, batch); ``--steps`` replaces every scene
   [0.5, 1.5] m/s), with that bench's solve, the box study's: ``MoreauJean(diagnostics=False, tol=1e-4,
   iterations=500).for_forward_runs()``, dt 1e-3 s, 1000 steps.
 * **column-10**: ten stacked spheres dropped on a plane (``mujoco_spatial.jax_problem``), same scheme, 500 steps.
-``--fused``: the spatial scenes' cone solves sweep in one GPU kernel per step (``jaxcontact.stepping.
-cone_contacts.FUSED``, :mod:`jaxcontact.cones.fused`) instead of the staged loops; it needs a GPU.
+``--fused``: the spatial scenes' cone solves sweep in one GPU kernel per step
+(``jaxcontact.stepping.cone_contacts.FUSED``, ``jaxcontact.cones.fused``) instead of the staged loops; it needs
+a GPU.
 
 * **mc-four-bar**, **mc-box-toss**: ``jaxcontact mc four-bar`` (``mc box-toss``) through its Python API
   (``default_study`` + ``run_study``): the default study with n = B samples in one chunk of B (one compiled

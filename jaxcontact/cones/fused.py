@@ -12,13 +12,13 @@ local solve is :func:`~jaxcontact.cones.local.candidate_components` (take-off, s
 the relaxation and the projection on the cone. Where the fast slide is not exact (a lane whose slide
 the Newton steps from the stick direction miss), the candidate replaces the old value only if its local
 error is not larger — the lanes code's rule, without its tabulated search, which has no one-dimensional
-form. A problem the sweeps leave unsolved is reported so (``done``), and :func:`~jaxcontact.cones.lanes.
-iterate_lanes` hands it to the cones' Newton.
+form. A problem the sweeps leave unsolved is reported so (``done``), and
+:func:`~jaxcontact.cones.lanes.iterate_lanes` hands it to the cones' Newton.
 
 Values inside the kernel are one-dimensional (``BLOCK`` lanes; a Triton tensor's sizes are powers of
 two), so every vector is a tuple of components and the arrays are read row by row. The loops over
 contacts and unknowns stay loops inside the kernel (the impulses are read and written in the output
-array), so the kernel's code, and its compile time, do not grow with the number of contacts.
+array), so the kernel's code does not grow with the number of contacts.
 
 ``interpret=True`` runs the same kernel through Pallas' interpreter (any backend: the CPU tests).
 """
@@ -159,8 +159,8 @@ def _kernel(nc, n_u, factored, tol, limit, *refs):
 def gs_sweeps_fused(W, q, mu, diag, r, omega, done, work, *, tol, limit: int, interpret: bool = False):
     """Gauss–Seidel sweeps of every lane not ``done`` until its error ≤ ``tol`` or ``limit`` sweeps, in one kernel.
 
-    Lane arrays (:mod:`jaxcontact.cones.lanes`): W dense (n, n, L) or :class:`~jaxcontact.cones.delassus.
-    Factored` with lanes last, q and r (n, L), μ (nc, L), diag the diagonal blocks (nc, 3, 3, L), ω (L,),
+    Lane arrays (:mod:`jaxcontact.cones.lanes`): W dense (n, n, L) or
+    :class:`~jaxcontact.cones.delassus.Factored` with lanes last, q and r (n, L), μ (nc, L), diag the diagonal blocks (nc, 3, 3, L), ω (L,),
     done (L,) bool, work (L,) int32. Returns (r, done, work): work adds each lane's sweeps. Forward only
     (the caller's implicit rule differentiates the result).
     """

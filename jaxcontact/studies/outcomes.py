@@ -614,7 +614,7 @@ def outcome(
             name,
             "scalar",
             f"fraction of steps {what} ≤ {impact_threshold:g} N·s)",
-            "1" if arg else "",
+            "",  # a fraction: dimensionless, like its all-contacts form
             lambda tr, s, p: jnp.mean(
                 jnp.all(pick(tr.impulse_normal[1:]) <= impact_threshold, axis=-1).astype(tr.q.dtype)
             ),

@@ -210,6 +210,8 @@ def test_per_contact_free_flight_and_peak_force_by_hand():
         assert float(peak) == pytest.approx(P[:, j].max() / dt, rel=1e-14)
     both = [float(outcome(f"free_flight:{c}", rb.system).fn(tr, rb.system, rb.params)) for c in ("left", "right")]
     assert abs(both[0] - both[1]) > 0.02, both  # the corners fly at different times
+    # a fraction of the steps, with or without a contact named: dimensionless both ways (the plots' labels)
+    assert outcome("free_flight:left", rb.system).unit == outcome("free_flight", rb.system).unit == ""
 
 
 def test_per_contact_outcomes_refuse_bad_contacts():
