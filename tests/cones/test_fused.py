@@ -12,11 +12,10 @@ import pytest
 from jaxcontact.cones import delassus, fc3d_error, nsgs
 from jaxcontact.cones.fused import gs_sweeps_fused
 from jaxcontact.cones.lanes import diagonal_lanes
-from jaxcontact.models import get_model
 from jaxcontact.simulate import simulate
 from jaxcontact.stepping import cone_contacts
 from jaxcontact.stepping.moreau_jean import MoreauJean
-from tests.cones.test_lanes import batch_of_problems
+from tests.cones.test_lanes import batch_of_problems, box_toss_batch
 
 
 def factored_problems(n=6, nc=8, n_u=6, seed=0, s=0.3):
@@ -123,12 +122,8 @@ def test_fused_sweeps_are_refused_where_they_do_not_apply():
 
 
 def test_box_toss_with_fused_sweeps_follows_the_staged_trajectories(monkeypatch):
-    m = get_model("box-toss")
-    B, n = 3, 600
-    params = {k: jnp.full((B,), float(v)) for k, v in m.params.items()}
-    params["speed"] = jnp.asarray([0.5, 1.0, 1.5])
-    params["tilt_deg"] = jnp.asarray([0.0, 30.0, 50.0])
-    q0, u0 = jax.vmap(m.initial_state)(params)
+    m, params, q0, u0 = box_toss_batch()
+    n = 600
     scheme = MoreauJean(diagnostics=False).for_forward_runs()
 
     def run():

@@ -57,13 +57,19 @@ def test_a_lane_that_cannot_converge_in_the_budget_is_reported_and_the_others_ar
     assert np.all(np.asarray(sol.residual)[~ok] > 1e-12) and np.all(np.asarray(sol.residual)[ok] <= 1e-12)
 
 
-def test_box_toss_batch_equals_single_runs_sample_by_sample():
+def box_toss_batch():
+    """The box-toss model and three tosses (speeds and tilts apart): (model, params, q0, u0)."""
     m = get_model("box-toss")
-    B, n = 3, 400
-    params = {k: jnp.full((B,), float(v)) for k, v in m.params.items()}
+    params = {k: jnp.full((3,), float(v)) for k, v in m.params.items()}
     params["speed"] = jnp.asarray([0.5, 1.0, 1.5])
     params["tilt_deg"] = jnp.asarray([0.0, 30.0, 50.0])
     q0, u0 = jax.vmap(m.initial_state)(params)
+    return m, params, q0, u0
+
+
+def test_box_toss_batch_equals_single_runs_sample_by_sample():
+    m, params, q0, u0 = box_toss_batch()
+    B, n = 3, 400
     scheme = MoreauJean(diagnostics=False).for_forward_runs()
     run = lambda p, q, u: simulate(m.system, p, q, u, dt=1e-3, n_steps=n, scheme=scheme, save_every=n)  # noqa: E731
     compiled = jax.jit(run).lower(params, q0, u0).compile()
