@@ -160,9 +160,9 @@ def gs_sweeps_fused(W, q, mu, diag, r, omega, done, work, *, tol, limit: int, in
     """Gauss–Seidel sweeps of every lane not ``done`` until its error ≤ ``tol`` or ``limit`` sweeps, in one kernel.
 
     Lane arrays (:mod:`jaxcontact.cones.lanes`): W dense (n, n, L) or
-    :class:`~jaxcontact.cones.delassus.Factored` with lanes last, q and r (n, L), μ (nc, L), diag the diagonal blocks (nc, 3, 3, L), ω (L,),
-    done (L,) bool, work (L,) int32. Returns (r, done, work): work adds each lane's sweeps. Forward only
-    (the caller's implicit rule differentiates the result).
+    :class:`~jaxcontact.cones.delassus.Factored` with lanes last, q and r (n, L), μ (nc, L), diag the
+    diagonal blocks (nc, 3, 3, L), ω (L,), done (L,) bool, work (L,) int32. Returns (r, done, work): work
+    adds each lane's sweeps. Forward only (the caller's implicit rule differentiates the result).
     """
     nc, L = mu.shape
     n = q.shape[0]

@@ -35,6 +35,7 @@ from jax import lax
 from jax.custom_batching import custom_vmap
 
 from jaxcontact.cones import delassus
+from jaxcontact.cones.fused import gs_sweeps_fused
 from jaxcontact.cones.laws import modified_velocity, project_cone
 from jaxcontact.cones.local import local_solve_lanes, project_cone_lanes
 
@@ -304,8 +305,6 @@ def _iterate_fused(W, q, mu, r0, omega, *, tol, iterations, rescue, interpret):
     sweeps until its error ≤ ``tol``, checking after every sweep; with a ``rescue``, the lanes still unsolved
     after ``FUSED_RESCUE_AFTER`` sweeps (at most half of ``iterations``) get it (if any lane needs it), then
     sweep on to ``iterations``."""
-    from jaxcontact.cones.fused import gs_sweeps_fused
-
     nc, L = mu.shape
     diag = diagonal_lanes(W, nc, 3)
     done = error_lanes(W, q, mu, r0) <= tol

@@ -97,6 +97,11 @@ def _run(
             f"implicitly; got d = {d}, W {'by block rows' if delassus.is_blocks(W) else 'dense or factored'}, "
             f"differentiation = {differentiation!r}"
         )
+    if fused is True and jax.default_backend() != "gpu":
+        raise ValueError(
+            f"{name}: fused=True compiles its kernel with Triton, for a GPU; JAX's backend here is "
+            f"{jax.default_backend()!r} (fused='interpret' runs the kernel on any backend, slowly)"
+        )
 
     def solve(W, q, mu, r0):
         om = default_omega(W, delassus.diagonal_blocks(W, nc), nc, d) if omega is None else omega

@@ -116,6 +116,9 @@ def test_fused_sweeps_are_refused_where_they_do_not_apply():
         nsgs(W[0], q[0], mu[0], fused="yes")
     with pytest.raises(ValueError, match="differentiation = 'unroll'"):
         nsgs(jax.tree.map(lambda x: x[0], W3), q3[0], mu3[0], fused=True, differentiation="unroll")
+    if jax.default_backend() != "gpu":
+        with pytest.raises(ValueError, match="fused=True compiles its kernel with Triton, for a GPU"):
+            nsgs(jax.tree.map(lambda x: x[0], W3), q3[0], mu3[0], fused=True)
     planar = jnp.eye(4)
     with pytest.raises(ValueError, match="d = 2"):
         nsgs(planar, -jnp.ones(4), jnp.full((2,), 0.3), fused=True)
