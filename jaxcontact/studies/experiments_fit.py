@@ -172,7 +172,7 @@ class ExperimentsFit(NamedTuple):
             "estimates": self.estimates,
             "std": self.std,
             "interval95": {k: list(v) for k, v in self.interval95.items()},
-            "interval_method": "cluster-robust (sandwich) over experiments: H^-1 V H^-1 / N",
+            "interval_method": "cluster-robust (sandwich) over experiments: H^-1 V H^-1 / N, within the bounds",
             "covariance": {"names": list(self.estimates), "matrix": self.covariance.tolist()},
             "population": self.population,
             "loss": self.loss,
@@ -427,8 +427,8 @@ def fit_experiments(
 
 
 def _intervals(names, theta, g, hess, lo, hi):
-    """Cluster-robust covariance and 95 % intervals, the per-experiment one-step estimates' spread, and those
-    estimates (N, p)."""
+    """Cluster-robust covariance and 95 % intervals (within the bounds ``lo``, ``hi``), the per-experiment
+    one-step estimates' spread, and those estimates (N, p)."""
     n, p = g.shape
     mean_h = hess.mean(axis=0)
     centred = g - g.mean(axis=0)
@@ -438,7 +438,12 @@ def _intervals(names, theta, g, hess, lo, hi):
         inv = np.linalg.inv(mean_h)
         cov = inv @ v @ inv / n
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
-    interval = {k: (float(t - 1.96 * s), float(t + 1.96 * s)) for k, t, s in zip(names, theta, std)}
+    # Clipped to the parameter's bounds: an estimate on its bound (a restitution of 0) keeps no values it
+    # cannot take.
+    interval = {
+        k: (float(max(t - 1.96 * s, a)), float(min(t + 1.96 * s, b)))
+        for k, t, s, a, b in zip(names, theta, std, lo, hi)
+    }
     population = {}
     ok = np.array([np.all(np.linalg.eigvalsh(h) > 0) for h in hess])
     own = np.full((n, p), np.nan)

@@ -64,6 +64,19 @@ def test_intervals_of_quadratic_experiments_are_the_mean_and_its_standard_error(
     np.testing.assert_allclose(population["mu"]["median"], np.median(own[:, 0]), rtol=1e-12)
 
 
+def test_an_estimate_on_its_bound_gets_an_interval_within_the_bounds():
+    # The real cube tosses' restitution lands on its lower bound 0: the symmetric interval would reach below.
+    rng = np.random.default_rng(1)
+    n, p = 100, 2
+    own = np.array([0.2, 0.0]) + rng.normal(size=(n, p)) * 0.05
+    theta = np.array([own[:, 0].mean(), 0.0])
+    g, hess = theta - own, np.broadcast_to(np.eye(p), (n, p, p)).copy()
+    cov, interval, _, _ = _intervals(("mu", "e"), theta, g, hess, np.zeros(p), np.ones(p))
+    half = 1.96 * np.sqrt(np.diag(cov))
+    assert interval["e"][0] == 0.0 and interval["e"][1] == pytest.approx(half[1], rel=1e-12)
+    assert interval["mu"] == pytest.approx((theta[0] - half[0], theta[0] + half[0]), rel=1e-12)
+
+
 def test_intervals_count_experiments_that_say_nothing():
     # Half of the experiments do not depend on the second parameter (a toss that never slides says nothing
     # about μ): their Hessian is singular, they are counted apart, the shared interval still exists.
