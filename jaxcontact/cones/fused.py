@@ -36,6 +36,7 @@ from jaxcontact.cones.local import (
     candidate_components,
     exact_fast_slide,
     local_error_components,
+    product_components,
     project_components,
 )
 
@@ -49,13 +50,9 @@ def _exact(easy, B, c, mu, rs):
 def _contact_solve(B, c, mu, r_old):
     """One contact's new value per lane: the candidate, kept where exact or no worse than r_old."""
     r, exact = candidate_components(B, c, mu, _exact)
-    err = lambda x: local_error_components(x, [a + b for a, b in zip(_product(B, x), c)], mu)  # noqa: E731
+    err = lambda x: local_error_components(x, [a + b for a, b in zip(product_components(B, x), c)], mu)  # noqa: E731
     keep = exact | (err(r) <= err(r_old))
     return tuple(jnp.where(keep, r[k], r_old[k]) for k in range(3))
-
-
-def _product(B, x):
-    return [B[i][0] * x[0] + B[i][1] * x[1] + B[i][2] * x[2] for i in range(3)]
 
 
 def _kernel(nc, n_u, factored, tol, limit, *refs):
@@ -124,7 +121,7 @@ def _kernel(nc, n_u, factored, tol, limit, *refs):
     def sweep(done):
         def update(i, v):
             ri, B = contact(i)
-            own = _product(B, ri)
+            own = product_components(B, ri)
             c = [x - o + q[3 * i + b, lanes] for b, (x, o) in enumerate(zip(rows(i, v), own))]
             mi = mu[i, lanes]
             new = _contact_solve(B, c, mi, ri)

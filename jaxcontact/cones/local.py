@@ -196,7 +196,7 @@ def local_error_components(r, u, mu):
     return jnp.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2])
 
 
-def _product(B, r):
+def product_components(B, r):
     """B r per lane."""
     return tuple(B[i][0] * r[0] + B[i][1] * r[1] + B[i][2] * r[2] for i in range(3))
 
@@ -253,7 +253,7 @@ def _slide_newton(B, c, mu, rs):
 def exact_fast_slide(B, c, mu, rs):
     """The fast slide and whether it is exact (its local error at round-off), per lane."""
     slide, ok = _slide_newton(B, c, mu, rs)
-    u = [x + ck for x, ck in zip(_product(B, slide), c)]
+    u = [x + ck for x, ck in zip(product_components(B, slide), c)]
     norm = lambda x: jnp.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])  # noqa: E731
     scale = jnp.maximum(norm(c), jnp.maximum(norm(slide), norm(u)))
     eps = jnp.finfo(c[0].dtype).eps
