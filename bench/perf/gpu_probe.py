@@ -14,7 +14,8 @@ tol=1e-4, iterations=500).for_forward_runs()``, dt 1e-3 s, speeds spread over th
 * **overheads**: a ``lax.while_loop`` whose predicate lives on the device, and a ``lax.cond``, per iteration;
   one Gauss–Seidel sweep of the resting box's problems over the batch (lanes), with the number of kernels
   (fusions, custom calls) XLA compiled into it;
-* ``--trace DIR``: a ``jax.profiler`` trace of one resting window.
+* ``--trace DIR``: a ``jax.profiler`` trace of one resting window;
+* ``--fused``: the cone solves sweep in one GPU kernel per step (:mod:`jaxcontact.cones.fused`).
 
 A CPU smoke run at tiny sizes: ``python bench/perf/gpu_probe.py --batch 4 --window 5 --windows 2``.
 Every measurement is written to the JSON as it finishes; one that fails becomes an error entry.
@@ -33,19 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for comm
 import common  # noqa: E402
 
 
-def timed(fn, *args, repeats=3):
-    """(first call s, median of ``repeats`` further calls s (the first call's if none), last output)."""
+def call_once(fn, *args):
+    """(seconds, output) of one call of an already compiled ``fn``."""
     import jax
 
     t0 = time.perf_counter()
     out = jax.block_until_ready(fn(*args))
-    first = time.perf_counter() - t0
-    ts = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = jax.block_until_ready(fn(*args))
-        ts.append(time.perf_counter() - t0)
-    return first, (sorted(ts)[len(ts) // 2] if ts else first), out
+    return time.perf_counter() - t0, out
 
 
 def kernel_count(compiled_text: str) -> dict:
@@ -164,10 +159,13 @@ def main(argv=None):
 
         return run
 
-    def window_stats(run, q, u, t0, repeats=1):
-        first, steady, out = timed(run, q, u, t0, repeats=repeats)
+    def window_stats(run, q, u, t0, compiled):
+        """A window's output and row: one call if ``run`` is compiled already, else its first call and one more."""
+        first = 0.0 if compiled else call_once(run, q, u, t0)[0]
+        steady, out = call_once(run, q, u, t0)
+        compile_s = max(0.0, first - steady)
         return out, {
-            "first_s": first,
+            "compile_s": compile_s,
             "ms_per_step": 1e3 * steady / W,
             "mean_work": float(out[2]),
             "max_work": float(out[3]),
@@ -177,19 +175,18 @@ def main(argv=None):
     # --- windows over the whole toss
     starts = {}
 
+    run = make_run()
+
     def windows():
-        run = make_run()
         q, u = q0, u0
         rows = []
         for k in range(args.windows):
             starts[k] = (q, u)
             # The first window's first call compiles; the later windows' single calls are steady already.
-            out, row = window_stats(run, q, u, jnp.asarray(k * W * ms.DT, dtype), repeats=1 if k == 0 else 0)
+            out, row = window_stats(run, q, u, jnp.asarray(k * W * ms.DT, dtype), compiled=k > 0)
             row["t0"] = k * W * ms.DT
             rows.append(row)
             q, u = out[0], out[1]
-            if k == 0:
-                res["compile_s_first_window"] = row["first_s"] - row["ms_per_step"] * W / 1e3
         return rows
 
     attempt("windows", windows)
@@ -217,8 +214,7 @@ def main(argv=None):
 
         out = {}
         for label, f in (("while_dynamic", wl), ("fori_static", fl), ("fori_with_cond", cl)):
-            _, steady, _ = timed(f, x)
-            out[label + "_us_per_iteration"] = 1e6 * steady / n
+            out[label + "_us_per_iteration"] = 1e6 * common.time_call(f, x).steady_s / n
         return out
 
     if not over_budget("overheads"):
@@ -244,59 +240,19 @@ def main(argv=None):
         def sweeps(r):
             return lax.fori_loop(0, k, lambda _, r: gs_sweep_lanes(Wf, q, mu, diag, r, om), r)
 
-        _, steady, _ = timed(sweeps, r)
+        steady = common.time_call(sweeps, r).steady_s
         text = sweeps.lower(r).compile().as_text()
         return {"us_per_sweep": 1e6 * steady / k, "nc": nc, "kernels_in_program": kernel_count(text)}
 
     if not over_budget("sweep"):
         attempt("sweep", sweep)
 
-    # --- a Pallas (Triton) kernel with a loop inside, per launch: can a whole solve be one kernel here?
-    def pallas():
-        from jax.experimental import pallas as pl
-
-        block, n = 128, 100
-
-        def kernel(x_ref, o_ref):
-            x = x_ref[...]
-
-            def body(s):
-                k, y = s
-                return k + 1, jnp.where(y > 1e-12, 0.5 * (y + 2.0 / y), y)
-
-            o_ref[...] = lax.while_loop(lambda s: (s[0] < n) & jnp.any(s[1] > 0), body, (0, x))[1]
-
-        L = args.batch
-        interpret = jax.devices()[0].platform == "cpu"
-        f = jax.jit(
-            pl.pallas_call(
-                kernel,
-                out_shape=jax.ShapeDtypeStruct((L,), dtype),
-                grid=(L // block,),
-                in_specs=[pl.BlockSpec((block,), lambda i: (i,))],
-                out_specs=pl.BlockSpec((block,), lambda i: (i,)),
-                interpret=interpret,
-            )
-        )
-        x = jnp.linspace(1.0, 3.0, L, dtype=dtype)
-        first, steady, y = timed(f, x)
-        return {
-            "compile_s": first - steady,
-            "us_per_call": 1e6 * steady,
-            "max_error_vs_sqrt2": float(jnp.max(jnp.abs(y - jnp.sqrt(2.0)))),
-        }
-
-    if args.batch % 128 == 0 and not over_budget("pallas"):
-        attempt("pallas", pallas)
-
     # --- a profiler trace of the resting window
     if args.trace and starts and not over_budget("trace"):
 
-        def trace():
-            run = make_run()
+        def trace():  # the windows' program, compiled already
             q, u = starts[rest]
             t0 = jnp.asarray(rest * W * ms.DT, dtype)
-            jax.block_until_ready(run(q, u, t0))
             jax.profiler.start_trace(args.trace)
             jax.block_until_ready(run(q, u, t0))
             jax.profiler.stop_trace()
@@ -311,11 +267,11 @@ def main(argv=None):
 
         def variant(name=name):
             with Variant(name):
-                run = make_run()
+                changed = make_run()
                 out = {}
                 for k in (0, rest):
                     q, u = starts[k]
-                    _, row = window_stats(run, q, u, jnp.asarray(k * W * ms.DT, dtype))
+                    _, row = window_stats(changed, q, u, jnp.asarray(k * W * ms.DT, dtype), compiled=k > 0)
                     out[f"window_{k}"] = row
                 return out
 

@@ -25,6 +25,8 @@ array), so the kernel's code does not grow with the number of contacts.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -73,8 +75,10 @@ def _kernel(nc, n_u, factored, tol, limit, *refs):
 
     lax.fori_loop(0, n, copy, 0)
 
-    def x_times_r():
-        """v = X r (factored W), n_u lanes arrays."""
+    def velocity():
+        """v = X r with W by its factors (n_u lanes arrays); nothing with W dense."""
+        if not factored:
+            return ()
 
         def add(j, v):
             rj = r[j, lanes]
@@ -96,15 +100,15 @@ def _kernel(nc, n_u, factored, tol, limit, *refs):
 
         return list(lax.fori_loop(0, n, add, (zero,) * 3))
 
-    def contact(i):
-        return [r[3 * i + b, lanes] for b in range(3)], [[diag[i, a, b, lanes] for b in range(3)] for a in range(3)]
+    def impulse(i):
+        return [r[3 * i + b, lanes] for b in range(3)]
 
     def error(v):
         """Siconos' error per lane (:func:`~jaxcontact.cones.lanes.error_lanes`), ∞ where not finite."""
 
         def add(i, acc):
             sq, rr, uu, qq = acc
-            ri, _ = contact(i)
+            ri = impulse(i)
             qi = [q[3 * i + b, lanes] for b in range(3)]
             ui = [x + y for x, y in zip(rows(i, v), qi)]
             e = local_error_components(ri, ui, mu[i, lanes])
@@ -118,9 +122,12 @@ def _kernel(nc, n_u, factored, tol, limit, *refs):
         err = jnp.where(big, err / jnp.where(big, scale, 1.0), err)
         return jnp.where(jnp.abs(err) < jnp.inf, err, jnp.inf)
 
-    def sweep(done):
+    def sweep(done, v):
+        """One sweep from v = X r; v is carried through the contacts' updates."""
+
         def update(i, v):
-            ri, B = contact(i)
+            ri = impulse(i)
+            B = [[diag[i, a, b, lanes] for b in range(3)] for a in range(3)]
             own = product_components(B, ri)
             c = [x - o + q[3 * i + b, lanes] for b, (x, o) in enumerate(zip(rows(i, v), own))]
             mi = mu[i, lanes]
@@ -133,22 +140,23 @@ def _kernel(nc, n_u, factored, tol, limit, *refs):
                 v = tuple(v[a] + sum(X[a, 3 * i + b, lanes] * (new[b] - ri[b]) for b in range(3)) for a in range(n_u))
             return v
 
-        lax.fori_loop(0, nc, update, x_times_r() if factored else ())
-
-    def velocity():
-        return x_times_r() if factored else ()
+        lax.fori_loop(0, nc, update, v)
 
     def cond(state):
-        k, done, _ = state
+        k, done, _, _ = state
         return (k < limit) & (jnp.sum(jnp.where(done, 0, 1)) > 0)
 
     def body(state):
-        k, done, work = state
-        sweep(done)
+        k, done, work, v = state
+        sweep(done, v)
         work = work + jnp.where(done, 0, 1)
-        return k + 1, done | (error(velocity()) <= tol), work
+        # v recomputed from r, not the one carried through the sweep: it does not drift over many sweeps; the
+        # next sweep starts from it.
+        v = velocity()
+        return k + 1, done | (error(v) <= tol), work, v
 
-    _, done, work = lax.while_loop(cond, body, (jnp.int32(0), done_in[lanes] > 0, work_in[lanes]))
+    start = (jnp.int32(0), done_in[lanes] > 0, work_in[lanes], velocity())
+    _, done, work, _ = lax.while_loop(cond, body, start)
     done_out[lanes] = jnp.where(done, 1, 0).astype(jnp.int32)
     work_out[lanes] = work
 
@@ -174,7 +182,7 @@ def gs_sweeps_fused(W, q, mu, diag, r, omega, done, work, *, tol, limit: int, in
     args = [lanes(a) for a in arrays] + [lanes(q), lanes(mu), lanes(omega), lanes(diag), lanes(r)]
     args += [jnp.pad(done.astype(jnp.int32), (0, pad), constant_values=1), lanes(work)]
     Lp = L + pad
-    kernel = _kernel_fn(nc, n_u, factored, float(tol), int(limit))
+    kernel = functools.partial(_kernel, nc, n_u, factored, float(tol), int(limit))
     out_shape = (
         jax.ShapeDtypeStruct((n, Lp), q.dtype),
         jax.ShapeDtypeStruct((Lp,), jnp.int32),
@@ -189,10 +197,3 @@ def gs_sweeps_fused(W, q, mu, diag, r, omega, done, work, *, tol, limit: int, in
         name="cones_gs_fused",
     )(*lax.stop_gradient(args))
     return r[:, :L], d[:L] > 0, w[:L]
-
-
-def _kernel_fn(nc, n_u, factored, tol, limit):
-    def kernel(*refs):
-        _kernel(nc, n_u, factored, tol, limit, *refs)
-
-    return kernel

@@ -314,9 +314,7 @@ def _iterate_fused(W, q, mu, r0, omega, *, tol, iterations, rescue, interpret):
     run = functools.partial(gs_sweeps_fused, W, q, mu, diag, tol=tol, interpret=interpret)
     r, done, work = run(r0, omega, done, work, limit=first)
     if first < iterations:
-        r, done, work = lax.cond(
-            jnp.all(done), lambda *a: a[-3:], lambda *a: _rescue(rescue, tol, *a), W, q, mu, r, done, work
-        )
+        r, done, work = _rescue(rescue, tol, W, q, mu, r, done, work)
         r, done, work = run(r, omega, done, work, limit=iterations - first)
     return r, work
 
@@ -324,9 +322,7 @@ def _iterate_fused(W, q, mu, r0, omega, *, tol, iterations, rescue, interpret):
 def _group_sweeps(sweep, tol, chunk, start, limit, rescue, W, q, mu, omega, r, done, work):
     """Lanes that have swept ``start`` times (or are done): the rescue if given, then chunks to ``limit``."""
     if rescue is not None:
-        r, done, work = lax.cond(
-            jnp.all(done), lambda *a: a[-3:], lambda *a: _rescue(rescue, tol, *a), W, q, mu, r, done, work
-        )
+        r, done, work = _rescue(rescue, tol, W, q, mu, r, done, work)
     diag = diagonal_lanes(W, mu.shape[0], q.shape[0] // mu.shape[0])
 
     def cond(state):
@@ -366,7 +362,14 @@ def _in_groups(run, width, W, q, mu, omega, r, done, work):
 
 
 def _rescue(rescue, tol, W, q, mu, r, done, work):
-    """The rescue of :func:`iterate_lanes` on every lane not done: its solver, taken where it lowers the error."""
+    """The rescue of :func:`iterate_lanes` on every lane not done (none run if all are): its solver, taken
+    where it lowers the error."""
+    return lax.cond(
+        jnp.all(done), lambda *a: a[-3:], lambda *a: _rescue_lanes(rescue, tol, *a), W, q, mu, r, done, work
+    )
+
+
+def _rescue_lanes(rescue, tol, W, q, mu, r, done, work):
     pick = lambda x: jnp.moveaxis(x, -1, 0)  # noqa: E731 (…, L) → (L, …)
     Wk = delassus.BlockRows(W.cols, pick(W.values)) if delassus.is_blocks(W) else jax.tree.map(pick, W)
     rk, steps = jax.vmap(rescue)(Wk, pick(q), pick(mu), pick(r))
