@@ -8,13 +8,16 @@ tol=1e-4, iterations=500).for_forward_runs()``, dt 1e-3 s, speeds spread over th
 * **windows**: the 2 000-step toss as ten 200-step windows of one compiled program, each timed on its own
   (flight, impacts, sliding and rest cost different sweeps), with each window's mean and largest per-step
   contact work (sweeps plus rescue Newton steps) over the batch and its unconverged sample-steps;
-* **variants**: the same first and resting windows with the contact solve changed by module switches, each
+* **variants**: the slowest and the resting windows with the contact solve changed by module switches, each
   compiled anew: the local solve's rare branches taken as selects instead of conds (``select``), no Newton
-  rescue of the stragglers (``no-rescue``), checks every 10 sweeps instead of every sweep (``check-10``);
+  rescue of the stragglers (``no-rescue``), checks every 10 sweeps instead of every sweep (``check-10``), the
+  fused kernel's rescue after 9 sweeps instead of 50 (``rescue-9``);
 * **overheads**: a ``lax.while_loop`` whose predicate lives on the device, and a ``lax.cond``, per iteration;
   one Gauss–Seidel sweep of the resting box's problems over the batch (lanes), with the number of kernels
   (fusions, custom calls) XLA compiled into it;
 * ``--trace DIR``: a ``jax.profiler`` trace of one resting window;
+* ``--study``: the samples of ``jaxcontact mc box-toss --n B`` (friction, restitution, tilt) instead of spread
+  speeds;
 * ``--fused``: the cone solves sweep in one GPU kernel per step (:mod:`jaxcontact.cones.fused`).
 
 A CPU smoke run at tiny sizes: ``python bench/perf/gpu_probe.py --batch 4 --window 5 --windows 2``.
@@ -63,10 +66,10 @@ class Variant:
         import jax
         import jax.numpy as jnp
 
-        from jaxcontact.cones import local
+        from jaxcontact.cones import lanes, local
         from jaxcontact.stepping import cone_contacts
 
-        self.saved = (local.unless, cone_contacts.RESCUE_AFTER, cone_contacts.CHECK_EVERY)
+        self.saved = (local.unless, cone_contacts.RESCUE_AFTER, cone_contacts.CHECK_EVERY, lanes.FUSED_RESCUE_AFTER)
         if "select" in self.name:
 
             def select(ok, value, fallback, *args):
@@ -78,17 +81,36 @@ class Variant:
             cone_contacts.RESCUE_AFTER = None
         if "check-10" in self.name:
             cone_contacts.CHECK_EVERY = 10
+        if "rescue-9" in self.name:
+            lanes.FUSED_RESCUE_AFTER = 9
         jax.clear_caches()
         return self
 
     def __exit__(self, *exc):
         import jax
 
-        from jaxcontact.cones import local
+        from jaxcontact.cones import lanes, local
         from jaxcontact.stepping import cone_contacts
 
-        local.unless, cone_contacts.RESCUE_AFTER, cone_contacts.CHECK_EVERY = self.saved
+        local.unless, cone_contacts.RESCUE_AFTER, cone_contacts.CHECK_EVERY, lanes.FUSED_RESCUE_AFTER = self.saved
         jax.clear_caches()
+
+
+def study_problem(batch, dtype):
+    """(system, batched params, q0, u0) of ``jaxcontact mc box-toss --n batch``'s samples."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxcontact.models import get_model
+    from jaxcontact.studies.montecarlo import default_study, prepare_study, sample_params
+
+    model = get_model("box-toss")
+    prep = prepare_study(default_study(model, n=batch))
+    values = {k: jnp.asarray(v, dtype) for k, v in prep.values.items()}
+    params = jax.vmap(lambda v: sample_params(prep.model, v))(values)
+    params = jax.tree.map(lambda x: jnp.asarray(x, dtype), params)
+    q0, u0 = jax.vmap(prep.model.initial_state)(params)
+    return prep.model.system, params, q0.astype(dtype), u0.astype(dtype)
 
 
 def main(argv=None):
@@ -98,6 +120,8 @@ def main(argv=None):
     ap.add_argument("--windows", type=int, default=10)
     ap.add_argument("--dtype", default="float64", choices=("float32", "float64"))
     ap.add_argument("--variants", default="select+no-rescue,select,no-rescue,check-10")
+    ap.add_argument("--study", action="store_true", help="the box-toss study's samples instead of spread speeds")
+    ap.add_argument("--skip", default="", help="measurements not to make: fused_solve, overheads, sweep")
     ap.add_argument("--budget-s", type=float, default=300.0, help="later measurements are skipped past this")
     ap.add_argument("--trace", default=None, help="folder for a jax.profiler trace of one resting window")
     ap.add_argument("--fused", action="store_true", help="sweeps in one GPU kernel per step (jaxcontact.cones.fused)")
@@ -145,7 +169,11 @@ def main(argv=None):
         save()
 
     dtype = jnp.dtype(args.dtype)
-    system, params, q0, u0 = ms.jax_problem("box", args.batch, dtype)
+    if args.study:
+        system, params, q0, u0 = study_problem(args.batch, dtype)
+    else:
+        system, params, q0, u0 = ms.jax_problem("box", args.batch, dtype)
+    skip = set(args.skip.split(",")) - {""}
     scheme = MoreauJean(diagnostics=False, tol=ms.STUDY_TOL, iterations=ms.STUDY_ITERATIONS).for_forward_runs()
     W = args.window
 
@@ -210,7 +238,7 @@ def main(argv=None):
         out["max_r_difference_where_both_converged"] = float(jnp.max(jnp.where(both, gap, 0.0)))
         return out
 
-    if args.fused:
+    if args.fused and "fused_solve" not in skip:
         attempt("fused_solve", fused_solve)
 
     # --- windows over the whole toss
@@ -233,6 +261,9 @@ def main(argv=None):
     attempt("windows", windows)
     rest = max(starts) if starts else 0
     res["resting_window"] = rest
+    rows = res["windows"] if isinstance(res.get("windows"), list) else []
+    slowest = max(range(len(rows)), key=lambda k: rows[k]["ms_per_step"]) if rows else 0
+    res["slowest_window"] = slowest
 
     # --- overheads of device-side control flow
     def overheads():
@@ -258,7 +289,7 @@ def main(argv=None):
             out[label + "_us_per_iteration"] = 1e6 * common.time_call(f, x).steady_s / n
         return out
 
-    if not over_budget("overheads"):
+    if "overheads" not in skip and not over_budget("overheads"):
         attempt("overheads", overheads)
 
     # --- one sweep of resting problems, and its kernels
@@ -285,7 +316,7 @@ def main(argv=None):
         text = sweeps.lower(r).compile().as_text()
         return {"us_per_sweep": 1e6 * steady / k, "nc": nc, "kernels_in_program": kernel_count(text)}
 
-    if not over_budget("sweep"):
+    if "sweep" not in skip and not over_budget("sweep"):
         attempt("sweep", sweep)
 
     # --- a profiler trace of the resting window
@@ -310,7 +341,7 @@ def main(argv=None):
             with Variant(name):
                 changed = make_run()
                 out = {}
-                for k in (0, rest):
+                for k in sorted({slowest, rest}):
                     q, u = starts[k]
                     _, row = window_stats(changed, q, u, jnp.asarray(k * W * ms.DT, dtype), compiled=k > 0)
                     out[f"window_{k}"] = row
