@@ -341,9 +341,9 @@ def main(argv=None):
             with Variant(name):
                 changed = make_run()
                 out = {}
-                for k in sorted({slowest, rest}):
+                for i, k in enumerate(sorted({slowest, rest})):  # the variant's first window compiles it
                     q, u = starts[k]
-                    _, row = window_stats(changed, q, u, jnp.asarray(k * W * ms.DT, dtype), compiled=k > 0)
+                    _, row = window_stats(changed, q, u, jnp.asarray(k * W * ms.DT, dtype), compiled=i > 0)
                     out[f"window_{k}"] = row
                 return out
 

@@ -257,9 +257,10 @@ def iterate_lanes(
     lands in, so a batched solve equals the problems solved one by one, counts and flags included.
 
     ``rescue``: None, or a one-problem solver ``(W, q, mu, r0) -> (r, steps)`` (the cones' Newton) for the
-    stragglers: every lane not converged after ``rescue_after`` sweeps gets it, and again at the start of
-    each later stage, warm-started from its sweeps, and takes its result where that is closer to the cone
-    law; the sweeps then go on. Gauss–Seidel's
+    stragglers: every lane not converged after ``rescue_after`` sweeps gets it twice, from its sweeps'
+    iterate and from ``r0`` (:data:`FIRST_RESCUE_STARTS`), and again from its iterate at the start of each
+    later stage, and takes each result where that is closer to the cone law; the sweeps then go on.
+    Gauss–Seidel's
     slow problems (redundant contacts, whose impulses it moves only slowly along the null space of W) get
     the solver that suits them.
 
@@ -286,11 +287,12 @@ def iterate_lanes(
         every = max(chunk, start // STAGE_GROWTH)
         # The rescue at ``rescue_after`` sweeps, and again at each later stage for what the sweeps still leave.
         rescue_here = rescue if rescue_at is not None and start >= rescue_at else None
-        run = functools.partial(_group_sweeps, sweep, tol, every, start, limit, rescue_here)
+        starts = FIRST_RESCUE_STARTS if start == rescue_at else LATER_RESCUE_STARTS
+        run = functools.partial(_group_sweeps, sweep, tol, every, start, limit, rescue_here, starts)
         if width >= L:
-            r, done, work = run(W, q, mu, omega, r, done, work)
+            r, done, work = run(W, q, mu, omega, r0, r, done, work)
         else:
-            r, done, work = _in_groups(run, width, W, q, mu, omega, r, done, work)
+            r, done, work = _in_groups(run, width, W, q, mu, omega, r0, r, done, work)
         start = limit
     return r, work
 
@@ -314,15 +316,15 @@ def _iterate_fused(W, q, mu, r0, omega, *, tol, iterations, rescue, interpret):
     run = functools.partial(gs_sweeps_fused, W, q, mu, diag, tol=tol, interpret=interpret)
     r, done, work = run(r0, omega, done, work, limit=first)
     if first < iterations:
-        r, done, work = _rescue(rescue, tol, W, q, mu, r, done, work)
+        r, done, work = _rescue(rescue, FIRST_RESCUE_STARTS, tol, W, q, mu, r0, r, done, work)
         r, done, work = run(r, omega, done, work, limit=iterations - first)
     return r, work
 
 
-def _group_sweeps(sweep, tol, chunk, start, limit, rescue, W, q, mu, omega, r, done, work):
+def _group_sweeps(sweep, tol, chunk, start, limit, rescue, starts, W, q, mu, omega, warm, r, done, work):
     """Lanes that have swept ``start`` times (or are done): the rescue if given, then chunks to ``limit``."""
     if rescue is not None:
-        r, done, work = _rescue(rescue, tol, W, q, mu, r, done, work)
+        r, done, work = _rescue(rescue, starts, tol, W, q, mu, warm, r, done, work)
     diag = diagonal_lanes(W, mu.shape[0], q.shape[0] // mu.shape[0])
 
     def cond(state):
@@ -341,7 +343,7 @@ def _group_sweeps(sweep, tol, chunk, start, limit, rescue, W, q, mu, omega, r, d
     return r, done, work
 
 
-def _in_groups(run, width, W, q, mu, omega, r, done, work):
+def _in_groups(run, width, W, q, mu, omega, warm, r, done, work):
     """``run`` on the unconverged lanes, gathered ``width`` at a time (the last group padded with done lanes)."""
     L = q.shape[-1]
 
@@ -353,7 +355,7 @@ def _in_groups(run, width, W, q, mu, omega, r, done, work):
         (idx,) = jnp.nonzero(pending, size=width, fill_value=L)
         pad = idx >= L
         sub = lambda x: _gather_lanes(x, idx)  # noqa: E731
-        rg, dg, wg = run(sub(W), sub(q), sub(mu), sub(omega), sub(r), sub(done) | pad, sub(work))
+        rg, dg, wg = run(sub(W), sub(q), sub(mu), sub(omega), sub(warm), sub(r), sub(done) | pad, sub(work))
         put = lambda x, v: x.at[..., idx].set(v, mode="drop")  # noqa: E731 (padding slots dropped)
         return put(pending, False), put(r, rg), put(done, dg), put(work, wg)
 
@@ -361,24 +363,50 @@ def _in_groups(run, width, W, q, mu, omega, r, done, work):
     return r, done, work
 
 
-def _rescue(rescue, tol, W, q, mu, r, done, work):
+def _rescue(rescue, starts, tol, W, q, mu, warm, r, done, work):
     """The rescue of :func:`iterate_lanes` on every lane not done (none run if all are): its solver, taken
     where it lowers the error."""
     return lax.cond(
-        jnp.all(done), lambda *a: a[-3:], lambda *a: _rescue_lanes(rescue, tol, *a), W, q, mu, r, done, work
+        jnp.all(done),
+        lambda *a: a[-3:],
+        lambda *a: _rescue_lanes(rescue, starts, tol, *a),
+        W,
+        q,
+        mu,
+        warm,
+        r,
+        done,
+        work,
     )
 
 
-def _rescue_lanes(rescue, tol, W, q, mu, r, done, work):
+# Where the stragglers' Newton starts. The first rescue starts it twice: from the sweeps' iterate, and from
+# the solve's warm start (the impulses of the step before). On redundant contacts Gauss–Seidel's iterate has
+# drifted along the null space of W to splits where the Alart–Curnier Newton stalls, while the warm start is
+# a split the step before converged to; each start solves problems the other leaves. A later rescue starts
+# from the iterate only: from the warm start it would repeat the first.
+FIRST_RESCUE_STARTS = ("iterate", "warm")
+LATER_RESCUE_STARTS = ("iterate",)
+
+
+def _rescue_lanes(rescue, starts, tol, W, q, mu, warm, r, done, work):
+    """The rescue from each of ``starts`` ("iterate": r, "warm": the solve's warm start) on every lane not done,
+    each result taken where it lowers the lane's error; every Newton step run counts as work."""
     pick = lambda x: jnp.moveaxis(x, -1, 0)  # noqa: E731 (…, L) → (L, …)
     Wk = delassus.BlockRows(W.cols, pick(W.values)) if delassus.is_blocks(W) else jax.tree.map(pick, W)
-    rk, steps = jax.vmap(rescue)(Wk, pick(q), pick(mu), pick(r))
-    tried = rk.T
-    err, err_tried = error_lanes(W, q, mu, r), error_lanes(W, q, mu, tried)
-    better = ~done & (err_tried < err)
-    r = jnp.where(better[None], tried, r)
-    work = work + jnp.where(better, steps.astype(work.dtype), 0)
-    return r, done | (better & (err_tried <= tol)), work
+    err = error_lanes(W, q, mu, r)
+    better_any = jnp.zeros_like(done)
+    for name in starts:
+        start = r if name == "iterate" else warm
+        rk, steps = jax.vmap(rescue)(Wk, pick(q), pick(mu), pick(start))
+        tried = rk.T
+        err_tried = error_lanes(W, q, mu, tried)
+        better = ~done & (err_tried < err)
+        r = jnp.where(better[None], tried, r)
+        err = jnp.where(better, err_tried, err)
+        better_any = better_any | better
+        work = work + jnp.where(~done, steps.astype(work.dtype), 0)
+    return r, done | (better_any & (err <= tol)), work
 
 
 def _to_lanes(x, batched, size):
