@@ -260,9 +260,8 @@ def iterate_lanes(
     stragglers: every lane not converged after ``rescue_after`` sweeps gets it twice, from its sweeps'
     iterate and from ``r0`` (:data:`FIRST_RESCUE_STARTS`), and again from its iterate at the start of each
     later stage, and takes each result where that is closer to the cone law; the sweeps then go on.
-    Gauss–Seidel's
-    slow problems (redundant contacts, whose impulses it moves only slowly along the null space of W) get
-    the solver that suits them.
+    Gauss–Seidel's slow problems (redundant contacts, whose impulses it moves only slowly along the null
+    space of W) get the solver that suits them.
 
     ``fused``: Gauss–Seidel sweeps in one GPU kernel instead (:func:`_iterate_fused`; ``interpret`` runs that
     kernel through Pallas' interpreter).
