@@ -96,6 +96,9 @@ class Variant:
         jax.clear_caches()
 
 
+SKIPPABLE = ("fused_solve", "overheads", "sweep")  # measurements --skip may leave out
+
+
 def study_problem(batch, dtype):
     """(system, batched params, q0, u0) of ``jaxcontact mc box-toss --n batch``'s samples."""
     import jax
@@ -106,8 +109,7 @@ def study_problem(batch, dtype):
 
     model = get_model("box-toss")
     prep = prepare_study(default_study(model, n=batch))
-    values = {k: jnp.asarray(v, dtype) for k, v in prep.values.items()}
-    params = jax.vmap(lambda v: sample_params(prep.model, v))(values)
+    params = jax.vmap(lambda v: sample_params(prep.model, v))(jax.tree.map(jnp.asarray, prep.values))
     params = jax.tree.map(lambda x: jnp.asarray(x, dtype), params)
     q0, u0 = jax.vmap(prep.model.initial_state)(params)
     return prep.model.system, params, q0.astype(dtype), u0.astype(dtype)
@@ -121,12 +123,15 @@ def main(argv=None):
     ap.add_argument("--dtype", default="float64", choices=("float32", "float64"))
     ap.add_argument("--variants", default="select+no-rescue,select,no-rescue,check-10")
     ap.add_argument("--study", action="store_true", help="the box-toss study's samples instead of spread speeds")
-    ap.add_argument("--skip", default="", help="measurements not to make: fused_solve, overheads, sweep")
+    ap.add_argument("--skip", default="", help=f"measurements not to make, of {', '.join(SKIPPABLE)}")
     ap.add_argument("--budget-s", type=float, default=300.0, help="later measurements are skipped past this")
     ap.add_argument("--trace", default=None, help="folder for a jax.profiler trace of one resting window")
     ap.add_argument("--fused", action="store_true", help="sweeps in one GPU kernel per step (jaxcontact.cones.fused)")
     ap.add_argument("--out", default=str(common.OUT_DIR / "gpu_probe.json"))
     args = ap.parse_args(argv)
+    skip = set(args.skip.split(",")) - {""}
+    if skip - set(SKIPPABLE):
+        ap.error(f"--skip {args.skip!r}: unknown {sorted(skip - set(SKIPPABLE))}; known: {', '.join(SKIPPABLE)}")
 
     import jax
 
@@ -173,7 +178,6 @@ def main(argv=None):
         system, params, q0, u0 = study_problem(args.batch, dtype)
     else:
         system, params, q0, u0 = ms.jax_problem("box", args.batch, dtype)
-    skip = set(args.skip.split(",")) - {""}
     scheme = MoreauJean(diagnostics=False, tol=ms.STUDY_TOL, iterations=ms.STUDY_ITERATIONS).for_forward_runs()
     W = args.window
 
