@@ -109,6 +109,7 @@ def holdout(args):
         rows[-1]["interval95"] = res.interval95
         rows[-1]["population"] = res.population
         rows[-1]["loss"], rows[-1]["loss_at_guess"] = res.loss, res.loss_at_guess
+        rows[-1]["loss_first_batch"] = res.loss_first_batch
         if k == 100 and args.image:
             from jaxcontact.studies.identify_plots import experiments_fit_plot
 

@@ -95,7 +95,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="optax optimiser: lbfgs (the default for one trajectory) or adam (a fit over experiments: adam only)",
     )
-    p.add_argument("--steps", type=checks.positive_int, default=50, help="optimiser iterations (default 50)")
+    p.add_argument(
+        "--steps",
+        type=checks.positive_int,
+        default=None,
+        help="optimiser iterations (default 50 for one trajectory; a fit over experiments: Adam steps over "
+        "minibatches before its Newton steps on them all, default 25)",
+    )
     p.add_argument(
         "--learning-rate",
         type=checks.positive_float,
@@ -302,6 +308,7 @@ def run(args) -> int:
 
     from jaxcontact.models import get_model
     from jaxcontact.simulate import check_scheme, n_steps_for
+    from jaxcontact.studies.experiments_fit import ADAM_STEPS
     from jaxcontact.studies.identify import Smoothing, coordinates, fit
 
     try:
@@ -318,11 +325,15 @@ def run(args) -> int:
         if many:
             if args.learning_rate is None:
                 args.learning_rate = 0.1
+            if args.steps is None:
+                args.steps = ADAM_STEPS
             return identify_experiments.run(args, model, scheme.for_forward_runs())
         given = [flag for flag, (attr, default) in EXPERIMENTS_ONLY.items() if getattr(args, attr) != default]
         if given:
             raise ValueError(f"{', '.join(given)}: options of a fit over many experiments; {args.data!r} holds one")
         learning_rate = 0.05 if args.learning_rate is None else args.learning_rate
+        if args.steps is None:
+            args.steps = 50
         optimizer = args.optimizer or "lbfgs"
         guesses = parse_fit(args.fit, model)
         given = parse_bounds(args.bounds)

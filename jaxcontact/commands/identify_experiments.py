@@ -145,7 +145,8 @@ def run(args, model, scheme) -> int:
             f"{pop['experiments']} estimable)"
         )
     print(
-        f"  mean loss {res.loss:.4g} (at the guesses {res.loss_at_guess:.4g}), {res.wall_time:.0f} s wall time; "
+        f"  mean loss {res.loss:.4g} (the first minibatch: {res.loss_first_batch:.4g}, at the guesses "
+        f"{res.loss_at_guess:.4g}), {res.wall_time:.0f} s wall time; "
         f"predict held-out experiments with `jaxcontact predict {model.name} --data {args.data} "
         + " ".join(f"--set {k}={v:.6g}" for k, v in res.estimates.items() if k in model.params)
         + " --tosses ...`"

@@ -40,17 +40,24 @@ length; the physical parameters (μ, ε, …) are shared. What each design choic
 * **Minibatches.** Adam over minibatches of ``batch`` experiments (a new permutation every epoch), the step
   size decaying by a cosine to a twentieth: one compiled program of ``batch`` experiments serves every step,
   the final passes and the intervals, whatever N is (a smaller set is padded, the padding weighed 0). Bounds
-  by transform, θ = lo + (hi − lo)·sigmoid(z). Adam's last iterate carries its minibatches' noise, so the fit
-  ends with up to ``newton_steps`` Newton steps on the whole set (the mean Hessian below, fresh at each),
-  each halved until it lowers the loss.
+  by transform, θ = lo + (hi − lo)·sigmoid(z). Adam's last iterate carries its minibatches' noise and stops
+  short where the loss is flat, so the fit ends with up to ``newton_steps`` trust-region Newton trials on the
+  whole set: the step minimises the quadratic model of the mean loss (the mean Hessian below, corrected along
+  each accepted step by the secant it measured) within a radius of :data:`TRUST_RADIUS` of the bounds' widths,
+  which grows after an accepted step and shrinks after a refused one (the loss rose); a parameter on its bound
+  whose gradient points out of the bounds is held there (the restitution of the real cubes). A pass over
+  all experiments is what such a fit pays for: one for the gradients at Adam's estimate, p for the Hessians,
+  one per Newton trial, and p again for the intervals where the estimate has left the Hessians' span. The
+  guesses' loss is measured on the first minibatch only (``loss_at_guess``, beside the estimate's loss on the
+  same experiments), not by another pass.
 * **Intervals from the scatter between experiments.** θ̂ solves Σᵢ gᵢ(θ) = 0 (gᵢ the gradient of
   experiment i's loss). Linearised, θ̂ − θ* ≈ −H̄⁻¹ ḡ with H̄ the mean Hessian, so
   cov(θ̂) = H̄⁻¹ V H̄⁻¹ / N, V the sample covariance of the gᵢ over experiments: the cluster-robust
   ("sandwich") covariance, a linearised jackknife over experiments. It holds whatever makes the experiments
   differ (tracking noise, start errors, a model that is not the cube), unlike an interval built on the noise
-  of one record. H̄ and each Hᵢ come from central differences of the gᵢ (step ``hessian_step`` of each
-  bound's width): the misfit is only piecewise smooth in μ (stick–slip switches), so the Hessian is the
-  slope over that step, not at a point.
+  of one record. H̄ and each Hᵢ come from differences of the gᵢ over a span of :data:`HESSIAN_SPAN` of
+  each bound's width, one coordinate at a time (toward the bounds' interior): the misfit is only piecewise
+  smooth in μ (stick–slip switches), so the Hessian is the slope over that span, not at a point.
 * **The population's spread.** One Newton step per experiment from the shared estimate,
   θᵢ = θ̂ − Hᵢ⁻¹ gᵢ, estimates the parameters each experiment alone would prefer; experiments whose Hᵢ is not
   positive definite (a toss that never slides says nothing about μ) are counted apart. Their median and
@@ -80,8 +87,14 @@ from jaxcontact.studies.identify import _to_theta, _to_z
 
 # Parameters of the measurement rather than the model, with their default bounds (m).
 OBSERVATION_PARAMS = {OFFSET: (-0.01, 0.01)}
-# Central differences of the experiments' gradients for the Hessians: this share of each bound's width.
-HESSIAN_STEP = 1e-2
+# The span of the differences of the experiments' gradients that give their Hessians: this share of each bound's
+# width.
+HESSIAN_SPAN = 2e-2
+# Adam's steps over minibatches before the Newton steps on all experiments: the Newton steps take the estimate
+# the rest of the way at a pass each, so Adam only brings it near.
+ADAM_STEPS = 25
+# The first Newton step's trust radius, in shares of the bounds' widths.
+TRUST_RADIUS = 0.5
 
 
 class Segments(NamedTuple):
@@ -144,8 +157,10 @@ class ExperimentsFit(NamedTuple):
     estimates, std, interval95: by name (std and intervals cluster-robust over experiments, NaN where the
     mean Hessian is not positive definite); covariance (p, p) the same, in fit order; population: by name,
     the per-experiment one-step estimates' median, p10, p90 and how many experiments could be estimated;
-    loss_history / param_history per optimiser step (minibatch losses); loss / loss_at_guess: mean loss over
-    all fitted experiments; experiment_loss (N,); q (N, H, 7) simulated at the estimate (the offset added to
+    loss_history / param_history per optimiser step (minibatch losses); loss: mean loss over all fitted
+    experiments; loss_at_guess / loss_first_batch: mean loss at the guesses / at the estimate over the first
+    minibatch's experiments (all of them when N ≤ batch: a pass over all at the guesses would cost a pass);
+    experiment_loss (N,); q (N, H, 7) simulated at the estimate (the offset added to
     z); error (N, H) the pose error e (m); experiment_estimates (N, p) the one-step estimates (NaN where not
     estimable); wall_time s; settings: what reproduces the fit.
     """
@@ -159,6 +174,7 @@ class ExperimentsFit(NamedTuple):
     param_history: np.ndarray
     loss: float
     loss_at_guess: float
+    loss_first_batch: float
     experiment_loss: np.ndarray
     q: np.ndarray
     error: np.ndarray
@@ -177,6 +193,7 @@ class ExperimentsFit(NamedTuple):
             "population": self.population,
             "loss": self.loss,
             "loss_at_guess": self.loss_at_guess,
+            "loss_first_batch": self.loss_first_batch,
             "iterations": int(len(self.loss_history)),
             "loss_history": self.loss_history.tolist(),
             "wall_time_s": self.wall_time,
@@ -240,7 +257,7 @@ def fit_experiments(
     horizon: int = 100,
     substeps: int = 10,
     scheme=None,
-    steps: int = 40,
+    steps: int = ADAM_STEPS,
     batch: int = 32,
     learning_rate: float = 0.1,
     scale: float = 0.01,
@@ -252,8 +269,8 @@ def fit_experiments(
 
     guesses / bounds by name; horizon: samples fitted per experiment; substeps: steps per sample; scheme: the
     stepping scheme (default: identify's located impacts without projection, with the forward runs' solve);
-    steps: Adam steps over minibatches of ``batch`` experiments; newton_steps: at most so many Newton steps on
-    all experiments after them; scale: the robust loss's s (m);
+    steps: Adam steps over minibatches of ``batch`` experiments; newton_steps: at most so many trust-region
+    Newton trials on all experiments after them (each a pass over all); scale: the robust loss's s (m);
     progress(line) after every step. See the module docstring for what each choice does.
     """
     began = time.perf_counter()
@@ -340,6 +357,8 @@ def fit_experiments(
         theta = np.asarray(_to_theta(z, lo, hi))
         per, _, _, g = evaluate(np.broadcast_to(theta, (size, len(names))), idx)
         loss = float(np.mean(np.asarray(per)[:real]))
+        if k == 0:  # the guesses' loss, on the first minibatch's experiments
+            guess_batch, loss_at_guess = idx[:real], loss
         grad_theta = np.mean(np.asarray(g)[:real], axis=0)
         grad_z = grad_theta * (hi - lo) * np.asarray(jax.nn.sigmoid(z) * (1.0 - jax.nn.sigmoid(z)))
         grad_z = np.where(np.isfinite(grad_z), grad_z, 0.0)
@@ -354,43 +373,61 @@ def fit_experiments(
         )
     theta = np.asarray(_to_theta(z, lo, hi))
 
-    say("passes over every experiment: the loss, the Hessians (central differences of the gradients), Newton steps")
+    say("passes over every experiment: the gradients, the Hessians (differences of the gradients), Newton steps")
     per, q, e2, g = full_pass(theta)
-    per_guess = full_pass(theta0)[0]
-    step = HESSIAN_STEP * (hi - lo)
+    say(f"pass at Adam's estimate: mean loss {np.mean(per):.4g} ({time.perf_counter() - began:.0f} s)")
+    span = HESSIAN_SPAN * (hi - lo)
 
-    def hessians(theta):
+    def hessians(theta, g):
+        """Every experiment's Hessian: differences of its gradient over ``span`` from θ, one coordinate at a
+        time, toward the bounds' interior (p passes; g is the gradient at θ)."""
         h = np.empty((n, len(names), len(names)))
         for j in range(len(names)):
-            up = np.clip(theta + step[j] * np.eye(len(names))[j], lo, hi)
-            down = np.clip(theta - step[j] * np.eye(len(names))[j], lo, hi)
-            h[:, :, j] = (full_pass(up)[3] - full_pass(down)[3]) / (up[j] - down[j])
+            sign = 1.0 if theta[j] + span[j] <= hi[j] else -1.0
+            other = theta + sign * span[j] * np.eye(len(names))[j]
+            h[:, :, j] = (full_pass(other)[3] - g) / (sign * span[j])
+        say(f"Hessians by differences of the gradients ({time.perf_counter() - began:.0f} s)")
         return 0.5 * (h + np.swapaxes(h, 1, 2))
 
-    # Adam's last iterate carries its minibatches' noise and may stop short where its step has decayed: Newton
-    # steps on the whole set (the mean Hessian, fresh at each), halved until they lower the loss, take the
-    # estimate to the optimum of all experiments; they stop when a step moves less than a thousandth of a
-    # bound's width. The intervals use the Hessians at the final estimate.
-    hess = hessians(theta)
+    # Adam's last iterate carries its minibatches' noise and stops short where the loss is flat (the
+    # restitution of a cube that mostly slides): trust-region Newton steps on the whole set take it to the
+    # optimum of all experiments. A Hessian here is the gradients' slope over ``span``, not at a point (the
+    # misfit is piecewise smooth and need not be convex there), so the step minimises the quadratic model within
+    # a trust radius (shares of the bounds' widths), and every accepted step corrects the mean Hessian along
+    # itself by the secant it measured (Powell's symmetric update) instead of p more passes. The intervals take
+    # the experiments' Hessians afresh where the estimate has left the span they were taken over.
+    hess, at = hessians(theta, g), theta
+    unit = hi - lo  # the trust region and the secant in shares of the bounds' widths
+    model_h, radius = hess.mean(axis=0) * np.outer(unit, unit), TRUST_RADIUS
     for _ in range(newton_steps):
-        mean_h = hess.mean(axis=0)
-        if not np.all(np.linalg.eigvalsh(mean_h) > 0):
+        grad_u = g.mean(axis=0) * unit
+        # a parameter on its bound whose gradient points out of the bounds is held there (projected Newton): a
+        # step through the bound would be clipped, and the rest of it would follow a model that assumed it
+        free = ~(((theta <= lo) & (grad_u > 0)) | ((theta >= hi) & (grad_u < 0)))
+        if not free.any():
             break
-        move = -np.linalg.solve(mean_h, g.mean(axis=0))
-        for _ in range(3):
-            trial = np.clip(theta + move, lo + 1e-9 * (hi - lo), hi - 1e-9 * (hi - lo))
-            got = full_pass(trial)
-            if np.mean(got[0]) < np.mean(per):
-                break
-            move = move / 2
-        else:
-            break
-        small = np.all(np.abs(trial - theta) < 1e-3 * (hi - lo))
+        move = np.zeros(len(names))
+        move[free] = unit[free] * _trust_step(model_h[np.ix_(free, free)], grad_u[free], radius)
+        trial = np.clip(theta + move, lo, hi)
+        got = full_pass(trial)
+        taken = trial - theta
+        accepted = np.mean(got[0]) < np.mean(per)
+        say(
+            ("Newton step: " if accepted else "Newton step refused (the loss rose): ")
+            + "  ".join(f"{nm}={v:.5g}" for nm, v in zip(names, trial))
+            + f"  mean loss {np.mean(got[0]):.4g} ({time.perf_counter() - began:.0f} s)"
+        )
+        size_taken = float(np.linalg.norm(taken / unit))
+        if not accepted:
+            radius = size_taken / 4
+            continue
+        model_h = _secant(model_h, taken / unit, (got[3].mean(axis=0) - g.mean(axis=0)) * unit)
         theta, (per, q, e2, g) = trial, got
-        say("Newton step: " + "  ".join(f"{nm}={v:.5g}" for nm, v in zip(names, theta)))
-        hess = hessians(theta)
-        if small:
+        radius = max(radius, 2 * size_taken)
+        if np.all(np.abs(taken) < 1e-3 * unit):
             break
+    if np.any(np.abs(theta - at) > span):
+        hess = hessians(theta, g)
     cov, interval, population, own = _intervals(names, theta, g, hess, lo, hi)
     return ExperimentsFit(
         {k: float(v) for k, v in zip(names, theta)},
@@ -401,7 +438,8 @@ def fit_experiments(
         np.asarray(losses),
         np.asarray(params),
         float(np.mean(per)),
-        float(np.mean(per_guess)),
+        loss_at_guess,
+        float(np.mean(per[guess_batch])),
         per,
         q,
         np.sqrt(np.maximum(e2, 0.0)),
@@ -416,7 +454,7 @@ def fit_experiments(
             "learning_rate": learning_rate,
             "loss_scale_m": scale,
             "seed": seed,
-            "hessian_step": HESSIAN_STEP,
+            "hessian_span": HESSIAN_SPAN,
             "newton_steps": newton_steps,
             "guesses": {k: float(v) for k, v in zip(names, theta0)},
             "bounds": {k: [float(a), float(b)] for k, a, b in zip(names, lo, hi)},
@@ -424,6 +462,41 @@ def fit_experiments(
             "experiments": n,
         },
     )
+
+
+def _trust_step(h, g, radius):
+    """The step s minimising gᵀs + ½ sᵀhs within |s| ≤ radius (h symmetric, not necessarily positive definite):
+    s = −(h + λI)⁻¹g with the least λ ≥ 0 that makes h + λI positive definite and s fit the radius."""
+    w, v = np.linalg.eigh(h)
+    gv = v.T @ g
+    scale = max(float(np.max(np.abs(w))), float(np.linalg.norm(g)) / radius, 1e-300)
+
+    def step(lam):
+        return -v @ (gv / (w + lam))
+
+    low = max(0.0, -float(w[0])) + 1e-12 * scale
+    if np.linalg.norm(step(low)) <= radius:
+        if w[0] > 0:
+            return step(low)
+        # the model falls along the lowest curvature whatever g says there: go to the radius along it
+        s = step(low)
+        extra = math.sqrt(max(radius**2 - float(s @ s), 0.0))
+        return s - math.copysign(extra, float(g @ v[:, 0]) or 1.0) * v[:, 0]
+    high = low + 2.0 * scale
+    for _ in range(100):  # |step(λ)| falls with λ; bisect it to the radius
+        mid = 0.5 * (low + high)
+        low, high = (mid, high) if np.linalg.norm(step(mid)) > radius else (low, mid)
+    return step(high)
+
+
+def _secant(h, s, y):
+    """Powell's symmetric update of h so that h s = y (the gradient's change y over the step s), the least
+    change in h's Frobenius norm."""
+    r = y - h @ s
+    ss = float(s @ s)
+    if ss == 0.0:
+        return h
+    return h + (np.outer(r, s) + np.outer(s, r)) / ss - float(r @ s) * np.outer(s, s) / ss**2
 
 
 def _intervals(names, theta, g, hess, lo, hi):

@@ -13,7 +13,7 @@ import pytest
 
 from jaxcontact import cli
 from jaxcontact.spatial import rotations
-from jaxcontact.studies.experiments_fit import _intervals, pose_error2, pseudo_huber
+from jaxcontact.studies.experiments_fit import _intervals, _secant, _trust_step, pose_error2, pseudo_huber
 
 CUBES = Path(__file__).resolve().parents[3] / "shared" / "data" / "contactnets" / "cube_tosses.npz"
 CUBE = ["--set", "half_x=0.0524", "--set", "half_y=0.0524", "--set", "half_z=0.0524", "--set", "mass=0.37"]
@@ -89,6 +89,41 @@ def test_intervals_count_experiments_that_say_nothing():
     cov, _, population, estimates = _intervals(("e", "mu"), np.array([0.5, 0.5]), g, hess, np.zeros(2), np.ones(2))
     assert np.isfinite(cov).all() and population["mu"]["not_estimable"] == n // 2
     assert np.isnan(estimates[n // 2 :]).all()
+
+
+def test_trust_step_minimises_the_quadratic_model_within_its_radius():
+    # Against the model's values at many points of the ball: convex and not, inside and on the radius.
+    rng = np.random.default_rng(5)
+    ball = rng.normal(size=(20000, 2))
+    ball *= (rng.uniform(size=(20000, 1)) ** 0.5) / np.linalg.norm(ball, axis=1, keepdims=True)
+    for h, g, radius in (
+        (np.array([[2.0, 0.3], [0.3, 1.0]]), np.array([0.1, -0.2]), 1.0),  # Newton step inside: taken as is
+        (np.array([[2.0, 0.3], [0.3, 1.0]]), np.array([3.0, -2.0]), 0.5),  # Newton step outside: to the radius
+        (np.array([[1.0, 0.0], [0.0, -0.5]]), np.array([0.2, 0.1]), 0.4),  # indefinite
+        (np.array([[1.0, 0.0], [0.0, -0.5]]), np.array([0.2, 0.0]), 0.4),  # indefinite, g ⟂ the falling side
+        (np.array([[1e-9, 0.0], [0.0, 4.0]]), np.array([1e-3, 1.0]), 0.25),  # flat along one axis
+    ):
+        s = _trust_step(h, g, radius)
+
+        def model(x):
+            return x @ g + 0.5 * np.einsum("...i,ij,...j->...", x, h, x)
+
+        assert np.linalg.norm(s) <= radius * (1 + 1e-9)
+        assert model(s) <= model(radius * ball).min() + 1e-9
+        if np.all(np.linalg.eigvalsh(h) > 0) and np.linalg.norm(np.linalg.solve(h, g)) < radius:
+            np.testing.assert_allclose(s, -np.linalg.solve(h, g), rtol=1e-9)
+
+
+def test_secant_update_meets_the_measured_slope_and_stays_symmetric():
+    rng = np.random.default_rng(2)
+    h = np.array([[2.0, 0.5], [0.5, 1.0]])
+    s, y = rng.normal(size=2), rng.normal(size=2)
+    new = _secant(h, s, y)
+    np.testing.assert_allclose(new @ s, y, rtol=1e-12)
+    np.testing.assert_allclose(new, new.T, rtol=0, atol=1e-15)
+    # along a direction orthogonal to the step the curvature is kept
+    t = np.array([-s[1], s[0]])
+    np.testing.assert_allclose(t @ new @ t, t @ h @ t, rtol=1e-12)
 
 
 def _identify(*extra):
@@ -200,4 +235,4 @@ def test_fit_recovers_friction_and_restitution_of_noiseless_tosses():
     )
     for name in names:
         assert abs(res.estimates[name] - truth[name]) < 0.02 * (bounds[name][1] - bounds[name][0]), res.estimates
-    assert res.loss < 1e-3 * res.loss_at_guess
+    assert res.loss == res.loss_first_batch < 1e-3 * res.loss_at_guess  # one minibatch holds all eight
