@@ -409,8 +409,10 @@ def fit_experiments(
         move = np.zeros(len(names))
         move[free] = unit[free] * _trust_step(model_h[np.ix_(free, free)], grad_u[free], radius)
         trial = np.clip(theta + move, lo, hi)
-        got = full_pass(trial)
         taken = trial - theta
+        if np.all(np.abs(taken) < 1e-3 * unit):  # converged to what a step can still tell apart
+            break
+        got = full_pass(trial)
         accepted = np.mean(got[0]) < np.mean(per)
         say(
             ("Newton step: " if accepted else "Newton step refused (the loss rose): ")
@@ -424,8 +426,6 @@ def fit_experiments(
         model_h = _secant(model_h, taken / unit, (got[3].mean(axis=0) - g.mean(axis=0)) * unit)
         theta, (per, q, e2, g) = trial, got
         radius = max(radius, 2 * size_taken)
-        if np.all(np.abs(taken) < 1e-3 * unit):
-            break
     if np.any(np.abs(theta - at) > span):
         hess = hessians(theta, g)
     cov, interval, population, own = _intervals(names, theta, g, hess, lo, hi)
