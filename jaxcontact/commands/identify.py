@@ -100,7 +100,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=checks.positive_int,
         default=None,
         help="optimiser iterations (default 50 for one trajectory; a fit over experiments: Adam steps over "
-        "minibatches before its Newton steps on them all, default 25)",
+        "minibatches before its Newton steps on them all, default 40)",
     )
     p.add_argument(
         "--learning-rate",

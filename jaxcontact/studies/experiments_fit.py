@@ -42,14 +42,15 @@ length; the physical parameters (μ, ε, …) are shared. What each design choic
   the final passes and the intervals, whatever N is (a smaller set is padded, the padding weighed 0). Bounds
   by transform, θ = lo + (hi − lo)·sigmoid(z). Adam's last iterate carries its minibatches' noise and stops
   short where the loss is flat, so the fit ends with up to ``newton_steps`` trust-region Newton trials on the
-  whole set: the step minimises the quadratic model of the mean loss (the mean Hessian below, corrected along
-  each accepted step by the secant it measured) within a radius of :data:`TRUST_RADIUS` of the bounds' widths,
-  which grows after an accepted step and shrinks after a refused one (the loss rose); a parameter on its bound
-  whose gradient points out of the bounds is held there (the restitution of the real cubes). A pass over
-  all experiments is what such a fit pays for: one for the gradients at Adam's estimate, p for the Hessians,
-  one per Newton trial, and p again for the intervals where the estimate has left the Hessians' span. The
-  guesses' loss is measured on the first minibatch only (``loss_at_guess``, beside the estimate's loss on the
-  same experiments), not by another pass.
+  whole set: the step minimises the quadratic model of the mean loss (the mean Hessian below, over a random
+  sample of :data:`HESSIAN_SAMPLE` experiments, corrected along each accepted step by the secant it measured)
+  within a radius of :data:`TRUST_RADIUS` of the bounds' widths, which grows after an accepted step and shrinks
+  after a refused one (the loss rose); a parameter on its bound whose gradient points out of the bounds is held
+  there (the restitution of the real cubes), and a step below a thousandth of the widths ends them. A pass
+  over all experiments is what such a fit pays for: one for the gradients at Adam's estimate, p over the
+  sample for the model Hessian, one per Newton trial, and p for every experiment's Hessian at the estimate
+  (the intervals). The guesses' loss is measured on the first minibatch only (``loss_at_guess``, beside the
+  estimate's loss on the same experiments), not by another pass.
 * **Intervals from the scatter between experiments.** θ̂ solves Σᵢ gᵢ(θ) = 0 (gᵢ the gradient of
   experiment i's loss). Linearised, θ̂ − θ* ≈ −H̄⁻¹ ḡ with H̄ the mean Hessian, so
   cov(θ̂) = H̄⁻¹ V H̄⁻¹ / N, V the sample covariance of the gᵢ over experiments: the cluster-robust
@@ -92,7 +93,10 @@ OBSERVATION_PARAMS = {OFFSET: (-0.01, 0.01)}
 HESSIAN_SPAN = 2e-2
 # Adam's steps over minibatches before the Newton steps on all experiments: the Newton steps take the estimate
 # the rest of the way at a pass each, so Adam only brings it near.
-ADAM_STEPS = 25
+ADAM_STEPS = 40
+# The Newton steps' model Hessian is the mean over a random sample of this many experiments (all of them when
+# there are fewer); the intervals take every experiment's at the estimate.
+HESSIAN_SAMPLE = 128
 # The first Newton step's trust radius, in shares of the bounds' widths.
 TRUST_RADIUS = 0.5
 
@@ -261,7 +265,7 @@ def fit_experiments(
     batch: int = 32,
     learning_rate: float = 0.1,
     scale: float = 0.01,
-    newton_steps: int = 3,
+    newton_steps: int = 5,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
 ) -> ExperimentsFit:
@@ -323,14 +327,16 @@ def fit_experiments(
             jnp.asarray(part.mask),
         )
 
-    def full_pass(theta):
-        """Every experiment at one θ (N, p) or shared (p,): per-experiment losses, q, e², gradients."""
-        rows = np.broadcast_to(theta, (n, len(names)))
-        out = [np.empty((n,)), np.empty((n, width, 7)), np.empty((n, width)), np.empty((n, len(names)))]
-        for idx, real in _chunks(n, size):
-            got = evaluate(rows[idx], idx)
+    def full_pass(theta, which=None):
+        """The experiments ``which`` (default: all) at one shared θ (p,): their losses, q, e², gradients."""
+        which = np.arange(n) if which is None else which
+        m = which.size
+        rows = np.broadcast_to(theta, (size, len(names)))
+        out = [np.empty((m,)), np.empty((m, width, 7)), np.empty((m, width)), np.empty((m, len(names)))]
+        for pos, real in _chunks(m, size):
+            got = evaluate(rows, which[pos])
             for o, g in zip(out, got):
-                o[idx[:real]] = np.asarray(g)[:real]
+                o[pos[:real]] = np.asarray(g)[:real]
         return out
 
     say(
@@ -378,15 +384,15 @@ def fit_experiments(
     say(f"pass at Adam's estimate: mean loss {np.mean(per):.4g} ({time.perf_counter() - began:.0f} s)")
     span = HESSIAN_SPAN * (hi - lo)
 
-    def hessians(theta, g):
-        """Every experiment's Hessian: differences of its gradient over ``span`` from θ, one coordinate at a
-        time, toward the bounds' interior (p passes; g is the gradient at θ)."""
-        h = np.empty((n, len(names), len(names)))
+    def hessians(theta, g, which=None):
+        """The Hessians of the experiments ``which`` (default: all; g their gradients at θ): differences of
+        their gradients over ``span`` from θ, one coordinate at a time, toward the bounds' interior."""
+        h = np.empty(g.shape + (len(names),))
         for j in range(len(names)):
             sign = 1.0 if theta[j] + span[j] <= hi[j] else -1.0
             other = theta + sign * span[j] * np.eye(len(names))[j]
-            h[:, :, j] = (full_pass(other)[3] - g) / (sign * span[j])
-        say(f"Hessians by differences of the gradients ({time.perf_counter() - began:.0f} s)")
+            h[:, :, j] = (full_pass(other, which)[3] - g) / (sign * span[j])
+        say(f"Hessians of {g.shape[0]} experiments ({time.perf_counter() - began:.0f} s)")
         return 0.5 * (h + np.swapaxes(h, 1, 2))
 
     # Adam's last iterate carries its minibatches' noise and stops short where the loss is flat (the
@@ -394,9 +400,11 @@ def fit_experiments(
     # optimum of all experiments. A Hessian here is the gradients' slope over ``span``, not at a point (the
     # misfit is piecewise smooth and need not be convex there), so the step minimises the quadratic model within
     # a trust radius (shares of the bounds' widths), and every accepted step corrects the mean Hessian along
-    # itself by the secant it measured (Powell's symmetric update) instead of p more passes. The intervals take
-    # the experiments' Hessians afresh where the estimate has left the span they were taken over.
-    hess, at = hessians(theta, g), theta
+    # itself by the secant it measured (Powell's symmetric update) instead of p more passes. The model's Hessian
+    # is a sample's (its steps need the mean, not every experiment's); the intervals take every experiment's
+    # at the estimate, afresh unless the sample was all of them and the estimate is still within their span.
+    sample = np.sort(rng.permutation(n)[: min(n, HESSIAN_SAMPLE)])
+    hess, at = hessians(theta, g[sample], sample), theta
     unit = hi - lo  # the trust region and the secant in shares of the bounds' widths
     model_h, radius = hess.mean(axis=0) * np.outer(unit, unit), TRUST_RADIUS
     for _ in range(newton_steps):
@@ -426,7 +434,7 @@ def fit_experiments(
         model_h = _secant(model_h, taken / unit, (got[3].mean(axis=0) - g.mean(axis=0)) * unit)
         theta, (per, q, e2, g) = trial, got
         radius = max(radius, 2 * size_taken)
-    if np.any(np.abs(theta - at) > span):
+    if sample.size < n or np.any(np.abs(theta - at) > span):
         hess = hessians(theta, g)
     cov, interval, population, own = _intervals(names, theta, g, hess, lo, hi)
     return ExperimentsFit(
