@@ -46,7 +46,8 @@ length; the physical parameters (μ, ε, …) are shared. What each design choic
   sample of :data:`HESSIAN_SAMPLE` experiments, corrected along each accepted step by the secant it measured)
   within a radius of :data:`TRUST_RADIUS` of the bounds' widths, which grows after an accepted step and shrinks
   after a refused one (the loss rose); a parameter on its bound whose gradient points out of the bounds is held
-  there (the restitution of the real cubes), and a step below a thousandth of the widths ends them. A pass
+  there (the restitution of the real cubes), and a step below a tenth of the estimate's standard error (from
+  the same model and the experiments' gradients) ends them. A pass
   over all experiments is what such a fit pays for: one for the gradients at Adam's estimate, p over the
   sample for the model Hessian, one per Newton trial, and p for every experiment's Hessian at the estimate
   (the intervals). The guesses' loss is measured on the first minibatch only (``loss_at_guess``, beside the
@@ -418,7 +419,7 @@ def fit_experiments(
         move[free] = unit[free] * _trust_step(model_h[np.ix_(free, free)], grad_u[free], radius)
         trial = np.clip(theta + move, lo, hi)
         taken = trial - theta
-        if np.all(np.abs(taken) < 1e-3 * unit):  # converged to what a step can still tell apart
+        if np.all(np.abs(taken) < _resolution(model_h, g * unit, free) * unit):
             break
         got = full_pass(trial)
         accepted = np.mean(got[0]) < np.mean(per)
@@ -495,6 +496,20 @@ def _trust_step(h, g, radius):
         mid = 0.5 * (low + high)
         low, high = (mid, high) if np.linalg.norm(step(mid)) > radius else (low, mid)
     return step(high)
+
+
+def _resolution(h, g, free):
+    """Per parameter, the Newton step below which the fit stops: a tenth of the estimate's standard error from
+    the model Hessian h and the experiments' gradients g (N, p), both in shares of the bounds' widths, over the
+    free parameters (a thousandth of the width where h is not positive definite there)."""
+    out = np.full(g.shape[1], 1e-3)
+    hf = h[np.ix_(free, free)]
+    if np.all(np.linalg.eigvalsh(hf) > 0):
+        centred = g[:, free] - g[:, free].mean(axis=0)
+        inv = np.linalg.inv(hf)
+        cov = inv @ (centred.T @ centred / max(len(g) - 1, 1)) @ inv / len(g)
+        out[free] = 0.1 * np.sqrt(np.maximum(np.diag(cov), 0.0))
+    return out
 
 
 def _secant(h, s, y):

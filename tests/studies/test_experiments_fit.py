@@ -13,7 +13,14 @@ import pytest
 
 from jaxcontact import cli
 from jaxcontact.spatial import rotations
-from jaxcontact.studies.experiments_fit import _intervals, _secant, _trust_step, pose_error2, pseudo_huber
+from jaxcontact.studies.experiments_fit import (
+    _intervals,
+    _resolution,
+    _secant,
+    _trust_step,
+    pose_error2,
+    pseudo_huber,
+)
 
 CUBES = Path(__file__).resolve().parents[3] / "shared" / "data" / "contactnets" / "cube_tosses.npz"
 CUBE = ["--set", "half_x=0.0524", "--set", "half_y=0.0524", "--set", "half_z=0.0524", "--set", "mass=0.37"]
@@ -112,6 +119,21 @@ def test_trust_step_minimises_the_quadratic_model_within_its_radius():
         assert model(s) <= model(radius * ball).min() + 1e-9
         if np.all(np.linalg.eigvalsh(h) > 0) and np.linalg.norm(np.linalg.solve(h, g)) < radius:
             np.testing.assert_allclose(s, -np.linalg.solve(h, g), rtol=1e-9)
+
+
+def test_newton_steps_stop_at_a_tenth_of_the_standard_error():
+    # the quadratic experiments above: the step that ends the fit is a tenth of the sandwich's standard error,
+    # over the free parameters only (a held one keeps the fallback, a thousandth of its width)
+    rng = np.random.default_rng(3)
+    n = 200
+    own = np.array([0.3, 0.6]) + rng.normal(size=(n, 2)) * [0.05, 0.1]
+    a = np.array([[2.0, 0.5], [0.5, 1.0]])
+    g = (own.mean(axis=0) - own) @ a
+    cov, _, _, _ = _intervals(("mu", "e"), own.mean(axis=0), g, np.broadcast_to(a, (n, 2, 2)), np.zeros(2), np.ones(2))
+    np.testing.assert_allclose(_resolution(a, g, np.array([True, True])), 0.1 * np.sqrt(np.diag(cov)), rtol=1e-10)
+    held = _resolution(a, g, np.array([True, False]))
+    assert held[1] == 1e-3 and held[0] == pytest.approx(0.1 * np.std(g[:, 0], ddof=1) / a[0, 0] / np.sqrt(n))
+    assert (_resolution(-a, g, np.array([True, True])) == 1e-3).all()
 
 
 def test_secant_update_meets_the_measured_slope_and_stays_symmetric():
