@@ -266,7 +266,7 @@ def fit_experiments(
     batch: int = 32,
     learning_rate: float = 0.1,
     scale: float = 0.01,
-    newton_steps: int = 5,
+    newton_steps: int = 4,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
 ) -> ExperimentsFit:
