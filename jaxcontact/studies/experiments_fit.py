@@ -47,11 +47,11 @@ length; the physical parameters (μ, ε, …) are shared. What each design choic
   within a radius of :data:`TRUST_RADIUS` of the bounds' widths, which grows after an accepted step and shrinks
   after a refused one (the loss rose); a parameter on its bound whose gradient points out of the bounds is held
   there (the restitution of the real cubes), and a step below a tenth of the estimate's standard error (from
-  the same model and the experiments' gradients) ends them. A pass
-  over all experiments is what such a fit pays for: one for the gradients at Adam's estimate, p over the
-  sample for the model Hessian, one per Newton trial, and p for every experiment's Hessian at the estimate
-  (the intervals). The guesses' loss is measured on the first minibatch only (``loss_at_guess``, beside the
-  estimate's loss on the same experiments), not by another pass.
+  the same model and the experiments' gradients) ends them. A pass over all experiments is what such a fit
+  pays for: one for the gradients at Adam's estimate, p over the sample for the model Hessian, one per Newton
+  trial, and p for every experiment's Hessian at the estimate (the intervals). The guesses' loss is measured
+  on the first minibatch only (``loss_at_guess``, beside the estimate's loss on the same experiments), not by
+  another pass.
 * **Intervals from the scatter between experiments.** θ̂ solves Σᵢ gᵢ(θ) = 0 (gᵢ the gradient of
   experiment i's loss). Linearised, θ̂ − θ* ≈ −H̄⁻¹ ḡ with H̄ the mean Hessian, so
   cov(θ̂) = H̄⁻¹ V H̄⁻¹ / N, V the sample covariance of the gᵢ over experiments: the cluster-robust
@@ -165,9 +165,9 @@ class ExperimentsFit(NamedTuple):
     loss_history / param_history per optimiser step (minibatch losses); loss: mean loss over all fitted
     experiments; loss_at_guess / loss_first_batch: mean loss at the guesses / at the estimate over the first
     minibatch's experiments (all of them when N ≤ batch: a pass over all at the guesses would cost a pass);
-    experiment_loss (N,); q (N, H, 7) simulated at the estimate (the offset added to
-    z); error (N, H) the pose error e (m); experiment_estimates (N, p) the one-step estimates (NaN where not
-    estimable); wall_time s; settings: what reproduces the fit.
+    experiment_loss (N,); q (N, H, 7) simulated at the estimate (the offset added to z); error (N, H) the
+    pose error e (m); experiment_estimates (N, p) the one-step estimates (NaN where not estimable); wall_time
+    s; settings: what reproduces the fit.
     """
 
     estimates: dict
