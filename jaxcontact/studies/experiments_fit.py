@@ -503,13 +503,21 @@ def _resolution(h, g, free):
     the model Hessian h and the experiments' gradients g (N, p), both in shares of the bounds' widths, over the
     free parameters (a thousandth of the width where h is not positive definite there)."""
     out = np.full(g.shape[1], 1e-3)
-    hf = h[np.ix_(free, free)]
-    if np.all(np.linalg.eigvalsh(hf) > 0):
-        centred = g[:, free] - g[:, free].mean(axis=0)
-        inv = np.linalg.inv(hf)
-        cov = inv @ (centred.T @ centred / max(len(g) - 1, 1)) @ inv / len(g)
+    cov = _sandwich(h[np.ix_(free, free)], g[:, free])
+    if not np.isnan(cov).any():
         out[free] = 0.1 * np.sqrt(np.maximum(np.diag(cov), 0.0))
     return out
+
+
+def _sandwich(h, g):
+    """The cluster-robust covariance H⁻¹ V H⁻¹ / N of the estimate (module docstring): h the mean Hessian, g
+    (N, p) the experiments' gradients; NaN where h is not positive definite."""
+    n, p = g.shape
+    if not np.all(np.linalg.eigvalsh(h) > 0):
+        return np.full((p, p), np.nan)
+    centred = g - g.mean(axis=0)
+    inv = np.linalg.inv(h)
+    return inv @ (centred.T @ centred / max(n - 1, 1)) @ inv / n
 
 
 def _secant(h, s, y):
@@ -526,13 +534,7 @@ def _intervals(names, theta, g, hess, lo, hi):
     """Cluster-robust covariance and 95 % intervals (within the bounds ``lo``, ``hi``), the per-experiment
     one-step estimates' spread, and those estimates (N, p)."""
     n, p = g.shape
-    mean_h = hess.mean(axis=0)
-    centred = g - g.mean(axis=0)
-    v = centred.T @ centred / max(n - 1, 1)
-    cov = np.full((p, p), np.nan)
-    if np.all(np.linalg.eigvalsh(mean_h) > 0):
-        inv = np.linalg.inv(mean_h)
-        cov = inv @ v @ inv / n
+    cov = _sandwich(hess.mean(axis=0), g)
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     # Clipped to the parameter's bounds: an estimate on its bound (a restitution of 0) keeps no values it
     # cannot take.
