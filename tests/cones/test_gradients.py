@@ -92,3 +92,31 @@ def test_gradient_is_finite_at_regime_boundaries(kind):
     for solve in (SOLVE_N, SOLVE_G):
         g = jax.grad(lambda W, q, mu: jnp.sum(solve(W, q, mu)), argnums=(0, 1, 2))(W, q, mu)
         assert all(bool(jnp.all(jnp.isfinite(x))) for x in g)
+
+
+def test_gradient_through_redundant_sticking_contacts_is_the_momentum_it_stops():
+    """A box landing flat on its four bottom corners with high friction: all four stick, twelve rows of W of rank
+    six, so r is not unique (J singular) — but the impulse on the box, Hᵀ r = −M v, is. Its gradient in the
+    box's free velocity v is −M, whatever solution the solver picked."""
+    a, b, c = 0.05, 0.03, 0.02
+    mass, inertia = 0.37, np.array([1.5e-4, 2.5e-4, 3.0e-4])
+    rows = []
+    for x in (-a, a):
+        for y in (-b, b):
+            p = np.array([x, y, -c])
+            for d in np.eye(3)[[2, 0, 1]]:  # normal, then the two tangents
+                rows.append(np.concatenate([d, np.cross(p, d)]))
+    H = np.array(rows)
+    M = np.diag([mass] * 3 + list(inertia))
+    W = H @ np.linalg.solve(M, H.T)
+    assert np.linalg.matrix_rank(W) == 6
+    mu = np.full(4, 2.0)
+    v = jnp.array([0.1, 0.05, -1.0, 0.2, -0.1, 0.05])
+    weights = jnp.array([1.0, -2.0, 0.5, 3.0, 1.0, -1.0])
+    for solve in (SOLVE_N, SOLVE_G):
+
+        def loss(v):
+            return jnp.dot(weights, H.T @ solve(W, H @ v, mu))
+
+        assert float(loss(v)) == pytest.approx(-float(weights @ (M @ v)), rel=1e-9)
+        np.testing.assert_allclose(np.asarray(jax.grad(loss)(v)), -M @ np.asarray(weights), rtol=1e-9, atol=0)
