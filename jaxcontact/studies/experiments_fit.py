@@ -37,29 +37,34 @@ length; the physical parameters (μ, ε, …) are shared. What each design choic
   horizon of 0.2 s a cube that comes to rest sinks only about g·h² per step into the table. Every experiment
   gets its own copy of θ in the batch, so one backward pass gives each experiment's own gradient (the
   optimiser sums them; the intervals need them apart).
-* **Minibatches.** Adam over minibatches of ``batch`` experiments (a new permutation every epoch), the step
-  size decaying by a cosine to a twentieth: one compiled program of ``batch`` experiments serves every step,
-  the final passes and the intervals, whatever N is (a smaller set is padded, the padding weighed 0). Bounds
-  by transform, θ = lo + (hi − lo)·sigmoid(z). Adam's last iterate carries its minibatches' noise and stops
-  short where the loss is flat, so the fit ends with up to ``newton_steps`` trust-region Newton trials on the
-  whole set: the step minimises the quadratic model of the mean loss (the mean Hessian below, over a random
-  sample of :data:`HESSIAN_SAMPLE` experiments, corrected along each accepted step by the secant it measured)
-  within a radius of :data:`TRUST_RADIUS` of the bounds' widths, which grows after an accepted step and shrinks
-  after a refused one (the loss rose); a parameter on its bound whose gradient points out of the bounds is held
-  there (the restitution of the real cubes), and a step below a tenth of the estimate's standard error (from
-  the same model and the experiments' gradients) ends them. A pass over all experiments is what such a fit
-  pays for: one for the gradients at Adam's estimate, p over the sample for the model Hessian, one per Newton
-  trial, and p for every experiment's Hessian at the estimate (the intervals). The guesses' loss is measured
-  on the first minibatch only (``loss_at_guess``, beside the estimate's loss on the same experiments), not by
-  another pass.
+* **Minibatches.** Adam over minibatches of ``batch`` experiments (a new permutation every epoch), the step size
+  decaying by a cosine to a twentieth: one compiled program of ``batch`` experiments serves every step, the final
+  passes and the intervals, whatever N is (a smaller set is padded, the padding weighed 0). Bounds by transform, θ =
+  lo + (hi − lo)·sigmoid(z). Adam's last iterate carries its minibatches' noise and stops short where the loss is
+  flat, so the fit ends with up to ``newton_steps`` (:data:`NEWTON_TRIALS`) trust-region Newton trials on the whole
+  set: the step minimises the quadratic model of the mean loss (the mean Hessian below, over a random sample of
+  :data:`HESSIAN_SAMPLE` experiments, corrected along each accepted step by the secant it measured) within a radius of
+  :data:`TRUST_RADIUS` of the bounds' widths, which grows after an accepted step and shrinks after a refused one (the
+  loss rose); a parameter on its bound whose gradient points out of the bounds is held there (the restitution of the
+  real cubes), and a step below a tenth of the estimate's standard error (from the same model and the experiments'
+  gradients) ends them. A pass over all experiments is what such a fit pays for: one for the gradients at Adam's
+  estimate, p over the sample for the model Hessian, one per Newton trial, and p for every experiment's Hessian at the
+  estimate (the intervals). The guesses' loss is measured on the first minibatch only (``loss_at_guess``, beside the
+  estimate's loss on the same experiments), not by another pass.
 * **Intervals from the scatter between experiments.** θ̂ solves Σᵢ gᵢ(θ) = 0 (gᵢ the gradient of
-  experiment i's loss). Linearised, θ̂ − θ* ≈ −H̄⁻¹ ḡ with H̄ the mean Hessian, so
-  cov(θ̂) = H̄⁻¹ V H̄⁻¹ / N, V the sample covariance of the gᵢ over experiments: the cluster-robust
-  ("sandwich") covariance, a linearised jackknife over experiments. It holds whatever makes the experiments
-  differ (tracking noise, start errors, a model that is not the cube), unlike an interval built on the noise
-  of one record. H̄ and each Hᵢ come from differences of the gᵢ over a span of :data:`HESSIAN_SPAN` of
-  each bound's width, one coordinate at a time (toward the bounds' interior): the misfit is only piecewise
-  smooth in μ (stick–slip switches), so the Hessian is the slope over that span, not at a point.
+  experiment i's loss). Left out, experiment i would move the estimate to θ̂₋ᵢ ≈ θ̂ − (Σ_{j≠i} Hⱼ)⁻¹ Σ_{j≠i} gⱼ
+  (one Newton step on the others; Hⱼ experiment j's Hessian), and the delete-one jackknife over experiments,
+  cov(θ̂) = (N − 1)/N Σᵢ (θ̂₋ᵢ − mean)², is the estimate's covariance; the 95 % interval is θ̂ ± t·σ with
+  Student's t for N − 1 degrees of freedom. It holds whatever makes the experiments differ (tracking noise,
+  start errors, a model that is not the cube), unlike an interval built on the noise of one record. When all
+  experiments weigh alike (equal Hᵢ) it is the cluster-robust ("sandwich") covariance H̄⁻¹ V H̄⁻¹ / N, V the
+  sample covariance of the gᵢ; when a few experiments carry most of the information (the tosses whose impacts
+  tell the restitution), the sandwich, which estimates V from the very scatter those few dominate, is too
+  narrow for tens of experiments, and the jackknife's left-out estimates are what widen it. Hᵢ come from
+  differences of the gᵢ over a span of :data:`HESSIAN_SPAN` of each bound's width, one coordinate at a time
+  (toward the bounds' interior): the misfit is only piecewise smooth in μ (stick–slip switches), so the
+  Hessian is the slope over that span, not at a point. The Newton steps' stop rule, which has no Hᵢ, takes
+  the standard error from the sandwich with the model's mean Hessian.
 * **The population's spread.** One Newton step per experiment from the shared estimate,
   θᵢ = θ̂ − Hᵢ⁻¹ gᵢ, estimates the parameters each experiment alone would prefer; experiments whose Hᵢ is not
   positive definite (a toss that never slides says nothing about μ) are counted apart. Their median and
@@ -79,6 +84,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from scipy import special
 
 from jaxcontact.experiments import Experiments, uniform_step
 from jaxcontact.prediction import OFFSET, measured_scheme
@@ -100,6 +106,10 @@ ADAM_STEPS = 40
 HESSIAN_SAMPLE = 128
 # The first Newton step's trust radius, in shares of the bounds' widths.
 TRUST_RADIUS = 0.5
+# At most so many Newton trials, a pass over all experiments each; the stop rule (a step below a tenth of the
+# standard error) ends a fit that has converged before, so the limit binds only where the model Hessian from
+# Adam's point is poor and the secant corrections take the steps there one by one.
+NEWTON_TRIALS = 8
 
 
 class Segments(NamedTuple):
@@ -193,7 +203,8 @@ class ExperimentsFit(NamedTuple):
             "estimates": self.estimates,
             "std": self.std,
             "interval95": {k: list(v) for k, v in self.interval95.items()},
-            "interval_method": "cluster-robust (sandwich) over experiments: H^-1 V H^-1 / N, within the bounds",
+            "interval_method": "delete-one jackknife over experiments (one Newton step each), Student's t with "
+            "N - 1 degrees of freedom, within the bounds",
             "covariance": {"names": list(self.estimates), "matrix": self.covariance.tolist()},
             "population": self.population,
             "loss": self.loss,
@@ -266,7 +277,7 @@ def fit_experiments(
     batch: int = 32,
     learning_rate: float = 0.1,
     scale: float = 0.01,
-    newton_steps: int = 4,
+    newton_steps: int = NEWTON_TRIALS,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
 ) -> ExperimentsFit:
@@ -408,19 +419,25 @@ def fit_experiments(
     hess, at = hessians(theta, g[sample], sample), theta
     unit = hi - lo  # the trust region and the secant in shares of the bounds' widths
     model_h, radius = hess.mean(axis=0) * np.outer(unit, unit), TRUST_RADIUS
+    status, trials = f"not converged in {newton_steps} trials", 0
     for _ in range(newton_steps):
         grad_u = g.mean(axis=0) * unit
         # a parameter on its bound whose gradient points out of the bounds is held there (projected Newton): a
         # step through the bound would be clipped, and the rest of it would follow a model that assumed it
         free = ~(((theta <= lo) & (grad_u > 0)) | ((theta >= hi) & (grad_u < 0)))
         if not free.any():
+            status = "every parameter held on its bound"
             break
+        step_u = _trust_step(model_h[np.ix_(free, free)], grad_u[free], radius)
         move = np.zeros(len(names))
-        move[free] = unit[free] * _trust_step(model_h[np.ix_(free, free)], grad_u[free], radius)
+        move[free] = unit[free] * step_u
         trial = np.clip(theta + move, lo, hi)
         taken = trial - theta
         if np.all(np.abs(taken) < _resolution(model_h, g * unit, free) * unit):
+            within = np.linalg.norm(step_u) < radius * (1 - 1e-9)
+            status = "converged" if within else "stalled: refused steps shrank the trust region below the resolution"
             break
+        trials += 1
         got = full_pass(trial)
         accepted = np.mean(got[0]) < np.mean(per)
         say(
@@ -435,6 +452,7 @@ def fit_experiments(
         model_h = _secant(model_h, taken / unit, (got[3].mean(axis=0) - g.mean(axis=0)) * unit)
         theta, (per, q, e2, g) = trial, got
         radius = max(radius, 2 * size_taken)
+    say(f"Newton steps: {status} after {trials} trials (a step below a tenth of the standard error ends them)")
     if sample.size < n or np.any(np.abs(theta - at) > span):
         hess = hessians(theta, g)
     cov, interval, population, own = _intervals(names, theta, g, hess, lo, hi)
@@ -465,6 +483,8 @@ def fit_experiments(
             "seed": seed,
             "hessian_span": HESSIAN_SPAN,
             "newton_steps": newton_steps,
+            "newton_trials": trials,
+            "newton_status": status,
             "guesses": {k: float(v) for k, v in zip(names, theta0)},
             "bounds": {k: [float(a), float(b)] for k, a, b in zip(names, lo, hi)},
             "scheme": scheme.config(),
@@ -530,16 +550,31 @@ def _secant(h, s, y):
     return h + (np.outer(r, s) + np.outer(s, r)) / ss - float(r @ s) * np.outer(s, s) / ss**2
 
 
-def _intervals(names, theta, g, hess, lo, hi):
-    """Cluster-robust covariance and 95 % intervals (within the bounds ``lo``, ``hi``), the per-experiment
-    one-step estimates' spread, and those estimates (N, p)."""
+def _jackknife(hess, g):
+    """The delete-one jackknife covariance of the estimate over experiments (module docstring): hess (N, p, p)
+    and g (N, p) the experiments' Hessians and gradients at θ̂; NaN where a sum of the others' Hessians is not
+    positive definite."""
     n, p = g.shape
-    cov = _sandwich(hess.mean(axis=0), g)
+    others_h = hess.sum(axis=0) - hess
+    if n < 2 or not np.all(np.linalg.eigvalsh(others_h) > 0):
+        return np.full((p, p), np.nan)
+    # each left-out estimate one Newton step from θ̂ on the others' losses (exact for quadratic ones)
+    moved = -np.linalg.solve(others_h, (g.sum(axis=0) - g)[..., None])[..., 0]
+    centred = moved - moved.mean(axis=0)
+    return (n - 1) / n * centred.T @ centred
+
+
+def _intervals(names, theta, g, hess, lo, hi):
+    """Jackknife covariance and 95 % intervals (Student's t with N − 1 degrees of freedom, within the bounds
+    ``lo``, ``hi``), the per-experiment one-step estimates' spread, and those estimates (N, p)."""
+    n, p = g.shape
+    cov = _jackknife(hess, g)
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    quantile = float(special.stdtrit(max(n - 1, 1), 0.975))
     # Clipped to the parameter's bounds: an estimate on its bound (a restitution of 0) keeps no values it
     # cannot take.
     interval = {
-        k: (float(max(t - 1.96 * s, a)), float(min(t + 1.96 * s, b)))
+        k: (float(max(t - quantile * s, a)), float(min(t + quantile * s, b)))
         for k, t, s, a, b in zip(names, theta, std, lo, hi)
     }
     population = {}
