@@ -19,14 +19,18 @@ element of the B-subdifferential. J is often singular — four sticking
 vertices of a box resting on a face have twelve rows of rank six — so
 Jᵀ v = ḡ is solved in the regularised least-squares sense,
 
-    (J Jᵀ + λ I) v = J ḡ,    λ = 100 ε_mach tr(J Jᵀ),
+    v = J (JᵀJ + λ I)⁻¹ ḡ  (= (J Jᵀ + λ I)⁻¹ J ḡ),    λ = 100 ε_mach tr(JᵀJ),
 
-by one Cholesky factorisation: the minimum-norm solution on singular values
-well above √λ (relative error λ / σ²), directions of J's null space left
-out, finite and never NaN. λ sits a hundred times above the rounding of
-J Jᵀ, so the factorisation never meets a non-positive pivot. (An SVD
-pseudo-inverse gives the same v on the regular directions, by an iterative
-factorisation that costs several times more.)
+by one Cholesky factorisation. λ sits a hundred times above the rounding
+of JᵀJ, so the factorisation never meets a non-positive pivot, and v is
+finite, never NaN. Where ḡ has no part in J's null space (the directions in
+which r is not unique) v is the minimum-norm solution to a relative λ / σ²
+on singular values σ well above √λ, and lies in J's range. A contact's
+cotangent has no such part: it reaches r through the impulse on the bodies
+Hᵀr, which is unique where r is not. A part there would be amplified by
+1/λ before J removes it, leaving errors far above rounding (bench/RESULTS.md
+measures them), where an SVD pseudo-inverse, which costs several times
+more, drops it exactly.
 
 ρ of the Alart–Curnier function is a numerical setting; F's derivative in
 ρ vanishes at a solution, so it gets no gradient.
@@ -60,7 +64,7 @@ def residual_and_jacobian(W, q, mu, r, rho, law=alart_curnier):
 
 
 def _regularised_transposed_solve(J, g):
-    """v of (J Jᵀ + λ I) v = J g, λ = 100 ε_mach tr(J Jᵀ) (the module docstring says why)."""
+    """v = J (JᵀJ + λ I)⁻¹ g, λ = 100 ε_mach tr(JᵀJ): Jᵀv = g regularised (the module docstring says why)."""
     info = jnp.finfo(J.dtype)
     JtJ = J.T @ J
     lam = 100.0 * info.eps * jnp.trace(JtJ) + info.tiny
