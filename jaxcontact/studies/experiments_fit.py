@@ -419,7 +419,7 @@ def fit_experiments(
     hess, at = hessians(theta, g[sample], sample), theta
     unit = hi - lo  # the trust region and the secant in shares of the bounds' widths
     model_h, radius = hess.mean(axis=0) * np.outer(unit, unit), TRUST_RADIUS
-    status, trials = f"not converged in {newton_steps} trials", 0
+    status, trials = "not converged: the trials ran out", 0
     for _ in range(newton_steps):
         grad_u = g.mean(axis=0) * unit
         # a parameter on its bound whose gradient points out of the bounds is held there (projected Newton): a
