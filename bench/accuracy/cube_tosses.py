@@ -110,6 +110,7 @@ def holdout(args):
         rows[-1]["population"] = res.population
         rows[-1]["loss"], rows[-1]["loss_at_guess"] = res.loss, res.loss_at_guess
         rows[-1]["loss_first_batch"] = res.loss_first_batch
+        rows[-1]["newton"] = {k: res.settings[k] for k in ("newton_status", "newton_trials")}
         if k == 100 and args.image:
             from jaxcontact.studies.identify_plots import experiments_fit_plot
 
@@ -197,11 +198,14 @@ def synthetic(args, save):
                 "estimates": res.estimates,
                 "interval95": res.interval95,
                 "inside": inside,
+                "newton": {k: res.settings[k] for k in ("newton_status", "newton_trials")},
                 "fit_s": time.perf_counter() - began,
             }
         )
         print(
-            f"rep {r}: {res.estimates}, 95 % {res.interval95}, inside {inside}, {reps[-1]['fit_s']:.0f} s", flush=True
+            f"rep {r}: {res.estimates}, 95 % {res.interval95}, inside {inside}, Newton steps "
+            f"{res.settings['newton_status']}, {reps[-1]['fit_s']:.0f} s",
+            flush=True,
         )
         counts = {k: sum(rep["inside"][k] for rep in reps) for k in truth}
         result = {
