@@ -41,16 +41,23 @@ length; the physical parameters (μ, ε, …) are shared. What each design choic
   decaying by a cosine to a twentieth: one compiled program of ``batch`` experiments serves every step, the final
   passes and the intervals, whatever N is (a smaller set is padded, the padding weighed 0). Bounds by transform, θ =
   lo + (hi − lo)·sigmoid(z). Adam's last iterate carries its minibatches' noise and stops short where the loss is
-  flat, so the fit ends with up to ``newton_steps`` (:data:`NEWTON_TRIALS`) trust-region Newton trials on the whole
-  set: the step minimises the quadratic model of the mean loss (the mean Hessian below, over a random sample of
-  :data:`HESSIAN_SAMPLE` experiments, corrected along each accepted step by the secant it measured) within a radius of
-  :data:`TRUST_RADIUS` of the bounds' widths, which grows after an accepted step and shrinks after a refused one (the
-  loss rose); a parameter on its bound whose gradient points out of the bounds is held there (the restitution of the
-  real cubes), and a step below a tenth of the estimate's standard error (from the same model and the experiments'
-  gradients) ends them. A pass over all experiments is what such a fit pays for: one for the gradients at Adam's
-  estimate, p over the sample for the model Hessian, one per Newton trial, and p for every experiment's Hessian at the
-  estimate (the intervals). The guesses' loss is measured on the first minibatch only (``loss_at_guess``, beside the
-  estimate's loss on the same experiments), not by another pass.
+  flat, so the fit ends with at most ``newton_steps`` (:data:`NEWTON_TRIALS`) trials, each a pass over the whole set
+  (:func:`_refine`). Their model is the mean Hessian of a random sample of :data:`HESSIAN_SAMPLE` experiments (as
+  below), each coordinate differenced *downhill*: where that coordinate's mean gradient changes sign over the span,
+  the minimum along it lies within the span and the model's curvature says where. Where it keeps its sign (the
+  real cubes' restitution, whose loss falls nearly linearly over 0.3 toward its bound 0 with a ripple from
+  stick–slip and impact switches), the curvature over one span is that ripple's, of either sign, and a model step
+  along it goes wherever the ripple points; such a coordinate first takes *sign steps*, :data:`SIGN_FIRST` spans
+  and doubling while its full gradient keeps its sign (a step that raises the loss is refused and halved), until
+  the gradient turns or a bound stops it. Then *trust-region Newton steps* minimise the quadratic model within a
+  radius of :data:`TRUST_SPANS` spans at first (the distance over which the model was measured), grown after an
+  accepted step and shrunk after a refused one, the model corrected along each step, taken or refused, by the
+  secant it measured; a parameter on its bound whose gradient points out of the bounds is held there, and a step
+  below a tenth of the estimate's standard error (from the same model and the experiments' gradients) ends them.
+  A pass over all experiments is what such a fit pays for: one for the gradients at Adam's estimate, p over the
+  sample for the model Hessian (again where sign steps moved), one per trial, and p for every experiment's Hessian
+  at the estimate (the intervals). The guesses' loss is measured on the first minibatch only (``loss_at_guess``, beside
+  the estimate's loss on the same experiments), not by another pass.
 * **Intervals from the scatter between experiments.** θ̂ solves Σᵢ gᵢ(θ) = 0 (gᵢ the gradient of
   experiment i's loss). Left out, experiment i would move the estimate to θ̂₋ᵢ ≈ θ̂ − (Σ_{j≠i} Hⱼ)⁻¹ Σ_{j≠i} gⱼ
   (one Newton step on the others; Hⱼ experiment j's Hessian), and the delete-one jackknife over experiments,
@@ -60,11 +67,13 @@ length; the physical parameters (μ, ε, …) are shared. What each design choic
   experiments weigh alike (equal Hᵢ) it is the cluster-robust ("sandwich") covariance H̄⁻¹ V H̄⁻¹ / N, V the
   sample covariance of the gᵢ; when a few experiments carry most of the information (the tosses whose impacts
   tell the restitution), the sandwich, which estimates V from the very scatter those few dominate, is too
-  narrow for tens of experiments, and the jackknife's left-out estimates are what widen it. Hᵢ come from
-  differences of the gᵢ over a span of :data:`HESSIAN_SPAN` of each bound's width, one coordinate at a time
-  (toward the bounds' interior): the misfit is only piecewise smooth in μ (stick–slip switches), so the
-  Hessian is the slope over that span, not at a point. The Newton steps' stop rule, which has no Hᵢ, takes
-  the standard error from the sandwich with the model's mean Hessian.
+  narrow for tens of experiments, and the jackknife's left-out estimates are what widen it. A parameter held on
+  its bound stays fixed in the left-out estimates (:func:`_intervals`). Hᵢ come from differences of the gᵢ over
+  a span of :data:`HESSIAN_SPAN` of each bound's width, one coordinate at a time (toward the bounds' interior;
+  the model's, differenced downhill, serve when they are every experiment's at the estimate): the misfit is only
+  piecewise smooth in μ (stick–slip switches), so the Hessian is the slope over that span, not at a point. The
+  Newton steps' stop rule, which has no Hᵢ, takes the standard error from the sandwich with the model's mean
+  Hessian.
 * **The population's spread.** One Newton step per experiment from the shared estimate,
   θᵢ = θ̂ − Hᵢ⁻¹ gᵢ, estimates the parameters each experiment alone would prefer; experiments whose Hᵢ is not
   positive definite (a toss that never slides says nothing about μ) are counted apart. Their median and
@@ -104,12 +113,15 @@ ADAM_STEPS = 40
 # The Newton steps' model Hessian is the mean over a random sample of this many experiments (all of them when
 # there are fewer); the intervals take every experiment's at the estimate.
 HESSIAN_SAMPLE = 128
-# The first Newton step's trust radius, in shares of the bounds' widths.
-TRUST_RADIUS = 0.5
-# At most so many Newton trials, a pass over all experiments each; the stop rule (a step below a tenth of the
-# standard error) ends a fit that has converged before, so the limit binds only where the model Hessian from
-# Adam's point is poor and the secant corrections take the steps there one by one.
-NEWTON_TRIALS = 8
+# A coordinate the model does not bracket first moves by this many spans, doubling while its gradient keeps its
+# sign: the span's own gradients did not change sign, so the minimum along it is farther.
+SIGN_FIRST = 2
+# The first Newton step's trust radius, in spans: the model was measured over one.
+TRUST_SPANS = 4
+# At most so many trials (sign steps and Newton steps), a pass over all experiments each; the stop rule (a step
+# below a tenth of the standard error) ends a fit that has converged before, so the limit binds only where the
+# model is poor and the secant corrections take the steps there one by one.
+NEWTON_TRIALS = 10
 
 
 class Segments(NamedTuple):
@@ -285,9 +297,9 @@ def fit_experiments(
 
     guesses / bounds by name; horizon: samples fitted per experiment; substeps: steps per sample; scheme: the
     stepping scheme (default: identify's located impacts without projection, with the forward runs' solve);
-    steps: Adam steps over minibatches of ``batch`` experiments; newton_steps: at most so many trust-region
-    Newton trials on all experiments after them (each a pass over all); scale: the robust loss's s (m);
-    progress(line) after every step. See the module docstring for what each choice does.
+    steps: Adam steps over minibatches of ``batch`` experiments; newton_steps: at most so many trials (sign
+    and trust-region Newton steps) on all experiments after them (each a pass over all); scale: the robust
+    loss's s (m); progress(line) after every step. See the module docstring for what each choice does.
     """
     began = time.perf_counter()
     names = tuple(fit_names)
@@ -392,70 +404,20 @@ def fit_experiments(
     theta = np.asarray(_to_theta(z, lo, hi))
 
     say("passes over every experiment: the gradients, the Hessians (differences of the gradients), Newton steps")
-    per, q, e2, g = full_pass(theta)
-    say(f"pass at Adam's estimate: mean loss {np.mean(per):.4g} ({time.perf_counter() - began:.0f} s)")
-    span = HESSIAN_SPAN * (hi - lo)
-
-    def hessians(theta, g, which=None):
-        """The Hessians of the experiments ``which`` (default: all; g their gradients at θ): differences of
-        their gradients over ``span`` from θ, one coordinate at a time, toward the bounds' interior."""
-        h = np.empty(g.shape + (len(names),))
-        for j in range(len(names)):
-            sign = 1.0 if theta[j] + span[j] <= hi[j] else -1.0
-            other = theta + sign * span[j] * np.eye(len(names))[j]
-            h[:, :, j] = (full_pass(other, which)[3] - g) / (sign * span[j])
-        say(f"Hessians of {g.shape[0]} experiments ({time.perf_counter() - began:.0f} s)")
-        return 0.5 * (h + np.swapaxes(h, 1, 2))
-
-    # Adam's last iterate carries its minibatches' noise and stops short where the loss is flat (the
-    # restitution of a cube that mostly slides): trust-region Newton steps on the whole set take it to the
-    # optimum of all experiments. A Hessian here is the gradients' slope over ``span``, not at a point (the
-    # misfit is piecewise smooth and need not be convex there), so the step minimises the quadratic model within
-    # a trust radius (shares of the bounds' widths), and every accepted step corrects the mean Hessian along
-    # itself by the secant it measured (Powell's symmetric update) instead of p more passes. The model's Hessian
-    # is a sample's (its steps need the mean, not every experiment's); the intervals take every experiment's
-    # at the estimate, afresh unless the sample was all of them and the estimate is still within their span.
+    first = full_pass(theta)
+    say(f"pass at Adam's estimate: mean loss {np.mean(first[0]):.4g} ({time.perf_counter() - began:.0f} s)")
     sample = np.sort(rng.permutation(n)[: min(n, HESSIAN_SAMPLE)])
-    hess, at = hessians(theta, g[sample], sample), theta
-    unit = hi - lo  # the trust region and the secant in shares of the bounds' widths
-    model_h, radius = hess.mean(axis=0) * np.outer(unit, unit), TRUST_RADIUS
-    status, trials = "not converged: the trials ran out", 0
-    for _ in range(newton_steps):
-        grad_u = g.mean(axis=0) * unit
-        # a parameter on its bound whose gradient points out of the bounds is held there (projected Newton): a
-        # step through the bound would be clipped, and the rest of it would follow a model that assumed it
-        free = ~(((theta <= lo) & (grad_u > 0)) | ((theta >= hi) & (grad_u < 0)))
-        if not free.any():
-            status = "every parameter held on its bound"
-            break
-        step_u = _trust_step(model_h[np.ix_(free, free)], grad_u[free], radius)
-        move = np.zeros(len(names))
-        move[free] = unit[free] * step_u
-        trial = np.clip(theta + move, lo, hi)
-        taken = trial - theta
-        if np.all(np.abs(taken) < _resolution(model_h, g * unit, free) * unit):
-            within = np.linalg.norm(step_u) < radius * (1 - 1e-9)
-            status = "converged" if within else "stalled: refused steps shrank the trust region below the resolution"
-            break
-        trials += 1
-        got = full_pass(trial)
-        accepted = np.mean(got[0]) < np.mean(per)
-        say(
-            ("Newton step: " if accepted else "Newton step refused (the loss rose): ")
-            + "  ".join(f"{nm}={v:.5g}" for nm, v in zip(names, trial))
-            + f"  mean loss {np.mean(got[0]):.4g} ({time.perf_counter() - began:.0f} s)"
-        )
-        size_taken = float(np.linalg.norm(taken / unit))
-        if not accepted:
-            radius = size_taken / 4
-            continue
-        model_h = _secant(model_h, taken / unit, (got[3].mean(axis=0) - g.mean(axis=0)) * unit)
-        theta, (per, q, e2, g) = trial, got
-        radius = max(radius, 2 * size_taken)
-    say(f"Newton steps: {status} after {trials} trials (a step below a tenth of the standard error ends them)")
-    if sample.size < n or np.any(np.abs(theta - at) > span):
-        hess = hessians(theta, g)
-    cov, interval, population, own = _intervals(names, theta, g, hess, lo, hi)
+
+    def told(line):
+        say(f"{line} ({time.perf_counter() - began:.0f} s)")
+
+    theta, (per, q, e2, g), hess, status, trials = _refine(
+        full_pass, theta, first, names, lo, hi, sample, newton_steps, told
+    )
+    if hess is None:
+        hess = _difference_hessians(full_pass, theta, g, HESSIAN_SPAN * (hi - lo), _inward(theta, lo, hi))[0]
+        told(f"Hessians of {n} experiments")
+    cov, interval, population, own = _intervals(names, theta, g, hess, lo, hi, _held(theta, g.mean(axis=0), lo, hi))
     return ExperimentsFit(
         {k: float(v) for k, v in zip(names, theta)},
         {k: float(np.sqrt(max(cov[i, i], 0.0))) for i, k in enumerate(names)},
@@ -491,6 +453,132 @@ def fit_experiments(
             "experiments": n,
         },
     )
+
+
+def _inward(theta, lo, hi):
+    """Per parameter +1 or −1: the direction from θ along which a span stays inside the bounds (+1 where both
+    do)."""
+    return np.where(theta + HESSIAN_SPAN * (hi - lo) <= hi, 1.0, -1.0)
+
+
+def _held(theta, grad, lo, hi):
+    """The parameters on a bound whose mean gradient points out of the bounds: held there (projected Newton: a
+    step through the bound would be clipped, and the rest of it would follow a model that assumed it)."""
+    return ((theta <= lo) & (grad > 0)) | ((theta >= hi) & (grad < 0))
+
+
+def _difference_hessians(full_pass, theta, g, span, toward, columns=None, which=None):
+    """The Hessians of the experiments ``which`` (default all; g (m, p) their gradients at θ): differences of
+    their gradients over ``span`` from θ, one coordinate at a time in the direction ``toward`` (±1 each), for
+    the parameters ``columns`` (default all; the others' rows and columns 0), symmetrised; and the mean
+    gradient at each differenced point, by column."""
+    p = theta.size
+    columns = range(p) if columns is None else columns
+    h, moved_mean, done = np.zeros(g.shape + (p,)), {}, np.zeros(p, bool)
+    for j in columns:
+        other = theta + toward[j] * span[j] * np.eye(p)[j]
+        moved = full_pass(other, which)[3]
+        h[:, :, j] = (moved - g) / (toward[j] * span[j])
+        moved_mean[j], done[j] = moved.mean(axis=0), True
+    return 0.5 * (h + np.swapaxes(h, 1, 2)) * np.outer(done, done), moved_mean
+
+
+def _refine(full_pass, theta, first, names, lo, hi, sample, budget, say):
+    """From Adam's estimate θ to the optimum of all experiments, in at most ``budget`` passes over them (module
+    docstring): sign steps along the parameters the model does not bracket, then trust-region Newton steps.
+
+    full_pass(θ, which=None) → (losses, q, e², gradients) of the experiments ``which`` (default all); first:
+    full_pass(θ); sample: the experiments whose mean Hessian is the model. Returns θ, full_pass(θ), every
+    experiment's Hessian at θ when the model's sample is all of them and still holds there (else None), the
+    status and the passes used."""
+    n, p = first[3].shape
+    span, unit = HESSIAN_SPAN * (hi - lo), hi - lo  # the trust region and the secant in shares of the widths
+
+    def model_at(theta, g):
+        """The sample's Hessians over the free parameters, each coordinate differenced downhill; whether they
+        cover every parameter; which parameters they bracket (the sample's mean gradient changes sign over the
+        span, or a bound is nearer than the span downhill)."""
+        free = ~_held(theta, g.mean(axis=0), lo, hi)
+        mean_g = g[sample].mean(axis=0)
+        downhill = np.where(mean_g > 0, -1.0, 1.0)
+        end = theta + downhill * span
+        toward = np.where((end >= lo) & (end <= hi), downhill, _inward(theta, lo, hi))
+        h, moved_mean = _difference_hessians(full_pass, theta, g[sample], span, toward, np.flatnonzero(free), sample)
+        say(f"Hessians of {sample.size} experiments")
+        brackets = np.array(
+            [j not in moved_mean or toward[j] != downhill[j] or moved_mean[j][j] * mean_g[j] <= 0 for j in range(p)]
+        )
+        return h, bool(free.all()), brackets
+
+    def report(kind, trial, tried):
+        say(kind + "  ".join(f"{nm}={v:.5g}" for nm, v in zip(names, trial)) + f"  mean loss {np.mean(tried[0]):.4g}")
+
+    got = first
+    hess, complete, brackets = model_at(theta, got[3])
+    model_h, at = hess.mean(axis=0) * np.outer(unit, unit), theta
+    grad = got[3].mean(axis=0)
+    moving = ~_held(theta, grad, lo, hi) & ~brackets
+    step, trials = SIGN_FIRST * span, 0
+    if moving.any():
+        say("sign steps for " + ", ".join(nm for nm, m in zip(names, moving) if m) + " (not bracketed by the span)")
+    while moving.any() and trials < budget:
+        trial = theta.copy()
+        trial[moving] = np.clip(theta[moving] - np.sign(grad[moving]) * step[moving], lo[moving], hi[moving])
+        trials += 1
+        tried = full_pass(trial)
+        accepted = np.mean(tried[0]) < np.mean(got[0])
+        report("sign step: " if accepted else "sign step refused (the loss rose): ", trial, tried)
+        if not accepted:
+            step = np.where(moving, step / 2, step)
+            moving &= step >= span  # the minimum lies within a span along it: the model resolves it
+            continue
+        new_grad = tried[3].mean(axis=0)
+        theta, got = trial, tried
+        moving &= (np.sign(new_grad) == np.sign(grad)) & ~_held(theta, new_grad, lo, hi)
+        grad, step = new_grad, 2 * step
+    if np.any(theta != at) and trials < budget:  # the sign steps moved: the model afresh where they ended
+        hess, complete, _ = model_at(theta, got[3])
+        model_h, at = hess.mean(axis=0) * np.outer(unit, unit), theta
+
+    # Trust-region Newton steps: each minimises the quadratic model within a radius (shares of the bounds'
+    # widths; at first a few spans, the distance over which the model was measured), grown after an accepted step
+    # and shrunk after a refused one (the loss rose); every step, taken or refused, corrects the model along itself
+    # by the secant it measured (Powell's symmetric update) instead of p more passes. The model's Hessian is the
+    # gradients' slope over the span, not at a point: the misfit is piecewise smooth and need not be convex there.
+    radius, status = TRUST_SPANS * HESSIAN_SPAN, "not converged: the trials ran out"
+    while True:
+        g = got[3]
+        grad_u = g.mean(axis=0) * unit
+        free = ~_held(theta, grad_u, lo, hi)
+        if not free.any():
+            status = "every parameter held on its bound"
+            break
+        step_u = _trust_step(model_h[np.ix_(free, free)], grad_u[free], radius)
+        move = np.zeros(p)
+        move[free] = unit[free] * step_u
+        trial = np.clip(theta + move, lo, hi)
+        taken = trial - theta
+        if np.all(np.abs(taken) < _resolution(model_h, g * unit, free) * unit):
+            within = np.linalg.norm(step_u) < radius * (1 - 1e-9)
+            status = "converged" if within else "stalled: refused steps shrank the trust region below the resolution"
+            break
+        if trials >= budget:
+            break
+        trials += 1
+        tried = full_pass(trial)
+        accepted = np.mean(tried[0]) < np.mean(got[0])
+        report("Newton step: " if accepted else "Newton step refused (the loss rose): ", trial, tried)
+        # the gradient's change over the step is measured whether or not the step is taken
+        model_h = _secant(model_h, taken / unit, (tried[3].mean(axis=0) - g.mean(axis=0)) * unit)
+        size_taken = float(np.linalg.norm(taken / unit))
+        if not accepted:
+            radius = size_taken / 4
+            continue
+        theta, got = trial, tried
+        radius = max(radius, 2 * size_taken)
+    say(f"Newton steps: {status} after {trials} passes (a step below a tenth of the standard error ends them)")
+    valid = sample.size == n and complete and np.all(np.abs(theta - at) <= span)
+    return theta, got, hess if valid else None, status, trials
 
 
 def _trust_step(h, g, radius):
@@ -564,17 +652,30 @@ def _jackknife(hess, g):
     return (n - 1) / n * centred.T @ centred
 
 
-def _intervals(names, theta, g, hess, lo, hi):
+def _intervals(names, theta, g, hess, lo, hi, held=None):
     """Jackknife covariance and 95 % intervals (Student's t with N − 1 degrees of freedom, within the bounds
-    ``lo``, ``hi``), the per-experiment one-step estimates' spread, and those estimates (N, p)."""
+    ``lo``, ``hi``), the per-experiment one-step estimates' spread, and those estimates (N, p).
+
+    Parameters ``held`` on a bound (their gradient points out of the bounds) stay there when an experiment is
+    left out unless that experiment alone turns their gradient; the others' covariance is the jackknife's with
+    them fixed, which needs the others' summed Hessians positive definite only over the free parameters (a
+    restitution held at 0 by the cubes' impacts has no reliable curvature at the bound). A held parameter's own
+    interval runs from its bound by the unconstrained jackknife's spread (NaN where that one is not defined),
+    with no covariance with the others."""
     n, p = g.shape
     cov = _jackknife(hess, g)
+    if held is not None and held.any():
+        free, fixed = np.flatnonzero(~held), np.flatnonzero(held)
+        conditional = np.zeros((p, p))
+        conditional[np.ix_(free, free)] = _jackknife(hess[:, free][:, :, free], g[:, free])
+        conditional[fixed, fixed] = np.diag(cov)[fixed]
+        cov = conditional
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     quantile = float(special.stdtrit(max(n - 1, 1), 0.975))
     # Clipped to the parameter's bounds: an estimate on its bound (a restitution of 0) keeps no values it
     # cannot take.
     interval = {
-        k: (float(max(t - quantile * s, a)), float(min(t + quantile * s, b)))
+        k: (float(a if t <= a else max(t - quantile * s, a)), float(b if t >= b else min(t + quantile * s, b)))
         for k, t, s, a, b in zip(names, theta, std, lo, hi)
     }
     population = {}

@@ -17,6 +17,7 @@ from jaxcontact.spatial import rotations
 from jaxcontact.studies.experiments_fit import (
     _intervals,
     _jackknife,
+    _refine,
     _resolution,
     _secant,
     _trust_step,
@@ -183,6 +184,85 @@ def test_secant_update_meets_the_measured_slope_and_stays_symmetric():
     # along a direction orthogonal to the step the curvature is kept
     t = np.array([-s[1], s[0]])
     np.testing.assert_allclose(t @ new @ t, t @ h @ t, rtol=1e-12)
+
+
+def _rough_experiments(n=40, seed=6):
+    """Experiments whose misfit falls linearly along ε to its bound 0 (slope b) with a ripple in ε too short for
+    a span-wide Hessian to see past (its curvature over a span is many times the slope's over the whole
+    range, of either sign), and is quadratic in μ around a value that moves with ε: the cube tosses' shape."""
+    rng = np.random.default_rng(seed)
+    a, own, b = np.exp(rng.normal(size=n)), 0.2 + 0.02 * rng.normal(size=n), 1e-3
+    wave = 2 * np.pi / 0.013
+
+    def full_pass(theta, which=None):
+        idx = np.arange(n) if which is None else which
+        mu, e = theta
+        d = mu - own[idx] - 0.03 * e
+        ripple = 0.5 * b / wave * np.sin(wave * e + idx)
+        loss = 0.5 * a[idx] * d**2 + b * e + ripple
+        grad = np.stack([a[idx] * d, -0.03 * a[idx] * d + b + 0.5 * b * np.cos(wave * e + idx)], axis=1)
+        return loss, None, None, grad
+
+    optimum = np.array([(a * own).sum() / a.sum(), 0.0])
+    return full_pass, optimum
+
+
+def test_refine_reaches_a_bound_the_rough_model_does_not_see():
+    # From μ near its optimum and ε = 0.35 (where Adam left the real cube fit), with the model's ε curvature
+    # the ripple's: ε's gradient keeps its sign over the span, so sign steps carry ε to its bound, where it is
+    # held, then Newton steps finish μ.
+    full_pass, optimum = _rough_experiments()
+    lo, hi = np.array([0.1, 0.0]), np.array([1.6, 1.0])
+    theta = np.array([0.21, 0.35])
+    lines = []
+    got, (_, _, _, g), hess, status, trials = _refine(
+        full_pass, theta, full_pass(theta), ("mu", "e"), lo, hi, np.arange(40), 8, lines.append
+    )
+    assert status in ("converged", "every parameter held on its bound"), lines
+    assert trials <= 8 and any(line.startswith("sign steps for e") for line in lines), lines
+    np.testing.assert_allclose(got, optimum, atol=2e-4)
+    assert hess is None  # held ε was not differenced: the intervals take every Hessian afresh
+
+
+def test_refine_leaves_a_bracketed_quadratic_to_newton():
+    # Quadratic experiments with the start within a span of the optimum: no sign step, one Newton step.
+    rng = np.random.default_rng(3)
+    n = 50
+    own = np.array([0.3, 0.6]) + rng.normal(size=(n, 2)) * [0.05, 0.1]
+    a = np.array([[2.0, 0.5], [0.5, 1.0]])
+
+    def full_pass(theta, which=None):
+        d = theta - own[np.arange(n) if which is None else which]
+        return 0.5 * np.einsum("ni,ij,nj->n", d, a, d), None, None, d @ a
+
+    theta, lines = own.mean(axis=0) + [0.01, -0.01], []
+    got, _, _, status, trials = _refine(
+        full_pass, theta, full_pass(theta), ("mu", "e"), np.zeros(2), np.ones(2), np.arange(n), 8, lines.append
+    )
+    assert status == "converged" and trials == 1 and not any("sign step" in line for line in lines), lines
+    np.testing.assert_allclose(got, own.mean(axis=0), atol=1e-10)
+
+
+def test_a_parameter_held_on_its_bound_leaves_the_others_an_interval():
+    # ε held at 0 by a gradient that points out of the bounds, with a curvature there that makes the summed
+    # Hessians indefinite: μ's interval is the jackknife with ε fixed (a brute-force refit of μ with each
+    # experiment left out), and ε's runs from its bound, undefined at its far end.
+    rng = np.random.default_rng(7)
+    n = 30
+    w = np.exp(rng.normal(size=n))
+    own = 0.2 + 0.03 * rng.normal(size=n)
+    theta = np.array([(w * own).sum() / w.sum(), 0.0])
+    hess = np.zeros((n, 2, 2))
+    hess[:, 0, 0], hess[:, 0, 1], hess[:, 1, 0], hess[:, 1, 1] = w, 0.1 * w, 0.1 * w, -0.05
+    g = np.stack([w * (theta[0] - own), np.full(n, 1e-3)], axis=1)
+    cov, interval, _, _ = _intervals(("mu", "e"), theta, g, hess, np.zeros(2), np.ones(2), held=np.array([False, True]))
+    left_out = np.array([np.delete(w * own, i).sum() / np.delete(w, i).sum() for i in range(n)])
+    spread = (n - 1) / n * np.sum((left_out - left_out.mean()) ** 2)
+    np.testing.assert_allclose(cov[0, 0], spread, rtol=1e-10)
+    t = special.stdtrit(n - 1, 0.975)
+    np.testing.assert_allclose(interval["mu"], theta[0] + np.array([-1, 1]) * t * np.sqrt(spread), rtol=1e-10)
+    assert interval["e"][0] == 0.0 and np.isnan(interval["e"][1])
+    assert np.isnan(_intervals(("mu", "e"), theta, g, hess, np.zeros(2), np.ones(2))[0]).all()
 
 
 def _identify(*extra):
