@@ -16,11 +16,17 @@ Joint laws:
 * "compliant": Hertz K δ^1.5 (K of each joint from its own clearance, steel pin and hole) with
   Hunt–Crossley damping matched to the restitution at 0.5 m/s, regularized friction, for the penalty
   scheme (dt 1e-6 s);
+* "lubricated": the compliant joints filled with oil: the short-bearing π-film force between each pin and
+  hole centre (:class:`jaxcontact.smoothing.beam.Clearance` ``lubrication``; ``viscosity``,
+  ``bearing_length``, ``film_threshold``), the compliant contact once the film breaks, for the penalty
+  scheme (dt 1e-6 s); registered as ``flexible-arm-6-lubricated``;
 * "ideal": plain pins (no clearance), the arm the clearance arms are compared with.
 
 Values. Aluminium links (ρ = 2700 kg/m³, E = 70 GPa), 0.1 m long, a 10 mm (in the plane) × 5 mm section
 (A = 5e-5 m², I = 4.17e-10 m⁴, EI = 29 N·m²; a link weighs 13.5 g); steel pins of radius 5 mm, clearance
-0.1 mm each, restitution 0.8, friction 0.05. The hub's pin radius 0.05 m, drive amplitude 0.3 rad at
+0.1 mm each, restitution 0.8, friction 0.05; in the lubricated joints an oil of
+viscosity 0.04 Pa·s (as ``slider-crank-lubricated``) over the link's 5 mm thickness (the bearing length), the
+film breaking from an eccentricity ratio of 0.95. The hub's pin radius 0.05 m, drive amplitude 0.3 rad at
 10 rad/s: the hub's pin accelerates at up to r A ω² = 1.5 m/s², below g, so the hanging arm keeps its joints
 loaded nearly all the time and its outer joints fly free only now and then in a long run. At
 ``drive_omega`` = 40 rad/s (24 m/s², beyond g) the drive unloads the joints within the first drive period and
@@ -52,10 +58,11 @@ from jaxcontact.params import ParamTable, law_rule
 from jaxcontact.planar import Mechanism
 from jaxcontact.smoothing.beam import Beam, Clearance, Pin, flexible_system
 
-CONTACTS = ("rigid", "compliant", "ideal")
+CONTACTS = ("rigid", "compliant", "lubricated", "ideal")
+FILM = ("viscosity", "bearing_length", "film_threshold")
 LINK_FIELDS = ("L", "rho", "E", "A", "I")
-SMOOTHING = {"rigid": 8e-5, "compliant": 0.0, "ideal": 8e-5}
-DT = {"rigid": 2e-5, "compliant": 1e-6, "ideal": 2e-5}
+SMOOTHING = {"rigid": 8e-5, "compliant": 0.0, "lubricated": 0.0, "ideal": 8e-5}
+DT = {"rigid": 2e-5, "compliant": 1e-6, "lubricated": 1e-6, "ideal": 2e-5}
 MAX_LINKS = 200
 
 BASE_DEFAULTS = {
@@ -77,6 +84,9 @@ BASE_DEFAULTS = {
     "friction": 0.05,
     "exponent": 1.5,
     "slip_width": 1e-3,
+    "viscosity": 0.04,
+    "bearing_length": 0.005,
+    "film_threshold": 0.95,
 }
 DEFAULT_CLEARANCE = 1e-4
 _POSITIVE = ("hub_m", "hub_J", "hub_r", "link_L", "link_rho", "link_E", "link_A", "link_I", "pin_radius")
@@ -99,6 +109,9 @@ UNITS = {
     "friction": "1",
     "exponent": "1",
     "slip_width": "m/s",
+    "viscosity": "Pa·s",
+    "bearing_length": "m",
+    "film_threshold": "1",
 }
 
 
@@ -120,9 +133,13 @@ def table(n_links: int) -> ParamTable:
         "drive_omega": (lambda v: v >= 0, ">= 0"),
         "theta0": (lambda v: abs(v) <= np.pi / 2, "in [-pi/2, pi/2]"),
         "restitution": law_rule("restitution"),
+        "viscosity": (lambda v: v > 0, "> 0"),
+        "bearing_length": (lambda v: v > 0, "> 0"),
+        "film_threshold": (lambda v: (v > 0) & (v < 1), "in (0, 1)"),
     }
     units = {**UNITS, **{k: "m" for k in clearances}}
-    return ParamTable.of({**BASE_DEFAULTS, **clearances}, rules, units=units)
+    bounds = {"viscosity": (0.0, np.inf), "film_threshold": (0.0, 1.0)}
+    return ParamTable.of({**BASE_DEFAULTS, **clearances}, rules, units=units, bounds=bounds)
 
 
 def _hub():
@@ -179,6 +196,8 @@ def system(contact: str = "rigid", n_links: int = 6, n_elements: int = 1):
             pins.append(Pin(link, 0, **other))
             continue
         law = dict(restitution="restitution") if contact == "rigid" else dict(compliant=_compliant_law(k))
+        if contact == "lubricated":
+            law["lubrication"] = dict(viscosity="viscosity", length="bearing_length", threshold="film_threshold")
         clearances.append(
             Clearance(
                 f"joint_{k}",
@@ -193,7 +212,7 @@ def system(contact: str = "rigid", n_links: int = 6, n_elements: int = 1):
             )
         )
     flex = flexible_system(links, pins, rigid=rigid, gravity="g", smoothing="smoothing", clearances=clearances)
-    if contact == "compliant":
+    if contact in ("compliant", "lubricated"):
         # No rigid contacts: the penalty scheme's impulse rows are the compliant joints, named so that the
         # study's per-joint outcomes (free_flight:joint_k, …) read the same joints in both variants.
         flex = dataclasses.replace(flex, contact_names=tuple(c.name for c in clearances))
@@ -205,7 +224,9 @@ def _used_parameters(contact, n_links):
     if contact == "ideal":
         return common
     joint = common | {"pin_radius", "friction", "restitution"} | {f"clearance_{k}" for k in range(1, n_links + 1)}
-    return joint | ({"exponent", "slip_width"} if contact == "compliant" else set())
+    if contact == "rigid":
+        return joint
+    return joint | {"exponent", "slip_width"} | (set(FILM) if contact == "lubricated" else set())
 
 
 def initial_state(p, n_links: int = 6, n_elements: int = 1):
@@ -283,6 +304,27 @@ def _study(n_links):
 
 
 VARIANTS = {"rigid": {"contact": "rigid"}, "compliant": {"contact": "compliant"}}
+LUBRICATED_VARIANTS = {"compliant": {"contact": "lubricated"}}
+
+
+# The lubricated arm's study: each joint's clearance, the oil's viscosity and the dry contact's restitution, by the
+# penalty scheme at the compliant joints' step, the same drive; a shorter horizon than the rigid joints' (its step
+# is twenty times smaller), long enough for the drive to unload the joints (they do within its first period).
+LUBRICATED_HORIZON = 0.2
+
+
+def _lubricated_study(n_links):
+    return DefaultStudy(
+        params=tuple(f"clearance_{k}=uniform(5e-5,3e-4)" for k in range(1, n_links + 1))
+        + ("viscosity=uniform(0.02,0.08)", "restitution=uniform(0.5,0.95)"),
+        outcomes=_study_outcomes(n_links),
+        n=256,
+        dt=DT["lubricated"],
+        t_final=LUBRICATED_HORIZON,
+        save_every=2500,
+        scheme="penalty",
+        overrides={"drive_omega": STUDY_DRIVE_OMEGA},
+    )
 
 
 def model(contact: str = "rigid", n_links: int = 6, n_elements: int = 1, **overrides) -> Model:
@@ -311,8 +353,13 @@ def model(contact: str = "rigid", n_links: int = 6, n_elements: int = 1, **overr
             }
         )
     joints = "ideal revolute pins" if contact == "ideal" else f"{contact} clearance revolute joints"
+    lubricated = contact == "lubricated"
+    if lubricated:
+        study, variants = _lubricated_study(n_links), LUBRICATED_VARIANTS
+    else:
+        study, variants = (_study(n_links), VARIANTS) if contact != "ideal" else (None, {})
     return Model(
-        f"flexible-arm-{n_links}",
+        f"flexible-arm-{n_links}" + ("-lubricated" if lubricated else ""),
         sys_,
         params,
         functools.partial(initial_state, n_links=n_links, n_elements=n_elements),
@@ -324,8 +371,8 @@ def model(contact: str = "rigid", n_links: int = 6, n_elements: int = 1, **overr
         "θ = drive_amplitude (1 − cos(drive_omega t)).",
         observables=observables,
         table=tab,
-        study=_study(n_links) if contact != "ideal" else None,
-        variants=VARIANTS if contact != "ideal" else {},
+        study=study,
+        variants=variants,
         references=_references(n_links) if contact != "ideal" else {},
     )
 
@@ -338,6 +385,11 @@ def arm6(contact: str = "rigid", **overrides) -> Model:
 def arm60(contact: str = "rigid", **overrides) -> Model:
     """Flexible arm of 60 ANCF links with 60 clearance revolute joints, driven at its base (``model(n_links=60)``)."""
     return model(contact, 60, **overrides)
+
+
+def lubricated6(contact: str = "lubricated", **overrides) -> Model:
+    """The 6-link arm whose clearance joints are lubricated (π film; compliant dry contact once it breaks)."""
+    return model(contact, 6, **overrides)
 
 
 def ideal6(contact: str = "ideal", **overrides) -> Model:

@@ -13,6 +13,11 @@ rigid model:
 * "compliant": Hertz K δ^1.5 with Hunt–Crossley damping and regularized friction, for the
   penalty scheme (dt 1e-6 s); K from the clearance and the damping from the restitution as in the
   rigid model (:func:`jaxcontact.models.slider_crank.derived`);
+* "lubricated": the same journal filled with oil, as the rigid ``slider-crank-lubricated``: the
+  short-bearing π-film force between the journal and hole centres
+  (:class:`jaxcontact.smoothing.beam.Clearance` ``lubrication``), and the compliant contact of
+  "compliant" once the film breaks (eccentricity ratio beyond ``film_threshold``), for the penalty scheme
+  (dt 1e-6 s); oil, bearing length and threshold as in the rigid model;
 * "ideal": the rod's first node pinned to the crank's tip (no clearance).
 
 The journal's slip uses the rod end's material rotation, the angle of the node's slope.
@@ -48,11 +53,12 @@ from jaxcontact.params import ParamTable, law_rule
 from jaxcontact.planar import Mechanism
 from jaxcontact.smoothing.beam import Beam, Clearance, Pin, flexible_system
 
-CONTACTS = ("rigid", "compliant", "ideal")
+CONTACTS = ("rigid", "compliant", "lubricated", "ideal")
+FILM = ("viscosity", "bearing_length", "film_threshold")
 ROD_DENSITY, ROD_LENGTH, ROD_MASS = 7800.0, 0.12, 0.21
 ROD_AREA = ROD_MASS / (ROD_DENSITY * ROD_LENGTH)
-SMOOTHING = {"rigid": 4e-5, "compliant": 0.0, "ideal": 4e-5}
-DT = {"rigid": 1e-5, "compliant": 1e-6, "ideal": 1e-5}
+SMOOTHING = {"rigid": 4e-5, "compliant": 0.0, "lubricated": 0.0, "ideal": 4e-5}
+DT = {"rigid": 1e-5, "compliant": 1e-6, "lubricated": 1e-6, "ideal": 1e-5}
 
 DEFAULTS = {
     **{k: sc.DEFAULTS[k] for k in ("l1", "m1", "m3", "J1", "J3", "omega", "g")},
@@ -67,12 +73,14 @@ DEFAULTS = {
         for k in ("pin_radius", "clearance", "stiffness", "exponent", "damping", "friction", "slip_width")
     },
     "restitution": sc.DEFAULTS["restitution"],
+    **{k: sc.DEFAULTS[k] for k in FILM},
 }
 _POSITIVE = ("l1", "m1", "m3", "J1", "J3", "rod_L", "rod_rho", "rod_A", "rod_I", "rod_E")
 RULES = {
     **{k: (lambda v: v > 0, "> 0") for k in _POSITIVE + ("pin_radius", "clearance", "exponent", "slip_width")},
     **{k: (lambda v: v >= 0, ">= 0") for k in ("stiffness", "damping", "friction", "smoothing")},
     "restitution": law_rule("restitution"),
+    **{k: sc.RULES[k] for k in FILM},
 }
 UNITS = {
     "rod_L": "m",
@@ -82,8 +90,11 @@ UNITS = {
     "rod_E": "Pa",
     "smoothing": "s",
     "damping": "N·s/m^(exponent+1)",
+    "viscosity": "Pa·s",
+    "bearing_length": "m",
+    "film_threshold": "1",
 }
-TABLE = ParamTable.of(DEFAULTS, RULES, units=UNITS)
+TABLE = ParamTable.of(DEFAULTS, RULES, units=UNITS, bounds={"viscosity": (0.0, np.inf), "film_threshold": (0.0, 1.0)})
 
 
 def _rigid_part():
@@ -120,6 +131,8 @@ def system(contact: str = "rigid", n_elements: int = 3):
                 compliant=dict(stiffness="stiffness", exponent="exponent", damping="damping", slip_width="slip_width")
             )
         )
+        if contact == "lubricated":
+            laws["lubrication"] = dict(viscosity="viscosity", length="bearing_length", threshold="film_threshold")
         clearances.append(
             Clearance(
                 "crank_rod",
@@ -143,7 +156,8 @@ def _used_parameters(contact):
     joint = common | {"pin_radius", "clearance", "friction"}
     if contact == "rigid":
         return joint | {"restitution"}
-    return joint | {"stiffness", "exponent", "damping", "slip_width", "restitution"}
+    compliant = joint | {"stiffness", "exponent", "damping", "slip_width", "restitution"}
+    return compliant | set(FILM) if contact == "lubricated" else compliant
 
 
 def journal_eccentricity(q, p):
@@ -185,6 +199,14 @@ STUDY = DefaultStudy(
     scheme="penalty",
 )
 VARIANTS = sc.VARIANTS  # the same journal variants as the rigid-rod model
+# The lubricated journal's study: uncertain rod stiffness, oil viscosity and clearance, the rigid-rod lubricated
+# study's step (the squeeze film's damping grows like μ R L³ / c³).
+LUBRICATED_STUDY = STUDY._replace(
+    params=("rod_E=uniform(2e10,2.07e11)", "viscosity=uniform(0.02,0.08)", "clearance=uniform(2e-4,5e-4)"),
+    n=64,
+    dt=sc.LUBRICATED_STUDY.dt,
+    save_every=100,
+)
 
 
 def model(contact: str = "rigid", n_elements: int = 3, **overrides) -> Model:
@@ -199,7 +221,7 @@ def model(contact: str = "rigid", n_elements: int = 3, **overrides) -> Model:
         overrides = {**overrides, "smoothing": SMOOTHING[contact]}
     params = {k: v for k, v in TABLE.apply(overrides).items() if k in _used_parameters(contact)}
     derive = None
-    if contact == "compliant":
+    if contact in ("compliant", "lubricated"):
         params = sc.derived(params, given)
         derive = functools.partial(sc.derived, given=given)
     observables = None
@@ -209,8 +231,9 @@ def model(contact: str = "rigid", n_elements: int = 3, **overrides) -> Model:
             "journal_ey": lambda q, p: journal_eccentricity(q, p)[1],
         }
     joint = "an ideal crank–rod pin" if contact == "ideal" else f"a {contact} crank–rod clearance joint"
+    lubricated = contact == "lubricated"
     return Model(
-        "flexible-slider-crank",
+        "flexible-slider-crank-lubricated" if lubricated else "flexible-slider-crank",
         sys_,
         params,
         functools.partial(initial_state, n_elements=n_elements),
@@ -222,12 +245,18 @@ def model(contact: str = "rigid", n_elements: int = 3, **overrides) -> Model:
         derive=derive,
         observables=observables,
         table=TABLE,
-        study=STUDY,
-        variants=VARIANTS,
+        study=LUBRICATED_STUDY if lubricated else STUDY,
+        variants=sc.LUBRICATED_VARIANTS if lubricated else VARIANTS,
     )
 
 
 def compliant(contact: str = "compliant", **overrides) -> Model:
     """The compliant-journal variant, ``model("compliant", ...)``, for the command line as a model file:
     ``jaxcontact simulate jaxcontact/models/flexible_slider_crank.py:compliant --scheme penalty``."""
+    return model(contact, **overrides)
+
+
+def lubricated(contact: str = "lubricated", **overrides) -> Model:
+    """The oil-lubricated journal (π film; the compliant dry contact once it breaks), ``model("lubricated",
+    ...)``; registered as ``flexible-slider-crank-lubricated`` (penalty scheme)."""
     return model(contact, **overrides)

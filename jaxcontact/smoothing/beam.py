@@ -51,8 +51,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcontact.contact_laws import FILM_MODELS
 from jaxcontact.planar.bodies import Body, Frames, Point, frames, material_velocity
 from jaxcontact.planar.contacts import ClearanceJoint
+from jaxcontact.planar.forces import film_force, film_state
 from jaxcontact.system import CompliantLaws, ContactLaws, LagrangianSystem
 from jaxcontact.values import Value
 
@@ -96,6 +98,9 @@ class Pin:
     point: tuple = (0.0, 0.0)
 
 
+# A lubricated joint's optional film values: the eccentricity ratio where the film starts to break, and which
+# half of the film carries pressure (:func:`jaxcontact.contact_laws.short_bearing_force`).
+LUBRICATION_DEFAULTS = {"threshold": 0.95, "film": "positive"}
 COMPLIANT_FIELDS = ("stiffness", "exponent", "damping", "slip_width", "slip_width0")
 # The defaults of Mechanism's compliant contacts: Hertz exponent, no damping, v_r = 1 mm/s, v0 = 0.
 COMPLIANT_DEFAULTS = {"exponent": 1.5, "damping": 0.0, "slip_width": 1e-3, "slip_width0": 0.0}
@@ -111,8 +116,11 @@ class Clearance:
     pin_radius + ``clearance``) on ``to``; False: the hole at the node, the pin on ``to``.
     Laws, as :meth:`jaxcontact.planar.Mechanism.clearance_revolute`: rigid (``restitution``, for
     Moreau–Jean) or compliant (``compliant=dict(stiffness=…, exponent=…, damping=…, slip_width=…,
-    slip_width0=…)``, for the penalty scheme); ``friction`` μ or None (frictionless). Every value is
-    a number or a parameter name/expression.
+    slip_width0=…)``, for the penalty scheme); ``friction`` μ or None (frictionless). ``lubrication``:
+    None (dry), or ``dict(viscosity=…, length=…, threshold=0.95, film="positive")`` for an oil film in the
+    clearance, as :meth:`jaxcontact.planar.Mechanism.lubricated_journal`: the short-bearing π-film force
+    between the pin and hole centres while the eccentricity ratio is below ``threshold``, faded out by 1, and
+    the joint's dry law beyond. Every value is a number or a parameter name/expression.
     """
 
     name: str
@@ -127,6 +135,7 @@ class Clearance:
     restitution: object = None
     friction: object = None
     compliant: dict | None = None
+    lubrication: dict | None = None
 
     def __post_init__(self):
         where = f"clearance joint {self.name!r}"
@@ -144,6 +153,16 @@ class Clearance:
                     f"{where}: compliant needs 'stiffness' and takes {list(COMPLIANT_FIELDS)}; "
                     f"got {sorted(self.compliant)}"
                 )
+        if self.lubrication is not None:
+            fields = {"viscosity", "length", *LUBRICATION_DEFAULTS}
+            spec = self.lubrication if isinstance(self.lubrication, dict) else {}
+            if not {"viscosity", "length"} <= set(spec) or set(spec) - fields:
+                raise ValueError(
+                    f"{where}: lubrication must be a dict with viscosity and length (optional threshold, film); "
+                    f"got {self.lubrication!r}"
+                )
+            if spec.get("film", "positive") not in FILM_MODELS:
+                raise ValueError(f"{where}: film {spec['film']!r} must be one of {FILM_MODELS}")
         if self.to is self.beam and self.to_node % (self.beam.n_elements + 1) == self.node % (self.beam.n_elements + 1):
             raise ValueError(f"{where}: pin and hole at the same node {self.node} of beam {self.beam.name!r}")
 
@@ -160,11 +179,15 @@ class _NodePoint:
         q = frames(q).q
         return q[self.start], q[self.start + 1]
 
-    def velocity(self, q, u, px, py):
+    def spin(self, q, u):
+        """ω = (x' ẏ' − y' ẋ') / ‖r'‖²: the turn rate of the node's slope."""
         q, i = frames(q).q, self.start
-        x, y, dx, dy = q[i], q[i + 1], q[i + 2], q[i + 3]
-        w = (dx * u[i + 3] - dy * u[i + 2]) / (dx * dx + dy * dy)
-        return u[i] - w * (py - y), u[i + 1] + w * (px - x)
+        dx, dy = q[i + 2], q[i + 3]
+        return (dx * u[i + 3] - dy * u[i + 2]) / (dx * dx + dy * dy)
+
+    def velocity(self, q, u, px, py):
+        x, y, w = frames(q).q[self.start], frames(q).q[self.start + 1], self.spin(q, u)
+        return u[self.start] - w * (py - y), u[self.start + 1] + w * (px - x)
 
     def values(self):
         return ()
@@ -224,6 +247,10 @@ class _BodyPoint(Point):
 
     def velocity(self, q, u, px, py):
         return material_velocity(q, u, self.body, px, py)
+
+    def spin(self, q, u):
+        """θ̇ of the body (0 for the ground)."""
+        return 0.0 if self.body.is_ground else u[3 * self.body.index + 2]
 
 
 class _BeamClearanceJoint(ClearanceJoint):
@@ -363,7 +390,7 @@ def flexible_system(
         start = offsets[beam.name] + 4 * node
         return slice(start, start + 2)
 
-    joints = _clearance_joints(tuple(clearances), beams, node_slice, n_r)
+    joints, films = _clearance_joints(tuple(clearances), beams, node_slice, n_r)
     rigid_joints = tuple(j for j in joints if j.compliant is None)
     compliant_joints = tuple(j for j in joints if j.compliant is not None)
 
@@ -405,6 +432,8 @@ def flexible_system(
             idx, l, stiff, _, Fe = beam_parts(q, p)
             Q = jax.vmap(lambda e, v, le, k: _element_force(e, v, le, k, p[smoothing]))(q[idx], u[idx], l, stiff)
             f = f.at[idx].add(Q + Fe)
+        for film in films:
+            f = f + film.generalized_force(q, u, p)
         return f
 
     def constraints(q, t, p):
@@ -544,12 +573,45 @@ def _joined(gaps_a, slip_a, laws_a, gaps_b, slip_b, laws_b):
     return gaps, (slip if slip_a is not None or slip_b is not None else None), laws
 
 
+class _Film:
+    """The oil film of a lubricated clearance joint between a pin and a hole that may be beam nodes: the force of
+    :func:`jaxcontact.planar.forces.film_force` at the pin centre, its opposite at the hole centre, as
+    generalized forces by the virtual work of the two centres' motion."""
+
+    def __init__(self, name, pin, hole, pin_radius, clearance, viscosity, length, threshold, film):
+        self.name, self.pin, self.hole, self.film = name, pin, hole, film
+        self.pin_radius, self.clearance = pin_radius, clearance
+        self.viscosity, self.length, self.threshold = viscosity, length, threshold
+
+    def force(self, q, u, p):
+        """(F_x, F_y) on the pin, world frame."""
+        pin, hole = self.pin.world(q, p), self.hole.world(q, p)
+        state = film_state(
+            pin,
+            hole,
+            self.pin.velocity(q, u, *pin),
+            self.hole.velocity(q, u, *hole),
+            self.pin.spin(q, u),
+            self.hole.spin(q, u),
+            self.clearance(p),
+        )
+        values = (self.viscosity, self.length, self.pin_radius, self.clearance, self.threshold)
+        return film_force(state, *(v(p) for v in values), self.film)
+
+    def generalized_force(self, q, u, p):
+        fx, fy = self.force(q, u, p)
+        push = jnp.stack([jnp.asarray(fx, q.dtype), jnp.asarray(fy, q.dtype)])
+        _, pull = jax.vjp(lambda x: (jnp.stack(self.pin.world(x, p)), jnp.stack(self.hole.world(x, p))), q)
+        return pull((push, -push))[0]
+
+
 def _clearance_joints(clearances, beams, node_slice, n_rigid):
-    """The :class:`Clearance` specs as :class:`ClearanceJoint` elements on the flexible system's q."""
+    """The :class:`Clearance` specs as :class:`ClearanceJoint` elements on the flexible system's q, and the
+    lubricated ones' films (:class:`_Film`)."""
     names = [c.name for c in clearances]
     if len(set(names)) != len(names):
         raise ValueError(f"clearance joint names must be distinct; got {names}")
-    joints = []
+    joints, films = [], []
     for c in clearances:
         where = f"clearance joint {c.name!r}"
         if not isinstance(c, Clearance):
@@ -569,20 +631,34 @@ def _clearance_joints(clearances, beams, node_slice, n_rigid):
         if c.compliant is not None:
             spec = {**COMPLIANT_DEFAULTS, **c.compliant}
             compliant = {f: Value(spec[f], f"{where} {f}") for f in COMPLIANT_FIELDS}
+        radius, clearance = Value(c.pin_radius, f"{where} pin_radius"), Value(c.clearance, f"{where} clearance")
         joints.append(
             _BeamClearanceJoint(
                 c.name,
                 pin,
                 hole,
-                Value(c.pin_radius, f"{where} pin_radius"),
-                Value(c.clearance, f"{where} clearance"),
+                radius,
+                clearance,
                 restitution=None if c.restitution is None else Value(c.restitution, f"{where} restitution"),
                 tangential_restitution=None,
                 friction=None if c.friction is None else Value(c.friction, f"{where} friction"),
                 compliant=compliant,
             )
         )
-    return tuple(joints)
+        if c.lubrication is not None:
+            spec = {**LUBRICATION_DEFAULTS, **c.lubrication}
+            films.append(
+                _Film(
+                    f"{c.name}_film",
+                    pin,
+                    hole,
+                    radius,
+                    clearance,
+                    *(Value(spec[f], f"{where} {f}") for f in ("viscosity", "length", "threshold")),
+                    spec["film"],
+                )
+            )
+    return tuple(joints), tuple(films)
 
 
 def flexible_double_pendulum(n_elements: int = 2, h: float = 0.0):

@@ -145,6 +145,12 @@ def test_user_errors_name_the_rule():
         Clearance("j", beam, 0, crank, compliant=dict(damping=1.0))
     with pytest.raises(ValueError, match="same node 1"):
         Clearance("j", beam, 1, beam, -1, restitution=0.5)
+    with pytest.raises(ValueError, match="lubrication must be a dict with viscosity and length.*'oil'"):
+        Clearance("j", beam, 0, crank, restitution=0.5, lubrication=dict(viscosity=0.04, oil=1))
+    with pytest.raises(ValueError, match="lubrication must be a dict"):
+        Clearance("j", beam, 0, crank, restitution=0.5, lubrication=dict(viscosity=0.04))
+    with pytest.raises(ValueError, match="film 'full' must be one of"):
+        Clearance("j", beam, 0, crank, restitution=0.5, lubrication=dict(viscosity=0.04, length=0.01, film="full"))
     other = Beam("other", 1)
     with pytest.raises(ValueError, match="beam 'other' is not one of the system's beams"):
         flexible_system([beam], rigid=rigid, clearances=[Clearance("j", other, 0, crank, restitution=0.5)])
