@@ -219,3 +219,43 @@ def test_default_study_reads_each_joint_and_the_ideal_arm():
         outcome(n, soft.system, dt=soft.dt, observables=soft.observables, references=soft.references)
     long_arm = fa._study_outcomes(60)  # 60 joints: all joints together, no registered ideal arm of that size
     assert "free_flight" in long_arm and "peak_force" in long_arm and not any(n.startswith("path_") for n in long_arm)
+
+
+def test_lubricated_arm_is_registered_with_its_study():
+    # Every joint in oil: a film per joint beside its compliant dry contact, the study's uncertain clearances,
+    # viscosity and restitution by the penalty scheme, its outcomes resolved on the model.
+    from jaxcontact.commands.models import first_line
+    from jaxcontact.studies.outcomes import outcome
+
+    assert REGISTRY["flexible-arm-6-lubricated"] == "flexible_arm:lubricated6"
+    m = get_model("flexible-arm-6-lubricated")
+    assert m.name == "flexible-arm-6-lubricated" and "6 lubricated clearance revolute joints" in m.description
+    assert "lubricated" in first_line(REGISTRY[m.name]) and m.dt == 1e-6
+    assert {"viscosity", "bearing_length", "film_threshold"} <= set(m.params)
+    assert m.param_table.unit("viscosity") == "Pa·s"
+    assert m.system.contact_names == tuple(f"joint_{k}" for k in range(1, 7)) and m.system.gaps is None
+    study = m.study
+    assert study.scheme == "penalty" and study.dt == 1e-6
+    assert {p.split("=")[0] for p in study.params} == {f"clearance_{k}" for k in range(1, 7)} | {
+        "viscosity",
+        "restitution",
+    }
+    for n in study.outcomes:
+        outcome(n, m.system, dt=study.dt, observables=m.observables, references=m.references)
+    with pytest.raises(ValueError, match=r"film_threshold.*in \(0, 1\)"):
+        get_model("flexible-arm-6-lubricated", film_threshold=1.0)
+    # The film acts only in the lubricated arm: at a state with the pins off centre and moving, its forces differ
+    # from the compliant arm's by the films alone.
+    dry = fa.model("compliant", 6)
+    q0, _ = m.initial_state(m.params)
+    u = jnp.asarray(np.random.default_rng(1).normal(size=q0.shape) * 0.01)
+    # joint 3's hole (link 3's start node, hanging below its pin by the clearance) halfway back up: ε = 0.5
+    q = q0.at[3 + 8 * 2 + 1].add(0.5 * float(m.params["clearance_3"]))
+    film = m.system.forces(q, u, 0.0, m.params) - dry.system.forces(q, u, 0.0, {**dry.params, **m.params})
+    # Every other joint rests on its wall (ε = 1: no film); joint 3's film pushes link 2's end node (its pin) and
+    # link 3's start node (its hole) apart, equal and opposite, and nothing else.
+    film = np.asarray(film)
+    pin, hole = [3 + 8 + 4, 3 + 8 + 5], [3 + 16, 3 + 17]
+    assert np.flatnonzero(film).tolist() == pin + hole
+    np.testing.assert_allclose(film[pin], -film[hole], rtol=1e-12)
+    assert np.linalg.norm(film[pin]) > 1e-3

@@ -314,16 +314,14 @@ LUBRICATED_HORIZON = 0.2
 
 
 def _lubricated_study(n_links):
-    return DefaultStudy(
-        params=tuple(f"clearance_{k}=uniform(5e-5,3e-4)" for k in range(1, n_links + 1))
-        + ("viscosity=uniform(0.02,0.08)", "restitution=uniform(0.5,0.95)"),
-        outcomes=_study_outcomes(n_links),
+    clearances = _study(n_links).params[:n_links]
+    return _study(n_links)._replace(
+        params=clearances + ("viscosity=uniform(0.02,0.08)", "restitution=uniform(0.5,0.95)"),
         n=256,
         dt=DT["lubricated"],
         t_final=LUBRICATED_HORIZON,
         save_every=2500,
         scheme="penalty",
-        overrides={"drive_omega": STUDY_DRIVE_OMEGA},
     )
 
 
