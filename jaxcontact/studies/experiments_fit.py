@@ -48,8 +48,9 @@ length; the physical parameters (μ, ε, …) are shared. What each design choic
   real cubes' restitution, whose loss falls nearly linearly over 0.3 toward its bound 0 with a ripple from
   stick–slip and impact switches), the curvature over one span is that ripple's, of either sign, and a model step
   along it goes wherever the ripple points; such a coordinate first takes *sign steps*, :data:`SIGN_FIRST` spans
-  and doubling while its full gradient keeps its sign (a step that raises the loss is refused and halved), until
-  the gradient turns or a bound stops it. Then *trust-region Newton steps* minimise the quadratic model within a
+  and doubling while its full gradient keeps its sign, until the gradient turns (at a step taken or refused: the
+  minimum along it is then within the step, and the Newton steps take it) or a bound stops it; a refused step
+  where no gradient turned halves them all. Then *trust-region Newton steps* minimise the quadratic model within a
   radius of :data:`TRUST_SPANS` spans at first (the distance over which the model was measured), grown after an
   accepted step and shrunk after a refused one, the model corrected along each step, taken or refused, by the
   secant it measured; a parameter on its bound whose gradient points out of the bounds is held there, and a step
@@ -528,13 +529,19 @@ def _refine(full_pass, theta, first, names, lo, hi, sample, budget, say):
         tried = full_pass(trial)
         accepted = np.mean(tried[0]) < np.mean(got[0])
         report("sign step: " if accepted else "sign step refused (the loss rose): ", trial, tried)
-        if not accepted:
-            step = np.where(moving, step / 2, step)
-            moving &= step >= span  # the minimum lies within a span along it: the model resolves it
-            continue
         new_grad = tried[3].mean(axis=0)
+        turned = moving & (np.sign(new_grad) != np.sign(grad))  # the minimum along it lies within this step
+        if not accepted:
+            # a refused step's gradients still say which coordinates overshot: they are bracketed and left to
+            # the Newton steps, the others try the same step again; where none turned, every step halves
+            if turned.any():
+                moving &= ~turned
+            else:
+                step = np.where(moving, step / 2, step)
+                moving &= step >= span  # the minimum lies within a span along it: the model resolves it
+            continue
         theta, got = trial, tried
-        moving &= (np.sign(new_grad) == np.sign(grad)) & ~_held(theta, new_grad, lo, hi)
+        moving &= ~turned & ~_held(theta, new_grad, lo, hi)
         grad, step = new_grad, 2 * step
     if np.any(theta != at) and trials < budget:  # the sign steps moved: the model afresh where they ended
         hess, complete, _ = model_at(theta, got[3])

@@ -224,6 +224,43 @@ def test_refine_reaches_a_bound_the_rough_model_does_not_see():
     assert hess is None  # held ε was not differenced: the intervals take every Hessian afresh
 
 
+def test_refine_brackets_a_coordinate_whose_refused_sign_step_overshot():
+    # μ in an asymmetric valley (twenty times steeper beyond its minimum), started 1.2 spans short of it, so the
+    # model's span does not bracket it, and ε's loss falling linearly to its bound: the first sign step (both
+    # coordinates) overshoots μ and raises the loss. Its gradients say μ turned and ε did not: μ is left to the
+    # Newton steps, ε goes on to its bound alone, then Newton finds μ's minimum.
+    n = 40
+    rng = np.random.default_rng(6)
+    a, own, b, steep = np.exp(rng.normal(size=n)), 0.2 + 0.002 * rng.normal(size=n), 1e-3, 20.0
+
+    def full_pass(theta, which=None):
+        idx = np.arange(n) if which is None else which
+        d = theta[0] - own[idx]
+        k = np.where(d < 0, 1.0, steep) * a[idx]
+        return 0.5 * k * d**2 + b * theta[1], None, None, np.stack([k * d, np.full(d.shape, b)], axis=1)
+
+    grid = np.linspace(0.19, 0.21, 20001)
+    best = grid[np.argmin([np.mean(full_pass(np.array([m, 0.0]))[0]) for m in grid])]
+    start, lines = np.array([0.2 - 1.2 * 0.03, 0.35]), []
+    got, _, _, status, trials = _refine(
+        full_pass,
+        start,
+        full_pass(start),
+        ("mu", "e"),
+        np.array([0.1, 0.0]),
+        np.array([1.6, 1.0]),
+        np.arange(n),
+        10,
+        lines.append,
+    )
+    assert "sign steps for mu, e (not bracketed by the span)" in lines
+    signs = [line for line in lines if line.startswith(("sign step:", "sign step refused"))]
+    assert signs[0].startswith("sign step refused (the loss rose): mu=0.224"), lines
+    assert all("mu=0.164" in line for line in signs[1:]) and "e=0 " in signs[-1], lines
+    assert status == "converged" and trials <= 10, lines
+    np.testing.assert_allclose(got, [best, 0.0], atol=5e-5)
+
+
 def test_refine_leaves_a_bracketed_quadratic_to_newton():
     # Quadratic experiments with the start within a span of the optimum: no sign step, one Newton step.
     rng = np.random.default_rng(3)
