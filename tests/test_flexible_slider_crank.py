@@ -198,14 +198,15 @@ def lubricated_runs():
 
 def test_stiff_rod_follows_the_rigid_model_lubricated_journal(lubricated_runs):
     # The same film, dry law, scheme and step as the rigid lubricated model: the slider and the journal's
-    # eccentricity follow it. Measured: see the assertion messages.
+    # eccentricity follow it (the film keeps both journals off the wall: smooth motion, no impacts to amplify the
+    # rod's 1e-6 compliance). Measured: 6.7e-12 m and 5.5e-12 m.
     rigid, ref, m, flex = lubricated_runs
     dev = np.abs(_slider_x(flex, m.system)[0] - _slider_x(ref, rigid.system)).max()
     ecc_ref = np.asarray(jax.vmap(lambda q: rigid.observables["journal_ex"](q, rigid.params))(ref.q))
     ecc = np.asarray(jax.vmap(lambda q: m.observables["journal_ex"](q, m.params))(flex.q[0]))
     print("slider deviation (m):", dev, " journal e_x deviation (m):", np.abs(ecc - ecc_ref).max())
-    assert dev < 1e-6, dev
-    assert np.abs(ecc - ecc_ref).max() < 0.02 * float(m.params["clearance"])
+    assert dev < 1e-9, dev
+    assert np.abs(ecc - ecc_ref).max() < 1e-9
     assert np.abs(ecc_ref).max() > 0.3 * float(m.params["clearance"])  # the journal did move in its hole
 
 
@@ -218,6 +219,8 @@ def test_lubrication_removes_the_impacts_of_the_flexible_rod(lubricated_runs, co
     dry_steel = int(np.asarray(dry.active[1]).sum())
     print("steps in dry contact: lubricated", contacts, "dry steel rod", dry_steel)
     assert contacts[0] == 0 and contacts[1] == 0 and dry_steel > 100
-    assert contacts[2] > 100
+    assert contacts[2] == dry_steel  # measured: 0, 0 and 2106 steps against the dry rod's 2106
     dev = np.abs(_slider_x(flex, m.system)[2] - _slider_x(dry, m.system)[1]).max()
-    assert dev < 1e-3 * float(m.params["clearance"]), dev
+    # the slider's motion that of the dry joint, to within what 2000 impact steps make of a 1e-9 film (4.4e-7 m)
+    print("slider, oil at 1e-9 of its viscosity against the dry joint (m):", dev)
+    assert dev < 0.01 * float(m.params["clearance"]), dev
