@@ -663,9 +663,9 @@ def _intervals(names, theta, g, hess, lo, hi, held=None):
     """Jackknife covariance and 95 % intervals (Student's t with N − 1 degrees of freedom, within the bounds
     ``lo``, ``hi``), the per-experiment one-step estimates' spread, and those estimates (N, p).
 
-    Parameters ``held`` on a bound (their gradient points out of the bounds) stay there when an experiment is
-    left out unless that experiment alone turns their gradient; the others' covariance is the jackknife's with
-    them fixed, which needs the others' summed Hessians positive definite only over the free parameters (a
+    Parameters ``held`` on a bound (their gradient points out of the bounds) are kept there when an experiment is
+    left out (exact unless that experiment alone turns their gradient); the others' covariance is the jackknife's
+    with them fixed, which needs the others' summed Hessians positive definite only over the free parameters (a
     restitution held at 0 by the cubes' impacts has no reliable curvature at the bound). A held parameter's own
     interval runs from its bound by the unconstrained jackknife's spread (NaN where that one is not defined),
     with no covariance with the others."""
