@@ -199,12 +199,12 @@ STUDY = DefaultStudy(
     scheme="penalty",
 )
 VARIANTS = sc.VARIANTS  # the same journal variants as the rigid-rod model
-# The lubricated journal's study: uncertain rod stiffness, oil viscosity and clearance, the rigid-rod lubricated
-# study's step (the squeeze film's damping grows like μ R L³ / c³).
+# The lubricated journal's study: uncertain rod stiffness, oil viscosity and clearance, at the model's step (the
+# squeeze film's damping grows like μ R L³ / c³).
 LUBRICATED_STUDY = STUDY._replace(
     params=("rod_E=uniform(2e10,2.07e11)", "viscosity=uniform(0.02,0.08)", "clearance=uniform(2e-4,5e-4)"),
     n=64,
-    dt=sc.LUBRICATED_STUDY.dt,
+    dt=DT["lubricated"],
     save_every=100,
 )
 
