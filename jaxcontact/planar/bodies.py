@@ -73,6 +73,14 @@ class Point:
         """World position (px, py) of the point at configuration q."""
         return world_point(q, self.body, self.local(p))
 
+    def velocity(self, q, u, px, py):
+        """Velocity of the body's material point now at (px, py) (:func:`material_velocity`)."""
+        return material_velocity(q, u, self.body, px, py)
+
+    def spin(self, q, u):
+        """θ̇ of the body (0 for the ground)."""
+        return 0.0 if self.body.is_ground else u[3 * self.body.index + 2]
+
     def values(self):
         """The Values this element reads (for parameter checks)."""
         return (self.x, self.y)

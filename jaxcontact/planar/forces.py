@@ -228,23 +228,29 @@ class LubricatedJournal:
         self.contact = None  # the clearance joint carrying the dry contact (set by the builder)
 
     def state(self, q, u, p):
-        """(ε, ε̇, a ε, ê) at (q, u): the film's arguments and the eccentricity direction (ex, ey)."""
+        """(ε, ε̇, a ε, ê) at (q, u): the film's arguments and the eccentricity direction (ex, ey). The pin's and
+        hole's points give their own velocities and spins (a rigid body's, or a beam node's)."""
         px, py = self.pin.world(q, p)
         hx, hy = self.hole.world(q, p)
-        return film_state(
-            (px, py),
-            (hx, hy),
-            material_velocity(q, u, self.pin.body, px, py),
-            material_velocity(q, u, self.hole.body, hx, hy),
-            _spin(u, self.pin.body),
-            _spin(u, self.hole.body),
-            self.clearance(p),
-        )
+        vpx, vpy = self.pin.velocity(q, u, px, py)
+        vhx, vhy = self.hole.velocity(q, u, hx, hy)
+        ex, ey = sub(px, hx), sub(py, hy)
+        dex, dey = sub(vpx, vhx), sub(vpy, vhy)
+        c = self.clearance(p)
+        nx, ny = safe_unit(ex, ey)
+        eps = safe_norm(ex, ey) / c
+        eps_dot = (nx * dex + ny * dey) / c
+        omega = 0.5 * (self.pin.spin(q, u) + self.hole.spin(q, u))
+        eps_wedge = omega * eps - (nx * dey - ny * dex) / c
+        return eps, eps_dot, eps_wedge, (nx, ny)
 
     def force(self, q, u, p):
         """The film force (F_x, F_y) on the pin, world frame (−F on the hole)."""
-        return film_force(
-            self.state(q, u, p),
+        eps, eps_dot, eps_wedge, (nx, ny) = self.state(q, u, p)
+        fr, ft = lubricated_journal_force(
+            eps,
+            eps_dot,
+            eps_wedge,
             self.viscosity(p),
             self.length(p),
             self.pin_radius(p),
@@ -252,6 +258,7 @@ class LubricatedJournal:
             self.threshold(p),
             self.film,
         )
+        return fr * nx - ft * ny, fr * ny + ft * nx
 
     def apply(self, acc, bodies, q, u, t, p):
         """Add this load's generalized force at (q, u, t) to ``acc``."""
@@ -279,32 +286,6 @@ class LubricatedJournal:
             f"clearance {self.clearance!r}, μ={self.viscosity!r}, L={self.length!r}, ε_t={self.threshold!r}, "
             f"{self.film} film)"
         )
-
-
-def film_state(pin, hole, pin_velocity, hole_velocity, pin_spin, hole_spin, clearance):
-    """(ε, ε̇, a ε, ê) of a journal: pin and hole centres (x, y), their velocities, the two sides' spins and the
-    radial clearance c (:class:`LubricatedJournal`); ê = e/‖e‖ (+x at e = 0), nothing divides by ‖e‖."""
-    ex, ey = sub(pin[0], hole[0]), sub(pin[1], hole[1])
-    dex, dey = sub(pin_velocity[0], hole_velocity[0]), sub(pin_velocity[1], hole_velocity[1])
-    nx, ny = safe_unit(ex, ey)
-    eps = safe_norm(ex, ey) / clearance
-    eps_dot = (nx * dex + ny * dey) / clearance
-    eps_wedge = 0.5 * (pin_spin + hole_spin) * eps - (nx * dey - ny * dex) / clearance
-    return eps, eps_dot, eps_wedge, (nx, ny)
-
-
-def film_force(state, viscosity, length, pin_radius, clearance, threshold, film="positive"):
-    """The film force (F_x, F_y) on the pin, world frame, from :func:`film_state`'s ``state``."""
-    eps, eps_dot, eps_wedge, (nx, ny) = state
-    fr, ft = lubricated_journal_force(
-        eps, eps_dot, eps_wedge, viscosity, length, pin_radius, clearance, threshold, film
-    )
-    return fr * nx - ft * ny, fr * ny + ft * nx
-
-
-def _spin(u, body: Body):
-    """θ̇ of ``body`` (0 for the ground)."""
-    return 0.0 if body.is_ground else u[3 * body.index + 2]
 
 
 class GeneralizedForce:

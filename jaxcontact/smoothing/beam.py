@@ -52,9 +52,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcontact.contact_laws import FILM_MODELS
-from jaxcontact.planar.bodies import Body, Frames, Point, frames, material_velocity
+from jaxcontact.planar.bodies import Body, Frames, Point, frames
 from jaxcontact.planar.contacts import ClearanceJoint
-from jaxcontact.planar.forces import film_force, film_state
+from jaxcontact.planar.forces import LubricatedJournal
 from jaxcontact.system import CompliantLaws, ContactLaws, LagrangianSystem
 from jaxcontact.values import Value
 
@@ -238,19 +238,6 @@ def _joint_groups(joints):
     position = np.empty(len(joints), dtype=np.int32)
     position[order] = np.arange(len(joints))
     return (vectorised,) + tuple(joints[i] for i in others), position
-
-
-class _BodyPoint(Point):
-    """A point of a rigid body (or the ground) of the mechanism whose coordinates lead q."""
-
-    __slots__ = ()
-
-    def velocity(self, q, u, px, py):
-        return material_velocity(q, u, self.body, px, py)
-
-    def spin(self, q, u):
-        """θ̇ of the body (0 for the ground)."""
-        return 0.0 if self.body.is_ground else u[3 * self.body.index + 2]
 
 
 class _BeamClearanceJoint(ClearanceJoint):
@@ -573,30 +560,10 @@ def _joined(gaps_a, slip_a, laws_a, gaps_b, slip_b, laws_b):
     return gaps, (slip if slip_a is not None or slip_b is not None else None), laws
 
 
-class _Film:
-    """The oil film of a lubricated clearance joint between a pin and a hole that may be beam nodes: the force of
-    :func:`jaxcontact.planar.forces.film_force` at the pin centre, its opposite at the hole centre, as
-    generalized forces by the virtual work of the two centres' motion."""
-
-    def __init__(self, name, pin, hole, pin_radius, clearance, viscosity, length, threshold, film):
-        self.name, self.pin, self.hole, self.film = name, pin, hole, film
-        self.pin_radius, self.clearance = pin_radius, clearance
-        self.viscosity, self.length, self.threshold = viscosity, length, threshold
-
-    def force(self, q, u, p):
-        """(F_x, F_y) on the pin, world frame."""
-        pin, hole = self.pin.world(q, p), self.hole.world(q, p)
-        state = film_state(
-            pin,
-            hole,
-            self.pin.velocity(q, u, *pin),
-            self.hole.velocity(q, u, *hole),
-            self.pin.spin(q, u),
-            self.hole.spin(q, u),
-            self.clearance(p),
-        )
-        values = (self.viscosity, self.length, self.pin_radius, self.clearance, self.threshold)
-        return film_force(state, *(v(p) for v in values), self.film)
+class _Film(LubricatedJournal):
+    """The oil film of a lubricated clearance joint between a pin and a hole that may be beam nodes: the rigid
+    journal's force at the pin centre, its opposite at the hole centre, as generalized forces by the virtual work
+    of the two centres' motion."""
 
     def generalized_force(self, q, u, p):
         fx, fy = self.force(q, u, p)
@@ -625,7 +592,7 @@ def _clearance_joints(clearances, beams, node_slice, n_rigid):
         if isinstance(c.to, Beam):
             other = _NodePoint(node_slice(c.to, c.to_node).start, f"{c.to.name}[{c.to_node}]")
         else:
-            other = _BodyPoint(c.to if isinstance(c.to, Body) else Body("ground", None), c.point, f"{where} point")
+            other = Point(c.to if isinstance(c.to, Body) else Body("ground", None), c.point, f"{where} point")
         pin, hole = (node, other) if c.pin_on_beam else (other, node)
         compliant = None
         if c.compliant is not None:
