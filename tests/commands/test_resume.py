@@ -70,8 +70,11 @@ def test_ctrl_c_says_what_is_saved_and_how_to_resume(tmp_path):
         "bouncing-ball",
         "--n",
         "6000",
+        # Long enough that the study cannot end between chunk 1's file appearing and the signal arriving.
         "--t-final",
-        "1",
+        "30",
+        "--save-every",
+        "3000",
         "--chunk",
         "200",
         "--devices",
