@@ -136,14 +136,8 @@ def run(args, model, scheme) -> int:
         from jaxcontact.studies.identify_plots import experiments_fit_plot
 
         files.append(experiments_fit_plot(res, chosen, model, os.path.join(out, "experiments_fit.png")))
-    for n in guesses:
-        lo, hi = res.interval95[n]
-        pop = res.population[n]
-        print(
-            f"  {n} = {res.estimates[n]:.5g} (95 %: [{lo:.5g}, {hi:.5g}], from the scatter between experiments); "
-            f"per experiment {pop['median']:.3g} (10–90 %: {pop['p10']:.3g}–{pop['p90']:.3g}, "
-            f"{pop['experiments']} estimable)"
-        )
+    for line in estimate_lines(res):
+        print(line)
     print(
         f"  mean loss {res.loss:.4g} (the first minibatch: {res.loss_first_batch:.4g}, at the guesses "
         f"{res.loss_at_guess:.4g}), {res.wall_time:.0f} s wall time; "
@@ -153,3 +147,28 @@ def run(args, model, scheme) -> int:
     )
     print(f"  wrote {', '.join(files)}")
     return 0
+
+
+def estimate_lines(res) -> list[str]:
+    """The printed lines of a fit over experiments: each estimate with its interval (or why it has none) and the
+    population's spread; for a fit that did not converge, the Newton step its Hessians still ask for."""
+    lines = []
+    for n, value in res.estimates.items():
+        lo, hi = res.interval95[n]
+        pop = res.population[n]
+        told = (
+            f"no interval: {res.interval_notes[n]}"
+            if n in res.interval_notes
+            else f"95 %: [{lo:.5g}, {hi:.5g}], from the scatter between experiments"
+        )
+        lines.append(
+            f"  {n} = {value:.5g} ({told}); per experiment {pop['median']:.3g} (10–90 %: {pop['p10']:.3g}–"
+            f"{pop['p90']:.3g}, {pop['experiments']} estimable)"
+        )
+    left = res.settings["newton_step_left"]
+    if res.settings["newton_status"] != "converged" and left:
+        lines.append(
+            f"  {res.settings['newton_status']}: one more Newton step on every experiment's Hessians would move "
+            + ", ".join(f"{k} by {v:+.3g} (its standard error {res.std[k]:.3g})" for k, v in left.items())
+        )
+    return lines

@@ -31,6 +31,13 @@ Writes ``summary.json``, ``samples.npz`` and PNG figures into ``--out`` and a
 ``chunks/`` folder that lets an interrupted run (Ctrl-C, a killed job) resume:
 rerun the same command.
 
+With the penalty scheme (explicit integration of stiff contact and film forces)
+a study ends with its step check: the samples at each outcome's extremes run
+again at half the step, and those whose outcomes it changes are flagged in the
+summary (``step_check``) and in ``samples.npz`` (``step_check:flagged``), with
+the step to rerun at (``jaxcontact.studies.step_check``; ``--no-step-check``
+skips it).
+
 Ctrl-C stops after saying how many samples are saved and the command that
 resumes the study. Chunks carry checksums: a damaged or altered chunk file is
 named, set aside and recomputed. The chunk size belongs to the study (recorded
@@ -151,6 +158,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="design: random (i.i.d., the default), lhs (Latin hypercube) or sobol (scrambled Sobol' points)",
     )
     p.add_argument("--no-sobol", action="store_true", help="skip Sobol indices (plain design of N samples)")
+    p.add_argument(
+        "--no-step-check",
+        action="store_true",
+        help="skip the step check of schemes that integrate stiff forces explicitly (penalty): the extreme "
+        "samples run again at half the step, and those it changes are flagged",
+    )
     p.add_argument(
         "--bootstrap",
         type=checks.positive_int,
@@ -463,6 +476,8 @@ def run(args) -> int:
                 f"--no-sobol does not apply to --method {args.method}: its Sobol indices come "
                 f"from the expansion's coefficients at no extra simulation"
             )
+        if args.no_step_check and args.method != "mc":
+            raise ValueError(f"--no-step-check applies to --method mc only: --method {args.method} checks no step")
         limit = _limit_arguments(args)
         _interval_arguments(args)
         name = model_name(args)
@@ -538,6 +553,7 @@ def run(args) -> int:
             sampler=args.sampler or "random",
             seed=args.seed,
             sensitivity=not args.no_sobol and args.method == "mc",
+            step_check=not args.no_step_check,
             dt=args.dt,
             t_final=args.t_final,
             save_every=args.save_every,

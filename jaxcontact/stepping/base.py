@@ -77,6 +77,9 @@ class Scheme(abc.ABC):
     # Treats spatial systems: coordinates advanced through a velocity map (q̇ = T(q) u, quaternions)
     # and frictional contacts on Coulomb cones (two tangent directions).
     spatial: ClassVar[bool] = False
+    # Integrates stiff forces explicitly: a step too coarse for one sample can make its answer finite and
+    # wrong, so a Monte Carlo study runs its extreme samples again at half the step (studies.step_check).
+    step_checked: ClassVar[bool] = False
 
     @abc.abstractmethod
     def init(self, system, p, q0, u0, t0):

@@ -118,6 +118,7 @@ class Penalty(Scheme):
     summary: ClassVar[str] = "compliant contacts, an ODE"
     contact_kinds: ClassVar[frozenset] = frozenset({"compliant"})
     spatial: ClassVar[bool] = True
+    step_checked: ClassVar[bool] = True
 
     def __post_init__(self):
         if not callable(self.baumgarte):

@@ -25,6 +25,8 @@ Modules (each usable alone; ``montecarlo`` wires them to the built-in models):
 * ``plots`` — PNG figures (quantile bands, histograms, Sobol bars, scatters, PCE diagnostics).
 * ``montecarlo`` — :class:`StudySpec` and :func:`run_study` (summary.json, samples.npz,
   PNGs), the engine of ``jaxcontact mc``.
+* ``step_check`` — the extreme samples of a penalty study run again at half the step; those the step
+  decides are flagged.
 """
 
 from jaxcontact.studies.distributions import (

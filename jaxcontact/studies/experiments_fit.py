@@ -69,7 +69,10 @@ length; the physical parameters (μ, ε, …) are shared. What each design choic
   sample covariance of the gᵢ; when a few experiments carry most of the information (the tosses whose impacts
   tell the restitution), the sandwich, which estimates V from the very scatter those few dominate, is too
   narrow for tens of experiments, and the jackknife's left-out estimates are what widen it. A parameter held on
-  its bound stays fixed in the left-out estimates (:func:`_intervals`). Hᵢ come from differences of the gᵢ over
+  its bound stays fixed in the left-out estimates (:func:`_intervals`), and so does one the experiments do not
+  determine together: where the summed Hessian, of all experiments or of all but one, has no curvature along
+  it, a left-out estimate is not defined, and the parameter gets no interval but the reason, naming the
+  experiments that alone carry its curvature (:func:`_undetermined`). Hᵢ come from differences of the gᵢ over
   a span of :data:`HESSIAN_SPAN` of each bound's width, one coordinate at a time (toward the bounds' interior;
   the model's, differenced downhill, serve when they are every experiment's at the estimate): the misfit is only
   piecewise smooth in μ (stick–slip switches), so the Hessian is the slope over that span, not at a point. The
@@ -185,6 +188,7 @@ class ExperimentsFit(NamedTuple):
     estimates, std, interval95: by name (std and intervals cluster-robust over experiments, NaN where the
     mean Hessian is not positive definite); covariance (p, p) the same, in fit order; population: by name,
     the per-experiment one-step estimates' median, p10, p90 and how many experiments could be estimated;
+    interval_notes: by name, why a parameter has no interval (the experiments do not determine it together);
     loss_history / param_history per optimiser step (minibatch losses); loss: mean loss over all fitted
     experiments; loss_at_guess / loss_first_batch: mean loss at the guesses / at the estimate over the first
     minibatch's experiments (all of them when N ≤ batch: a pass over all at the guesses would cost a pass);
@@ -198,6 +202,7 @@ class ExperimentsFit(NamedTuple):
     interval95: dict
     covariance: np.ndarray
     population: dict
+    interval_notes: dict
     loss_history: np.ndarray
     param_history: np.ndarray
     loss: float
@@ -220,6 +225,7 @@ class ExperimentsFit(NamedTuple):
             "N - 1 degrees of freedom, within the bounds",
             "covariance": {"names": list(self.estimates), "matrix": self.covariance.tolist()},
             "population": self.population,
+            "interval_notes": self.interval_notes,
             "loss": self.loss,
             "loss_at_guess": self.loss_at_guess,
             "loss_first_batch": self.loss_first_batch,
@@ -418,13 +424,16 @@ def fit_experiments(
     if hess is None:
         hess = _difference_hessians(full_pass, theta, g, HESSIAN_SPAN * (hi - lo), _inward(theta, lo, hi))[0]
         told(f"Hessians of {n} experiments")
-    cov, interval, population, own = _intervals(names, theta, g, hess, lo, hi, _held(theta, g.mean(axis=0), lo, hi))
+    held = _held(theta, g.mean(axis=0), lo, hi)
+    cov, interval, population, own, notes = _intervals(names, theta, g, hess, lo, hi, held)
+    left = _step_left(hess, g, ~held & ~np.isin(np.asarray(names), list(notes)))
     return ExperimentsFit(
         {k: float(v) for k, v in zip(names, theta)},
         {k: float(np.sqrt(max(cov[i, i], 0.0))) for i, k in enumerate(names)},
         interval,
         cov,
         population,
+        notes,
         np.asarray(losses),
         np.asarray(params),
         float(np.mean(per)),
@@ -448,6 +457,7 @@ def fit_experiments(
             "newton_steps": newton_steps,
             "newton_trials": trials,
             "newton_status": status,
+            "newton_step_left": {k: float(v) for k, v in zip(names, left) if np.isfinite(v)},
             "guesses": {k: float(v) for k, v in zip(names, theta0)},
             "bounds": {k: [float(a), float(b)] for k, a, b in zip(names, lo, hi)},
             "scheme": scheme.config(),
@@ -659,24 +669,76 @@ def _jackknife(hess, g):
     return (n - 1) / n * centred.T @ centred
 
 
+def _step_left(hess, g, free):
+    """The Newton step that every experiment's Hessian and gradient at the estimate still ask for, over the
+    parameters ``free`` (NaN elsewhere, and where their summed Hessian is not positive definite): what a fit
+    that did not converge leaves, beside its intervals."""
+    step = np.full(g.shape[1], np.nan)
+    idx = np.flatnonzero(free)
+    h = hess.sum(axis=0)[np.ix_(idx, idx)]
+    if idx.size and np.isfinite(h).all() and np.all(np.linalg.eigvalsh(h) > 0):
+        step[idx] = -np.linalg.solve(h, g.sum(axis=0)[idx])
+    return step
+
+
+def _undetermined(hess, lo, hi) -> dict:
+    """The parameters the experiments do not determine together, by index, with the reason.
+
+    A parameter is undetermined where a non-positive direction of the summed Hessian, over all experiments or
+    over all but one, has a component of at least ``1/3`` along it (the directions measured in the bounds'
+    widths): the loss has no minimum along that direction, or only through the experiment left out (its
+    curvature then comes from that one experiment, and a jackknife that leaves it out is not defined)."""
+    n, p = hess.shape[:2]
+    width = np.asarray(hi, float) - np.asarray(lo, float)
+    total = hess.sum(axis=0)
+    sums = np.concatenate([total[None], total - hess]) * np.outer(width, width)
+    if not np.isfinite(sums).all():
+        return {}
+    w, v = np.linalg.eigh(sums)  # (N + 1, p), (N + 1, p, p): column j of v[k] the direction of w[k, j]
+    along = ((w <= 0)[:, None, :] & (np.abs(v) >= 1 / 3)).any(axis=2)  # (N + 1, p): sum k flat along parameter
+    reasons = {}
+    for j in range(p):
+        if along[0, j]:
+            reasons[j] = f"the summed Hessian of all {n} experiments is not positive definite along it"
+        elif along[1:, j].any():
+            left = np.flatnonzero(along[1:, j])
+            listed = ", ".join(str(i) for i in left[:5]) + (f" … ({left.size} in all)" if left.size > 5 else "")
+            reasons[j] = (
+                f"without experiment {listed} the others' summed Hessian is not positive definite along it: its "
+                "curvature comes from that experiment alone"
+                if left.size == 1
+                else f"without any one of experiments {listed} the others' summed Hessian is not positive definite "
+                "along it: its curvature hangs on each of them"
+            )
+    return reasons
+
+
 def _intervals(names, theta, g, hess, lo, hi, held=None):
     """Jackknife covariance and 95 % intervals (Student's t with N − 1 degrees of freedom, within the bounds
-    ``lo``, ``hi``), the per-experiment one-step estimates' spread, and those estimates (N, p).
+    ``lo``, ``hi``), the per-experiment one-step estimates' spread, those estimates (N, p), and by name why a
+    parameter has no interval.
 
     Parameters ``held`` on a bound (their gradient points out of the bounds) are kept there when an experiment is
-    left out (exact unless that experiment alone turns their gradient); the others' covariance is the jackknife's
-    with them fixed, which needs the others' summed Hessians positive definite only over the free parameters (a
-    restitution held at 0 by the cubes' impacts has no reliable curvature at the bound). A held parameter's own
-    interval runs from its bound by the unconstrained jackknife's spread (NaN where that one is not defined),
-    with no covariance with the others."""
+    left out (exact unless that experiment alone turns their gradient), and so are the parameters the experiments
+    do not determine together (:func:`_undetermined`: a restitution whose curvature a handful of tosses carry).
+    The others' covariance is the jackknife's with those fixed, which needs the others' summed Hessians positive
+    definite only over the free parameters. A held parameter's own interval runs from its bound by the
+    unconstrained jackknife's spread (NaN where that one is not defined); an undetermined one has none (NaN, and
+    the reason); neither has a covariance with the others."""
     n, p = g.shape
+    held = np.zeros(p, bool) if held is None else np.asarray(held, bool)
+    reasons = _undetermined(hess, lo, hi)
+    undetermined = np.isin(np.arange(p), list(reasons)) & ~held
     cov = _jackknife(hess, g)
-    if held is not None and held.any():
-        free, fixed = np.flatnonzero(~held), np.flatnonzero(held)
+    fixed = held | undetermined
+    if fixed.any():
+        free = np.flatnonzero(~fixed)
         conditional = np.zeros((p, p))
         conditional[np.ix_(free, free)] = _jackknife(hess[:, free][:, :, free], g[:, free])
-        conditional[fixed, fixed] = np.diag(cov)[fixed]
+        conditional[held, held] = np.diag(cov)[held]
+        conditional[undetermined, :] = conditional[:, undetermined] = np.nan
         cov = conditional
+    notes = {names[j]: reasons[j] for j in np.flatnonzero(undetermined)}
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     quantile = float(special.stdtrit(max(n - 1, 1), 0.975))
     # Clipped to the parameter's bounds: an estimate on its bound (a restitution of 0) keeps no values it
@@ -685,6 +747,8 @@ def _intervals(names, theta, g, hess, lo, hi, held=None):
         k: (float(a if t <= a else max(t - quantile * s, a)), float(b if t >= b else min(t + quantile * s, b)))
         for k, t, s, a, b in zip(names, theta, std, lo, hi)
     }
+    for k in notes:
+        interval[k] = (math.nan, math.nan)
     population = {}
     ok = np.array([np.all(np.linalg.eigvalsh(h) > 0) for h in hess])
     own = np.full((n, p), np.nan)
@@ -699,4 +763,4 @@ def _intervals(names, theta, g, hess, lo, hi, held=None):
             "experiments": int(ok.sum()),
             "not_estimable": int(n - ok.sum()),
         }
-    return cov, interval, population, own
+    return cov, interval, population, own, notes

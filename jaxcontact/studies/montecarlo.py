@@ -33,6 +33,7 @@ import itertools
 import json
 import math
 import os
+import sys
 import time
 from typing import Any, NamedTuple
 
@@ -52,6 +53,7 @@ from jaxcontact.studies.outcomes import simulate_outcomes
 from jaxcontact.studies.runner import run_samples
 from jaxcontact.studies.sampling import SAMPLERS, unit_points
 from jaxcontact.studies.sensitivity import base_rows, saltelli_design, study_indices
+from jaxcontact.studies.step_check import format_step_check, step_check
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,7 +68,9 @@ class StudySpec:
     overrides: fixed parameter values replacing the model defaults;
     scheme: the time-stepping scheme and its options (any scheme that treats the model's contacts);
     model_options: keyword options of the model's builder (its variant for the scheme's contact kind);
-    chunk_size: samples per compiled call (None: ``runner.CHUNK_PER_DEVICE`` per device).
+    chunk_size: samples per compiled call (None: ``runner.CHUNK_PER_DEVICE`` per device);
+    step_check: where the scheme asks for it (``Scheme.step_checked``), rerun the extreme samples at half the
+    step (``step_check``) and flag those it changes.
     """
 
     model: Any
@@ -84,6 +88,7 @@ class StudySpec:
     model_options: tuple[tuple[str, str], ...] = ()
     chunk_size: int | None = None
     n_bootstrap: int = 1000
+    step_check: bool = True
 
     @property
     def name(self) -> str:
@@ -258,21 +263,21 @@ def study_model(spec: StudySpec):
     dt = float(model.dt if spec.dt is None else spec.dt)
     t_final = float(model.t_final if spec.t_final is None else spec.t_final)
     n_steps = n_steps_for(dt, t_final)
-    outcomes = [
-        make_outcome(
-            name,
-            model.system,
-            save_every=spec.save_every,
-            dt=dt,
-            observables=model.observables,
-            references=model.references,
-        )
-        for name in spec.outcomes
-    ]
+    outcomes = study_outcomes(spec, model, dt, spec.save_every)
     if not outcomes:
         raise ValueError("a study needs at least one outcome")
     check_scheme(spec.scheme, model.system, spec.name)
     return model, dt, t_final, n_steps, outcomes
+
+
+def study_outcomes(spec: StudySpec, model, dt: float, save_every: int) -> list:
+    """The study's outcomes on a grid of step ``dt`` whose series keep every ``save_every``-th row."""
+    return [
+        make_outcome(
+            name, model.system, save_every=save_every, dt=dt, observables=model.observables, references=model.references
+        )
+        for name in spec.outcomes
+    ]
 
 
 def parameters_line(spec: StudySpec, model) -> str:
@@ -377,6 +382,20 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
         }
         for name, x in series.items()
     }
+    judged = {o.name: scalars[o.name] for o in outcomes if o.name in scalars and not o.measures_error}
+    if spec.step_check and scheme.step_checked and judged:
+        # The same samples on a grid of half the step, its series rows at the same times.
+        half = make_evaluator(
+            model,
+            study_outcomes(spec, model, dt / 2, 2 * spec.save_every),
+            dt=dt / 2,
+            n_steps=2 * n_steps,
+            scheme=scheme,
+            save_every=2 * spec.save_every,
+        )
+        if progress:
+            print(f"step check: the extreme samples again at dt/2 = {dt / 2:g} s", file=sys.stderr, flush=True)
+        summary["step_check"] = step_check(half, varied, judged, valid, dt=dt, seed=spec.seed)
     if limit is not None:
         from jaxcontact.studies.reliability import from_samples
 
@@ -395,6 +414,7 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
         block=blocks,
         **{f"param:{k}": v for k, v in varied.items()},
         **{f"out:{k}": v for k, v in out.items()},
+        **(_step_marks(summary["step_check"], N) if "step_check" in summary else {}),
     )
     figures = []
     if plot:
@@ -428,6 +448,14 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
             )
             figures.append("sensitivity.png")
     return write_summary(summary, out_dir, figures, result, n_steps, t_wall)
+
+
+def _step_marks(check: dict, n: int) -> dict:
+    """samples.npz's marks of the step check: the samples it reran and those it flagged, as (N,) booleans."""
+    rerun, flagged = np.zeros(n, bool), np.zeros(n, bool)
+    rerun[check["samples"]] = True
+    flagged[[f["sample"] for f in check["flagged"]]] = True
+    return {"step_check:rerun": rerun, "step_check:flagged": flagged}
 
 
 def write_summary(summary: dict, out_dir: str, figures: list, result, n_steps: int, t_wall: float) -> dict:
@@ -542,6 +570,9 @@ def format_summary(summary: dict) -> str:
             else ""
         )
     )
+    if "step_check" in summary:
+        units = {name: o["unit"] for name, o in summary["outcomes"].items()}
+        lines += format_step_check(summary["step_check"], units)
     sps = tm["samples_per_second"]  # None when nothing was computed (a fully resumed study)
     lines.append(
         f"  wall {tm['wall_seconds']:.1f} s (compile {tm['compile_seconds']:.1f} s), "

@@ -172,6 +172,8 @@ class Outcome(NamedTuple):
     bind: None, or ``bind(dt, n_steps, scheme, params, dtype) -> Outcome`` for an outcome that needs the
     run's time grid before it can be computed (a reference model's path, simulated on the same grid):
     :func:`simulate_outcomes` binds it; the unbound ``stream`` refuses to run.
+    measures_error: the outcome measures the scheme's own error (the penetration of rigid contacts, the drift
+    of the constraints), which shrinks with the step by design: the step check does not judge it.
     """
 
     name: str
@@ -183,6 +185,7 @@ class Outcome(NamedTuple):
     diagnostics: bool = False
     smooth: bool = True
     bind: Callable | None = None
+    measures_error: bool = False
 
 
 def _quantity(system, spec: str, observables=None):
@@ -592,6 +595,7 @@ def outcome(
                 lambda r, s, p: jnp.min(_row_gaps(r, s, p), initial=jnp.inf),
                 lambda c: jnp.maximum(0.0, -c),
             ),
+            measures_error=True,
         )
     if name in ("max_phi", "max_phi_dot"):
         if not has_phi:
@@ -605,6 +609,7 @@ def outcome(
             lambda tr, s, p: jnp.max(getattr(tr.diagnostics, field)),
             _fold(jnp.maximum, lambda r, s, p: _row_phi(r, s, p)[("phi", "phi_dot").index(field)]),
             True,
+            measures_error=True,
         )
     kind, _, arg = name.partition(":")
     if name == "free_flight" or (kind == "free_flight" and arg):

@@ -20,6 +20,7 @@ from jaxcontact.studies.experiments_fit import (
     _refine,
     _resolution,
     _secant,
+    _step_left,
     _trust_step,
     pose_error2,
     pseudo_huber,
@@ -64,7 +65,8 @@ def test_intervals_of_quadratic_experiments_are_the_mean_and_its_standard_error(
     theta = own.mean(axis=0)
     g = (theta - own) @ a
     hess = np.broadcast_to(a, (n, p, p)).copy()
-    cov, interval, population, estimates = _intervals(("mu", "e"), theta, g, hess, np.zeros(p), np.ones(p))
+    cov, interval, population, estimates, notes = _intervals(("mu", "e"), theta, g, hess, np.zeros(p), np.ones(p))
+    assert notes == {}
     sem = own.std(axis=0, ddof=1) / np.sqrt(n)
     np.testing.assert_allclose(cov, np.cov(own.T) / n, rtol=1e-10)
     np.testing.assert_allclose(np.sqrt(np.diag(cov)), sem, rtol=1e-10)
@@ -82,7 +84,7 @@ def test_an_estimate_on_its_bound_gets_an_interval_within_the_bounds():
     own = np.array([0.2, 0.0]) + rng.normal(size=(n, p)) * 0.05
     theta = np.array([own[:, 0].mean(), 0.0])
     g, hess = theta - own, np.broadcast_to(np.eye(p), (n, p, p)).copy()
-    cov, interval, _, _ = _intervals(("mu", "e"), theta, g, hess, np.zeros(p), np.ones(p))
+    cov, interval, _, _, _ = _intervals(("mu", "e"), theta, g, hess, np.zeros(p), np.ones(p))
     half = special.stdtrit(n - 1, 0.975) * np.sqrt(np.diag(cov))
     assert interval["e"][0] == 0.0 and interval["e"][1] == pytest.approx(half[1], rel=1e-12)
     assert interval["mu"] == pytest.approx((theta[0] - half[0], theta[0] + half[0]), rel=1e-12)
@@ -117,7 +119,7 @@ def test_intervals_of_few_unequal_experiments_cover_the_truth():
         own = 1.0 + rng.normal(size=n) / np.sqrt(w)
         theta = np.array([(w * own).sum() / w.sum()])
         g, hess = (w * (theta - own))[:, None], w[:, None, None]
-        _, interval, _, _ = _intervals(("e",), theta, g, hess, np.array([-10.0]), np.array([10.0]))
+        _, interval, _, _, _ = _intervals(("e",), theta, g, hess, np.array([-10.0]), np.array([10.0]))
         inside += interval["e"][0] <= 1.0 <= interval["e"][1]
     assert 0.93 <= inside / runs <= 0.97
 
@@ -131,7 +133,10 @@ def test_intervals_count_experiments_that_say_nothing():
     hess[: n // 2, 1, 1] = 1.0
     g = np.random.default_rng(0).normal(size=(n, 2)) * 0.01
     g[n // 2 :, 1] = 0.0
-    cov, _, population, estimates = _intervals(("e", "mu"), np.array([0.5, 0.5]), g, hess, np.zeros(2), np.ones(2))
+    cov, _, population, estimates, notes = _intervals(
+        ("e", "mu"), np.array([0.5, 0.5]), g, hess, np.zeros(2), np.ones(2)
+    )
+    assert notes == {}  # twenty experiments carry μ's curvature: leaving one out leaves nineteen
     assert np.isfinite(cov).all() and population["mu"]["not_estimable"] == n // 2
     assert np.isnan(estimates[n // 2 :]).all()
 
@@ -167,7 +172,9 @@ def test_newton_steps_stop_at_a_tenth_of_the_standard_error():
     own = np.array([0.3, 0.6]) + rng.normal(size=(n, 2)) * [0.05, 0.1]
     a = np.array([[2.0, 0.5], [0.5, 1.0]])
     g = (own.mean(axis=0) - own) @ a
-    cov, _, _, _ = _intervals(("mu", "e"), own.mean(axis=0), g, np.broadcast_to(a, (n, 2, 2)), np.zeros(2), np.ones(2))
+    cov, _, _, _, _ = _intervals(
+        ("mu", "e"), own.mean(axis=0), g, np.broadcast_to(a, (n, 2, 2)), np.zeros(2), np.ones(2)
+    )
     np.testing.assert_allclose(_resolution(a, g, np.array([True, True])), 0.1 * np.sqrt(np.diag(cov)), rtol=1e-10)
     held = _resolution(a, g, np.array([True, False]))
     assert held[1] == 1e-3 and held[0] == pytest.approx(0.1 * np.std(g[:, 0], ddof=1) / a[0, 0] / np.sqrt(n))
@@ -292,14 +299,57 @@ def test_a_parameter_held_on_its_bound_leaves_the_others_an_interval():
     hess = np.zeros((n, 2, 2))
     hess[:, 0, 0], hess[:, 0, 1], hess[:, 1, 0], hess[:, 1, 1] = w, 0.1 * w, 0.1 * w, -0.05
     g = np.stack([w * (theta[0] - own), np.full(n, 1e-3)], axis=1)
-    cov, interval, _, _ = _intervals(("mu", "e"), theta, g, hess, np.zeros(2), np.ones(2), held=np.array([False, True]))
+    cov, interval, _, _, notes = _intervals(
+        ("mu", "e"), theta, g, hess, np.zeros(2), np.ones(2), held=np.array([False, True])
+    )
+    assert notes == {}  # held, not undetermined
     left_out = np.array([np.delete(w * own, i).sum() / np.delete(w, i).sum() for i in range(n)])
     spread = (n - 1) / n * np.sum((left_out - left_out.mean()) ** 2)
     np.testing.assert_allclose(cov[0, 0], spread, rtol=1e-10)
     t = special.stdtrit(n - 1, 0.975)
     np.testing.assert_allclose(interval["mu"], theta[0] + np.array([-1, 1]) * t * np.sqrt(spread), rtol=1e-10)
     assert interval["e"][0] == 0.0 and np.isnan(interval["e"][1])
-    assert np.isnan(_intervals(("mu", "e"), theta, g, hess, np.zeros(2), np.ones(2))[0]).all()
+    # Not held, ε is undetermined (the summed Hessian falls along it): μ keeps the same interval, ε has none
+    cov2, interval2, _, _, notes2 = _intervals(("mu", "e"), theta, g, hess, np.zeros(2), np.ones(2))
+    np.testing.assert_allclose(cov2[0, 0], spread, rtol=1e-10)
+    assert np.isnan(cov2[1]).all() and np.isnan(cov2[:, 1]).all() and np.isnan(interval2["e"]).all()
+    assert list(notes2) == ["e"] and "summed Hessian of all 30 experiments is not positive definite" in notes2["e"]
+
+
+def test_a_parameter_whose_curvature_one_experiment_carries_has_no_interval_and_the_note_names_it():
+    # ε is told by experiment 11 alone (the others' losses are flat along ε): left out, the others have no
+    # minimum in ε, so no jackknife interval exists for it. μ, which every experiment tells, keeps its
+    # interval: the brute-force refit of μ with ε fixed, each experiment left out in turn.
+    rng = np.random.default_rng(2)
+    n = 25
+    w = np.exp(rng.normal(size=n))
+    own = 0.3 + 0.05 * rng.normal(size=n)
+    theta = np.array([(w * own).sum() / w.sum(), 0.2])
+    hess = np.zeros((n, 2, 2))
+    hess[:, 0, 0] = w
+    hess[11, 1, 1] = 4.0
+    g = np.stack([w * (theta[0] - own), np.zeros(n)], axis=1)
+    cov, interval, _, _, notes = _intervals(("mu", "e"), theta, g, hess, np.zeros(2), np.ones(2))
+    assert (
+        list(notes) == ["e"] and "without experiment 11 the others'" in notes["e"] and "that experiment" in notes["e"]
+    )
+    assert np.isnan(interval["e"]).all() and np.isnan(cov[1, 1])
+    left_out = np.array([np.delete(w * own, i).sum() / np.delete(w, i).sum() for i in range(n)])
+    np.testing.assert_allclose(cov[0, 0], (n - 1) / n * np.sum((left_out - left_out.mean()) ** 2), rtol=1e-10)
+    # 0.01 above the shared μ, the step left is back to it; over μ and ε only while experiment 11 curves ε
+    off = np.stack([w * (theta[0] + 0.01 - own), np.zeros(n)], axis=1)
+    np.testing.assert_allclose(_step_left(hess, off, np.array([True, True])), [-0.01, 0.0], rtol=1e-12, atol=1e-15)
+    flat = hess.copy()
+    flat[11, 1, 1] = 0.0
+    assert np.isnan(_step_left(flat, off, np.array([True, True]))).all()
+    step = _step_left(flat, off, np.array([True, False]))
+    np.testing.assert_allclose(step[0], -0.01, rtol=1e-12)
+    assert np.isnan(step[1])
+    # a second experiment that also tells ε makes every leave-one-out sum curved: ε gets its interval back
+    hess[3, 1, 1] = 4.0
+    g[3, 1], g[11, 1] = 0.1, -0.1
+    cov, interval, _, _, notes = _intervals(("mu", "e"), theta, g, hess, np.zeros(2), np.ones(2))
+    assert notes == {} and np.isfinite(cov).all() and interval["e"][0] < 0.2 < interval["e"][1]
 
 
 def _identify(*extra):
@@ -412,3 +462,27 @@ def test_fit_recovers_friction_and_restitution_of_noiseless_tosses():
     for name in names:
         assert abs(res.estimates[name] - truth[name]) < 0.02 * (bounds[name][1] - bounds[name][0]), res.estimates
     assert res.loss == res.loss_first_batch < 1e-3 * res.loss_at_guess  # one minibatch holds all eight
+
+
+def test_the_printed_fit_gives_each_interval_or_why_there_is_none_and_the_step_left():
+    from jaxcontact.commands.identify_experiments import estimate_lines
+    from jaxcontact.studies.experiments_fit import ExperimentsFit
+
+    spread = {"median": 0.18, "p10": 0.1, "p90": 0.2, "experiments": 192}
+    res = ExperimentsFit._make([None] * len(ExperimentsFit._fields))._replace(
+        estimates={"friction": 0.1812, "restitution": 0.07},
+        std={"friction": 0.002, "restitution": float("nan")},
+        interval95={"friction": (0.1773, 0.1851), "restitution": (float("nan"), float("nan"))},
+        population={"friction": spread, "restitution": spread},
+        interval_notes={"restitution": "the summed Hessian of all 470 experiments is not positive definite along it"},
+        settings={"newton_status": "not converged: the trials ran out", "newton_step_left": {"friction": -0.0054}},
+    )
+    lines = estimate_lines(res)
+    assert "friction = 0.1812 (95 %: [0.1773, 0.1851], from the scatter between experiments)" in lines[0]
+    assert "restitution = 0.07 (no interval: the summed Hessian of all 470" in lines[1]
+    assert lines[2] == (
+        "  not converged: the trials ran out: one more Newton step on every experiment's Hessians would move "
+        "friction by -0.0054 (its standard error 0.002)"
+    )
+    converged = res._replace(settings={**res.settings, "newton_status": "converged"})
+    assert len(estimate_lines(converged)) == 2

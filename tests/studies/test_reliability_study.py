@@ -116,6 +116,7 @@ def test_monte_carlo_reports_the_failed_fraction(tmp_path, capsys):
         (["--method", "subset", "--limit", LIMIT, "--p0", "1.5"], r"--p0 1.5 must lie in \(0, 1\)"),
         (["--method", "subset", "--limit", LIMIT, "--sampler", "lhs"], "--sampler does not apply to --method subset"),
         (["--method", "form", "--limit", LIMIT, "--n", "100"], "--n does not apply to --method form"),
+        (["--method", "subset", "--limit", LIMIT, "--no-step-check"], "--no-step-check applies to --method mc only"),
         (["--method", "subset", "--limit", "peak_impulse>>2"], "cannot parse limit"),
         (["--method", "subset", "--limit", "peak_impulse>8", "--outcome", "series:y"], "drop --outcome series:y"),
         (["--method", "subset", "--limit", "series:y>1"], "'series:y' is a time series"),
