@@ -287,15 +287,23 @@ def test_refine_leaves_a_bracketed_quadratic_to_newton():
     np.testing.assert_allclose(got, own.mean(axis=0), atol=1e-10)
 
 
+def _weighted_experiments(seed, n, centre, sd):
+    """n experiments that each prefer their own μ (``own``), weighed ``w``: the shared μ is their weighted mean,
+    and the jackknife's variance of it is refitted by brute force, each experiment left out in turn."""
+    rng = np.random.default_rng(seed)
+    w = np.exp(rng.normal(size=n))
+    own = centre + sd * rng.normal(size=n)
+    left_out = np.array([np.delete(w * own, i).sum() / np.delete(w, i).sum() for i in range(n)])
+    return w, own, (w * own).sum() / w.sum(), (n - 1) / n * np.sum((left_out - left_out.mean()) ** 2)
+
+
 def test_a_parameter_held_on_its_bound_leaves_the_others_an_interval():
     # ε held at 0 by a gradient that points out of the bounds, with a curvature there that makes the summed
     # Hessians indefinite: μ's interval is the jackknife with ε fixed (a brute-force refit of μ with each
     # experiment left out), and ε's runs from its bound, undefined at its far end.
-    rng = np.random.default_rng(7)
     n = 30
-    w = np.exp(rng.normal(size=n))
-    own = 0.2 + 0.03 * rng.normal(size=n)
-    theta = np.array([(w * own).sum() / w.sum(), 0.0])
+    w, own, mu, spread = _weighted_experiments(7, n, 0.2, 0.03)
+    theta = np.array([mu, 0.0])
     hess = np.zeros((n, 2, 2))
     hess[:, 0, 0], hess[:, 0, 1], hess[:, 1, 0], hess[:, 1, 1] = w, 0.1 * w, 0.1 * w, -0.05
     g = np.stack([w * (theta[0] - own), np.full(n, 1e-3)], axis=1)
@@ -303,8 +311,6 @@ def test_a_parameter_held_on_its_bound_leaves_the_others_an_interval():
         ("mu", "e"), theta, g, hess, np.zeros(2), np.ones(2), held=np.array([False, True])
     )
     assert notes == {}  # held, not undetermined
-    left_out = np.array([np.delete(w * own, i).sum() / np.delete(w, i).sum() for i in range(n)])
-    spread = (n - 1) / n * np.sum((left_out - left_out.mean()) ** 2)
     np.testing.assert_allclose(cov[0, 0], spread, rtol=1e-10)
     t = special.stdtrit(n - 1, 0.975)
     np.testing.assert_allclose(interval["mu"], theta[0] + np.array([-1, 1]) * t * np.sqrt(spread), rtol=1e-10)
@@ -320,11 +326,9 @@ def test_a_parameter_whose_curvature_one_experiment_carries_has_no_interval_and_
     # ε is told by experiment 11 alone (the others' losses are flat along ε): left out, the others have no
     # minimum in ε, so no jackknife interval exists for it. μ, which every experiment tells, keeps its
     # interval: the brute-force refit of μ with ε fixed, each experiment left out in turn.
-    rng = np.random.default_rng(2)
     n = 25
-    w = np.exp(rng.normal(size=n))
-    own = 0.3 + 0.05 * rng.normal(size=n)
-    theta = np.array([(w * own).sum() / w.sum(), 0.2])
+    w, own, mu, spread = _weighted_experiments(2, n, 0.3, 0.05)
+    theta = np.array([mu, 0.2])
     hess = np.zeros((n, 2, 2))
     hess[:, 0, 0] = w
     hess[11, 1, 1] = 4.0
@@ -334,8 +338,7 @@ def test_a_parameter_whose_curvature_one_experiment_carries_has_no_interval_and_
         list(notes) == ["e"] and "without experiment 11 the others'" in notes["e"] and "that experiment" in notes["e"]
     )
     assert np.isnan(interval["e"]).all() and np.isnan(cov[1, 1])
-    left_out = np.array([np.delete(w * own, i).sum() / np.delete(w, i).sum() for i in range(n)])
-    np.testing.assert_allclose(cov[0, 0], (n - 1) / n * np.sum((left_out - left_out.mean()) ** 2), rtol=1e-10)
+    np.testing.assert_allclose(cov[0, 0], spread, rtol=1e-10)
     # 0.01 above the shared μ, the step left is back to it; over μ and ε only while experiment 11 curves ε
     off = np.stack([w * (theta[0] + 0.01 - own), np.zeros(n)], axis=1)
     np.testing.assert_allclose(_step_left(hess, off, np.array([True, True])), [-0.01, 0.0], rtol=1e-12, atol=1e-15)
