@@ -384,18 +384,20 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
     }
     judged = {o.name: scalars[o.name] for o in outcomes if o.name in scalars and not o.measures_error}
     if spec.step_check and scheme.step_checked and judged:
-        # The same samples on a grid of half the step, its series rows at the same times.
-        half = make_evaluator(
-            model,
-            study_outcomes(spec, model, dt / 2, 2 * spec.save_every),
-            dt=dt / 2,
-            n_steps=2 * n_steps,
-            scheme=scheme,
-            save_every=2 * spec.save_every,
-        )
+
+        def at(k: int):  # the same samples on a grid of dt/k, their series rows at the same times
+            return make_evaluator(
+                model,
+                study_outcomes(spec, model, dt / k, k * spec.save_every),
+                dt=dt / k,
+                n_steps=k * n_steps,
+                scheme=scheme,
+                save_every=k * spec.save_every,
+            )
+
         if progress:
             print(f"step check: the extreme samples again at dt/2 = {dt / 2:g} s", file=sys.stderr, flush=True)
-        summary["step_check"] = step_check(half, varied, judged, valid, dt=dt, seed=spec.seed)
+        summary["step_check"] = step_check(at, varied, judged, valid, dt=dt, seed=spec.seed)
     if limit is not None:
         from jaxcontact.studies.reliability import from_samples
 

@@ -11,8 +11,13 @@ outcome's value: the step, not the parameters, then decides that outcome. (The s
 outcome the parameters hardly move, whose small step error is larger than its small spread; the value alone
 would miss an outcome whose variation is small beside its size.)
 
-The check reads the samples it reruns only; it flags, it does not repair. A flagged study is rerun with a
-smaller step (``--dt``).
+A flagged sample then runs at ``dt / 4`` too. Where its change shrinks by half or more, the step is too coarse
+for it, and the study is to be rerun with a smaller step (``--dt``: ``dt / 2`` where the values at ``dt / 2``
+and ``dt / 4`` agree within the tolerances, ``dt / 4`` or less where they do not). Where it changes as much
+again, the outcome is sensitive to any step (a clearance joint's chaotic chatter, a count of impacts): no step
+settles that sample's value, and what the study can give is the outcome's distribution over the samples. Three
+steps are little evidence: a chaotic outcome can look settled by chance. The check reads the samples
+it reruns only; it flags, it does not repair.
 """
 
 from __future__ import annotations
@@ -27,6 +32,11 @@ TOLERANCE = 0.25
 VALUE_TOLERANCE = 0.01
 RANDOM_SAMPLES = 4
 MAX_SAMPLES = 24
+# What a flag says of its sample: the step is too coarse for it (dt/2 and dt/4 agree), still too coarse at dt/2
+# (the change shrinks at dt/4 but passes the tolerances again), its outcome is sensitive to any step (the change
+# does not shrink at dt/4), or it fails at the half step.
+COARSE, UNSETTLED = "step too coarse", "step too coarse at dt/2 too"
+SENSITIVE, FAILS = "sensitive to the step", "fails at half the step"
 
 
 def chosen_samples(scalars: dict, valid: np.ndarray, seed: int) -> np.ndarray:
@@ -48,9 +58,10 @@ def chosen_samples(scalars: dict, valid: np.ndarray, seed: int) -> np.ndarray:
     return np.sort(np.asarray(picked, int))
 
 
-def step_check(evaluate_half, varied: dict, scalars: dict, valid: np.ndarray, *, dt: float, seed: int) -> dict:
-    """Rerun the chosen samples with ``evaluate_half`` (the study's per-sample function at ``dt / 2``) and
-    compare their scalar outcomes; the report of ``summary.json``'s ``step_check``."""
+def step_check(evaluator_at, varied: dict, scalars: dict, valid: np.ndarray, *, dt: float, seed: int) -> dict:
+    """Rerun the chosen samples at ``dt / 2`` and compare their scalar outcomes, then the flagged ones at
+    ``dt / 4`` to tell a step too coarse from an outcome sensitive to any step; the report of ``summary.json``'s
+    ``step_check``. ``evaluator_at(k)``: the study's per-sample function at ``dt / k``."""
     rows = chosen_samples(scalars, valid, seed)
     report = {
         "dt_half": dt / 2,
@@ -61,16 +72,14 @@ def step_check(evaluate_half, varied: dict, scalars: dict, valid: np.ndarray, *,
     }
     if rows.size == 0:
         return report
-    out = jax.jit(jax.vmap(evaluate_half))({k: np.asarray(v)[rows] for k, v in varied.items()})
-    out = {k: np.asarray(v) for k, v in out.items()}
-    ok_half, _ = statistics.failures(out)
-    flagged = [{"sample": int(rows[r]), "failed_at_half_step": True} for r in np.flatnonzero(~ok_half)]
+    half, ok_half = _run(evaluator_at(2), varied, rows)
+    flagged = [{"sample": int(rows[r]), "kind": FAILS} for r in np.flatnonzero(~ok_half)]
     for name, x in scalars.items():
         x = np.asarray(x, float)
         finite = valid & np.isfinite(x)
         lo, hi = np.quantile(x[finite], [0.05, 0.95]) if finite.any() else (np.nan, np.nan)
         spread = float(hi - lo)
-        before, after = x[rows], np.asarray(out[name], float)
+        before, after = x[rows], half[name]
         change = np.abs(after - before)
         with np.errstate(divide="ignore", invalid="ignore"):
             of_spread = np.where(change > 0, change / spread, 0.0)
@@ -88,8 +97,33 @@ def step_check(evaluate_half, varied: dict, scalars: dict, valid: np.ndarray, *,
             flagged.append(
                 {"sample": int(rows[r]), "outcome": name, **_change(before[r], after[r], of_spread[r], of_value[r])}
             )
+    moved = np.array(sorted({f["sample"] for f in flagged if "outcome" in f}), int)
+    if moved.size:
+        # A step too coarse leaves a change that shrinks as the step does; an outcome that changes as much
+        # again at dt/4 is sensitive to any step (a chaotic motion, a count of impacts), not under-resolved.
+        quarter, ok_quarter = _run(evaluator_at(4), varied, moved)
+        for f in flagged:
+            if "outcome" in f:
+                i = int(np.flatnonzero(moved == f["sample"])[0])
+                value = float(quarter[f["outcome"]][i])
+                f["value_quarter_step"] = value
+                first, then = abs(f["value_half_step"] - f["value"]), abs(value - f["value_half_step"])
+                spread = report["outcomes"][f["outcome"]]["spread_5_95"]
+                size = max(abs(value), abs(f["value_half_step"]))
+                within = then <= TOLERANCE * spread or then <= VALUE_TOLERANCE * size
+                if not ok_quarter[i] or then > first / 2:
+                    f["kind"] = SENSITIVE
+                else:
+                    f["kind"] = COARSE if within else UNSETTLED
     report["flagged"] = sorted(flagged, key=lambda f: -f.get("of_value", np.inf))
     return report
+
+
+def _run(evaluate, varied: dict, rows: np.ndarray):
+    """The scalar and flag outputs of ``evaluate`` on the samples ``rows``, and which of them are valid."""
+    out = jax.jit(jax.vmap(evaluate))({k: np.asarray(v)[rows] for k, v in varied.items()})
+    out = {k: np.asarray(v) for k, v in out.items()}
+    return {k: v.astype(float) for k, v in out.items() if v.ndim == 1}, statistics.failures(out)[0]
 
 
 def _change(before, after, of_spread, of_value) -> dict:
@@ -102,7 +136,8 @@ def _change(before, after, of_spread, of_value) -> dict:
 
 
 def format_step_check(check: dict, units: dict) -> list[str]:
-    """The summary's lines for the step check: its largest change, or a warning naming the flagged samples."""
+    """The summary's lines for the step check: its largest change, or a warning naming the samples whose step is
+    too coarse, and a note naming those whose outcomes are sensitive to any step."""
     n = len(check["samples"])
     if n == 0:
         return ["  step check: no valid sample to rerun"]
@@ -121,23 +156,45 @@ def format_step_check(check: dict, units: dict) -> list[str]:
             f"{limits} (largest: {name} of sample {c['sample']}, {_percent(c['of_spread'])} and "
             f"{_percent(c['of_value'])})"
         ]
-    samples = sorted({f["sample"] for f in flagged})
-    lines = [
-        f"  WARNING step check: of the {n} samples rerun at dt/2 = {check['dt_half']:g} s, halving the step "
-        f"changes an outcome of {len(samples)} by more than {limits}, or makes them fail: the step decides their "
-        f"outcomes; rerun with --dt {check['dt_half']:g} or smaller"
-    ]
-    for f in flagged[:5]:
-        if f.get("failed_at_half_step"):
+    lines = []
+    coarse = [f for f in flagged if f["kind"] in (COARSE, UNSETTLED, FAILS)]
+    sensitive = [f for f in flagged if f["kind"] == SENSITIVE]
+    if coarse:
+        finer = check["dt_half"] / (2 if any(f["kind"] == UNSETTLED for f in coarse) else 1)
+        lines.append(
+            f"  WARNING step check: of the {n} samples rerun at dt/2 = {check['dt_half']:g} s, halving the step "
+            f"changes an outcome of {_count(coarse)} by more than {limits} (a change that shrinks at dt/4), or "
+            f"makes them fail: the step is too coarse for them; rerun with --dt {finer:g} or smaller"
+        )
+        lines += _flag_lines(coarse, units)
+    if sensitive:
+        lines.append(
+            f"  note, step check: an outcome of {_count(sensitive)} of the {n} samples rerun changes by more than "
+            f"{limits} at dt/2 and as much again at dt/4: it is sensitive to any step (a chaotic motion, a count of "
+            "impacts), so its value for one sample is not reproducible; read its distribution over the samples"
+        )
+        lines += _flag_lines(sensitive, units)
+    return lines
+
+
+def _count(flags) -> str:
+    return f"{len({f['sample'] for f in flags})}"
+
+
+def _flag_lines(flags, units) -> list[str]:
+    lines = []
+    for f in flags[:5]:
+        if f["kind"] == FAILS:
             lines.append(f"    sample {f['sample']}: fails at the half step")
-        else:
-            u = units.get(f["outcome"], "")
-            lines.append(
-                f"    sample {f['sample']}: {f['outcome']} {f['value']:.4g} → {f['value_half_step']:.4g} {u}".rstrip()
-                + f" ({_percent(f['of_spread'])} of its spread, {_percent(f['of_value'])} of its value)"
-            )
-    if len(flagged) > 5:
-        lines.append(f"    … {len(flagged) - 5} more in summary.json (step_check)")
+            continue
+        u = units.get(f["outcome"], "")
+        lines.append(
+            f"    sample {f['sample']}: {f['outcome']} {f['value']:.4g} → {f['value_half_step']:.4g} → "
+            f"{f['value_quarter_step']:.4g} {u}".rstrip()
+            + f" at dt, dt/2, dt/4 ({_percent(f['of_spread'])} of its spread, {_percent(f['of_value'])} of its value)"
+        )
+    if len(flags) > 5:
+        lines.append(f"    … {len(flags) - 5} more in summary.json (step_check)")
     return lines
 
 

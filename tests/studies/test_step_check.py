@@ -11,7 +11,16 @@ from jaxcontact.stepping.moreau_jean import MoreauJean
 from jaxcontact.stepping.penalty import Penalty
 from jaxcontact.studies.distributions import ParamSpace
 from jaxcontact.studies.montecarlo import StudySpec, format_summary, run_study
-from jaxcontact.studies.step_check import TOLERANCE, chosen_samples, step_check
+from jaxcontact.studies.step_check import (
+    COARSE,
+    FAILS,
+    SENSITIVE,
+    TOLERANCE,
+    UNSETTLED,
+    chosen_samples,
+    format_step_check,
+    step_check,
+)
 from jaxcontact.system import CompliantLaws, LagrangianSystem
 
 DT = 1e-3
@@ -63,6 +72,10 @@ def test_samples_too_stiff_for_the_step_are_flagged_and_the_resolved_ones_are_no
     flagged = {f["sample"] for f in check["flagged"]}
     assert flagged and flagged <= wrong
     assert int(np.argmax(k)) in flagged
+    # Both flagged springs (ωh = 25 and 8.1 at dt) are still past RK4's bound at dt/2, so the change goes on at
+    # dt/4 (shrinking): the study needs a quarter of the step at least.
+    assert {f["kind"] for f in check["flagged"]} == {UNSETTLED}
+    assert "rerun with --dt 0.00025 or smaller" in format_summary(summary)
     assert set(np.flatnonzero(z["step_check:flagged"])) == flagged
     assert set(np.flatnonzero(z["step_check:rerun"])) == set(check["samples"])
     assert any(i not in wrong for i in check["samples"])  # resolved samples were checked too, and passed
@@ -97,22 +110,33 @@ def test_the_chosen_samples_are_each_outcomes_ends_among_the_valid_ones_and_rand
     assert len(rows) == 2 + 4 and len(set(rows)) == len(rows)
 
 
-def test_a_sample_that_fails_or_moves_at_half_the_step_is_flagged_by_the_outcomes_scale():
+def test_a_sample_that_fails_or_moves_at_half_the_step_is_flagged_and_a_quarter_step_says_why():
     x = np.linspace(0.0, 1.0, 11)  # spread (5–95 %) 0.9
     z = np.zeros(11)
     z[3] = 5.0  # an outcome only sample 3 loads: judged by its own size
     valid = np.ones(11, bool)
 
-    def half(sample):  # sample 10 moves x by 0.5 (> 0.25 · 0.9, > 1 % of 1), sample 3 loses z, sample 0 fails;
-        i = sample["i"]  # sample 5 moves x by 0.009 (1.8 % of its value, 1 % of the spread): not flagged
-        return {
-            "x": jnp.where(i == 10, 0.5, i / 10.0 + jnp.where(i == 5, 0.009, 0.0)),
-            "z": jnp.zeros(()),
-            "state_finite": i != 0,
-        }
+    def at(k):
+        # dt/2: sample 10 moves x by 0.5 (> 0.25 · 0.9, > 1 % of 1), sample 3 loses z, sample 0 fails; sample 5
+        # moves x by 0.009 (1.8 % of its value, 1 % of the spread): not flagged.
+        # dt/4: sample 10's x moves by 0.4 again (sensitive to the step), sample 3's z stays lost (settled).
+        def run(sample):
+            i = sample["i"]
+            x_k = {2: 0.5, 4: 0.9}[k]
+            return {
+                "x": jnp.where(i == 10, x_k, i / 10.0 + jnp.where(i == 5, 0.009, 0.0)),
+                "z": jnp.zeros(()),
+                "state_finite": i != 0,
+            }
 
-    check = step_check(half, {"i": np.arange(11)}, {"x": x, "z": z}, valid, dt=0.1, seed=1)
+        return run
+
+    check = step_check(at, {"i": np.arange(11)}, {"x": x, "z": z}, valid, dt=0.1, seed=1)
     assert 5 in check["samples"]
-    flags = {(f["sample"], f.get("outcome")) for f in check["flagged"]}
-    assert flags == {(10, "x"), (3, "z"), (0, None)}
+    kinds = {(f["sample"], f.get("outcome")): f["kind"] for f in check["flagged"]}
+    assert kinds == {(10, "x"): SENSITIVE, (3, "z"): COARSE, (0, None): FAILS}
     assert check["dt_half"] == 0.05
+    text = "\n".join(format_step_check(check, {}))
+    assert "WARNING step check" in text and "rerun with --dt 0.05 or smaller" in text
+    assert "sample 3: z 5 → 0 → 0" in text and "sample 0: fails at the half step" in text
+    assert "note, step check: an outcome of 1 of the" in text and "sample 10: x 1 → 0.5 → 0.9" in text
