@@ -53,7 +53,9 @@ length; the physical parameters (μ, ε, …) are shared. What each design choic
   where no gradient turned halves them all. Then *trust-region Newton steps* minimise the quadratic model within a
   radius of :data:`TRUST_SPANS` spans at first (the distance over which the model was measured), grown after an
   accepted step and shrunk after a refused one, the model corrected along each step, taken or refused, by the
-  secant it measured; a parameter on its bound whose gradient points out of the bounds is held there, and a step
+  secant it measured; a parameter on its bound whose gradient points out of the bounds is held there, so is one
+  along which the model, where the Newton steps start, has no curvature (a rough or flat misfit: the sign steps
+  took it as far as its gradient's sign said, and a falling model would send every trial to the radius), and a step
   below a tenth of the estimate's standard error (from the same model and the experiments' gradients) ends them.
   A pass over all experiments is what such a fit pays for: one for the gradients at Adam's estimate, p over the
   sample for the model Hessian (again where sign steps moved), one per trial, and p for every experiment's Hessian
@@ -562,13 +564,21 @@ def _refine(full_pass, theta, first, names, lo, hi, sample, budget, say):
     # and shrunk after a refused one (the loss rose); every step, taken or refused, corrects the model along itself
     # by the secant it measured (Powell's symmetric update) instead of p more passes. The model's Hessian is the
     # gradients' slope over the span, not at a point: the misfit is piecewise smooth and need not be convex there.
+    # A parameter along which the model has no curvature (the misfit is rough or flat there; the sign steps
+    # have already taken it as far as its gradient's sign said) is held: a step along a falling direction of
+    # the model goes to the trust radius whatever the loss does, and the trials would be spent there.
     radius, status = TRUST_SPANS * HESSIAN_SPAN, "not converged: the trials ran out"
+    flat = _flat(model_h) if np.isfinite(model_h).all() else np.zeros(p, bool)
+    if flat.any():
+        say("Newton steps hold " + ", ".join(nm for nm, f in zip(names, flat) if f) + " (no curvature along it)")
     while True:
         g = got[3]
         grad_u = g.mean(axis=0) * unit
-        free = ~_held(theta, grad_u, lo, hi)
+        free = ~_held(theta, grad_u, lo, hi) & ~flat
         if not free.any():
-            status = "every parameter held on its bound"
+            status = "every parameter held " + (
+                "on its bound" if not flat.any() else "(on its bound or without curvature)"
+            )
             break
         step_u = _trust_step(model_h[np.ix_(free, free)], grad_u[free], radius)
         move = np.zeros(p)
@@ -669,6 +679,13 @@ def _jackknife(hess, g):
     return (n - 1) / n * centred.T @ centred
 
 
+def _flat(h):
+    """(…, p) booleans: the parameters along which the symmetric ``h`` (…, p, p) has no curvature — a
+    component of at least 1/3 along one of its non-positive eigen-directions."""
+    w, v = np.linalg.eigh(h)  # column j of v the direction of w[j]
+    return ((w <= 0)[..., None, :] & (np.abs(v) >= 1 / 3)).any(axis=-1)
+
+
 def _step_left(hess, g, free):
     """The Newton step that every experiment's Hessian and gradient at the estimate still ask for, over the
     parameters ``free`` (NaN elsewhere, and where their summed Hessian is not positive definite): what a fit
@@ -694,8 +711,7 @@ def _undetermined(hess, lo, hi) -> dict:
     sums = np.concatenate([total[None], total - hess]) * np.outer(width, width)
     if not np.isfinite(sums).all():
         return {}
-    w, v = np.linalg.eigh(sums)  # (N + 1, p), (N + 1, p, p): column j of v[k] the direction of w[k, j]
-    along = ((w <= 0)[:, None, :] & (np.abs(v) >= 1 / 3)).any(axis=2)  # (N + 1, p): sum k flat along parameter
+    along = _flat(sums)  # (N + 1, p): sum k has no curvature along parameter j
     reasons = {}
     for j in range(p):
         if along[0, j]:

@@ -287,6 +287,29 @@ def test_refine_leaves_a_bracketed_quadratic_to_newton():
     np.testing.assert_allclose(got, own.mean(axis=0), atol=1e-10)
 
 
+def test_newton_steps_hold_a_parameter_the_model_has_no_curvature_along():
+    # Quadratic experiments with a saddle: the model falls along a direction that is mostly ε. A trust-region step
+    # would follow it to the radius at every trial; held, ε stays where the start put it and μ's Newton step goes
+    # to μ's minimum given ε, where the fit has converged.
+    rng = np.random.default_rng(5)
+    n = 30
+    own = np.array([0.3, 0.5]) + 0.01 * rng.normal(size=(n, 2))
+    a = np.array([[4.0, 1.0], [1.0, 0.2]])  # eigenvalues 4.25 and -0.047, the falling one along (0.24, -0.97)
+
+    def full_pass(theta, which=None):
+        d = theta - own[np.arange(n) if which is None else which]
+        return 0.5 * np.einsum("ni,ij,nj->n", d, a, d), None, None, d @ a
+
+    mean = own.mean(axis=0)
+    start, lines = mean + [0.005, -0.024], []  # within a span of turning both gradients: no sign step
+    got, _, _, status, trials = _refine(
+        full_pass, start, full_pass(start), ("mu", "e"), np.zeros(2), np.ones(2), np.arange(n), 8, lines.append
+    )
+    assert "Newton steps hold e (no curvature along it)" in lines and not any("sign step" in x for x in lines)
+    assert status == "converged" and trials == 1, lines
+    np.testing.assert_allclose(got, [mean[0] + 0.024 / 4, start[1]], atol=1e-12)
+
+
 def _weighted_experiments(seed, n, centre, sd):
     """n experiments that each prefer their own μ (``own``), weighed ``w``: the shared μ is their weighted mean,
     and the jackknife's variance of it is refitted by brute force, each experiment left out in turn."""
