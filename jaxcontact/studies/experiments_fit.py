@@ -719,12 +719,13 @@ def _undetermined(hess, lo, hi) -> dict:
         elif along[1:, j].any():
             left = np.flatnonzero(along[1:, j])
             listed = ", ".join(str(i) for i in left[:5]) + (f" … ({left.size} in all)" if left.size > 5 else "")
+            # positions among the fitted experiments (the caller maps them to its own labels)
             reasons[j] = (
-                f"without experiment {listed} the others' summed Hessian is not positive definite along it: its "
-                "curvature comes from that experiment alone"
+                f"without experiment {listed} of those fitted the others' summed Hessian is not positive definite "
+                "along it: its curvature comes from that experiment alone"
                 if left.size == 1
-                else f"without any one of experiments {listed} the others' summed Hessian is not positive definite "
-                "along it: its curvature hangs on each of them"
+                else f"without any one of experiments {listed} of those fitted the others' summed Hessian is not "
+                "positive definite along it: its curvature hangs on each of them"
             )
     return reasons
 

@@ -358,7 +358,9 @@ def test_a_parameter_whose_curvature_one_experiment_carries_has_no_interval_and_
     g = np.stack([w * (theta[0] - own), np.zeros(n)], axis=1)
     cov, interval, _, _, notes = _intervals(("mu", "e"), theta, g, hess, np.zeros(2), np.ones(2))
     assert (
-        list(notes) == ["e"] and "without experiment 11 the others'" in notes["e"] and "that experiment" in notes["e"]
+        list(notes) == ["e"]
+        and "without experiment 11 of those fitted the others'" in notes["e"]
+        and "that experiment" in notes["e"]
     )
     assert np.isnan(interval["e"]).all() and np.isnan(cov[1, 1])
     np.testing.assert_allclose(cov[0, 0], spread, rtol=1e-10)
