@@ -63,8 +63,9 @@ CONTACTS = ("rigid", "compliant", "lubricated", "ideal")
 FILM = ("viscosity", "bearing_length", "film_threshold")
 LINK_FIELDS = ("L", "rho", "E", "A", "I")
 SMOOTHING = {"rigid": 8e-5, "compliant": 0.0, "lubricated": 0.0, "ideal": 8e-5}
-# The oil's squeeze film stiffens as μ/c³: with joints of 0.05 mm clearance in oil of 0.05 Pa·s, a step of 1e-6 s
-# makes the explicit film force ring (the joints rattle off their walls); 2.5e-7 s follows it.
+# The oil's squeeze film stiffens as μ/c³, and on a step too coarse for it the explicit film force rings (the
+# joints rattle off their walls): the lubricated joints' step is far below the compliant ones', and a study's step
+# check flags the samples (the smallest clearances in the thickest oil) for which it is still too coarse.
 DT = {"rigid": 2e-5, "compliant": 1e-6, "lubricated": 2.5e-7, "ideal": 2e-5}
 MAX_LINKS = 200
 

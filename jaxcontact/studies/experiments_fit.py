@@ -648,7 +648,7 @@ def _sandwich(h, g):
     """The cluster-robust covariance H⁻¹ V H⁻¹ / N of the estimate (module docstring): h the mean Hessian, g
     (N, p) the experiments' gradients; NaN where h is not positive definite."""
     n, p = g.shape
-    if not np.all(np.linalg.eigvalsh(h) > 0):
+    if not _positive_definite(h):
         return np.full((p, p), np.nan)
     centred = g - g.mean(axis=0)
     inv = np.linalg.inv(h)
@@ -671,12 +671,18 @@ def _jackknife(hess, g):
     positive definite."""
     n, p = g.shape
     others_h = hess.sum(axis=0) - hess
-    if n < 2 or not np.all(np.linalg.eigvalsh(others_h) > 0):
+    if n < 2 or not _positive_definite(others_h).all():
         return np.full((p, p), np.nan)
     # each left-out estimate one Newton step from θ̂ on the others' losses (exact for quadratic ones)
     moved = -np.linalg.solve(others_h, (g.sum(axis=0) - g)[..., None])[..., 0]
     centred = moved - moved.mean(axis=0)
     return (n - 1) / n * centred.T @ centred
+
+
+def _positive_definite(h):
+    """(…) booleans: whether each symmetric ``h`` (…, p, p) is finite and positive definite."""
+    finite = np.isfinite(h).all(axis=(-2, -1))
+    return finite & (np.linalg.eigvalsh(np.where(finite[..., None, None], h, 0.0)) > 0).all(axis=-1)
 
 
 def _flat(h):
@@ -693,7 +699,7 @@ def _step_left(hess, g, free):
     step = np.full(g.shape[1], np.nan)
     idx = np.flatnonzero(free)
     h = hess.sum(axis=0)[np.ix_(idx, idx)]
-    if idx.size and np.isfinite(h).all() and np.all(np.linalg.eigvalsh(h) > 0):
+    if idx.size and _positive_definite(h):
         step[idx] = -np.linalg.solve(h, g.sum(axis=0)[idx])
     return step
 
@@ -767,7 +773,7 @@ def _intervals(names, theta, g, hess, lo, hi, held=None):
     for k in notes:
         interval[k] = (math.nan, math.nan)
     population = {}
-    ok = np.array([np.all(np.linalg.eigvalsh(h) > 0) for h in hess])
+    ok = _positive_definite(hess)
     own = np.full((n, p), np.nan)
     if ok.any():
         own[ok] = np.clip(theta - np.linalg.solve(hess[ok], g[ok][..., None])[..., 0], lo, hi)

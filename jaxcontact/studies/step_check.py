@@ -80,11 +80,8 @@ def step_check(evaluator_at, varied: dict, scalars: dict, valid: np.ndarray, *, 
         lo, hi = np.quantile(x[finite], [0.05, 0.95]) if finite.any() else (np.nan, np.nan)
         spread = float(hi - lo)
         before, after = x[rows], half[name]
-        change = np.abs(after - before)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            of_spread = np.where(change > 0, change / spread, 0.0)
-            of_value = np.where(change > 0, change / np.maximum(np.abs(before), np.abs(after)), 0.0)
-        margin = np.where(ok_half, np.minimum(of_spread / TOLERANCE, of_value / VALUE_TOLERANCE), np.nan)
+        of_spread, of_value = _relative(before, after, spread)
+        margin = np.where(ok_half, _margin(of_spread, of_value), np.nan)
         if np.isnan(margin).all():
             report["outcomes"][name] = {"spread_5_95": spread, "largest": None}
             continue
@@ -109,14 +106,29 @@ def step_check(evaluator_at, varied: dict, scalars: dict, valid: np.ndarray, *, 
                 f["value_quarter_step"] = value
                 first, then = abs(f["value_half_step"] - f["value"]), abs(value - f["value_half_step"])
                 spread = report["outcomes"][f["outcome"]]["spread_5_95"]
-                size = max(abs(value), abs(f["value_half_step"]))
-                within = then <= TOLERANCE * spread or then <= VALUE_TOLERANCE * size
                 if not ok_quarter[i] or then > first / 2:
                     f["kind"] = SENSITIVE
-                else:
-                    f["kind"] = COARSE if within else UNSETTLED
+                else:  # dt/2 and dt/4 agree by the same rule that flagged dt against dt/2
+                    f["kind"] = COARSE if _margin(*_relative(f["value_half_step"], value, spread)) <= 1 else UNSETTLED
     report["flagged"] = sorted(flagged, key=lambda f: -f.get("of_value", np.inf))
     return report
+
+
+def _relative(before, after, spread):
+    """The change from ``before`` to ``after`` as shares of the outcome's spread and of its value (0 where
+    nothing changed)."""
+    before, after = np.asarray(before, float), np.asarray(after, float)
+    change = np.abs(after - before)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        of_spread = np.where(change > 0, change / spread, 0.0)
+        of_value = np.where(change > 0, change / np.maximum(np.abs(before), np.abs(after)), 0.0)
+    return of_spread, of_value
+
+
+def _margin(of_spread, of_value):
+    """The flag rule: above 1 where a change passes both ``TOLERANCE`` of the spread and ``VALUE_TOLERANCE`` of
+    the value."""
+    return np.minimum(of_spread / TOLERANCE, of_value / VALUE_TOLERANCE)
 
 
 def _run(evaluate, varied: dict, rows: np.ndarray):
@@ -148,9 +160,7 @@ def format_step_check(check: dict, units: dict) -> list[str]:
         largest = [(name, o["largest"]) for name, o in check["outcomes"].items() if o["largest"] is not None]
         if not largest:
             return [f"  step check: {n} samples rerun at dt/2 = {check['dt_half']:g} s"]
-        name, c = max(
-            largest, key=lambda t: min(t[1]["of_spread"] / tol["of_spread"], t[1]["of_value"] / tol["of_value"])
-        )
+        name, c = max(largest, key=lambda t: _margin(t[1]["of_spread"], t[1]["of_value"]))
         return [
             f"  step check: {n} samples rerun at dt/2 = {check['dt_half']:g} s; no outcome moved by more than "
             f"{limits} (largest: {name} of sample {c['sample']}, {_percent(c['of_spread'])} and "
