@@ -83,6 +83,21 @@ class CompliantLaws(NamedTuple):
     slip_width0: jax.Array
 
 
+class RowForces(NamedTuple):
+    """Forces that act through a few velocity rows: the generalized force Hᵀ F(q, H u, p), in the form a scheme
+    can linearise cheaply (its Jacobians are r × r and r × n, r the rows): a system's ``viscous`` forces, or its
+    compliant contacts (:func:`compliant_contact_law`).
+
+    velocities: ``(q, u, p) -> w (r,)``, affine in u with linear part H(q) u: the velocities the law reads (a
+      lubricated journal's: the pin's velocity relative to its hole, and the mean spin).
+    law: ``(q, w, p) -> F (r,)``, the forces conjugate to w (for a viscous force, positively homogeneous of
+      degree one in w: F(q, s w) = s F(q, w) for s > 0).
+    """
+
+    velocities: Callable[..., jax.Array]
+    law: Callable[..., jax.Array]
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class LagrangianSystem:
     """Static description of a nonsmooth Lagrangian system (hashable by identity).
@@ -131,6 +146,9 @@ class LagrangianSystem:
       gyroscopic: h contains terms quadratic in u (ω × Iω of spatial bodies): Moreau–Jean then
         evaluates h at a predicted θ-point velocity instead of u_A, which keeps a free rigid
         body's energy and angular momentum to O(h²) (explicit in u_A it drifts at O(h)).
+      viscous: the part of ``forces`` that is viscous (:class:`RowForces`: lubricated journals' films, whose
+        damping can be stiff beyond any explicit step), or None; ``forces`` includes it. The penalty scheme
+        then steps implicitly in it (``Penalty(implicit=…)``).
     """
 
     n_dof: int
@@ -155,6 +173,7 @@ class LagrangianSystem:
     position_update: Callable[..., jax.Array] | None = None
     tangent_directions: int = 1
     gyroscopic: bool = False
+    viscous: RowForces | None = None
     velocity_names: tuple[str, ...] = ()
     constraint_names: tuple[str, ...] = ()
     contact_names: tuple[str, ...] = ()
@@ -363,26 +382,65 @@ def compliant_contact_forces(system: LagrangianSystem, q, u, t, p, friction: str
         z = jnp.zeros((0,), q.dtype)
         return jnp.zeros_like(u), z, z
     t = jnp.asarray(t, q.dtype)
-    laws = system.compliant_laws(p)
     gap_fn = lambda qq, tt: system.compliant_gaps(qq, tt, p)  # noqa: E731
     gap, gap_dot = jax.jvp(gap_fn, (q, t), (coordinate_rate(system, q, u), jnp.ones_like(t)))
-    F_N = compliant_normal_force(-gap, -gap_dot, laws.stiffness, laws.exponent, laws.damping, system.compliant_damping)
     if system.velocity_map is None:
         _, pull_back = jax.vjp(lambda qq: gap_fn(qq, t), q)
     else:  # the force in the velocities: (∂g/∂q T(q))ᵀ F_N, pulled back through u ↦ ∂g/∂q T(q) u
         _, pull_back = jax.vjp(lambda uu: jax.jvp(lambda qq: gap_fn(qq, t), (q,), (system.velocity_map(q, uu),))[1], u)
-    (Q,) = pull_back(F_N)
-    if friction == "regularized" and system.compliant_slip_velocity is not None:
+    if _has_friction(system, friction):
         slip, pull_back_T = jax.vjp(lambda uu: system.compliant_slip_velocity(q, uu, t, p), u)
-        if system.tangent_directions == 2:  # slips (kc, 2) on a tangent plane: the isotropic law
-            F_T = regularized_friction_vector(
-                slip, F_N, laws.friction, system.friction_regularization, laws.slip_width, laws.slip_width0
-            )
-        else:
-            F_T = regularized_friction(
-                slip, F_N, laws.friction, system.friction_regularization, laws.slip_width, laws.slip_width0
-            )
-        Q = Q + pull_back_T(F_T)[0]
-    else:
-        F_T = jnp.zeros_like(F_N) if system.tangent_directions == 1 else jnp.zeros(F_N.shape + (2,), F_N.dtype)
-    return Q, F_N, F_T
+        F_N, F_T = compliant_law(system, p, gap, gap_dot, slip)
+        return pull_back(F_N)[0] + pull_back_T(F_T)[0], F_N, F_T
+    F_N, _ = compliant_law(system, p, gap, gap_dot, None)
+    F_T = jnp.zeros_like(F_N) if system.tangent_directions == 1 else jnp.zeros(F_N.shape + (2,), F_N.dtype)
+    return pull_back(F_N)[0], F_N, F_T
+
+
+def _has_friction(system: LagrangianSystem, friction: str) -> bool:
+    return friction == "regularized" and system.compliant_slip_velocity is not None
+
+
+def compliant_law(system: LagrangianSystem, p, gap, gap_dot, slip):
+    """(F_N, F_T) of the compliant contacts from their gaps, gap rates and slip velocities (None: no friction,
+    F_T None): the normal law at δ = −g, δ̇ = −ġ and the regularized Coulomb law (isotropic on a tangent plane
+    for spatial contacts)."""
+    laws = system.compliant_laws(p)
+    F_N = compliant_normal_force(-gap, -gap_dot, laws.stiffness, laws.exponent, laws.damping, system.compliant_damping)
+    if slip is None:
+        return F_N, None
+    law = regularized_friction_vector if system.tangent_directions == 2 else regularized_friction
+    return F_N, law(slip, F_N, laws.friction, system.friction_regularization, laws.slip_width, laws.slip_width0)
+
+
+def compliant_contact_law(system: LagrangianSystem, p, t, friction: str = "regularized") -> RowForces | None:
+    """The compliant contacts' forces in the form Hᵀ F(q, w) of :class:`RowForces`, for a scheme that takes
+    their Jacobians (w = the gap rates, then the slip velocities; F = F_N, then F_T), or None without any.
+    ``velocities`` is affine in u where a gap or a slip moves with time (its linear part is H)."""
+    if system.compliant_gaps is None:
+        return None
+    t = jnp.asarray(t)
+    frictional = _has_friction(system, friction)
+
+    def velocities(q, u, p):
+        gap_dot = jax.jvp(
+            lambda qq, tt: system.compliant_gaps(qq, tt, p),
+            (q, t.astype(q.dtype)),
+            (coordinate_rate(system, q, u), jnp.ones((), q.dtype)),
+        )[1]
+        if not frictional:
+            return gap_dot
+        return jnp.concatenate(
+            [gap_dot, jnp.reshape(system.compliant_slip_velocity(q, u, t.astype(q.dtype), p), (-1,))]
+        )
+
+    def law(q, w, p):
+        gap = system.compliant_gaps(q, t.astype(q.dtype), p)
+        kc = gap.shape[0]
+        slip = None
+        if frictional:
+            slip = w[kc:] if system.tangent_directions == 1 else jnp.reshape(w[kc:], (kc, 2))
+        F_N, F_T = compliant_law(system, p, gap, w[:kc], slip)
+        return F_N if F_T is None else jnp.concatenate([F_N, jnp.reshape(F_T, (-1,))])
+
+    return RowForces(velocities, law)

@@ -21,7 +21,10 @@ _SCHEME_OPTIONS = {
     "iterations": "iterations",
     "impact_location": "impact_location",
     "integrator": "method",
+    "implicit": "implicit",
 }
+# --implicit's words -> the penalty scheme's ``implicit`` (auto: where the system declares viscous forces)
+_IMPLICIT = {"auto": None, "yes": True, "no": False}
 
 
 def add_model_argument(p: argparse.ArgumentParser, what: str = "model") -> None:
@@ -125,6 +128,13 @@ def add_scheme_arguments(p: argparse.ArgumentParser, default: str = "moreau-jean
         default=None,
         help="penalty: fixed-step rk4 (default) or an adaptive diffrax solver inside each step",
     )
+    p.add_argument(
+        "--implicit",
+        choices=tuple(_IMPLICIT),
+        default=None,
+        help="penalty: step linearly implicitly in the films and compliant contacts (a Rosenbrock-W method on "
+        "RK4's tableau): yes, no, or auto (the default: where the model has lubricated joints)",
+    )
 
 
 def scheme_from_args(args, default: str = "moreau-jean", study_options: dict | None = None):
@@ -146,5 +156,5 @@ def scheme_from_args(args, default: str = "moreau-jean", study_options: dict | N
             raise ValueError(
                 f"--{dest.replace('_', '-')} is an option of the {', '.join(owners)} scheme, not of the {name} scheme"
             )
-        options[field] = value
+        options[field] = _IMPLICIT[value] if dest == "implicit" else value
     return cls(**options)

@@ -69,6 +69,46 @@ def dense_solve(A, b):
     return jax.lax.fori_loop(0, n, substitute, jnp.zeros_like(b))
 
 
+def lu_factor(A):
+    """(LU, perm): A's LU factors with partial pivoting, in jax like :func:`dense_solve` (no LAPACK call), for
+    several right-hand sides that come one after another (:func:`lu_solve`; :func:`dense_solve` is quicker for
+    one). ``LU`` holds U on and above its diagonal and L's multipliers below it; ``perm`` A's rows in pivot
+    order (P A = L U)."""
+    n = A.shape[0]
+    rows = jnp.arange(n)
+
+    def eliminate(k, carry):
+        M, perm = carry
+        p = jnp.argmax(jnp.where(rows >= k, jnp.abs(M[:, k]), -1.0))
+        Mk, Mp = M[k], M[p]
+        M = M.at[p].set(Mk).at[k].set(Mp)
+        perm = perm.at[p].set(perm[k]).at[k].set(perm[p])
+        f = jnp.where(rows > k, M[:, k] / Mp[k], 0.0)
+        # Columns after k are eliminated; column k keeps the multipliers below the pivot.
+        M = M - f[:, None] * jnp.where(rows > k, Mp, 0.0)[None, :]
+        return M.at[:, k].set(jnp.where(rows > k, f, M[:, k])), perm
+
+    return jax.lax.fori_loop(0, n, eliminate, (A, rows))
+
+
+def lu_solve(factors, b):
+    """A⁻¹ b (b (n,)) from :func:`lu_factor`'s ``(LU, perm)``: L y = P b forwards, U x = y backwards."""
+    LU, perm = factors
+    n = LU.shape[0]
+    rows = jnp.arange(n)
+
+    def forward(i, y):
+        return y.at[i].add(-(jnp.where(rows < i, LU[i], 0.0) @ y))
+
+    y = jax.lax.fori_loop(0, n, forward, b[perm])
+
+    def backward(i, x):
+        k = n - 1 - i
+        return x.at[k].set((y[k] - jnp.where(rows > k, LU[k], 0.0) @ x) / LU[k, k])
+
+    return jax.lax.fori_loop(0, n, backward, jnp.zeros_like(b))
+
+
 def _descends(d, grad):
     return jnp.all(jnp.isfinite(d)) & (grad @ d < 0)
 

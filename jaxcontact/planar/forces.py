@@ -18,6 +18,7 @@ import jax.numpy as jnp
 
 from jaxcontact.contact_laws import lubricated_journal_force
 from jaxcontact.planar.bodies import Body, Point, material_velocity, mul, pose, safe_norm, safe_unit, sub, unit
+from jaxcontact.system import RowForces
 from jaxcontact.values import Value
 
 
@@ -227,26 +228,36 @@ class LubricatedJournal:
         self.viscosity, self.length, self.threshold, self.film = viscosity, length, threshold, film
         self.contact = None  # the clearance joint carrying the dry contact (set by the builder)
 
-    def state(self, q, u, p):
-        """(ε, ε̇, a ε, ê) at (q, u): the film's arguments and the eccentricity direction (ex, ey). The pin's and
-        hole's points give their own velocities and spins (a rigid body's, or a beam node's)."""
+    def relative_velocity(self, q, u, p):
+        """w = (ė_x, ė_y, ω̄): the velocity of the pin's centre relative to the hole's and the mean spin, the
+        velocities the film reads (linear in u; the pin's and hole's points give their own velocities and spins,
+        a rigid body's or a beam node's)."""
         px, py = self.pin.world(q, p)
         hx, hy = self.hole.world(q, p)
         vpx, vpy = self.pin.velocity(q, u, px, py)
         vhx, vhy = self.hole.velocity(q, u, hx, hy)
+        omega = 0.5 * (self.pin.spin(q, u) + self.hole.spin(q, u))
+        return jnp.stack([jnp.asarray(x, u.dtype) for x in (sub(vpx, vhx), sub(vpy, vhy), omega)])
+
+    def state(self, q, w, p):
+        """(ε, ε̇, a ε, ê) at q and w = :meth:`relative_velocity`: the film's arguments and the eccentricity
+        direction (ex, ey)."""
+        px, py = self.pin.world(q, p)
+        hx, hy = self.hole.world(q, p)
         ex, ey = sub(px, hx), sub(py, hy)
-        dex, dey = sub(vpx, vhx), sub(vpy, vhy)
+        dex, dey, omega = w[0], w[1], w[2]
         c = self.clearance(p)
         nx, ny = safe_unit(ex, ey)
         eps = safe_norm(ex, ey) / c
         eps_dot = (nx * dex + ny * dey) / c
-        omega = 0.5 * (self.pin.spin(q, u) + self.hole.spin(q, u))
         eps_wedge = omega * eps - (nx * dey - ny * dex) / c
         return eps, eps_dot, eps_wedge, (nx, ny)
 
-    def force(self, q, u, p):
-        """The film force (F_x, F_y) on the pin, world frame (−F on the hole)."""
-        eps, eps_dot, eps_wedge, (nx, ny) = self.state(q, u, p)
+    def law(self, q, w, p):
+        """(F_x, F_y, 0): the film force on the pin (world frame; −F on the hole) at q and w =
+        :meth:`relative_velocity`, conjugate to w (the pressure has no moment, so nothing is conjugate to the
+        spin). Positively homogeneous of degree one in w: the force of a viscous film."""
+        eps, eps_dot, eps_wedge, (nx, ny) = self.state(q, w, p)
         fr, ft = lubricated_journal_force(
             eps,
             eps_dot,
@@ -258,7 +269,13 @@ class LubricatedJournal:
             self.threshold(p),
             self.film,
         )
-        return fr * nx - ft * ny, fr * ny + ft * nx
+        fx, fy = fr * nx - ft * ny, fr * ny + ft * nx
+        return jnp.stack([fx, fy, jnp.zeros_like(fx)])
+
+    def force(self, q, u, p):
+        """The film force (F_x, F_y) on the pin, world frame (−F on the hole)."""
+        f = self.law(q, self.relative_velocity(q, u, p), p)
+        return f[0], f[1]
 
     def apply(self, acc, bodies, q, u, t, p):
         """Add this load's generalized force at (q, u, t) to ``acc``."""
@@ -286,6 +303,20 @@ class LubricatedJournal:
             f"clearance {self.clearance!r}, μ={self.viscosity!r}, L={self.length!r}, ε_t={self.threshold!r}, "
             f"{self.film} film)"
         )
+
+
+def film_forces(films) -> RowForces:
+    """The lubricated journals ``films`` as a system's viscous forces: w stacks each film's
+    :meth:`LubricatedJournal.relative_velocity`, F each film's :meth:`LubricatedJournal.law`."""
+    films = tuple(films)
+
+    def velocities(q, u, p):
+        return jnp.concatenate([f.relative_velocity(q, u, p) for f in films])
+
+    def law(q, w, p):
+        return jnp.concatenate([f.law(q, w[3 * i : 3 * i + 3], p) for i, f in enumerate(films)])
+
+    return RowForces(velocities, law)
 
 
 class GeneralizedForce:

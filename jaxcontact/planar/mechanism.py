@@ -39,6 +39,7 @@ from jaxcontact.planar.forces import (
     SpringDamper,
     Torque,
     Wrenches,
+    film_forces,
 )
 from jaxcontact.planar.joints import Driver, Prismatic, Revolute
 from jaxcontact.system import CompliantLaws, ContactLaws, LagrangianSystem
@@ -724,6 +725,7 @@ class Mechanism:
             return jnp.asarray(sum((load.potential(bodies, f, t, p) for load in loads), 0.0), q.dtype)
 
         frictional = any(c.friction is not None for c in contacts)
+        films = [load for load in loads if isinstance(load, LubricatedJournal)]
         columns = tuple(cols for j in joints for cols in [_joint_columns(j)] * j.size)
         system = LagrangianSystem(
             n_dof=n,
@@ -743,6 +745,7 @@ class Mechanism:
             compliant_damping=compliant_damping,
             friction_regularization=friction_regularization,
             diagonal_mass=True,  # M = diag(m, m, J) per body
+            viscous=film_forces(films) if films else None,
             constraint_columns=columns if joints else None,
         )  # a joint's rows see its two bodies only
         return system, params

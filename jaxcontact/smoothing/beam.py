@@ -54,8 +54,8 @@ import numpy as np
 from jaxcontact.contact_laws import FILM_MODELS
 from jaxcontact.planar.bodies import Body, Frames, Point, frames
 from jaxcontact.planar.contacts import ClearanceJoint
-from jaxcontact.planar.forces import LubricatedJournal
-from jaxcontact.system import CompliantLaws, ContactLaws, LagrangianSystem
+from jaxcontact.planar.forces import LubricatedJournal, film_forces
+from jaxcontact.system import CompliantLaws, ContactLaws, LagrangianSystem, RowForces
 from jaxcontact.values import Value
 
 _XI, _W = np.polynomial.legendre.leggauss(5)
@@ -523,7 +523,32 @@ def flexible_system(
         compliant_damping=compliant_damping,
         friction_regularization=friction_regularization,
         mass_blocks=rigid_blocks + beam_blocks,
+        viscous=_viscous(rigid, films),
     )
+
+
+def _viscous(rigid, films):
+    """The viscous forces of the rigid system's coordinates q[:n_r] (its own lubricated journals) and of the
+    clearance joints' films, stacked in that order; None without any."""
+    own = film_forces(films) if films else None
+    first = None if rigid is None else rigid.viscous
+    if first is None:
+        return own
+    if own is None:
+        return RowForces(
+            lambda q, u, p: first.velocities(q[: rigid.n_dof], u[: rigid.n_dof], p),
+            lambda q, w, p: first.law(q[: rigid.n_dof], w, p),
+        )
+    n_r = rigid.n_dof
+
+    def velocities(q, u, p):
+        return jnp.concatenate([first.velocities(q[:n_r], u[:n_r], p), own.velocities(q, u, p)])
+
+    def law(q, w, p):
+        k = jax.eval_shape(first.velocities, q[:n_r], q[:n_r], p).shape[0]
+        return jnp.concatenate([first.law(q[:n_r], w[:k], p), own.law(q, w[k:], p)])
+
+    return RowForces(velocities, law)
 
 
 def _joined(gaps_a, slip_a, laws_a, gaps_b, slip_b, laws_b):

@@ -280,6 +280,24 @@ def rk4(derivative, y, t, H):
     return y_E, ks, aux, w
 
 
+# A Rosenbrock-W method on RK4's tableau (the penalty scheme's step where a system declares stiff viscous forces).
+# Stage i: (I − hγW) kᵢ = h f(y + Σⱼ αᵢⱼ kⱼ) + hW Σⱼ γᵢⱼ kⱼ; y⁺ = y + Σᵢ bᵢ kᵢ, with α, b RK4's, so W = 0 gives
+# RK4. The γᵢⱼ (derived for this project; W-methods: Hairer & Wanner, Solving ODEs II, IV.7) make it of order 3
+# for any matrix W — with G = γI + (γᵢⱼ), c = α1: bᵀG1 = bᵀαG1 = bᵀGc = bᵀG²1 = 0 — and L-stable with W the
+# Jacobian: R(∞) = 1 − bᵀ(α + G)⁻¹1 = 0, and γ inside the A-stability interval [0.2236, 0.5728] of such methods
+# (the value of SDIRK3 and ROS34PW2). With W the stiff part only, the step stays stable for any W and explicit
+# eigenvalues hλ up to 2.75 on the imaginary and negative real axes (RK4's limits: 2.83 and 2.79).
+ROSW_GAMMA = 0.435866521508459
+ROSW_ALPHA = ((0.0, 0.0, 0.0, 0.0), (0.5, 0.0, 0.0, 0.0), (0.0, 0.5, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0))
+ROSW_GAMMAS = (
+    (0.0, 0.0, 0.0, 0.0),
+    (-0.5, 0.0, 0.0, 0.0),
+    (0.5, -1.3075995645253768, 0.0, 0.0),
+    (0.0, -0.5452602553351020, 0.5452602553351020, 0.0),
+)
+ROSW_WEIGHTS = (1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0)
+
+
 def quadrature(w, stages):
     """Σᵢ wᵢ stagesᵢ over the leading (stage) axis, as elementwise products and sums: the same
     rounding batched or not (a dot product's summation order may differ under ``vmap``)."""

@@ -32,6 +32,23 @@ default α = β = 0.1 / h keeps the stabilisation eigenvalue (−α, double) at
 h λ = −0.1, well inside RK4's stability region, and removes a drift in a few
 tens of steps.
 
+Stiff forces. A lubricated journal's squeeze film (a system's declared ``viscous`` forces, whose damping grows as
+μ/c³ and without bound as the film thins) and the regularized friction of a compliant contact on a light
+coordinate (a beam node's slope, whose inertia is tiny) set RK4's stable step far below what the motion needs.
+With ``implicit`` on, the step is a linearly implicit Runge–Kutta (Rosenbrock-W) method on RK4's tableau
+(:data:`jaxcontact.stepping.kernels.ROSW_GAMMAS`): of order 3 whatever matrix stands for the Jacobian, RK4
+itself where that matrix vanishes, L-stable where it is exact. Here the matrix is the Jacobian of the films'
+and the compliant contacts' forces, Hᵀ F(q, H u) (:class:`jaxcontact.system.RowForces`: w = H u the r
+velocities they read — the films' relative velocities and spins, the contacts' gap rates and slips), at the
+step's start: J_uu = −X C H and J_uq = −X K with C = −∂F/∂w, K = −∂F/∂q and X the constrained response of M to
+the columns Hᵀ, J_qu = T(q). A stage's velocity increment is then kᵤ = h a + X ζ with ζ from one r × r system
+(I + hγ C H X + (hγ)² K T X) ζ = …, so the cost over RK4 is r right-hand sides of M and one r × r LU a step,
+and two triangular substitutions a stage. A steady state of the equations is a fixed point of the step, and a
+film or contact stiff beyond any step relaxes within it instead of ringing. The linearisation is the step's
+start's: a force that changes by orders of magnitude within a step (a film near its breakdown threshold in a
+very small clearance) still needs a small step. ``implicit``: None (the default) where the system declares
+viscous forces, True or False.
+
 Impulses reported per step (``StepInfo.P_N``, ``P_T``, shape (kc,)): the
 contact forces integrated over the step with RK4's weights,
 h (F₁ + 2F₂ + 2F₃ + F₄)/6 (adaptive methods integrate ∫F dt as extra ODE
@@ -47,11 +64,18 @@ from typing import ClassVar, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxcontact.cones.linear_solvers import lu_factor, lu_solve
 from jaxcontact.stepping.base import Scheme, StepInfo, register
 from jaxcontact.stepping.baumgarte import baumgarte_rates
 from jaxcontact.stepping.kernels import (
     ADAPTIVE_METHODS,
+    ROSW_ALPHA,
+    ROSW_GAMMA,
+    ROSW_GAMMAS,
+    ROSW_WEIGHTS,
+    bilateral_rows,
     constrained_acceleration,
+    constrained_response,
     constraint_residuals,
     diffrax_solver,
     mass_structure,
@@ -59,7 +83,15 @@ from jaxcontact.stepping.kernels import (
     rk4,
 )
 from jaxcontact.stepping.projection import Projection, check_part
-from jaxcontact.system import LagrangianSystem, compliant_contact_forces, coordinate_rate, energy, retract
+from jaxcontact.system import (
+    LagrangianSystem,
+    compliant_contact_forces,
+    compliant_contact_law,
+    coordinate_rate,
+    energy,
+    retract,
+    velocity_matrix,
+)
 
 METHODS = ("rk4",) + ADAPTIVE_METHODS
 
@@ -102,6 +134,9 @@ class Penalty(Scheme):
     projection: None, or a :class:`jaxcontact.stepping.projection.Projection` applied after
       each step: the end state onto Φ = 0 and Φ̇ = 0 exactly, where Baumgarte only keeps the
       drift small.
+    implicit: step by the Rosenbrock-W method of the module docstring, linearly implicit in the films
+      (``LagrangianSystem.viscous``) and the compliant contacts, instead of RK4 (method "rk4" only): None
+      (the default) where the system declares viscous forces, True, or False.
     """
 
     baumgarte: Callable = baumgarte_rates(0.1)
@@ -113,6 +148,7 @@ class Penalty(Scheme):
     atol: float = 1e-9
     max_steps: int = 4096
     projection: Projection | None = None
+    implicit: bool | None = None
 
     name: ClassVar[str] = "penalty"
     summary: ClassVar[str] = "compliant contacts, an ODE"
@@ -132,6 +168,14 @@ class Penalty(Scheme):
         if not isinstance(self.max_steps, int) or self.max_steps < 1:
             raise ValueError(f"max_steps = {self.max_steps!r} must be a positive int")
         check_part(self.projection)
+        if self.implicit not in (None, True, False):
+            raise ValueError(
+                f"implicit = {self.implicit!r} must be None (where the system declares viscous forces), True or False"
+            )
+        if self.implicit and self.method != "rk4":
+            raise ValueError(
+                f"implicit = True is a step of its own, not one of method {self.method!r}: give one of them"
+            )
 
     @property
     def differentiation_modes(self) -> frozenset:
@@ -140,6 +184,13 @@ class Penalty(Scheme):
 
     def plan(self, system: LagrangianSystem) -> dict[str, str]:
         """The path on ``system``: the scheme's, and the integrator of each step."""
+        if self._implicit_on(system):
+            stiff = " and ".join(
+                x for x, on in (("films", system.viscous), ("compliant contacts", system.compliant_gaps)) if on
+            )
+            return super().plan(system) | {
+                "integrator": f"rosenbrock-w on rk4 (fixed step, linearly implicit in the {stiff})"
+            }
         inner = "fixed step" if self.method == "rk4" else f"adaptive, rtol {self.rtol:g}, atol {self.atol:g}"
         return super().plan(system) | {"integrator": f"{self.method} ({inner})"}
 
@@ -176,10 +227,12 @@ class Penalty(Scheme):
             jnp.zeros((kc,), q.dtype),
             jnp.zeros((kc * system.tangent_directions,), q.dtype),
         )
-        if self.method == "rk4":
-            (dq, du, P_N, P_T), ok, steps = self._rk4(system, p, q, u, t, h, zero)
-        else:
+        if self.method != "rk4":
             (dq, du, P_N, P_T), ok, steps = self._adaptive(system, p, q, u, t, h, zero)
+        elif self._implicit_on(system):
+            (dq, du, P_N, P_T), ok, steps = self._rosenbrock(system, p, q, u, t, h)
+        else:
+            (dq, du, P_N, P_T), ok, steps = self._rk4(system, p, q, u, t, h, zero)
         q_E, u_E = retract(system, q + dq), u + du
         t_E = state.t0 + (state.i + 1) * h
         converged = ok & jnp.all(jnp.isfinite(u_E))
@@ -195,6 +248,58 @@ class Penalty(Scheme):
             P_N, P_T, self.active(system, p, new), jnp.zeros((), q.dtype), converged, steps, phi, phi_dot, e
         )
         return new, info
+
+    def _implicit_on(self, system: LagrangianSystem) -> bool:
+        """Whether a step is the Rosenbrock-W method: ``implicit`` (None: where the system declares viscous
+        forces), for a system with forces to take implicitly, by the fixed-step method."""
+        on = system.viscous is not None if self.implicit is None else self.implicit
+        return bool(on) and self.method == "rk4" and (system.viscous is not None or system.compliant_gaps is not None)
+
+    def _stiff_parts(self, system: LagrangianSystem, p, t) -> list:
+        """The forces the Rosenbrock-W step takes implicitly (module docstring), as RowForces; empty: RK4."""
+        if not self._implicit_on(system):
+            return []
+        contacts = compliant_contact_law(system, p, t, self.friction)
+        return [part for part in (system.viscous, contacts) if part is not None]
+
+    def _rosenbrock(self, system, p, q, u, t, h):
+        """One Rosenbrock-W step implicit in the stiff forces (module docstring): the increments of (q, u) and the
+        impulses, the contact forces summed with the method's weights."""
+        Hs, Cs, Ks = [], [], []
+        for part in self._stiff_parts(system, p, t):
+            Hi = jax.jacfwd(lambda v, part=part: part.velocities(q, v, p))(jnp.zeros_like(u))
+            wi = part.velocities(q, u, p)
+            Hs.append(Hi)
+            Cs.append(-jax.jacfwd(part.law, argnums=1)(q, wi, p))
+            Ks.append(-jax.jacfwd(part.law, argnums=0)(q, wi, p))
+        H, C, K = jnp.concatenate(Hs), jax.scipy.linalg.block_diag(*Cs), jnp.concatenate(Ks)
+        phi_q, _ = bilateral_rows(system, p, q, u, t, 0.0, 0.0)
+        M, structure = system.mass(q, p), mass_structure(system, self.diagonal_mass)
+        X = constrained_response(M, phi_q, jnp.zeros_like(u), H.T, jnp.zeros((phi_q.shape[0],), u.dtype), structure)
+        X = X[2]
+        hg = h * ROSW_GAMMA
+        CH = C @ H
+        T = velocity_matrix(system, q)
+        S = lu_factor(jnp.eye(H.shape[0], dtype=u.dtype) + hg * CH @ X + hg * hg * (K if T is None else K @ T) @ X)
+        alpha, gammas = jnp.asarray(ROSW_ALPHA, u.dtype), jnp.asarray(ROSW_GAMMAS, u.dtype)
+        nodes = jnp.sum(alpha, axis=1)
+
+        def stage(K_, i):
+            Kq, Ku = K_
+            qi, ui = q + quadrature(alpha[i], Kq), u + quadrature(alpha[i], Ku)
+            d = self.dynamics(system, p, qi, ui, t + nodes[i] * h, h)
+            ha, hv = h * d.acceleration, h * coordinate_rate(system, qi, ui)
+            gu, gq = h * quadrature(gammas[i], Ku), h * quadrature(gammas[i], Kq)
+            rhs = -CH @ (hg * ha + gu) - K @ (hg * hg * ha + hg * (hv + coordinate_rate(system, q, gu)) + gq)
+            ku = ha + X @ lu_solve(S, rhs)
+            kq = hv + coordinate_rate(system, q, hg * ku + gu)
+            return (Kq.at[i].set(kq), Ku.at[i].set(ku)), (d.normal_force, d.friction_force)
+
+        empty = (jnp.zeros((4,) + q.shape, q.dtype), jnp.zeros((4,) + u.shape, u.dtype))
+        (Kq, Ku), (F_N, F_T) = jax.lax.scan(stage, empty, jnp.arange(4))
+        b = jnp.asarray(ROSW_WEIGHTS, u.dtype)
+        inc = (quadrature(b, Kq), quadrature(b, Ku), quadrature(h * b, F_N), quadrature(h * b, F_T))
+        return inc, jnp.ones((), bool), jnp.ones((), jnp.int32)
 
     def _rk4(self, system, p, q, u, t, h, zero):
         def derivative(y, s):

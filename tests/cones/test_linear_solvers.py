@@ -63,3 +63,25 @@ def test_dense_solve_is_lu_with_partial_pivoting_without_lapack():
     assert not calls_lapack(solve.lower(A, b).compile())
     singular = np.ones((3, 3))
     assert not np.all(np.isfinite(dense_solve(jnp.asarray(singular), jnp.ones(3))))
+
+
+def test_lu_factors_solve_several_right_hand_sides_as_dense_solve_without_lapack():
+    import jax
+
+    from jaxcontact.cones.linear_solvers import lu_factor, lu_solve
+    from jaxcontact.studies.runner import calls_lapack
+
+    rng = np.random.default_rng(6)
+    A = rng.normal(size=(8, 30, 30))
+    A[0, 0, 0] = 0.0  # a zero leading pivot: only a row exchange solves it
+    b = rng.normal(size=(2, 8, 30))
+
+    def two(A, b1, b2):
+        factors = lu_factor(A)
+        return lu_solve(factors, b1), lu_solve(factors, b2)
+
+    solve = jax.jit(jax.vmap(two))
+    for x, rhs in zip(solve(A, b[0], b[1]), b):
+        np.testing.assert_allclose(x, np.linalg.solve(A, rhs[..., None])[..., 0], rtol=1e-10, atol=1e-11)
+    assert not calls_lapack(solve.lower(A, b[0], b[1]).compile())
+    assert not np.all(np.isfinite(lu_solve(lu_factor(jnp.ones((3, 3))), jnp.ones(3))))

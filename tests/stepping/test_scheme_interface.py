@@ -40,6 +40,12 @@ def test_the_cli_offers_the_registered_schemes_and_presets():  # one list: the r
     )
     with pytest.raises(ValueError, match="scheme 'verlet' is not one of .*moreau-jean, .*impact-projection"):
         scheme_named("verlet")
+    # --implicit: the penalty scheme's linearly implicit step, yes / no / auto; another scheme refuses it by name
+    for word, value in (("yes", True), ("no", False), ("auto", None)):
+        args = p.parse_args(["--scheme", "penalty", "--implicit", word])
+        assert scheme_from_args(args) == Penalty(implicit=value)
+    with pytest.raises(ValueError, match="--implicit is an option of the penalty scheme, not of the moreau-jean"):
+        scheme_from_args(p.parse_args(["--implicit", "yes"]))
 
 
 def test_declared_capabilities():
