@@ -230,12 +230,14 @@ def test_lubricated_arm_is_registered_with_its_study():
     assert REGISTRY["flexible-arm-6-lubricated"] == "flexible_arm:lubricated6"
     m = get_model("flexible-arm-6-lubricated")
     assert m.name == "flexible-arm-6-lubricated" and "6 lubricated clearance revolute joints" in m.description
-    assert "lubricated" in first_line(REGISTRY[m.name]) and m.dt == 2.5e-7
+    assert "lubricated" in first_line(REGISTRY[m.name]) and m.dt == 1e-6
     assert {"viscosity", "bearing_length", "film_threshold"} <= set(m.params)
     assert m.param_table.unit("viscosity") == "Pa·s"
     assert m.system.contact_names == tuple(f"joint_{k}" for k in range(1, 7)) and m.system.gaps is None
     study = m.study
-    assert study.scheme == "penalty" and study.dt == 2.5e-7
+    assert study.scheme == "penalty" and study.dt == 1e-6
+    # The film and the dry joints' friction taken linearly implicitly (the penalty scheme's default with films).
+    assert Penalty().plan(m.system)["integrator"].startswith("rosenbrock-w")
     assert {p.split("=")[0] for p in study.params} == {f"clearance_{k}" for k in range(1, 7)} | {
         "viscosity",
         "restitution",
