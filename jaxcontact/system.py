@@ -413,7 +413,7 @@ def compliant_law(system: LagrangianSystem, p, gap, gap_dot, slip):
     return F_N, law(slip, F_N, laws.friction, system.friction_regularization, laws.slip_width, laws.slip_width0)
 
 
-def compliant_contact_law(system: LagrangianSystem, p, t, friction: str = "regularized") -> RowForces | None:
+def compliant_contact_law(system: LagrangianSystem, t, friction: str = "regularized") -> RowForces | None:
     """The compliant contacts' forces in the form Hᵀ F(q, w) of :class:`RowForces`, for a scheme that takes
     their Jacobians (w = the gap rates, then the slip velocities; F = F_N, then F_T), or None without any.
     ``velocities`` is affine in u where a gap or a slip moves with time (its linear part is H)."""

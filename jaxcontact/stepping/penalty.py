@@ -255,18 +255,18 @@ class Penalty(Scheme):
         on = system.viscous is not None if self.implicit is None else self.implicit
         return bool(on) and self.method == "rk4" and (system.viscous is not None or system.compliant_gaps is not None)
 
-    def _stiff_parts(self, system: LagrangianSystem, p, t) -> list:
+    def _stiff_parts(self, system: LagrangianSystem, t) -> list:
         """The forces the Rosenbrock-W step takes implicitly (module docstring), as RowForces; empty: RK4."""
         if not self._implicit_on(system):
             return []
-        contacts = compliant_contact_law(system, p, t, self.friction)
+        contacts = compliant_contact_law(system, t, self.friction)
         return [part for part in (system.viscous, contacts) if part is not None]
 
     def _rosenbrock(self, system, p, q, u, t, h):
         """One Rosenbrock-W step implicit in the stiff forces (module docstring): the increments of (q, u) and the
         impulses, the contact forces summed with the method's weights."""
         Hs, Cs, Ks = [], [], []
-        for part in self._stiff_parts(system, p, t):
+        for part in self._stiff_parts(system, t):
             Hi = jax.jacfwd(lambda v, part=part: part.velocities(q, v, p))(jnp.zeros_like(u))
             wi = part.velocities(q, u, p)
             Hs.append(Hi)

@@ -191,7 +191,7 @@ def test_row_forms_of_the_contacts_and_films_give_their_generalized_forces():
         return H.T @ part.law(q, part.velocities(q, u, p), p)
 
     Q = compliant_contact_forces(m.system, q, u, 0.0, p)[0]
-    np.testing.assert_allclose(row_force(compliant_contact_law(m.system, p, 0.0)), Q, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(row_force(compliant_contact_law(m.system, 0.0)), Q, rtol=1e-10, atol=1e-10)
     films = m.system.forces(q, u, 0.0, p) - dry.system.forces(q, u, 0.0, {**dry.params, **p})
     assert float(jnp.max(jnp.abs(films))) > 1e-3  # the films do push
     np.testing.assert_allclose(row_force(m.system.viscous), films, rtol=1e-9, atol=1e-9)
