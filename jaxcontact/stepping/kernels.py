@@ -288,14 +288,14 @@ def rk4(derivative, y, t, H):
 # (the value of SDIRK3 and ROS34PW2). With W the stiff part only, the step stays stable for any W and explicit
 # eigenvalues hλ up to 2.75 on the imaginary and negative real axes (RK4's limits: 2.83 and 2.79).
 ROSW_GAMMA = 0.435866521508459
-ROSW_ALPHA = ((0.0, 0.0, 0.0, 0.0), (0.5, 0.0, 0.0, 0.0), (0.0, 0.5, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0))
+ROSW_ALPHA = tuple(tuple(RK4_NODES[i] if j == i - 1 else 0.0 for j in range(4)) for i in range(4))
 ROSW_GAMMAS = (
     (0.0, 0.0, 0.0, 0.0),
     (-0.5, 0.0, 0.0, 0.0),
     (0.5, -1.3075995645253768, 0.0, 0.0),
     (0.0, -0.5452602553351020, 0.5452602553351020, 0.0),
 )
-ROSW_WEIGHTS = (1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0)
+ROSW_WEIGHTS = tuple(w / 6.0 for w in RK4_WEIGHTS)
 
 
 def quadrature(w, stages):

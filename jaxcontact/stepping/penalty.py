@@ -256,9 +256,7 @@ class Penalty(Scheme):
         return bool(on) and self.method == "rk4" and (system.viscous is not None or system.compliant_gaps is not None)
 
     def _stiff_parts(self, system: LagrangianSystem, t) -> list:
-        """The forces the Rosenbrock-W step takes implicitly (module docstring), as RowForces; empty: RK4."""
-        if not self._implicit_on(system):
-            return []
+        """The forces the Rosenbrock-W step takes implicitly (module docstring), as RowForces."""
         contacts = compliant_contact_law(system, t, self.friction)
         return [part for part in (system.viscous, contacts) if part is not None]
 
@@ -275,8 +273,9 @@ class Penalty(Scheme):
         H, C, K = jnp.concatenate(Hs), jax.scipy.linalg.block_diag(*Cs), jnp.concatenate(Ks)
         phi_q, _ = bilateral_rows(system, p, q, u, t, 0.0, 0.0)
         M, structure = system.mass(q, p), mass_structure(system, self.diagonal_mass)
-        X = constrained_response(M, phi_q, jnp.zeros_like(u), H.T, jnp.zeros((phi_q.shape[0],), u.dtype), structure)
-        X = X[2]
+        _, _, X, _ = constrained_response(
+            M, phi_q, jnp.zeros_like(u), H.T, jnp.zeros((phi_q.shape[0],), u.dtype), structure
+        )
         hg = h * ROSW_GAMMA
         CH = C @ H
         T = velocity_matrix(system, q)
@@ -290,7 +289,8 @@ class Penalty(Scheme):
             d = self.dynamics(system, p, qi, ui, t + nodes[i] * h, h)
             ha, hv = h * d.acceleration, h * coordinate_rate(system, qi, ui)
             gu, gq = h * quadrature(gammas[i], Ku), h * quadrature(gammas[i], Kq)
-            rhs = -CH @ (hg * ha + gu) - K @ (hg * hg * ha + hg * (hv + coordinate_rate(system, q, gu)) + gq)
+            # K acts on coordinate increments: the stage's own (hγ)² kᵤ part and the others' mapped by T(q).
+            rhs = -CH @ (hg * ha + gu) - K @ (hg * (hv + coordinate_rate(system, q, hg * ha + gu)) + gq)
             ku = ha + X @ lu_solve(S, rhs)
             kq = hv + coordinate_rate(system, q, hg * ku + gu)
             return (Kq.at[i].set(kq), Ku.at[i].set(ku)), (d.normal_force, d.friction_force)

@@ -195,3 +195,37 @@ def test_row_forms_of_the_contacts_and_films_give_their_generalized_forces():
     films = m.system.forces(q, u, 0.0, p) - dry.system.forces(q, u, 0.0, {**dry.params, **p})
     assert float(jnp.max(jnp.abs(films))) > 1e-3  # the films do push
     np.testing.assert_allclose(row_force(m.system.viscous), films, rtol=1e-9, atol=1e-9)
+
+
+def test_spatial_body_steps_through_its_velocity_map():
+    # A ball striking its compliant, rough socket obliquely (quaternion coordinates: 7 coordinates, 6 velocities;
+    # slip width 1e-4 m/s): the implicit step's velocities after the impact converge to RK4's at a tenth of the step
+    # at third order. Measured: 1.7e-5 and 2.2e-6 at 1e-5 and 5e-6 s; RK4 at 1e-5 s: 2.6e-5.
+    from jaxcontact.contact_laws import restitution_damping
+    from jaxcontact.spatial import Assembly, SphereInSphere
+
+    v, e = 0.5, 0.9
+    d, t = np.array([2.0, -1.0, 2.0]) / 3.0, np.array([1.0, 2.0, 0.0]) / np.sqrt(5.0)
+    p = {"gravity": 0.0, "mass": 0.5, "ball": 0.04, "socket": 0.05, "friction": 0.2}
+    p |= {"K": 1e8, "c": float(restitution_damping(1e8, e, v)), "w": 1e-4}
+    asm = Assembly(gravity="gravity")
+    ball = asm.add_body("ball", mass="mass", inertia=("0.4*mass*ball**2",) * 3)
+    asm.add_contact(
+        SphereInSphere(
+            "socket", restitution=None, friction="friction", a=None, socket_radius="socket", b=ball, ball_radius="ball"
+        ),
+        compliant=dict(stiffness="K", damping="c", slip_width="w"),
+    )
+    system = asm.system()
+    q0 = jnp.concatenate([jnp.asarray(0.009 * d), jnp.array([1.0, 0.0, 0.0, 0.0])])
+    u0 = jnp.concatenate([jnp.asarray(v * d + 0.2 * t), jnp.zeros(3)])
+
+    def final_u(implicit, dt):
+        n = int(round(0.006 / dt))
+        tr = simulate(system, p, q0, u0, dt=dt, n_steps=n, scheme=Penalty(implicit=implicit), save_every=n)
+        return np.asarray(tr.u[-1])
+
+    ref = final_u(False, 1e-6)
+    errors = [np.abs(final_u(True, dt) - ref).max() for dt in (1e-5, 5e-6)]
+    print("implicit step against RK4 at 1e-6 s:", errors)
+    assert errors[0] < 5e-5 and errors[1] < errors[0] / 4
