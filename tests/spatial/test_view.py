@@ -423,11 +423,16 @@ def test_the_page_draws_the_impulse_arrows_of_a_frame(run, tmp_path):
 @browser
 def test_the_page_plays(run, tmp_path):
     """Started playing (#play), the page draws frame after frame by the clock, each at its own row's pose.
-    (How many drawings the browser's virtual clock allows depends on the machine's load: the check is that the
-    clock moved the page on to other frames.)"""
+    (How many drawings the browser's virtual clock allows depends on the machine's load, and a browser on a busy
+    machine may write the page out before its first animation frame: the check is that the clock moved the page
+    on to other frames in one of three loads.)"""
     out, traj, _ = run
-    state = _state(out / "view.html", 0, tmp_path, play=True)
-    assert state["playing"] and state["framesSeen"] >= 2 and state["drawings"] >= state["framesSeen"]
+    for attempt in range(3):
+        state = _state(out / "view.html", 0, tmp_path / f"load{attempt}", play=True)
+        if state["playing"] and state["framesSeen"] >= 2:
+            break
+    summary = {k: state[k] for k in ("playing", "framesSeen", "drawings", "frame")}
+    assert state["playing"] and state["framesSeen"] >= 2 and state["drawings"] >= state["framesSeen"], summary
     assert state["time"] == pytest.approx(traj.t[state["row"]])
     assert np.allclose(state["poses"], traj.q[state["row"]][None], atol=1e-6)
     paused = _state(out / "view.html", 3, tmp_path)
