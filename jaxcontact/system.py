@@ -30,11 +30,13 @@ parameter pytree ``p`` so one compiled program serves a batch of variations.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxcontact.contact_laws import (
     DAMPING_MODELS,
@@ -125,6 +127,11 @@ class LagrangianSystem:
         has no entry between two blocks for every q and p (bodies whose inertia couples only their own
         coordinates: ANCF beams, a rigid body's block), or None. Schemes then factorise one small
         block at a time instead of all of M; a wrong partition gives wrong motion.
+      mass_block_values: ``(q, p) -> tuple`` of the blocks of M on ``mass_blocks`` without M itself, one
+        (count, size, size) array per block size in the order of :func:`mass_block_groups` (sizes ascending,
+        the blocks of a size in their order in ``mass_blocks``), or None (the blocks are read from ``mass``).
+        ``mass`` must hold the same blocks (a wrapper that replaces one replaces both); schemes that solve by
+        blocks then never assemble the n × n matrix, whose cost grows as n² (:meth:`LagrangianSystem.block_masses`).
       constraint_columns: for each row of Φ, the coordinates it may depend on (a superset of
         the row's non-zero entries of Φ_q for every q, t and p), or None (dense). With
         ``diagonal_mass``, Moreau–Jean then builds and factorises G = Φ_q M⁻¹ Φ_qᵀ entry by
@@ -167,6 +174,7 @@ class LagrangianSystem:
     friction_regularization: str = "exponential"
     diagonal_mass: bool = False
     mass_blocks: tuple[tuple[int, ...], ...] | None = None
+    mass_block_values: Callable[..., tuple[jax.Array, ...]] | None = None
     constraint_columns: tuple[tuple[int, ...], ...] | None = None
     n_velocities: int | None = None
     velocity_map: Callable[..., jax.Array] | None = None
@@ -182,6 +190,16 @@ class LagrangianSystem:
     def n_u(self) -> int:
         """Number of velocities (``n_velocities``, or ``n_dof`` when coordinates and velocities match)."""
         return self.n_dof if self.n_velocities is None else self.n_velocities
+
+    def block_masses(self, q, p) -> tuple[jax.Array, ...]:
+        """The blocks of M(q, p) on ``mass_blocks``, grouped as :func:`mass_block_groups` groups them: the
+        system's ``mass_block_values`` when it declares them, else read from the assembled M."""
+        if self.mass_blocks is None:
+            raise ValueError("block_masses: the system declares no mass_blocks")
+        if self.mass_block_values is not None:
+            return tuple(self.mass_block_values(q, p))
+        M = self.mass(q, p)
+        return tuple(M[idx[:, :, None], idx[:, None, :]] for idx in mass_block_groups(self.mass_blocks))
 
     @property
     def kinematic_map(self) -> bool:
@@ -232,6 +250,8 @@ class LagrangianSystem:
                     f"mass_blocks must be non-empty tuples of velocity indices holding each of 0 … {self.n_u - 1} "
                     f"exactly once; got {self.mass_blocks!r}"
                 )
+        if self.mass_block_values is not None and self.mass_blocks is None:
+            raise ValueError("mass_block_values given without mass_blocks (the partition its blocks are on)")
         if self.constraint_columns is not None:
             if self.constraints is None:
                 raise ValueError("constraint_columns given without constraints")
@@ -254,6 +274,14 @@ class LagrangianSystem:
             if getattr(self, f) is not None:
                 parts.append(f)
         return f"LagrangianSystem({', '.join(parts)})"
+
+
+@functools.cache
+def mass_block_groups(blocks: tuple[tuple[int, ...], ...]) -> tuple[np.ndarray, ...]:
+    """The blocks of a ``mass_blocks`` partition grouped by size: one (count, size) index array per size,
+    sizes ascending, the blocks of a size in their order in the partition."""
+    sizes = sorted({len(b) for b in blocks})
+    return tuple(np.asarray([b for b in blocks if len(b) == s], dtype=np.int32) for s in sizes)
 
 
 class Kinematics(NamedTuple):
@@ -348,7 +376,11 @@ def energy(system: LagrangianSystem, q, u, t, p) -> jax.Array:
     """Kinetic energy ½ uᵀ M u plus the potential V(q, t, p) when the system has one, plus the
     elastic energy Σ K δ^(n+1)/(n+1) stored in compressed compliant contacts (damping and
     regularized friction dissipate, so with them this total decreases)."""
-    e = 0.5 * u @ (system.mass(q, p) @ u)
+    if system.mass_block_values is not None:  # ½ Σ u_bᵀ M_b u_b, without assembling M
+        blocks = zip(system.block_masses(q, p), mass_block_groups(system.mass_blocks))
+        e = 0.5 * sum(jnp.einsum("bi,bij,bj->", u[idx], Mb, u[idx]) for Mb, idx in blocks)
+    else:
+        e = 0.5 * u @ (system.mass(q, p) @ u)
     if system.potential is not None:
         e = e + system.potential(q, t, p)
     if system.compliant_gaps is not None:

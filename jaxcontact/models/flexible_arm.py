@@ -176,10 +176,11 @@ def _with_link_parameters(system, n_links):
     def expand(p):
         return {**p, **{each: p[shared] for each, shared in names}}
 
-    mass, forces = system.mass, system.forces
+    mass, blocks, forces = system.mass, system.mass_block_values, system.forces
     return dataclasses.replace(
         system,
         mass=lambda q, p: mass(q, expand(p)),
+        mass_block_values=lambda q, p: blocks(q, expand(p)),
         forces=lambda q, u, t, p: forces(q, u, t, expand(p)),
     )
 

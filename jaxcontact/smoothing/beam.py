@@ -401,14 +401,17 @@ def flexible_system(
         Me, Fe = jax.vmap(lambda le, ra: _element_mass_and_weight(le, ra, g, dt))(l, rho_a)
         return element_index, l, stiff, Me, Fe
 
+    def element_masses(q, p):
+        """(E, 8, 8): each element's mass matrix with the smoothing's increment."""
+        idx, l, stiff, Me, _ = beam_parts(q, p)
+        return Me + jax.vmap(lambda e, le, k: _element_mass_increment(e, le, k, p[smoothing]))(q[idx], l, stiff)
+
     def mass(q, p):
         M = jnp.zeros((n, n), q.dtype)
         if rigid is not None:
             M = M.at[:n_r, :n_r].set(rigid.mass(q[:n_r], p))
         if beams:
-            idx, l, stiff, Me, _ = beam_parts(q, p)
-            dM = jax.vmap(lambda e, le, k: _element_mass_increment(e, le, k, p[smoothing]))(q[idx], l, stiff)
-            M = M.at[idx[:, :, None], idx[:, None, :]].add(Me + dM)
+            M = M.at[element_index[:, :, None], element_index[:, None, :]].add(element_masses(q, p))
         return M
 
     def forces(q, u, t, p):
@@ -506,6 +509,7 @@ def flexible_system(
     else:
         rigid_blocks = rigid.mass_blocks or (tuple(range(n_r)),)
     beam_blocks = tuple(tuple(range(offsets[b.name], offsets[b.name] + b.n_dof)) for b in beams)
+    mass_block_values = _block_masses(rigid, rigid_blocks, beams, element_beam, element_masses)
     return LagrangianSystem(
         n_dof=n,
         mass=mass,
@@ -523,8 +527,38 @@ def flexible_system(
         compliant_damping=compliant_damping,
         friction_regularization=friction_regularization,
         mass_blocks=rigid_blocks + beam_blocks,
+        mass_block_values=mass_block_values,
         viscous=_viscous(rigid, films),
     )
+
+
+def _block_masses(rigid, rigid_blocks, beams, element_beam, element_masses):
+    """M's blocks without M (``LagrangianSystem.mass_block_values``), grouped as ``mass_block_groups`` groups
+    ``rigid_blocks`` followed by one block per beam: the rigid system's read from its own (small) M, each beam's
+    summed from its elements' matrices. Linear in the number of beams, where assembling M grows as n²."""
+    plans = []  # per block size: the rigid blocks' indices, and each of its beams' elements, slot and local indices
+    element_of_beam = np.concatenate([np.arange(b.n_elements) for b in beams]) if beams else np.zeros(0, int)
+    for size in sorted({len(b) for b in rigid_blocks} | {b.n_dof for b in beams}):  # mass_block_groups' order
+        rigid_idx = np.asarray([b for b in rigid_blocks if len(b) == size], np.int32).reshape(-1, size)
+        sized = [i for i, b in enumerate(beams) if b.n_dof == size]
+        elements = np.flatnonzero(np.isin(element_beam, sized))
+        slot = np.searchsorted(sized, element_beam[elements])
+        local = 4 * element_of_beam[elements][:, None] + np.arange(8)[None, :]
+        plans.append((size, rigid_idx, len(sized), elements, slot, local))
+
+    def values(q, p):
+        M_r = rigid.mass(q[: rigid.n_dof], p) if rigid is not None else None
+        K_e = element_masses(q, p) if beams else None
+        out = []
+        for size, rigid_idx, n_beams, elements, slot, local in plans:
+            parts = [M_r[rigid_idx[:, :, None], rigid_idx[:, None, :]]] if rigid_idx.size else []
+            if n_beams:
+                Z = jnp.zeros((n_beams, size, size), q.dtype)
+                parts.append(Z.at[slot[:, None, None], local[:, :, None], local[:, None, :]].add(K_e[elements]))
+            out.append(jnp.concatenate(parts))
+        return tuple(out)
+
+    return values
 
 
 def _viscous(rigid, films):

@@ -25,7 +25,7 @@ import diffrax
 import jax
 import jax.numpy as jnp
 
-from jaxcontact.stepping.kernels import ADAPTIVE_METHODS, constrained_acceleration, diffrax_solver, mass_structure
+from jaxcontact.stepping.kernels import ADAPTIVE_METHODS, constrained_acceleration, diffrax_solver
 from jaxcontact.stepping.kernels import rk4 as rk4_step
 from jaxcontact.system import LagrangianSystem
 
@@ -39,7 +39,7 @@ def accelerations(system: LagrangianSystem, q, u, t, p, alpha=10.0, beta=10.0):
     if system.gaps is not None:
         raise ValueError("accelerations: the system has contacts (gaps); these integrators are for smooth systems")
     force = system.forces(q, u, t, p)
-    return constrained_acceleration(system, p, q, u, t, force, alpha, beta, mass_structure(system))[0]
+    return constrained_acceleration(system, p, q, u, t, force, alpha, beta)[0]
 
 
 def vector_field(system: LagrangianSystem, alpha=10.0, beta=10.0):

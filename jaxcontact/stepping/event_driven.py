@@ -91,7 +91,7 @@ from jaxcontact.stepping.kernels import (
     constraint_residuals,
     gap_closed,
     gaps_and_rates,
-    mass_structure,
+    mass_solver,
     rk4,
     second_rate,
 )
@@ -313,9 +313,8 @@ class EventDriven(Scheme):
         force = system.forces(q, u, t, p) + Q_C + c.W_T @ (slip_coef * f_known)
         W_N_eff = c.W_N + c.W_T @ (slip_coef[:, None] * E)
         phi_q, rhs = bilateral_rows(system, p, q, u, t, alpha, beta)
-        M = system.mass(q, p)
         a0, lam0, MhatC, Lam = constrained_response(
-            M, phi_q, force, jnp.concatenate([W_N_eff, c.W_T], axis=1), rhs, mass_structure(system)
+            mass_solver(system, q, p), phi_q, force, jnp.concatenate([W_N_eff, c.W_T], axis=1), rhs
         )
         if kr + kf:
             P = jnp.concatenate([c.W_N, c.W_T], axis=1).T @ MhatC
@@ -382,12 +381,7 @@ class EventDriven(Scheme):
             else jnp.zeros((0, q.shape[0]), q.dtype)
         )
         _, _, MhatW, _ = constrained_response(
-            system.mass(q, p),
-            phi_q,
-            jnp.zeros_like(q),
-            W_N,
-            jnp.zeros((phi_q.shape[0],), q.dtype),
-            mass_structure(system),
+            mass_solver(system, q, p), phi_q, jnp.zeros_like(q), W_N, jnp.zeros((phi_q.shape[0],), q.dtype)
         )
         eps = jnp.asarray(system.laws(p).restitution, q.dtype)
         # ξ = γ⁺ + ε min(γ⁻, 0) ≥ 0 ⟂ P ≥ 0 with γ⁺ = γ⁻ + W_Nᵀ M̂ W_N P (velocity jump keeps Φ̇).

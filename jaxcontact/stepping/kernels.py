@@ -1,12 +1,14 @@
 """Kernels shared by the time-stepping schemes (one copy each; the schemes are siblings).
 
-* :func:`spd_solve`: small SPD solves by an unrolled Cholesky (LAPACK above ``UNROLL_MAX``);
-* :func:`mass_solve`: M⁻¹ B for the mass structure a system declares (:func:`mass_structure`):
-  a division for a diagonal M, one small Cholesky per block for a block-diagonal M (the cost
-  grows with the number of blocks, not with n³), :func:`spd_solve` otherwise;
+* :func:`spd_solve`: small SPD solves by an unrolled Cholesky (LAPACK above ``UNROLL_MAX``), its
+  factor and its substitutions apart (:func:`spd_factor`, :func:`spd_factor_solve`);
+* :func:`mass_solver`: B ↦ M⁻¹ B, M factorised once, by the mass structure a system declares
+  (:func:`mass_structure`): a division for a diagonal M, one small Cholesky per block for a
+  block-diagonal M (the cost grows with the number of blocks, not with n³; the blocks come from the
+  system without assembling M when it gives them), :func:`spd_factor` otherwise;
 * :func:`constrained_response`: the saddle-point system [[M, −Φ_qᵀ], [Φ_q, 0]] eliminated by
   the Schur complement G = Φ_q M⁻¹ Φ_qᵀ, for any number of right-hand sides — M⁻¹ by
-  :func:`mass_solve` (the
+  :func:`mass_solver` (the
   Moreau–Jean step's own structured path for a declared constraint pattern is
   :mod:`jaxcontact.stepping.structured`);
 * :func:`bilateral_rows`, :func:`constrained_acceleration`, :func:`second_rate`: the
@@ -27,15 +29,12 @@
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax.scipy.linalg import cho_factor, cho_solve
 
 from jaxcontact.stepping.baumgarte import baumgarte_acceleration_rhs
-from jaxcontact.system import LagrangianSystem, coordinate_rate, velocity_matrix
+from jaxcontact.system import LagrangianSystem, coordinate_rate, mass_block_groups, velocity_matrix
 
 ADAPTIVE_METHODS = ("tsit5", "dopri5", "kvaerno5")
 
@@ -43,27 +42,36 @@ ADAPTIVE_METHODS = ("tsit5", "dopri5", "kvaerno5")
 UNROLL_MAX = 12
 
 
-def spd_solve(A, B):
-    """A⁻¹ B for a small symmetric positive definite A (n, n) and B (n, r), by Cholesky.
+def spd_factor(A):
+    """The Cholesky factor of a small symmetric positive definite A (n, n), for :func:`spd_factor_solve`.
 
-    For n ≤ ``UNROLL_MAX`` the factorisation and both substitutions are unrolled
-    into scalar expressions, so under ``vmap`` every operation is elementwise
-    over the batch axis and XLA fuses them; LAPACK's potrf/trsm would instead be
-    called once per sample, and a batched step would be bound by those calls (the
-    four-bar's A/B: bench/RESULTS.md, "Simulation throughput", "Speed-up made"). A matrix that is not
-    positive definite gives NaN (√ of a non-positive pivot), which the step
-    reports as not converged, as LAPACK's factorisation does.
+    For n ≤ ``UNROLL_MAX`` it is written out entry by entry, (L, 1 / diag L) as lists of scalars (L's rows up
+    to its diagonal), so
+    under ``vmap`` every operation is elementwise over the batch axis and XLA fuses them; LAPACK's potrf/trsm
+    would instead be called once per sample, and a batched step would be bound by those calls (the four-bar's
+    A/B: bench/RESULTS.md, "Simulation throughput", "Speed-up made"). Above, LAPACK's lower factor. A matrix that is
+    not positive definite gives NaN (√ of a non-positive pivot), which the step reports as not converged, as
+    LAPACK's factorisation does.
     """
     n = A.shape[0]
     if n > UNROLL_MAX:
-        return cho_solve(cho_factor(A), B)
-    L = [[None] * n for _ in range(n)]
+        return cho_factor(A, lower=True)[0]  # an array alone: a factor may leave a vmap
+    L = [[None] * i for i in range(n)]
     inv_diag = [None] * n
     for j in range(n):
         d = A[j, j] - sum((L[j][k] * L[j][k] for k in range(j)), jnp.zeros((), A.dtype))
         inv_diag[j] = 1.0 / jnp.sqrt(d)
         for i in range(j + 1, n):
             L[i][j] = (A[i, j] - sum((L[i][k] * L[j][k] for k in range(j)), jnp.zeros((), A.dtype))) * inv_diag[j]
+    return L, inv_diag
+
+
+def spd_factor_solve(factor, B):
+    """A⁻¹ B (B (n,) or (n, r)) from A's :func:`spd_factor`: two substitutions, unrolled like the factor."""
+    if not isinstance(factor, tuple):  # LAPACK's lower factor
+        return cho_solve((factor, True), B)
+    L, inv_diag = factor
+    n = len(L)
     y = [None] * n
     for i in range(n):  # L y = B
         y[i] = (B[i] - sum((L[i][k] * y[k] for k in range(i)), jnp.zeros_like(B[i]))) * inv_diag[i]
@@ -71,6 +79,11 @@ def spd_solve(A, B):
     for i in reversed(range(n)):  # Lᵀ x = y
         x[i] = (y[i] - sum((L[k][i] * x[k] for k in range(i + 1, n)), jnp.zeros_like(B[i]))) * inv_diag[i]
     return jnp.stack(x)
+
+
+def spd_solve(A, B):
+    """A⁻¹ B for a small symmetric positive definite A (n, n) and B (n, r), by Cholesky (:func:`spd_factor`)."""
+    return spd_factor_solve(spd_factor(A), B)
 
 
 def mass_structure(system: LagrangianSystem, diagonal: bool = False):
@@ -81,41 +94,51 @@ def mass_structure(system: LagrangianSystem, diagonal: bool = False):
     return system.mass_blocks
 
 
-@functools.cache
-def _block_groups(blocks: tuple[tuple[int, ...], ...]) -> tuple[np.ndarray, ...]:
-    """The blocks grouped by size: one (count, size) index array per size."""
-    sizes = sorted({len(b) for b in blocks})
-    return tuple(np.asarray([b for b in blocks if len(b) == s], dtype=np.int32) for s in sizes)
+def block_spd_factor(blocks: tuple[jax.Array, ...]):
+    """The factors of a block-diagonal SPD matrix given by its blocks, grouped as
+    :func:`~jaxcontact.system.mass_block_groups` groups them ((count, size, size) each): one vmapped
+    :func:`spd_factor` per size (the diagonal for 1 × 1 blocks), so the cost is linear in the number of blocks."""
+    return tuple(Ab[:, 0, 0] if Ab.shape[1] == 1 else jax.vmap(spd_factor)(Ab) for Ab in blocks)
 
 
-def block_spd_solve(A, B, blocks):
-    """A⁻¹ B for a symmetric positive definite A that is block diagonal on ``blocks`` (a static partition
-    of its indices); B (n,) or (n, r). Blocks of one size are solved together: a vmapped :func:`spd_solve`
-    (a division for 1 × 1 blocks), so the cost is linear in the number of blocks. Entries of A outside the
-    blocks are never read: a wrong partition gives a wrong answer."""
+def block_spd_factor_solve(factors, B, partition):
+    """A⁻¹ B from :func:`block_spd_factor`'s factors of A on ``partition`` (the static ``mass_blocks``);
+    B (n,) or (n, r)."""
     vector = B.ndim == 1
     B2 = B[:, None] if vector else B
-    out = jnp.zeros(B2.shape, jnp.result_type(A, B2))
-    for idx in _block_groups(blocks):
+    out = jnp.zeros(B2.shape, jnp.result_type(B2, *jax.tree_util.tree_leaves(factors)))
+    for idx, factor in zip(mass_block_groups(partition), factors):
         if idx.shape[1] == 1:
-            rows = idx[:, 0]
-            X = B2[rows] / A[rows, rows][:, None]
+            X, rows = B2[idx[:, 0]] / factor[:, None], idx[:, 0]
         else:
-            X = jax.vmap(spd_solve)(A[idx[:, :, None], idx[:, None, :]], B2[idx]).reshape(-1, B2.shape[1])
+            X = jax.vmap(spd_factor_solve)(factor, B2[idx]).reshape(-1, B2.shape[1])
             rows = idx.reshape(-1)
         out = out.at[rows].set(X)
     return out[:, 0] if vector else out
 
 
-def mass_solve(M, B, structure=None):
-    """M⁻¹ B for (n, r) B and M of the static ``structure`` (:func:`mass_structure`)."""
-    if not (structure is None or structure == "diagonal" or isinstance(structure, tuple)):
-        raise TypeError(f"structure = {structure!r} must be None, 'diagonal' or a tuple of blocks (mass_structure)")
+def block_spd_solve(A, B, partition):
+    """A⁻¹ B for a symmetric positive definite A that is block diagonal on ``partition`` (a static partition of
+    its indices); B (n,) or (n, r). Entries of A outside the blocks are never read: a wrong partition gives a
+    wrong answer."""
+    blocks = tuple(A[idx[:, :, None], idx[:, None, :]] for idx in mass_block_groups(partition))
+    return block_spd_factor_solve(block_spd_factor(blocks), B, partition)
+
+
+def mass_solver(system: LagrangianSystem, q, p, diagonal: bool = False):
+    """B ↦ M(q, p)⁻¹ B (B (n,) or (n, r)), M factorised once for every solve, by the structure
+    :func:`mass_structure` finds: a division for a diagonal M, one small Cholesky per block for declared
+    ``mass_blocks`` (read from the system's ``mass_block_values`` when it has them: M is then never
+    assembled), :func:`spd_factor` otherwise."""
+    structure = mass_structure(system, diagonal)
     if structure == "diagonal":
-        return B / jnp.diagonal(M)[:, None]
+        d = jnp.diagonal(system.mass(q, p))
+        return lambda B: B / (d if B.ndim == 1 else d[:, None])
     if structure is not None:
-        return block_spd_solve(M, B, structure)
-    return spd_solve(M, B)
+        factors = block_spd_factor(system.block_masses(q, p))
+        return lambda B: block_spd_factor_solve(factors, B, structure)
+    factor = spd_factor(system.mass(q, p))
+    return lambda B: spd_factor_solve(factor, B)
 
 
 def second_rate(fn, q, u, t, rate=None):
@@ -175,34 +198,34 @@ def regularized_solve(A, rhs, reg, lm=None):
     return x + cho_solve(chol, rhs - A @ x)
 
 
-def constrained_response(M, phi_q, force, columns, rhs, structure=None):
+def constrained_response(solve_M, phi_q, force, columns, rhs):
     """Accelerations and bilateral multipliers of M u̇ = force + C x + Φ_qᵀ λ, Φ_q u̇ = rhs, affine in x.
 
     Returns (a₀, λ₀, M̂C, Λ) with u̇ = a₀ + M̂C x and λ = λ₀ + Λ x (Schur complement on
     G = Φ_q M⁻¹ Φ_qᵀ; one solve with M and one with G for every right-hand side).
-    ``structure`` (static): M's structure, as :func:`mass_solve` takes it.
+    ``solve_M``: B ↦ M⁻¹ B (:func:`mass_solver`).
     """
     m, r = phi_q.shape[0], columns.shape[1]
     B = jnp.concatenate([force[:, None], columns, phi_q.T], axis=1)
-    X = mass_solve(M, B, structure)
+    X = solve_M(B)
     a_free, X_C, X_phi = X[:, 0], X[:, 1 : 1 + r], X[:, 1 + r :]
     if m == 0:
-        return a_free, jnp.zeros((0,), M.dtype), X_C, jnp.zeros((0, r), M.dtype)
+        return a_free, jnp.zeros((0,), X.dtype), X_C, jnp.zeros((0, r), X.dtype)
     Y = spd_solve(phi_q @ X_phi, jnp.concatenate([(rhs - phi_q @ a_free)[:, None], -(phi_q @ X_C)], axis=1))
     return a_free + X_phi @ Y[:, 0], Y[:, 0], X_C + X_phi @ Y[:, 1:], Y[:, 1:]
 
 
-def constrained_acceleration(system: LagrangianSystem, p, q, u, t, force, alpha, beta, structure=None):
+def constrained_acceleration(system: LagrangianSystem, p, q, u, t, force, alpha, beta, diagonal=False):
     """(u̇, λ) of M u̇ = force + Φ_qᵀ λ with the Baumgarte-stabilised Φ̈ + 2αΦ̇ + β²Φ = 0.
 
     ``force`` (n_u,) is every generalized force but the bilateral one. Without
-    constraints λ is empty and u̇ = M⁻¹ force. ``structure`` (static): M's structure
+    constraints λ is empty and u̇ = M⁻¹ force. ``diagonal`` (static): M is promised diagonal
     (:func:`mass_structure`).
     """
     t = jnp.asarray(t, q.dtype)
     phi_q, rhs = bilateral_rows(system, p, q, u, t, alpha, beta)
     a, lam, _, _ = constrained_response(
-        system.mass(q, p), phi_q, force, jnp.zeros((u.shape[0], 0), q.dtype), rhs, structure
+        mass_solver(system, q, p, diagonal), phi_q, force, jnp.zeros((u.shape[0], 0), q.dtype), rhs
     )
     return a, lam
 

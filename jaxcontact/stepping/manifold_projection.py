@@ -30,8 +30,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxcontact.stepping.kernels import (
-    mass_solve,
-    mass_structure,
+    mass_solver,
     regularization_shift,
     regularized_solve,
     spd_solve,
@@ -54,8 +53,7 @@ def _response(system, resting, q, t, p):
     rows = functools.partial(_rows, system, resting)
     c = rows(q, t, p)
     J = jax.jacfwd(rows)(q, t, p) @ velocity_matrix(system, q)
-    M = system.mass(q, p)
-    X = mass_solve(M, J.T, mass_structure(system))
+    X = mass_solver(system, q, p)(J.T)
     return c, J, X, J @ X
 
 

@@ -65,8 +65,7 @@ from jaxcontact.stepping.kernels import (  # noqa: F401 (spd_solve, UNROLL_MAX: 
     UNROLL_MAX,
     constraint_residuals,
     gap_closed,
-    mass_solve,
-    mass_structure,
+    mass_solver,
     spd_solve,
 )
 from jaxcontact.stepping.projection import Projection, check_part
@@ -393,13 +392,12 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, c
     else:
         q_M = advance(system, q_A, u_A, (1.0 - th) * h)
         t_M = t_A + (1.0 - th) * h
-        M = system.mass(q_M, p)
         h_f = h * system.forces(q_M, u_A, t_M, p)
         path = scheme.mass_path(system)
-        structure = mass_structure(system, path in ("diagonal", "structured"))
+        solve_M = mass_solver(system, q_M, p, path in ("diagonal", "structured"))
         if system.gyroscopic:
             # Forces quadratic in u: evaluated again at the θ-point velocity of an explicit predictor.
-            u_pred = u_A + mass_solve(M, h_f[:, None], structure)[:, 0]
+            u_pred = u_A + solve_M(h_f)
             h_f = h * system.forces(q_M, (1.0 - th) * u_A + th * u_pred, t_M, p)
         # A declared Φ_q pattern with a diagonal M: the Schur complement entry by entry (structured.py).
         sparse = path == "structured"
@@ -409,7 +407,7 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, c
     W = jnp.concatenate([kin.W_N, kin.W_T], axis=1) if friction else kin.W_N
     w_tilde = jnp.concatenate([kin.gap_t, kin.w_T]) if friction else kin.gap_t
     if sparse:
-        inv_m = 1.0 / jnp.diagonal(M)
+        inv_m = solve_M(jnp.ones_like(h_f))  # M is diagonal here: M⁻¹ 1 is its inverse's diagonal
         u_tilde = u_A + h_f * inv_m
         X_W = W * inv_m[:, None]
         columns = system.constraint_columns
@@ -425,7 +423,7 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, c
         if siconos:  # Siconos solves with the iteration matrix by LU (it need not be symmetric)
             X = jnp.linalg.solve(M, rhs)
         else:
-            X = mass_solve(M, rhs, structure)
+            X = solve_M(rhs)
         u_tilde = u_A + X[:, 0]
         X_phi, X_W = X[:, 1 : 1 + m], X[:, 1 + m :]
         if m:

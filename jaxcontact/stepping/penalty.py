@@ -78,7 +78,7 @@ from jaxcontact.stepping.kernels import (
     constrained_response,
     constraint_residuals,
     diffrax_solver,
-    mass_structure,
+    mass_solver,
     quadrature,
     rk4,
 )
@@ -205,7 +205,7 @@ class Penalty(Scheme):
         Q, F_N, F_T = compliant_contact_forces(system, q, u, t, p, self.friction)
         alpha, beta = self.baumgarte(p, h)
         a, lam = constrained_acceleration(
-            system, p, q, u, t, system.forces(q, u, t, p) + Q, alpha, beta, mass_structure(system, self.diagonal_mass)
+            system, p, q, u, t, system.forces(q, u, t, p) + Q, alpha, beta, self.diagonal_mass
         )
         return Dynamics(a, lam, F_N, jnp.reshape(F_T, (-1,)))
 
@@ -272,10 +272,8 @@ class Penalty(Scheme):
             Ks.append(-jax.jacfwd(part.law, argnums=0)(q, wi, p))
         H, C, K = jnp.concatenate(Hs), jax.scipy.linalg.block_diag(*Cs), jnp.concatenate(Ks)
         phi_q, _ = bilateral_rows(system, p, q, u, t, 0.0, 0.0)
-        M, structure = system.mass(q, p), mass_structure(system, self.diagonal_mass)
-        _, _, X, _ = constrained_response(
-            M, phi_q, jnp.zeros_like(u), H.T, jnp.zeros((phi_q.shape[0],), u.dtype), structure
-        )
+        solve_M = mass_solver(system, q, p, self.diagonal_mass)
+        _, _, X, _ = constrained_response(solve_M, phi_q, jnp.zeros_like(u), H.T, jnp.zeros((phi_q.shape[0],), u.dtype))
         hg = h * ROSW_GAMMA
         CH = C @ H
         T = velocity_matrix(system, q)

@@ -138,11 +138,10 @@ import dataclasses
 
 import jax
 import jax.numpy as jnp
-from jax.scipy.linalg import cho_factor, cho_solve
 
 from jaxcontact.lcp.pgs import pgs
 from jaxcontact.lcp.rows import decouple_rows
-from jaxcontact.stepping.kernels import block_spd_solve, gaps_and_rates, regularization_shift, regularized_solve
+from jaxcontact.stepping.kernels import gaps_and_rates, mass_solver, regularization_shift, regularized_solve
 from jaxcontact.stepping.manifold_projection import project_on_manifold
 from jaxcontact.system import LagrangianSystem
 
@@ -177,15 +176,6 @@ def _safe_norm(x):
     s = jnp.sum(x * x)
     pos = s > 0
     return jnp.where(pos, jnp.sqrt(jnp.where(pos, s, 1.0)), 0.0)
-
-
-def _mass_solver(M, blocks):
-    """B ↦ M⁻¹ B: one Cholesky factor of M for every solve, or one per declared block
-    (:attr:`LagrangianSystem.mass_blocks <jaxcontact.system.LagrangianSystem>`)."""
-    if blocks is not None:
-        return lambda B: block_spd_solve(M, B, blocks)
-    chol = cho_factor(M, lower=True)
-    return lambda B: cho_solve(chol, B)
 
 
 def _affine_projection(solve_M, x0, J, r, W, s, mask, *, mode, contact_iterations, reg, lm=None):
@@ -293,7 +283,7 @@ def project_position(
     reg = regularization_shift(q.dtype, regularization)
     t = jnp.asarray(t, q.dtype)
     q_tilde = q
-    solve_M = _mass_solver(system.mass(q_tilde, p), system.mass_blocks)
+    solve_M = mass_solver(system, q_tilde, p)
     n = system.n_dof
 
     def bilateral(x):
@@ -390,7 +380,7 @@ def project_velocity(
     reg = regularization_shift(u.dtype, regularization)
     t = jnp.asarray(t, u.dtype)
     n = system.n_dof
-    solve_M = _mass_solver(system.mass(q, p), system.mass_blocks)
+    solve_M = mass_solver(system, q, p)
     if system.constraints is not None:
         J = jax.jacfwd(system.constraints, argnums=0)(q, t, p)
         phi_t = jax.jacfwd(system.constraints, argnums=1)(q, t, p)

@@ -8,13 +8,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxcontact.models import flexible_arm
+from jaxcontact.models import flexible_arm, flexible_slider_crank
 from jaxcontact.simulate import simulate
 from jaxcontact.smoothing.beam import flexible_double_pendulum
 from jaxcontact.stepping import MoreauJean, Penalty
-from jaxcontact.stepping.kernels import block_spd_solve, mass_solve, mass_structure
+from jaxcontact.stepping.kernels import block_spd_solve, mass_solver, mass_structure
 from jaxcontact.stepping.projection import Projection
-from jaxcontact.system import LagrangianSystem
+from jaxcontact.system import LagrangianSystem, energy, mass_block_groups
 
 BLOCKS = ((4, 0), (2,), (1, 5, 6), (3,), (7, 8))
 
@@ -95,8 +95,43 @@ def test_the_structure_a_solve_uses():
     assert mass_structure(_system()) is None
     assert mass_structure(_system(), diagonal=True) == "diagonal"
     assert mass_structure(_system(mass_blocks=((0, 2), (1,)))) == ((0, 2), (1,))
-    with pytest.raises(TypeError, match="structure = True"):
-        mass_solve(jnp.eye(3), jnp.ones((3, 1)), True)
+
+
+def test_block_values_are_refused_without_their_partition():
+    with pytest.raises(ValueError, match="mass_block_values given without mass_blocks"):
+        _system(mass_block_values=lambda q, p: (jnp.ones((3, 1, 1)),))
+
+
+def _flexible_systems():
+    arm = flexible_arm.model("rigid", 3, n_elements=2)
+    oiled = flexible_arm.model("lubricated", 2)
+    crank = flexible_slider_crank.model("rigid", n_elements=2)
+    pendulum, params, y0 = flexible_double_pendulum(n_elements=2, h=0.01)
+    yield "arm of 2-element links", arm.system, arm.params, arm.initial_state(arm.params)[0]
+    yield "lubricated arm", oiled.system, oiled.params, oiled.initial_state(oiled.params)[0]
+    yield "slider-crank (a rigid crank and slider)", crank.system, crank.params, crank.initial_state(crank.params)[0]
+    yield "double pendulum (no rigid bodies)", pendulum, params, y0[: pendulum.n_dof]
+
+
+@pytest.mark.parametrize("case", list(_flexible_systems()), ids=lambda c: c[0])
+def test_flexible_builders_give_the_blocks_of_the_assembled_mass(case):
+    """The beam builder's blocks (summed from the elements, never assembling M) equal the blocks of its M at a
+    deformed configuration, in mass_block_groups' order; the solve and the kinetic energy by them equal the dense
+    ones."""
+    _, system, params, q0 = case
+    assert system.mass_block_values is not None
+    q = q0 + 1e-3 * jnp.sin(jnp.arange(q0.size))
+    M = np.asarray(system.mass(q, params))
+    values = system.mass_block_values(q, params)
+    groups = mass_block_groups(system.mass_blocks)
+    assert len(values) == len(groups)
+    for v, idx in zip(values, groups):
+        np.testing.assert_array_equal(v, M[idx[:, :, None], idx[:, None, :]])
+    B = jnp.asarray(np.random.default_rng(3).normal(size=(q.size, 4)))
+    np.testing.assert_allclose(mass_solver(system, q, params)(B), np.linalg.solve(M, B), rtol=1e-9, atol=1e-12)
+    u = jnp.cos(jnp.arange(q.size))
+    dense = dataclasses.replace(system, mass_block_values=None)
+    np.testing.assert_allclose(energy(system, q, u, 0.0, params), energy(dense, q, u, 0.0, params), rtol=1e-13)
 
 
 def test_flexible_systems_declare_one_block_per_beam():
@@ -115,7 +150,7 @@ def test_flexible_systems_declare_one_block_per_beam():
 
 
 def _dense(system):
-    return dataclasses.replace(system, mass_blocks=None)
+    return dataclasses.replace(system, mass_blocks=None, mass_block_values=None)
 
 
 def test_moreau_jean_with_projection_on_blocks_equals_the_dense_mass():
