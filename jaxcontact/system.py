@@ -136,6 +136,11 @@ class LagrangianSystem:
         the row's non-zero entries of Φ_q for every q, t and p), or None (dense). With
         ``diagonal_mass``, Moreau–Jean then builds and factorises G = Φ_q M⁻¹ Φ_qᵀ entry by
         entry (:mod:`jaxcontact.stepping.structured`); a wrong pattern gives wrong motion.
+      gap_columns: for each row of ``gaps``, the coordinates it may depend on (a superset of the row's
+        non-zero entries of ∂g_N/∂q for every q, t and p), or None (dense). The projections then build W_N
+        by one forward tangent per colour of columns and its Gram matrix W_Nᵀ M⁻¹ W_N from the pairs of rows
+        that share a block of M: their cost grows with the contacts, not with the contacts times n. Only
+        without a velocity map; a wrong pattern gives wrong motion.
       n_velocities: number of velocities when it differs from n_dof (None: n_dof). M is
         (n_u, n_u), h and u are (n_u,).
       velocity_map: ``q̇ = T(q) u`` as ``(q, u) -> (n_dof,)``, linear in u; required when
@@ -176,6 +181,7 @@ class LagrangianSystem:
     mass_blocks: tuple[tuple[int, ...], ...] | None = None
     mass_block_values: Callable[..., tuple[jax.Array, ...]] | None = None
     constraint_columns: tuple[tuple[int, ...], ...] | None = None
+    gap_columns: tuple[tuple[int, ...], ...] | None = None
     n_velocities: int | None = None
     velocity_map: Callable[..., jax.Array] | None = None
     position_update: Callable[..., jax.Array] | None = None
@@ -262,6 +268,21 @@ class LagrangianSystem:
                 raise ValueError(
                     f"constraint_columns must be non-empty tuples of coordinate indices in "
                     f"[0, {self.n_dof}); got {self.constraint_columns!r}"
+                )
+        if self.gap_columns is not None:
+            if self.gaps is None:
+                raise ValueError("gap_columns given without gaps")
+            if self.velocity_map is not None:
+                raise ValueError("gap_columns given with a velocity map: the pattern is of ∂g_N/∂q, which T(q) mixes")
+            bad = [c for row in self.gap_columns for c in row if not isinstance(c, int) or not 0 <= c < self.n_dof]
+            if (
+                bad
+                or not isinstance(self.gap_columns, tuple)
+                or not all(isinstance(row, tuple) and row for row in self.gap_columns)
+            ):
+                raise ValueError(
+                    f"gap_columns must be a tuple of non-empty tuples of coordinate indices in [0, {self.n_dof}); "
+                    f"got {self.gap_columns!r}"
                 )
         if self.friction_regularization not in FRICTION_MODELS:
             raise ValueError(

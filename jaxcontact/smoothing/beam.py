@@ -493,6 +493,9 @@ def flexible_system(
         compliant_joints and compliant_laws,
     )
     contact_names = tuple(c.name for c in rigid_joints)
+    # Each clearance joint's gap reads the two points it joins alone: its row's pattern (the projections'
+    # sparse rows); not declared when the rigid system has contacts of its own.
+    gap_columns = tuple(_point_columns(c.pin) + _point_columns(c.hole) for c in rigid_joints)
     if rigid_gaps is not None:  # names for all rows or for none
         contact_names = rigid.contact_names + contact_names if rigid.contact_names else ()
 
@@ -518,6 +521,7 @@ def flexible_system(
         potential=potential,
         names=names,
         gaps=contacts[0],
+        gap_columns=gap_columns if rigid_joints and rigid_gaps is None else None,
         slip_velocity=contacts[1],
         laws=contacts[2],
         contact_names=contact_names,
@@ -530,6 +534,16 @@ def flexible_system(
         mass_block_values=mass_block_values,
         viscous=_viscous(rigid, films),
     )
+
+
+def _point_columns(point) -> tuple[int, ...]:
+    """The coordinates a joint's point's place reads: a node's x and y, a rigid body's x, y and θ, none for the
+    ground."""
+    if isinstance(point, _NodePoint):
+        return (point.start, point.start + 1)
+    if point.body.is_ground:
+        return ()
+    return tuple(range(3 * point.body.index, 3 * point.body.index + 3))
 
 
 def _block_masses(rigid, rigid_blocks, beams, element_beam, element_masses):

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.scipy.linalg import cho_factor, cho_solve
 
 from jaxcontact.stepping.baumgarte import baumgarte_acceleration_rhs
@@ -125,20 +126,71 @@ def block_spd_solve(A, B, partition):
     return block_spd_factor_solve(block_spd_factor(blocks), B, partition)
 
 
-def mass_solver(system: LagrangianSystem, q, p, diagonal: bool = False):
+class MassSolve:
+    """B ↦ M⁻¹ B (B (n,) or (n, r)) with M factorised once (:func:`mass_solver`), and the entries of M⁻¹ inside
+    its blocks (:meth:`inverse_entries`), which a Gram matrix of sparse rows needs."""
+
+    def __init__(self, structure, M=None, factors=None):
+        self.structure, self._M, self._factors = structure, M, factors
+        if structure == "diagonal":
+            self._d = jnp.diagonal(M)
+        elif structure is None:
+            self._factor = spd_factor(M)
+
+    def __call__(self, B):
+        if self.structure == "diagonal":
+            return B / (self._d if B.ndim == 1 else self._d[:, None])
+        if self.structure is not None:
+            return block_spd_factor_solve(self._factors, B, self.structure)
+        return spd_factor_solve(self._factor, B)
+
+    def block_of(self, n: int) -> np.ndarray:
+        """(n,) static: the block of M each coordinate lies in (one block for a dense M)."""
+        if self.structure == "diagonal":
+            return np.arange(n)
+        if self.structure is None:
+            return np.zeros(n, int)
+        out = np.empty(n, int)
+        for i, block in enumerate(self.structure):
+            out[list(block)] = i
+        return out
+
+    def inverse_entries(self, a: np.ndarray, b: np.ndarray):
+        """(M⁻¹)[a, b] for static index arrays a, b whose pairs lie inside one block of M each."""
+        if self.structure == "diagonal":
+            return 1.0 / self._d[a]
+        if self.structure is None:
+            n = self._M.shape[0]
+            return self(jnp.eye(n, dtype=self._M.dtype))[a, b]
+        out = None
+        for idx, factor in zip(mass_block_groups(self.structure), self._factors):
+            size = idx.shape[1]
+            where = {int(c): (j, l) for j, block in enumerate(idx) for l, c in enumerate(block)}
+            pick = np.flatnonzero([int(c) in where for c in a])
+            if pick.size == 0:
+                continue
+            j = np.asarray([where[int(c)][0] for c in a[pick]])
+            la, lb = (np.asarray([where[int(c)][1] for c in x[pick]]) for x in (a, b))
+            if size == 1:
+                inv = 1.0 / factor[j]
+            else:
+                dtype = jax.tree_util.tree_leaves(factor)[0].dtype
+                eye = jnp.broadcast_to(jnp.eye(size, dtype=dtype), (idx.shape[0], size, size))
+                inv = jax.vmap(spd_factor_solve)(factor, eye)[j, la, lb]
+            out = jnp.zeros(a.shape, inv.dtype) if out is None else out
+            out = out.at[pick].set(inv)
+        return out
+
+
+def mass_solver(system: LagrangianSystem, q, p, diagonal: bool = False) -> MassSolve:
     """B ↦ M(q, p)⁻¹ B (B (n,) or (n, r)), M factorised once for every solve, by the structure
     :func:`mass_structure` finds: a division for a diagonal M, one small Cholesky per block for declared
     ``mass_blocks`` (read from the system's ``mass_block_values`` when it has them: M is then never
     assembled), :func:`spd_factor` otherwise."""
     structure = mass_structure(system, diagonal)
-    if structure == "diagonal":
-        d = jnp.diagonal(system.mass(q, p))
-        return lambda B: B / (d if B.ndim == 1 else d[:, None])
-    if structure is not None:
-        factors = block_spd_factor(system.block_masses(q, p))
-        return lambda B: block_spd_factor_solve(factors, B, structure)
-    factor = spd_factor(system.mass(q, p))
-    return lambda B: spd_factor_solve(factor, B)
+    if structure is not None and structure != "diagonal":
+        return MassSolve(structure, factors=block_spd_factor(system.block_masses(q, p)))
+    return MassSolve(structure, M=system.mass(q, p))
 
 
 def second_rate(fn, q, u, t, rate=None):

@@ -143,6 +143,7 @@ from jaxcontact.lcp.pgs import pgs
 from jaxcontact.lcp.rows import decouple_rows
 from jaxcontact.stepping.kernels import gaps_and_rates, mass_solver, regularization_shift, regularized_solve
 from jaxcontact.stepping.manifold_projection import project_on_manifold
+from jaxcontact.stepping.sparse_rows import DenseRows, gap_rows
 from jaxcontact.system import LagrangianSystem
 
 CONTACT_MODES = ("equality", "inequality")
@@ -183,42 +184,42 @@ def _affine_projection(solve_M, x0, J, r, W, s, mask, *, mode, contact_iteration
 
     Bilateral rows:  J (x − x0) + r = 0                       (J (m, n), r (m,))
     Contact rows:    s + Wᵀ (x − x0) = 0 ("equality") or ≥ 0 ("inequality")
-                     for the rows where ``mask`` is True       (W (n, k), s (k,)).
+                     for the rows where ``mask`` is True       (W the k rows' operator, s (k,)).
 
     "equality": all rows at once, one Schur complement of the stacked rows
     [J; Wᵀ] (rows outside the mask decoupled: zero row, unit diagonal, zero
     right-hand side). "inequality": the bilateral rows are eliminated first
     (Schur complement G), then the contact multipliers solve an LCP on the
-    Delassus matrix A = Wᵀ M̂ W.
+    Delassus matrix A = Wᵀ M̂ W. W enters through its products alone
+    (:mod:`jaxcontact.stepping.sparse_rows`), M through ``solve_M`` (:func:`mass_solver`).
     """
-    m, k = J.shape[0], W.shape[1]
+    m, k = J.shape[0], W.k
+    Y = solve_M(J.T) if m else jnp.zeros((x0.shape[0], 0), x0.dtype)  # M⁻¹ Φ_qᵀ  (n, m)
     if k == 0 or mask is None:
         if m == 0:
             return x0
-        Y = solve_M(J.T)  # M⁻¹ Φ_qᵀ  (n, m)
         return x0 - Y @ regularized_solve(J @ Y, r, reg, lm)
+    WY, WW = W.cross(Y), W.gram(solve_M)  # Wᵀ M⁻¹ Φ_qᵀ (k, m), Wᵀ M⁻¹ W (k, k)
     if mode == "equality":
         rows = jnp.concatenate([jnp.ones((m,), bool), mask])
-        R = jnp.where(rows[:, None], jnp.concatenate([J, W.T]), 0.0)  # (m + k, n)
-        Y = solve_M(R.T)
-        G = R @ Y
-        scale = jnp.max(jnp.diagonal(G), initial=0.0)
+        G = jnp.block([[J @ Y, WY.T], [WY, WW]])
+        scale = jnp.max(jnp.where(rows, jnp.diagonal(G), 0.0), initial=0.0)
         G, rhs = decouple_rows(G, jnp.concatenate([r, s]), rows, diagonal=jnp.where(scale > 0, scale, 1.0), outside=0.0)
-        return x0 - Y @ regularized_solve(G, rhs, reg, lm)
-    x = x0
-    Z = solve_M(W)  # M⁻¹ W     (n, k)
+        eta = regularized_solve(G, rhs, reg, lm)
+        return x0 - Y @ eta[:m] - solve_M(W.apply(eta[m:]))
+    x, A = x0, WW
     if m:
-        Y = solve_M(J.T)
         G = J @ Y
         x = x0 - Y @ regularized_solve(G, r, reg, lm)
-        Z = Z - Y @ regularized_solve(G, J @ Z, reg)  # M̂ W
-    A = W.T @ Z
-    b = s + W.T @ (x - x0)  # contact rows after the bilateral step
+        C = regularized_solve(G, WY.T, reg)  # G⁻¹ Φ_q M⁻¹ W  (m, k)
+        A = WW - WY @ C  # Wᵀ M̂ W
+    b = s + W.t(x - x0)  # contact rows after the bilateral step
     scale = jnp.max(jnp.where(mask, jnp.diagonal(A), 0.0), initial=0.0)
     scale = jnp.where(scale > 0, scale, 1.0)
     # Rows outside the mask are decoupled (identity·scale, right-hand side 1): λ = 0 there.
-    lam = pgs(*decouple_rows(A, b, mask, diagonal=scale), iterations=contact_iterations).z
-    return x + Z @ jnp.where(mask, lam, 0.0)
+    lam = jnp.where(mask, pgs(*decouple_rows(A, b, mask, diagonal=scale), iterations=contact_iterations).z, 0.0)
+    dx = solve_M(W.apply(lam))  # M̂ W λ
+    return x + (dx - Y @ (C @ lam) if m else dx)
 
 
 def _value_and_jacobian(f, q):
@@ -292,8 +293,7 @@ def project_position(
         return _value_and_jacobian(lambda y: system.constraints(y, t, p), x)
 
     def gaps(x):
-        g, gq = _value_and_jacobian(lambda y: system.gaps(y, t, p), x)
-        return g, gq.T
+        return gap_rows(system, x, t, p)
 
     mask = None
     if use_contacts:
@@ -312,9 +312,9 @@ def project_position(
         r = phi - J @ d
         if use_contacts:
             g, W = gaps(qk)
-            s = g - W.T @ d
+            s = g - W.t(d)
         else:
-            W, s = jnp.zeros((n, 0), q.dtype), jnp.zeros((0,), q.dtype)
+            W, s = DenseRows(jnp.zeros((n, 0), q.dtype)), jnp.zeros((0,), q.dtype)
         qk = _affine_projection(
             solve_M,
             q_tilde,
@@ -389,12 +389,11 @@ def project_velocity(
             r = r - target
     else:
         J, r = jnp.zeros((0, n), u.dtype), jnp.zeros((0,), u.dtype)
-    W, s, mask = jnp.zeros((n, 0), u.dtype), jnp.zeros((0,), u.dtype), None
+    W, s, mask = DenseRows(jnp.zeros((n, 0), u.dtype)), jnp.zeros((0,), u.dtype), None
     if use_contacts:
-        g, gq = _value_and_jacobian(lambda y: system.gaps(y, t, p), q)
+        g, W = gap_rows(system, q, t, p)
         g_t = jax.jacfwd(system.gaps, argnums=1)(q, t, p)
-        W = gq.T
-        s = W.T @ u + g_t  # γ_N(ũ)
+        s = W.t(u) + g_t  # γ_N(ũ)
         mask = (g <= gap_tol) if closed is None else jnp.asarray(closed, bool)
         if mask.shape != g.shape:
             raise ValueError(f"closed must be a boolean mask of shape {g.shape}; got {mask.shape}")

@@ -1,0 +1,123 @@
+"""The contact rows W_Nᵀ of the projections as an operator, dense or by a declared pattern.
+
+The projections (:mod:`jaxcontact.stepping.projection`) use the gaps' Jacobian W_N (n × k) through four
+products only: W_Nᵀ x, W_N λ, W_Nᵀ Y for the few columns Y = M⁻¹ Φ_qᵀ, and the Gram matrix W_Nᵀ M⁻¹ W_N. Held
+dense, the first three cost O(nk) and the last O(nk²) with k solves with M; on a chain of N clearance joints
+(k = N, n ∝ N) that is what makes a step grow faster than N. A system that declares each gap row's coordinates
+(``LagrangianSystem.gap_columns``) gets :class:`SparseRows` instead:
+
+* the entries come from one forward tangent per colour of columns (columns no row shares share a tangent,
+  :func:`jaxcontact.stepping.structured.column_colors`), not one per coordinate;
+* the products run over the entries, and the Gram matrix over the pairs of entries that lie in one block of M
+  (entries of different blocks meet no entry of M⁻¹): linear in the number of contacts when each joint
+  touches a few blocks.
+
+Both are evaluated the same way by the projections, so a pattern changes the cost, not the arithmetic's
+meaning: the two agree to rounding (tests/stepping/test_sparse_rows.py).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxcontact.stepping.structured import column_colors
+
+
+class DenseRows:
+    """W (n, k) held whole."""
+
+    def __init__(self, W):
+        self.W = W
+        self.k = W.shape[1]
+
+    def t(self, x):
+        """Wᵀ x."""
+        return self.W.T @ x
+
+    def apply(self, lam):
+        """W λ."""
+        return self.W @ lam
+
+    def cross(self, Y):
+        """Wᵀ Y for Y (n, m)."""
+        return self.W.T @ Y
+
+    def gram(self, solve_M):
+        """Wᵀ M⁻¹ W."""
+        return self.W.T @ solve_M(self.W)
+
+
+class SparseRows:
+    """W's entries ``values`` (E,) at the static rows ``rows`` (E,) and coordinates ``cols`` (E,)."""
+
+    def __init__(self, values, rows: np.ndarray, cols: np.ndarray, k: int, n: int):
+        self.values, self.rows, self.cols, self.k, self.n = values, rows, cols, k, n
+
+    def t(self, x):
+        return jax.ops.segment_sum(self.values * x[self.cols], self.rows, self.k)
+
+    def apply(self, lam):
+        return jnp.zeros((self.n,), self.values.dtype).at[self.cols].add(self.values * lam[self.rows])
+
+    def cross(self, Y):
+        return jax.ops.segment_sum(self.values[:, None] * Y[self.cols], self.rows, self.k)
+
+    def gram(self, solve_M):
+        first, second = _pairs_in_blocks(self.cols.tobytes(), solve_M.block_of(self.n).tobytes())
+        inverse = solve_M.inverse_entries(self.cols[first], self.cols[second])
+        products = self.values[first] * self.values[second] * inverse
+        flat = jax.ops.segment_sum(products, self.rows[first] * self.k + self.rows[second], self.k * self.k)
+        return flat.reshape(self.k, self.k)
+
+
+@functools.cache
+def _pairs_in_blocks(cols_bytes: bytes, block_bytes: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Every ordered pair (e, f) of entries whose coordinates lie in one block of M (static, cached by pattern)."""
+    cols, block = np.frombuffer(cols_bytes, np.int64), np.frombuffer(block_bytes, np.int64)
+    of_entry = block[cols]
+    first, second = [], []
+    for b in np.unique(of_entry):
+        entries = np.flatnonzero(of_entry == b)
+        first.append(np.repeat(entries, entries.size))
+        second.append(np.tile(entries, entries.size))
+    return np.concatenate(first), np.concatenate(second)
+
+
+@functools.cache
+def _pattern(columns: tuple[tuple[int, ...], ...], n: int):
+    """(rows, cols, colour of each entry) of a gap pattern, and the colours' seeds (static)."""
+    rows = np.concatenate([np.full(len(c), i) for i, c in enumerate(columns)]).astype(np.int64)
+    cols = np.concatenate([np.asarray(c) for c in columns]).astype(np.int64)
+    groups = column_colors(columns, n)
+    colour = np.empty(n, np.int64)
+    for g, members in enumerate(groups):
+        colour[list(members)] = g
+    seeds = np.zeros((len(groups), n))
+    for g, members in enumerate(groups):
+        seeds[g, list(members)] = 1.0
+    return rows, cols, colour[cols], seeds
+
+
+def gap_rows(system, q, t, p):
+    """(g_N(q), W_N as rows) at q: :class:`SparseRows` when the system declares ``gap_columns``, else
+    :class:`DenseRows` (one forward tangent per coordinate)."""
+
+    def gaps(x):
+        return system.gaps(x, t, p)
+
+    if system.gap_columns is None:
+        g, gq = jax.jacfwd(lambda x: (gaps(x), gaps(x)), has_aux=True)(q)[::-1]
+        return g, DenseRows(gq.T)
+    n = q.shape[0]
+    rows, cols, colour, seeds = _pattern(system.gap_columns, n)
+    # One tangent per colour, not a vmap over the seeds (as structured.sparse_jacobian).
+    tangents = [jax.jvp(gaps, (q,), (jnp.asarray(v, q.dtype),)) for v in seeds]
+    g = tangents[0][0]
+    if g.shape != (len(system.gap_columns),):
+        raise ValueError(f"gap_columns has {len(system.gap_columns)} rows for {g.shape[0]} gaps")
+    derivative = jnp.stack([d for _, d in tangents])  # (colours, k)
+    return g, SparseRows(derivative[colour, rows], rows, cols, g.shape[0], n)
