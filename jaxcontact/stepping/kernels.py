@@ -47,12 +47,11 @@ def spd_factor(A):
     """The Cholesky factor of a small symmetric positive definite A (n, n), for :func:`spd_factor_solve`.
 
     For n ≤ ``UNROLL_MAX`` it is written out entry by entry, (L, 1 / diag L) as lists of scalars (L's rows up
-    to its diagonal), so
-    under ``vmap`` every operation is elementwise over the batch axis and XLA fuses them; LAPACK's potrf/trsm
-    would instead be called once per sample, and a batched step would be bound by those calls (the four-bar's
-    A/B: bench/RESULTS.md, "Simulation throughput", "Speed-up made"). Above, LAPACK's lower factor. A matrix that is
-    not positive definite gives NaN (√ of a non-positive pivot), which the step reports as not converged, as
-    LAPACK's factorisation does.
+    to its diagonal), so under ``vmap`` every operation is elementwise over the batch axis and XLA fuses them;
+    LAPACK's potrf/trsm would instead be called once per sample, and a batched step would be bound by those
+    calls (the four-bar's A/B: bench/RESULTS.md, "Simulation throughput", "Speed-up made"). Above, LAPACK's
+    lower factor. A matrix that is not positive definite gives NaN (√ of a non-positive pivot), which the step
+    reports as not converged, as LAPACK's factorisation does.
     """
     n = A.shape[0]
     if n > UNROLL_MAX:
@@ -162,7 +161,7 @@ class MassSolve:
         if self.structure is None:
             n = self._M.shape[0]
             return self(jnp.eye(n, dtype=self._M.dtype))[a, b]
-        out = None
+        out = jnp.zeros(a.shape, jax.tree_util.tree_leaves(self._factors)[0].dtype)
         for idx, factor in zip(mass_block_groups(self.structure), self._factors):
             size = idx.shape[1]
             where = {int(c): (j, l) for j, block in enumerate(idx) for l, c in enumerate(block)}
@@ -174,10 +173,8 @@ class MassSolve:
             if size == 1:
                 inv = 1.0 / factor[j]
             else:
-                dtype = jax.tree_util.tree_leaves(factor)[0].dtype
-                eye = jnp.broadcast_to(jnp.eye(size, dtype=dtype), (idx.shape[0], size, size))
+                eye = jnp.broadcast_to(jnp.eye(size, dtype=out.dtype), (idx.shape[0], size, size))
                 inv = jax.vmap(spd_factor_solve)(factor, eye)[j, la, lb]
-            out = jnp.zeros(a.shape, inv.dtype) if out is None else out
             out = out.at[pick].set(inv)
         return out
 

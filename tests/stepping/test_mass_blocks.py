@@ -153,14 +153,20 @@ def _dense(system):
     return dataclasses.replace(system, mass_blocks=None, mass_block_values=None)
 
 
-def test_moreau_jean_with_projection_on_blocks_equals_the_dense_mass():
+@pytest.mark.parametrize(
+    "dense",
+    [dict(mass_blocks=None, mass_block_values=None), dict(gap_columns=None)],
+    ids=["dense mass", "dense joint rows (stepping/sparse_rows.py)"],
+)
+def test_moreau_jean_with_projection_on_blocks_equals_the_dense_mass(dense):
     """The two-link arm's clearance joints (contacts, friction, the projection onto the joints) over
-    300 steps: the block path and the dense Cholesky give the same motion to rounding."""
+    300 steps: the block path and the dense Cholesky, and the projections' joint rows by their pattern and
+    dense, give the same motion to rounding."""
     m = flexible_arm.model("rigid", 2)
     q0, u0 = m.initial_state(m.params)
     run = dict(dt=m.dt, n_steps=300, scheme=MoreauJean(projection=Projection()), save_every=10)
     a = simulate(m.system, m.params, q0, u0, **run)
-    b = simulate(_dense(m.system), m.params, q0, u0, **run)
+    b = simulate(dataclasses.replace(m.system, **dense), m.params, q0, u0, **run)
     assert bool(jnp.all(a.diagnostics.converged)) and bool(jnp.any(a.impulse_normal > 0))
     np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-12)
     np.testing.assert_allclose(a.u, b.u, rtol=0, atol=1e-8)

@@ -1,6 +1,6 @@
 """The projections' contact rows by a declared pattern (``LagrangianSystem.gap_columns``,
 :mod:`jaxcontact.stepping.sparse_rows`) against the same rows held dense: the products, both projections in
-both contact modes, a stepped run, and the declaration's rules."""
+both contact modes, a derivative, and the declaration's rules (a stepped run: tests/stepping/test_mass_blocks.py)."""
 
 import dataclasses
 
@@ -10,10 +10,8 @@ import numpy as np
 import pytest
 
 from jaxcontact.models import flexible_arm, flexible_slider_crank
-from jaxcontact.simulate import simulate
-from jaxcontact.stepping import MoreauJean
 from jaxcontact.stepping.kernels import mass_solver
-from jaxcontact.stepping.projection import Projection, project_position, project_velocity
+from jaxcontact.stepping.projection import project_position, project_velocity
 from jaxcontact.stepping.sparse_rows import DenseRows, SparseRows, gap_rows
 from jaxcontact.system import LagrangianSystem
 
@@ -87,18 +85,6 @@ def test_projections_by_the_pattern_equal_the_dense_ones(case, mode):
         assert float(jnp.max(jnp.abs(jnp.where(g0 < 0, g, 0.0)))) < 1e-9
     else:
         assert float(jnp.min(g)) > -1e-9
-
-
-def test_a_projected_run_by_the_pattern_follows_the_dense_run():
-    """The two-link arm's clearance joints, Moreau–Jean with the projection onto the joints, 300 steps."""
-    m = flexible_arm.model("rigid", 2)
-    q0, u0 = m.initial_state(m.params)
-    run = dict(dt=m.dt, n_steps=300, scheme=MoreauJean(projection=Projection()), save_every=10)
-    a = simulate(m.system, m.params, q0, u0, **run)
-    b = simulate(_dense(m.system), m.params, q0, u0, **run)
-    assert bool(jnp.all(a.diagnostics.converged)) and bool(jnp.any(a.impulse_normal > 0))
-    np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(a.u, b.u, rtol=0, atol=1e-8)
 
 
 def test_the_projection_by_the_pattern_differentiates_as_the_dense_one():
