@@ -58,15 +58,20 @@ class SparseRows:
         self.values, self.rows, self.cols, self.k, self.n = values, rows, cols, k, n
 
     def t(self, x):
+        """Wᵀ x, over the entries."""
         return jax.ops.segment_sum(self.values * x[self.cols], self.rows, self.k)
 
     def apply(self, lam):
+        """W λ, scattered from the entries."""
         return jnp.zeros((self.n,), self.values.dtype).at[self.cols].add(self.values * lam[self.rows])
 
     def cross(self, Y):
+        """Wᵀ Y for Y (n, m), over the entries."""
         return jax.ops.segment_sum(self.values[:, None] * Y[self.cols], self.rows, self.k)
 
     def gram(self, solve_M):
+        """Wᵀ M⁻¹ W over the pairs of entries in one block of M (``solve_M``: a :class:`MassSolve
+        <jaxcontact.stepping.kernels.MassSolve>`)."""
         first, second = _pairs_in_blocks(self.cols.tobytes(), solve_M.block_of(self.n).tobytes())
         inverse = solve_M.inverse_entries(self.cols[first], self.cols[second])
         products = self.values[first] * self.values[second] * inverse
