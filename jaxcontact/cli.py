@@ -7,6 +7,7 @@ Each command module defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import signal
@@ -108,6 +109,11 @@ def _watch_interrupts() -> None:
     handled = threading.Event()
 
     def on_sigint(signum, frame):
+        if _inside_gc_callback(frame):
+            # The collector prints and drops what its callbacks raise (JAX frees buffers in one): the interrupt
+            # would be lost. The signal is sent again, to land after the callback has returned.
+            threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGINT)).start()
+            return
         handled.set()
         raise KeyboardInterrupt
 
@@ -129,6 +135,16 @@ def _watch_interrupts() -> None:
     signal.signal(signal.SIGINT, on_sigint)
     signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
     threading.Thread(target=watch, name="jaxcontact-interrupt-watch", daemon=True).start()
+
+
+def _inside_gc_callback(frame) -> bool:
+    """Whether ``frame`` runs inside one of the garbage collector's callbacks (``gc.callbacks``)."""
+    codes = {getattr(cb, "__code__", None) for cb in gc.callbacks} - {None}
+    while frame is not None:
+        if frame.f_code in codes:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def main(argv=None) -> int:

@@ -276,3 +276,39 @@ def test_an_unwritable_cache_folder_warns_and_runs(tmp_path):
     out, err = proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == 0 and "Traceback" not in err, err
     assert "warning: compile cache off:" in err and "--no-compile-cache" in err
+
+
+_CTRL_C_IN_A_GC_CALLBACK = """
+import gc, os, signal, sys, time
+from jaxcontact import cli
+cli._watch_interrupts()
+fired = []
+def callback(phase, info):
+    if phase == "start" and not fired:
+        fired.append(True)
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(200000):  # Python runs the handler here, inside the callback
+            pass
+gc.callbacks.append(callback)
+try:
+    gc.collect()
+    gc.callbacks.remove(callback)
+    time.sleep(10)
+    sys.exit("the interrupt was lost")
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_inside_a_garbage_collector_callback_is_not_lost():
+    """The collector prints and drops what its callbacks raise (JAX frees device buffers in one): a Ctrl-C
+    whose handler runs there is sent again and interrupts the main thread after the callback."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_IN_A_GC_CALLBACK],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert done.returncode == 130, done.stderr
+    assert "Exception ignored" not in done.stderr, done.stderr
