@@ -35,6 +35,20 @@ ASM, CONTACT = _ball_in_socket()
 SYSTEM = ASM.system()
 
 
+def compliant_ball_in_socket(**law):
+    """(assembly, system) of the ball in a compliant socket: ``law`` names the parameters of its compliant law
+    (stiffness, damping, slip_width…); the friction is ``friction``, the radii ``ball`` and ``socket``."""
+    asm = Assembly(gravity="gravity")
+    ball = asm.add_body("ball", mass="mass", inertia=("0.4*mass*ball**2",) * 3)
+    asm.add_contact(
+        SphereInSphere(
+            "socket", restitution=None, friction="friction", a=None, socket_radius="socket", b=ball, ball_radius="ball"
+        ),
+        compliant=law,
+    )
+    return asm, asm.system()
+
+
 def _q(centre, quat=(1.0, 0.0, 0.0, 0.0)):
     return jnp.concatenate([jnp.asarray(centre, float), jnp.asarray(quat, float)])
 
@@ -196,15 +210,7 @@ def test_compliant_socket_rebounds_with_the_matched_restitution():
     from jaxcontact.contact_laws import restitution_damping
     from jaxcontact.stepping.penalty import Penalty
 
-    asm = Assembly(gravity="gravity")
-    ball = asm.add_body("ball", mass="mass", inertia=("0.4*mass*ball**2",) * 3)
-    asm.add_contact(
-        SphereInSphere(
-            "socket", restitution=None, friction="friction", a=None, socket_radius="socket", b=ball, ball_radius="ball"
-        ),
-        compliant=dict(stiffness="K", damping="c"),
-    )
-    system = asm.system()
+    asm, system = compliant_ball_in_socket(stiffness="K", damping="c")
     v = 0.5
     d = np.array([2.0, -1.0, 2.0]) / 3.0
     for e in (0.6, 0.9):
@@ -228,16 +234,9 @@ def test_compliant_socket_rebounds_with_the_matched_restitution():
     # (Its slope μ F_N / v_r makes the tangential motion stiff: the slip width must be resolved by the step.)
     t = np.array([1.0, 2.0, 0.0]) / np.sqrt(5.0)  # ⊥ d
     p = {**P, "friction": 0.2, "K": 1e8, "c": float(restitution_damping(1e8, 0.9, v)), "w": 1e-2}
-    asm_f = Assembly(gravity="gravity")
-    ball = asm_f.add_body("ball", mass="mass", inertia=("0.4*mass*ball**2",) * 3)
-    asm_f.add_contact(
-        SphereInSphere(
-            "socket", restitution=None, friction="friction", a=None, socket_radius="socket", b=ball, ball_radius="ball"
-        ),
-        compliant=dict(stiffness="K", damping="c", slip_width="w"),
-    )
+    _, rough = compliant_ball_in_socket(stiffness="K", damping="c", slip_width="w")
     u0 = jnp.concatenate([jnp.asarray(v * d + 0.2 * t), jnp.zeros(3)])
-    traj = simulate(asm_f.system(), p, _q(0.009 * d), u0, dt=1e-5, n_steps=600, scheme=Penalty())
+    traj = simulate(rough, p, _q(0.009 * d), u0, dt=1e-5, n_steps=600, scheme=Penalty())
     P_N = float(jnp.sum(traj.impulse_normal))
     P_T = np.asarray(jnp.sum(traj.impulse_tangent, axis=0))
     assert P_N > 0 and 0.0 < np.linalg.norm(P_T) <= 0.2 * P_N * (1 + 1e-12)
@@ -276,15 +275,7 @@ def test_rebound_gradient_through_the_spatial_penalty_matches_finite_differences
     zero slip: the vector law's v = 0 branch) against central differences."""
     from jaxcontact.stepping.penalty import Penalty
 
-    asm = Assembly(gravity="gravity")
-    ball = asm.add_body("ball", mass="mass", inertia=("0.4*mass*ball**2",) * 3)
-    asm.add_contact(
-        SphereInSphere(
-            "socket", restitution=None, friction="friction", a=None, socket_radius="socket", b=ball, ball_radius="ball"
-        ),
-        compliant=dict(stiffness="K", damping="c"),
-    )
-    system = asm.system()
+    _, system = compliant_ball_in_socket(stiffness="K", damping="c")
     d = jnp.asarray([2.0, -1.0, 2.0]) / 3.0
 
     def rebound(c):

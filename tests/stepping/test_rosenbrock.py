@@ -202,21 +202,13 @@ def test_spatial_body_steps_through_its_velocity_map():
     # slip width 1e-4 m/s): the implicit step's velocities after the impact converge to RK4's at a tenth of the step
     # at third order. Measured: 1.7e-5 and 2.2e-6 at 1e-5 and 5e-6 s; RK4 at 1e-5 s: 2.6e-5.
     from jaxcontact.contact_laws import restitution_damping
-    from jaxcontact.spatial import Assembly, SphereInSphere
+    from tests.spatial.test_sphere_in_sphere import compliant_ball_in_socket
 
     v, e = 0.5, 0.9
     d, t = np.array([2.0, -1.0, 2.0]) / 3.0, np.array([1.0, 2.0, 0.0]) / np.sqrt(5.0)
     p = {"gravity": 0.0, "mass": 0.5, "ball": 0.04, "socket": 0.05, "friction": 0.2}
     p |= {"K": 1e8, "c": float(restitution_damping(1e8, e, v)), "w": 1e-4}
-    asm = Assembly(gravity="gravity")
-    ball = asm.add_body("ball", mass="mass", inertia=("0.4*mass*ball**2",) * 3)
-    asm.add_contact(
-        SphereInSphere(
-            "socket", restitution=None, friction="friction", a=None, socket_radius="socket", b=ball, ball_radius="ball"
-        ),
-        compliant=dict(stiffness="K", damping="c", slip_width="w"),
-    )
-    system = asm.system()
+    _, system = compliant_ball_in_socket(stiffness="K", damping="c", slip_width="w")
     q0 = jnp.concatenate([jnp.asarray(0.009 * d), jnp.array([1.0, 0.0, 0.0, 0.0])])
     u0 = jnp.concatenate([jnp.asarray(v * d + 0.2 * t), jnp.zeros(3)])
 
