@@ -141,7 +141,13 @@ import jax.numpy as jnp
 
 from jaxcontact.lcp.pgs import pgs
 from jaxcontact.lcp.rows import decouple_rows
-from jaxcontact.stepping.kernels import gaps_and_rates, mass_solver, regularization_shift, regularized_solve
+from jaxcontact.stepping.kernels import (
+    gaps_and_rates,
+    mass_solver,
+    regularization_shift,
+    regularized_solve,
+    value_and_jacobian,
+)
 from jaxcontact.stepping.manifold_projection import project_on_manifold
 from jaxcontact.stepping.sparse_rows import DenseRows, gap_rows
 from jaxcontact.system import LagrangianSystem
@@ -222,11 +228,6 @@ def _affine_projection(solve_M, x0, J, r, W, s, mask, *, mode, contact_iteration
     return x + (dx - Y @ (C @ lam) if m else dx)
 
 
-def _value_and_jacobian(f, q):
-    """f(q) and ∂f/∂q in one forward-mode pass."""
-    return jax.jacfwd(lambda x: (f(x), f(x)), has_aux=True)(q)[::-1]
-
-
 # ----------------------------------------------------------------------------- position
 
 
@@ -290,7 +291,7 @@ def project_position(
     def bilateral(x):
         if system.constraints is None:
             return jnp.zeros((0,), q.dtype), jnp.zeros((0, n), q.dtype)
-        return _value_and_jacobian(lambda y: system.constraints(y, t, p), x)
+        return value_and_jacobian(lambda y: system.constraints(y, t, p), x)
 
     def gaps(x):
         return gap_rows(system, x, t, p)

@@ -24,6 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcontact.stepping.kernels import value_and_jacobian
 from jaxcontact.stepping.structured import column_colors
 
 
@@ -115,7 +116,7 @@ def gap_rows(system, q, t, p):
         return system.gaps(x, t, p)
 
     if system.gap_columns is None:
-        g, gq = jax.jacfwd(lambda x: (gaps(x), gaps(x)), has_aux=True)(q)[::-1]
+        g, gq = value_and_jacobian(gaps, q)
         return g, DenseRows(gq.T)
     n = q.shape[0]
     rows, cols, colour, seeds = _pattern(system.gap_columns, n)
