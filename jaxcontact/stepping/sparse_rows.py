@@ -73,7 +73,8 @@ class SparseRows:
     def gram(self, solve_M):
         """Wᵀ M⁻¹ W over the pairs of entries in one block of M (``solve_M``: a :class:`MassSolve
         <jaxcontact.stepping.kernels.MassSolve>`)."""
-        first, second = _pairs_in_blocks(self.cols.tobytes(), solve_M.block_of(self.n).tobytes())
+        key = (np.asarray(a, np.int64).tobytes() for a in (self.cols, solve_M.block_of(self.n)))
+        first, second = _pairs_in_blocks(*key)
         inverse = solve_M.inverse_entries(self.cols[first], self.cols[second])
         products = self.values[first] * self.values[second] * inverse
         flat = jax.ops.segment_sum(products, self.rows[first] * self.k + self.rows[second], self.k * self.k)
