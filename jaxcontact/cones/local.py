@@ -294,6 +294,7 @@ def _searched_slide(B, c, mu, r_old):
 _searched_lanes = jax.vmap(_searched_slide, in_axes=(-1, -1, -1, -1), out_axes=-1)
 
 
+@jax.jit
 def local_solve_lanes(B, c, mu, r_old):
     """Solution of one contact's problem per lane: B (d, d, L), c and r_old (d, L), μ (L,) → (d, L).
 

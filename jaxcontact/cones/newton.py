@@ -33,6 +33,9 @@ the result (:mod:`jaxcontact.cones.implicit`).
 
 from __future__ import annotations
 
+import functools
+
+import jax
 import jax.numpy as jnp
 from jax import lax
 
@@ -61,6 +64,7 @@ def _law(name: str, function):
     return FUNCTIONS[function]
 
 
+@functools.partial(jax.jit, static_argnames=("iterations", "line_search", "law", "linear_solver"))
 def newton_iterate(W, q, mu, r0, *, tol, iterations, line_search, law=alart_curnier, linear_solver=DENSE_LU):
     """The Newton steps of :func:`newton` from r0 on a prepared problem: (r, steps), no checks, no gradient rule."""
     nc = mu.shape[0]

@@ -24,7 +24,8 @@ The crossing time moves continuously with the parameters, so the trajectory does
 when the crossing slides to the end of one step, the same motion is reached by locating
 it at the start of the next. Only the first crossing in a step is located; a second contact
 closing later in the same step is treated by the last sub-step's ordinary law. Cost: four
-evaluations of the step (all are computed, as ``vmap`` computes both sides of a branch).
+evaluations of the step (all are computed, as ``vmap`` computes both sides of a branch), run as one
+``lax.scan`` over a single traced step so the program compiles the step once.
 """
 
 from __future__ import annotations
@@ -54,17 +55,23 @@ def crossing_fraction(g_A, gdot_A, g_E, h):
     return jnp.where(closing, jnp.clip(s, 0.0, 1.0), 1.0), closing
 
 
-def _substep(step_fn, state, dt, closed):
+def _substep(step_fn, state, dt, closed, by_gap):
     """One sub-step of size ``dt`` from ``state`` (its own time origin: the state's grid time is t0 + i·h)."""
     sub = state._replace(t0=state.t, i=jnp.zeros_like(state.i))
-    return step_fn(sub, dt, closed)
+    return step_fn(sub, dt, closed, by_gap)
+
+
+# The sub-steps, in the order they run: the trial, the step to the crossing, the impact, the rest of the step.
+TRIAL, BEFORE, IMPACT, AFTER = range(4)
 
 
 def located_step(system, scheme, p, state, dt, step_fn, is_active):
     """One Moreau–Jean step with the first impact inside it located (see the module docstring).
 
-    ``step_fn(state, dt, closed)`` is the scheme's step with the contact set ``closed`` (or None: by
-    gap at the θ-point); ``is_active(gap, q)`` the scheme's activation test. Returns (state, info).
+    ``step_fn(state, dt, closed, by_gap)`` is the scheme's step with the contact set ``closed``, or by gap at
+    the θ-point where ``by_gap``; ``is_active(gap, q)`` the scheme's activation test. Returns (state, info).
+    The four sub-steps are one ``lax.scan`` over one traced step, each sub-step's inputs chosen from the one
+    before: the compiled program holds the step once, not four times.
     """
     h = jnp.asarray(dt, state.q.dtype)
     t_A = jnp.asarray(state.t, state.q.dtype)
@@ -75,19 +82,31 @@ def located_step(system, scheme, p, state, dt, step_fn, is_active):
     touching = is_active(g_A, state.q)
     arriving = touching & (gdot_A < 0) & (state.P_N <= 0)
     closed_A = touching & ~arriving
-    trial, trial_info = _substep(step_fn, state, h, closed_A)
-    g_F = system.gaps(trial.q, t_A + h, p)
-    s, closing = crossing_fraction(jnp.where(closed_A, -1.0, g_A), gdot_A, g_F, h)
-    s, closing = jnp.where(arriving, 0.0, s), closing | arriving
-    s_first = jnp.min(s)
-    first = closing & (s <= s_first)
-    any_closing = jnp.any(closing)
-    s_first = jnp.where(any_closing, s_first, 1.0)
+    no = jnp.zeros((), bool)
 
-    before, _ = _substep(step_fn, state, s_first * h, closed_A)
-    g_tau = system.gaps(before.q, before.t, p)
-    impact, impact_info = _substep(step_fn, before, jnp.zeros_like(h), first | is_active(g_tau, before.q))
-    after, after_info = _substep(step_fn, impact, (1.0 - s_first) * h, None)
+    def sub_step(carry, k):
+        start, dt_k, closed, by_gap, s_first, first = carry
+        out, info = _substep(step_fn, start, dt_k, closed, by_gap)
+        g_out = system.gaps(out.q, out.t, p)  # the trial's end t_A + h, or the crossing
+        # After the trial: where the first contact closes.
+        s, closing = crossing_fraction(jnp.where(closed_A, -1.0, g_A), gdot_A, g_out, h)
+        s, closing = jnp.where(arriving, 0.0, s), closing | arriving
+        s_min = jnp.min(s)
+        s_min = jnp.where(jnp.any(closing), s_min, 1.0)
+        s_first = jnp.where(k == TRIAL, s_min, s_first)
+        first = jnp.where(k == TRIAL, closing & (s <= s_min), first)
+        # The next sub-step's start, size and contacts.
+        nxt = jax.tree.map(lambda a, b: jnp.where(k == TRIAL, a, b), start, out)
+        dt_next = jnp.select([k == TRIAL, k == BEFORE], [s_first * h, jnp.zeros_like(h)], (1.0 - s_first) * h)
+        closed_next = jnp.where(k == BEFORE, first | is_active(g_out, out.q), closed_A)
+        return (nxt, dt_next, closed_next, k == IMPACT, s_first, first), (out, info)
+
+    init = (state, h, closed_A, no, jnp.ones_like(h), jnp.zeros_like(closed_A))
+    (_, _, _, _, _, first), (ends, infos) = jax.lax.scan(sub_step, init, jnp.arange(4))
+    any_closing = jnp.any(first)  # the first crossing's contacts: none where no contact closes
+    at = lambda tree, k: jax.tree.map(lambda x: x[k], tree)  # noqa: E731
+    trial, trial_info = at(ends, TRIAL), at(infos, TRIAL)
+    impact_info, after, after_info = at(infos, IMPACT), at(ends, AFTER), at(infos, AFTER)
 
     pick = lambda a, b: jax.tree.map(lambda x, y: jnp.where(any_closing, x, y), a, b)  # noqa: E731
     info = after_info._replace(

@@ -317,7 +317,7 @@ class MoreauJean(Scheme):
                 p,
                 state,
                 dt,
-                lambda s, h, c: step(system, self, p, s, h, closed=c),
+                lambda s, h, c, by_gap: step(system, self, p, s, h, closed=c, by_gap=by_gap),
                 lambda g, q: is_active(self, g, q),
             )
         return step(system, self, p, state, dt)  # the module-level step function
@@ -372,9 +372,12 @@ def initial_state(system: LagrangianSystem, q0, u0, t0, p) -> State:
     return State(t0, q0, jnp.asarray(u0, q0.dtype), z, z_T, t0, jnp.zeros((), jnp.int32))
 
 
-def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, closed=None) -> tuple[State, StepInfo]:
+def step(
+    system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, closed=None, by_gap=None
+) -> tuple[State, StepInfo]:
     """One Moreau–Jean step of size ``dt`` (pure; jit/vmap/grad-able). ``closed``: (k,) bool, the contacts
-    to treat as active instead of deciding by gap (the sub-steps of a located impact)."""
+    to treat as active instead of deciding by gap (the sub-steps of a located impact); ``by_gap``: a (traced)
+    bool that, where true, decides by gap after all (one traced step serves every sub-step)."""
     q_A, u_A, t_A = state.q, state.u, state.t
     dtype = q_A.dtype
     h = jnp.asarray(dt, dtype)
@@ -448,7 +451,9 @@ def step(system: LagrangianSystem, scheme: MoreauJean, p, state: State, dt, *, c
             active = siconos_rule.predicted_active(gap_A, gap_dot_A, h, threshold)
         else:
             gamma_A = W.T @ u_A + w_tilde
-            active = is_active(scheme, kin.gap, q_M) if closed is None else closed
+            active = is_active(scheme, kin.gap, q_M)
+            if closed is not None:
+                active = closed if by_gap is None else jnp.where(by_gap, active, closed)
         eps_N = jnp.asarray(laws.restitution, dtype)
         if scheme.separating_law == "conservative":
             eps_N = jnp.where(gamma_A[:k] > 0, 1.0, eps_N)
