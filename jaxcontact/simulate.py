@@ -312,11 +312,13 @@ def fold_steps(system, scheme, p, q0, u0, dt, t0, *, n_steps: int, save_every: i
     Pure and unbatched (vmap it); ``simulate`` validates the inputs.
     """
     s0 = scheme.init(system, p, q0, u0, t0)
-    info_shape = jax.eval_shape(lambda s: scheme.step(system, p, s, dt)[1], s0)
+    # Jitted so the step is traced once for the shape of its StepInfo and reused by every scan below.
+    step = jax.jit(functools.partial(scheme.step, system))
+    info_shape = jax.eval_shape(step, p, s0, dt)[1]
 
     def one(carry, _):
         s, acc = carry
-        s1, info = scheme.step(system, p, s, dt)
+        s1, info = step(p, s, dt)
         return (s1, fold.update(acc, s1, info)), None
 
     def block(carry, _):

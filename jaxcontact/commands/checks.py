@@ -351,9 +351,13 @@ def _free_disk(folder: str) -> float:
 
 
 def n_contacts(model) -> int:
-    """Number of unilateral contacts of a model (evaluated once at its initial state; no compile)."""
+    """Number of unilateral contacts of a model (the shape of its gaps at its initial state: traced, not run)."""
+    if model.system.gaps is None:
+        return 0
+    import jax
+
     q0, _ = model.initial_state(model.params)
-    return int(np.size(model.system.gaps(q0, 0.0, model.params))) if model.system.gaps is not None else 0
+    return int(np.prod(jax.eval_shape(model.system.gaps, q0, 0.0, model.params).shape))
 
 
 def trajectory_size(model, n_steps: int, save_every: int) -> Size:

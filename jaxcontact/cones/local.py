@@ -294,6 +294,8 @@ def _searched_slide(B, c, mu, r_old):
 _searched_lanes = jax.vmap(_searched_slide, in_axes=(-1, -1, -1, -1), out_axes=-1)
 
 
+# Jitted: a solve traces its sweeps at several call sites (the sweeps, their groups, the gradient rules), and
+# each would otherwise trace this unrolled solve again; one trace per lane shape serves them all.
 @jax.jit
 def local_solve_lanes(B, c, mu, r_old):
     """Solution of one contact's problem per lane: B (d, d, L), c and r_old (d, L), μ (L,) → (d, L).

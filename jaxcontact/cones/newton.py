@@ -64,6 +64,7 @@ def _law(name: str, function):
     return FUNCTIONS[function]
 
 
+# Jitted for the same reason as the local solve: the stragglers' rescue calls it from several call sites.
 @functools.partial(jax.jit, static_argnames=("iterations", "line_search", "law", "linear_solver"))
 def newton_iterate(W, q, mu, r0, *, tol, iterations, line_search, law=alart_curnier, linear_solver=DENSE_LU):
     """The Newton steps of :func:`newton` from r0 on a prepared problem: (r, steps), no checks, no gradient rule."""

@@ -83,7 +83,7 @@ def _contact_frames(contacts, p, q):
         found = [c.frames(row, pj)[1:3] for c in contacts]
         return jnp.concatenate([f[0] for f in found]), jnp.concatenate([f[1] for f in found])
 
-    points, normals = jax.vmap(at)(jnp.asarray(q))
+    points, normals = jax.jit(jax.vmap(at))(jnp.asarray(q))  # compiled: op by op it takes longer
     return np.asarray(points, float), np.asarray(normals, float)
 
 
