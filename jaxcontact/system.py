@@ -324,13 +324,10 @@ class Kinematics(NamedTuple):
 
 
 def _value_and_jacobians(f, q, t, p, T=None):
-    """f(q, t, p), ∂f/∂q (· T when given: the Jacobian in the velocities) and ∂f/∂t by forward mode."""
-    val = f(q, t, p)
-    jq = jax.jacfwd(f, argnums=0)(q, t, p)
-    if T is not None:
-        jq = jq @ T
-    jt = jax.jacfwd(f, argnums=1)(q, t, p)
-    return val, jq, jt
+    """f(q, t, p), ∂f/∂q (· T when given: the Jacobian in the velocities) and ∂f/∂t by forward mode: one
+    pass of n + 1 tangents whose primal is the value (f's program compiled once, not once per output)."""
+    (jq, jt), val = jax.jacfwd(lambda q, t: (f(q, t, p),) * 2, argnums=(0, 1), has_aux=True)(q, t)
+    return val, (jq if T is None else jq @ T), jt
 
 
 def velocity_matrix(system: LagrangianSystem, q):
@@ -383,8 +380,8 @@ def kinematics(system: LagrangianSystem, q, t, p, constraints: bool = True) -> K
         if system.slip_velocity is not None:
             u0 = jnp.zeros((n,), dt)
             slip = lambda uu: jnp.reshape(system.slip_velocity(q, uu, t, p), (-1,))  # noqa: E731
-            w_T = slip(u0)
-            W_T = jax.jacfwd(slip)(u0).T
+            W_T, w_T = jax.jacfwd(lambda uu: (slip(uu),) * 2, has_aux=True)(u0)
+            W_T = W_T.T
         else:
             w_T, W_T = jnp.zeros((k * d,), dt), jnp.zeros((n, k * d), dt)
     else:
