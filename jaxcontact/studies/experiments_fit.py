@@ -374,7 +374,7 @@ def fit_experiments(
 
     say(
         f"compiling the fit: {size} experiments at a time, {(width - 1) * substeps} steps each, gradients by "
-        "reverse mode through the contacts (minutes on a laptop CPU)"
+        "reverse mode through the contacts (about a minute on a laptop CPU)"
     )
     theta0 = np.array([float(guesses[k]) for k in names])
     z = jnp.asarray(_to_z(jnp.asarray(theta0), lo, hi))
