@@ -323,10 +323,17 @@ class Kinematics(NamedTuple):
     w_T: jax.Array
 
 
+def value_and_jacobian(f, *args, argnums=0):
+    """f(*args) and its Jacobian in ``args[argnums]`` (a tuple of Jacobians for a tuple of argnums) in one
+    forward-mode pass whose primal is the value: f's program is traced and compiled once, not once per output."""
+    jac, val = jax.jacfwd(lambda *a: (f(*a),) * 2, argnums=argnums, has_aux=True)(*args)
+    return val, jac
+
+
 def _value_and_jacobians(f, q, t, p, T=None):
-    """f(q, t, p), ∂f/∂q (· T when given: the Jacobian in the velocities) and ∂f/∂t by forward mode: one
-    pass of n + 1 tangents whose primal is the value (f's program compiled once, not once per output)."""
-    (jq, jt), val = jax.jacfwd(lambda q, t: (f(q, t, p),) * 2, argnums=(0, 1), has_aux=True)(q, t)
+    """f(q, t, p), ∂f/∂q (· T when given: the Jacobian in the velocities) and ∂f/∂t, by one forward pass of
+    n + 1 tangents."""
+    val, (jq, jt) = value_and_jacobian(lambda q, t: f(q, t, p), q, t, argnums=(0, 1))
     return val, (jq if T is None else jq @ T), jt
 
 
@@ -380,8 +387,8 @@ def kinematics(system: LagrangianSystem, q, t, p, constraints: bool = True) -> K
         if system.slip_velocity is not None:
             u0 = jnp.zeros((n,), dt)
             slip = lambda uu: jnp.reshape(system.slip_velocity(q, uu, t, p), (-1,))  # noqa: E731
-            W_T, w_T = jax.jacfwd(lambda uu: (slip(uu),) * 2, has_aux=True)(u0)
-            W_T = W_T.T
+            w_T, slip_u = value_and_jacobian(slip, u0)
+            W_T = slip_u.T
         else:
             w_T, W_T = jnp.zeros((k * d,), dt), jnp.zeros((n, k * d), dt)
     else:

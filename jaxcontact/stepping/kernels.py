@@ -24,7 +24,6 @@
 * :func:`regularized_solve`: a Cholesky solve of a positive semidefinite matrix shifted by a
   small multiple of its diagonal and refined once (rank-deficient Schur complements of the
   projections: singular configurations, redundant contacts);
-* :func:`value_and_jacobian`: f(q) and ∂f/∂q in one forward-mode pass;
 * :func:`diffrax_solver`: the adaptive diffrax solvers by name.
 """
 
@@ -189,11 +188,6 @@ def mass_solver(system: LagrangianSystem, q, p, diagonal: bool = False) -> MassS
     if structure is not None and structure != "diagonal":
         return MassSolve(structure, factors=block_spd_factor(system.block_masses(q, p)))
     return MassSolve(structure, M=system.mass(q, p))
-
-
-def value_and_jacobian(f, q):
-    """f(q) and ∂f/∂q in one forward-mode pass."""
-    return jax.jacfwd(lambda x: (f(x), f(x)), has_aux=True)(q)[::-1]
 
 
 def second_rate(fn, q, u, t, rate=None):

@@ -141,16 +141,10 @@ import jax.numpy as jnp
 
 from jaxcontact.lcp.pgs import pgs
 from jaxcontact.lcp.rows import decouple_rows
-from jaxcontact.stepping.kernels import (
-    gaps_and_rates,
-    mass_solver,
-    regularization_shift,
-    regularized_solve,
-    value_and_jacobian,
-)
+from jaxcontact.stepping.kernels import gaps_and_rates, mass_solver, regularization_shift, regularized_solve
 from jaxcontact.stepping.manifold_projection import project_on_manifold
 from jaxcontact.stepping.sparse_rows import DenseRows, gap_rows
-from jaxcontact.system import LagrangianSystem
+from jaxcontact.system import LagrangianSystem, value_and_jacobian
 
 CONTACT_MODES = ("equality", "inequality")
 

@@ -24,8 +24,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.stepping.kernels import value_and_jacobian
 from jaxcontact.stepping.structured import column_colors
+from jaxcontact.system import value_and_jacobian
 
 
 class DenseRows:
