@@ -18,9 +18,9 @@ Scenes (each cell is one (scene, dtype, batch); ``--steps`` replaces every scene
   [0.5, 1.5] m/s), with that bench's solve, the box study's: ``MoreauJean(diagnostics=False, tol=1e-4,
   iterations=500).for_forward_runs()``, dt 1e-3 s, 1000 steps.
 * **column-10**: ten stacked spheres dropped on a plane (``mujoco_spatial.jax_problem``), same scheme, 500 steps.
-``--fused``: the spatial scenes' cone solves sweep in one GPU kernel per step
-(``jaxcontact.stepping.cone_contacts.FUSED``, ``jaxcontact.cones.fused``) instead of the staged loops; it needs
-a GPU.
+The spatial scenes' cone solves run as the schemes choose (``jaxcontact.stepping.cone_contacts.FUSED``, "auto":
+one GPU kernel per step, ``jaxcontact.cones.fused``, on a GPU, the staged loops elsewhere); ``--fused`` forces
+the kernel (it needs a GPU), ``--staged`` the staged loops.
 
 * **mc-four-bar**, **mc-box-toss**: ``jaxcontact mc four-bar`` (``mc box-toss``) through its Python API
   (``default_study`` + ``run_study``): the default study with n = B samples in one chunk of B (one compiled
@@ -213,9 +213,11 @@ def main(argv=None):
     ap.add_argument("--budget-s", type=float, default=420.0, help="total wall budget; later cells are skipped")
     ap.add_argument("--out", default=str(common.OUT_DIR / "gpu_results.json"), help="JSON results")
     ap.add_argument("--no-append", action="store_true", help="do not append to bench/RESULTS.md")
-    ap.add_argument(
+    sweeps = ap.add_mutually_exclusive_group()
+    sweeps.add_argument(
         "--fused", action="store_true", help="spatial scenes sweep in one GPU kernel per step (jaxcontact.cones.fused)"
     )
+    sweeps.add_argument("--staged", action="store_true", help="spatial scenes sweep in the staged loops")
     args = ap.parse_args(argv)
     batches = [int(b) for b in args.batches.split(",")]
     dtypes = args.dtypes.split(",")
@@ -228,7 +230,8 @@ def main(argv=None):
 
     from jaxcontact.stepping import cone_contacts
 
-    cone_contacts.FUSED = args.fused
+    if args.fused or args.staged:
+        cone_contacts.FUSED = args.fused
     dev = jax.devices()[0]
     device = f"{dev.device_kind} ({dev.platform}, {jax.device_count()} device(s))"
     print(f"device: {device}", flush=True)

@@ -18,7 +18,12 @@ tol=1e-4, iterations=500).for_forward_runs()``, dt 1e-3 s, speeds spread over th
 * ``--trace DIR``: a ``jax.profiler`` trace of one resting window;
 * ``--study``: the samples of ``jaxcontact mc box-toss --n B`` (friction, restitution, tilt) instead of spread
   speeds;
-* ``--fused``: the cone solves sweep in one GPU kernel per step (:mod:`jaxcontact.cones.fused`).
+* ``--fused``: the cone solves sweep in one GPU kernel per step (:mod:`jaxcontact.cones.fused`);
+* **pieces** (with ``--fused``): the parts of a stalled step's solve apart, on the study's four step problems
+  that Gauss–Seidel leaves unsolved (``tests/data/box_rescue_warm_start.npz``) repeated over the batch: the
+  fused kernel's time per sweep (every lane sweeping: time at 60 sweeps less time at 10, over 50) for several
+  problems per kernel program and batch widths, and the stragglers' Newton rescue at the batch's width
+  (its starts, and its line search cut to one candidate).
 
 A CPU smoke run at tiny sizes: ``python bench/perf/gpu_probe.py --batch 4 --window 5 --windows 2``.
 Every measurement is written to the JSON as it finishes; one that fails becomes an error entry.
@@ -96,7 +101,9 @@ class Variant:
         jax.clear_caches()
 
 
-SKIPPABLE = ("fused_solve", "overheads", "sweep")  # measurements --skip may leave out
+SKIPPABLE = ("pieces", "fused_solve", "windows", "overheads", "sweep")  # measurements --skip may leave out
+STRAGGLERS = common.BENCH_DIR.parent / "tests" / "data" / "box_rescue_warm_start.npz"
+PIECE_BLOCKS = "32x1,64x1,128x1,64x8"  # the kernel timed: problems per program x multiple of the batch
 
 
 def study_problem(batch, dtype):
@@ -127,6 +134,7 @@ def main(argv=None):
     ap.add_argument("--budget-s", type=float, default=300.0, help="later measurements are skipped past this")
     ap.add_argument("--trace", default=None, help="folder for a jax.profiler trace of one resting window")
     ap.add_argument("--fused", action="store_true", help="sweeps in one GPU kernel per step (jaxcontact.cones.fused)")
+    ap.add_argument("--blocks", default=PIECE_BLOCKS, help="pieces: the kernel's problems per program x batch multiple")
     ap.add_argument("--out", default=str(common.OUT_DIR / "gpu_probe.json"))
     args = ap.parse_args(argv)
     skip = set(args.skip.split(",")) - {""}
@@ -242,6 +250,76 @@ def main(argv=None):
         out["max_r_difference_where_both_converged"] = float(jnp.max(jnp.where(both, gap, 0.0)))
         return out
 
+    # --- the parts of a stalled step's solve, apart
+    def pieces():
+        import functools
+
+        import numpy as np
+
+        from jaxcontact.cones import delassus, fused, lanes, sweeps
+        from jaxcontact.cones.newton import newton_iterate
+
+        data = np.load(STRAGGLERS)
+        interpret = fused_mode == "interpret"
+        tol = ms.STUDY_TOL
+        out = {"problems": "the four stalled step problems, repeated", "tol": tol}
+
+        def batch(width):
+            pick = np.arange(width) % data["q"].shape[0]
+            last = lambda k: jnp.asarray(np.moveaxis(data[k][pick], 0, -1), dtype)  # noqa: E731 (lanes last)
+            W = delassus.Factored(last("H"), last("X"), last("s"))
+            q, mu, r0 = last("q"), last("mu"), last("r0")
+            return W, q, mu, r0, lanes.diagonal_lanes(W, mu.shape[0], 3), jnp.ones((width,), dtype)
+
+        saved = fused.BLOCK
+        try:
+            for block, times in (map(int, b.split("x")) for b in args.blocks.split(",") if b):
+                width = args.batch * times
+                W, q, mu, r0, diag, om = batch(width)
+                done, work = jnp.zeros((width,), bool), jnp.zeros((width,), jnp.int32)
+                fused.BLOCK = block
+                t = {}
+                for limit in (10, 60):  # tol < 0: no lane is ever done, every lane sweeps ``limit`` times
+                    run = jax.jit(functools.partial(fused.gs_sweeps_fused, tol=-1.0, limit=limit, interpret=interpret))
+                    t[limit] = common.time_call(run, W, q, mu, diag, r0, om, done, work, min_repeats=3).steady_s
+                out[f"kernel_block_{block}_lanes_{width}_us_per_sweep"] = 1e6 * (t[60] - t[10]) / 50
+        finally:
+            fused.BLOCK = saved
+        W, q, mu, r0, diag, om = batch(args.batch)
+        done, work = jnp.zeros((args.batch,), bool), jnp.zeros((args.batch,), jnp.int32)
+        r = jax.jit(functools.partial(fused.gs_sweeps_fused, tol=tol, limit=50, interpret=interpret))(
+            W, q, mu, diag, r0, om, done, work
+        )[0]
+        for starts, line_search in (
+            (lanes.FIRST_RESCUE_STARTS, sweeps.RESCUE_LINE_SEARCH),
+            (("warm",), 20),
+            (("warm",), 1),
+        ):
+
+            def rescue(W, q, mu, r0, line_search=line_search):
+                return newton_iterate(
+                    delassus.to_dense(W), q, mu, r0, tol=tol, iterations=sweeps.RESCUE_STEPS, line_search=line_search
+                )
+
+            run = jax.jit(
+                lambda r, rescue=rescue, starts=starts: lanes._rescue_lanes(
+                    rescue, starts, tol, W, q, mu, r0, r, done, work
+                )
+            )
+            timing = common.time_call(run, r, min_repeats=3)
+            _, solved, steps = run(r)
+            out[f"rescue_{'+'.join(starts)}_line_search_{line_search}"] = {
+                "ms": 1e3 * timing.steady_s,
+                "compile_s": max(0.0, timing.first_s - timing.steady_s),
+                "newton_steps_max": int(jnp.max(steps)),
+                "solved": float(jnp.mean(solved)),
+                "ms_per_newton_step": 1e3 * timing.steady_s / max(1, int(jnp.max(steps))),
+            }
+        return out
+
+    if args.fused and "pieces" not in skip:
+        attempt("pieces", pieces)
+
     if args.fused and "fused_solve" not in skip:
         attempt("fused_solve", fused_solve)
 
@@ -262,7 +340,8 @@ def main(argv=None):
             q, u = out[0], out[1]
         return rows
 
-    attempt("windows", windows)
+    if "windows" not in skip:
+        attempt("windows", windows)
     rest = max(starts) if starts else 0
     res["resting_window"] = rest
     rows = res["windows"] if isinstance(res.get("windows"), list) else []

@@ -257,9 +257,10 @@ def iterate_lanes(
     lands in, so a batched solve equals the problems solved one by one, counts and flags included.
 
     ``rescue``: None, or a one-problem solver ``(W, q, mu, r0) -> (r, steps)`` (the cones' Newton) for the
-    stragglers: every lane not converged after ``rescue_after`` sweeps gets it twice, from its sweeps'
-    iterate and from ``r0`` (:data:`FIRST_RESCUE_STARTS`), and again from its iterate at the start of each
-    later stage, and takes each result where that is closer to the cone law; the sweeps then go on.
+    stragglers: every lane not converged after ``rescue_after`` sweeps gets it from ``r0``, then from its
+    sweeps' iterate where that left it unsolved (:data:`FIRST_RESCUE_STARTS`), and again from its iterate at
+    the start of each later stage, and takes each result where that is closer to the cone law; the sweeps
+    then go on.
     Gauss–Seidel's slow problems (redundant contacts, whose impulses it moves only slowly along the null
     space of W) get the solver that suits them.
 
@@ -304,19 +305,33 @@ FUSED_RESCUE_AFTER = 50
 def _iterate_fused(W, q, mu, r0, omega, *, tol, iterations, rescue, interpret):
     """:func:`iterate_lanes` with the sweeps in one kernel per call (:mod:`jaxcontact.cones.fused`): every lane
     sweeps until its error ≤ ``tol``, checking after every sweep; with a ``rescue``, the lanes still unsolved
-    after ``FUSED_RESCUE_AFTER`` sweeps (at most half of ``iterations``) get it (if any lane needs it), then
-    sweep on to ``iterations``."""
+    after ``FUSED_RESCUE_AFTER`` sweeps (at most half of ``iterations``) are gathered into groups of
+    1 / ``STAGE_SHRINK`` of the batch, as the staged sweeps' second stage gathers them, and each group gets the
+    rescue, then sweeps on to ``iterations``. A Newton step's dense solve costs a GPU several times more on
+    the whole batch than on a narrow group, and the kernel's sweeps cost per sweep what the slowest lane of its
+    launch needs, so the few stragglers run apart."""
     nc, L = mu.shape
     diag = diagonal_lanes(W, nc, 3)
     done = error_lanes(W, q, mu, r0) <= tol
     work = jnp.zeros((L,), jnp.int32)
     # The rescue comes after FUSED_RESCUE_AFTER sweeps, or half the budget where that is smaller.
     first = min(FUSED_RESCUE_AFTER, max(1, iterations // 2)) if rescue is not None else iterations
-    run = functools.partial(gs_sweeps_fused, W, q, mu, diag, tol=tol, interpret=interpret)
-    r, done, work = run(r0, omega, done, work, limit=first)
-    if first < iterations:
-        r, done, work = _rescue(rescue, FIRST_RESCUE_STARTS, tol, W, q, mu, r0, r, done, work)
-        r, done, work = run(r, omega, done, work, limit=iterations - first)
+    r, done, work = gs_sweeps_fused(W, q, mu, diag, r0, omega, done, work, tol=tol, limit=first, interpret=interpret)
+    if first >= iterations:
+        return r, work
+
+    def stragglers(W, q, mu, omega, warm, r, done, work):
+        r, done, work = _rescue(rescue, FIRST_RESCUE_STARTS, tol, W, q, mu, warm, r, done, work)
+        diag = diagonal_lanes(W, nc, 3)
+        return gs_sweeps_fused(
+            W, q, mu, diag, r, omega, done, work, tol=tol, limit=iterations - first, interpret=interpret
+        )
+
+    width = max(1, -(-L // STAGE_SHRINK))
+    if width >= L:
+        r, done, work = stragglers(W, q, mu, omega, r0, r, done, work)
+    else:
+        r, done, work = _in_groups(stragglers, width, W, q, mu, omega, r0, r, done, work)
     return r, work
 
 
@@ -379,33 +394,36 @@ def _rescue(rescue, starts, tol, W, q, mu, warm, r, done, work):
     )
 
 
-# Where the stragglers' Newton starts. The first rescue starts it twice: from the sweeps' iterate, and from
-# the solve's warm start (the impulses of the step before). On redundant contacts Gauss–Seidel's iterate has
-# drifted along the null space of W to splits where the Alart–Curnier Newton stalls, while the warm start is
-# a split the step before converged to; each start solves problems the other leaves. A later rescue starts
-# from the iterate only: from the warm start it would repeat the first.
-FIRST_RESCUE_STARTS = ("iterate", "warm")
+# Where the stragglers' Newton starts, in turn. The first rescue starts it from the solve's warm start (the
+# impulses of the step before), then from the sweeps' iterate where that left the problem unsolved. On
+# redundant contacts Gauss–Seidel's iterate has drifted along the null space of W to splits where the
+# Alart–Curnier Newton stalls, while the warm start is a split the step before converged to; each start solves
+# problems the other leaves. A problem the first start solved starts the second from its solution, so its
+# Newton stops at once: under vmap the second run costs nothing where the first solved every lane. A later
+# rescue starts from the iterate only: from the warm start it would repeat the first.
+FIRST_RESCUE_STARTS = ("warm", "iterate")
 LATER_RESCUE_STARTS = ("iterate",)
 
 
 def _rescue_lanes(rescue, starts, tol, W, q, mu, warm, r, done, work):
-    """The rescue from each of ``starts`` ("iterate": r, "warm": the solve's warm start) on every lane not done,
-    each result taken where it lowers the lane's error; every Newton step run counts as work."""
+    """The rescue from each of ``starts`` in turn ("warm": the solve's warm start, "iterate": the sweeps' r) on
+    every lane not solved yet, each result taken where it lowers the lane's error; every Newton step run on a
+    lane not ``done`` counts as its work."""
     pick = lambda x: jnp.moveaxis(x, -1, 0)  # noqa: E731 (…, L) → (L, …)
     Wk = delassus.BlockRows(W.cols, pick(W.values)) if delassus.is_blocks(W) else jax.tree.map(pick, W)
     err = error_lanes(W, q, mu, r)
-    better_any = jnp.zeros_like(done)
+    iterate, solved = r, done
     for name in starts:
-        start = r if name == "iterate" else warm
+        start = jnp.where(solved[None], r, iterate if name == "iterate" else warm)
         rk, steps = jax.vmap(rescue)(Wk, pick(q), pick(mu), pick(start))
         tried = rk.T
         err_tried = error_lanes(W, q, mu, tried)
-        better = ~done & (err_tried < err)
+        better = ~solved & (err_tried < err)
         r = jnp.where(better[None], tried, r)
         err = jnp.where(better, err_tried, err)
-        better_any = better_any | better
+        solved = solved | (better & (err <= tol))
         work = work + jnp.where(~done, steps.astype(work.dtype), 0)
-    return r, done | (better_any & (err <= tol)), work
+    return r, solved, work
 
 
 def _to_lanes(x, batched, size):

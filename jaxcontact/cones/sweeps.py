@@ -27,7 +27,7 @@ Layout: both sweeps run on problems laid out with the batch last
 vmap a batch is solved in one call, each problem stopping as it would alone.
 ``rescue_after`` (:func:`nsgs`) hands the problems the sweeps have not solved
 after that many sweeps (and again at each later stage) to the cones' Newton, started from the sweeps'
-iterate and, the first time, from the warm start ``r0`` as well.
+iterate and, the first time, from the warm start ``r0`` first.
 """
 
 from __future__ import annotations
@@ -157,7 +157,7 @@ def nsgs(
       differentiation: ``"implicit"`` or ``"unroll"`` (module docstring).
       rescue_after: None, or (implicit mode) the sweeps after which every problem not yet solved (under
         vmap, each member of the batch as it would alone) is handed to the cones' semismooth Newton
-        (:func:`~jaxcontact.cones.newton`, at most ``RESCUE_STEPS`` steps, from the sweeps and from r0), the
+        (:func:`~jaxcontact.cones.newton`, at most ``RESCUE_STEPS`` steps, from r0, then from the sweeps'), the
         sweeps going on afterwards for whatever it leaves (:func:`~jaxcontact.cones.lanes.iterate_lanes`).
         ``iterations`` caps the sweeps; the reported count adds the Newton steps.
       fused: True runs the sweeps of a batch in one GPU kernel per solve (:mod:`jaxcontact.cones.fused`:

@@ -20,6 +20,7 @@ condition is on ξ_N = γ_NE + ε_N γ_NA, as in Siconos' NewtonImpactFrictionNS
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from jaxcontact.cones import DenseLU, delassus, newton, nsgs
@@ -34,10 +35,21 @@ CHECK_EVERY = 1
 # resting on redundant vertex contacts, whose impulses Gauss–Seidel moves only slowly along the null space of
 # W) would otherwise set the number of sweeps of every sample of a batch.
 RESCUE_AFTER = 9
-# ``nsgs``'s ``fused`` for the implicit mode: True runs a batch's sweeps in one GPU kernel per step
-# (:mod:`jaxcontact.cones.fused`), "interpret" that kernel through Pallas' interpreter (the CPU tests).
-# Off by default until a GPU run has measured it (bench/perf/gpu.py --fused sets it).
-FUSED = False
+# ``nsgs``'s ``fused`` for the implicit mode. "auto": a batch's sweeps run in one GPU kernel per step
+# (:mod:`jaxcontact.cones.fused`) where JAX's backend is a GPU and the kernel applies (spatial cones, W dense
+# or by its factors), the staged loops elsewhere; on a GPU the kernel's study runs and compiles faster
+# (bench/RESULTS.md). True or False forces one; "interpret" runs the kernel through Pallas' interpreter (the
+# CPU tests).
+FUSED = "auto"
+
+
+def fused_for(W, q, mu, differentiation):
+    """``nsgs``'s ``fused`` for one step's problem (W, q per contact, μ): :data:`FUSED`, "auto" resolved."""
+    if differentiation != "implicit":
+        return False
+    if FUSED != "auto":
+        return FUSED
+    return jax.default_backend() == "gpu" and q.shape[-1] == 3 * mu.shape[-1] and not delassus.is_blocks(W)
 
 
 def per_contact_order(k: int):
@@ -59,7 +71,7 @@ def _nsgs(W, q, mu, warm, *, iterations, omega, tol, differentiation):
         check_every=CHECK_EVERY,
         differentiation=differentiation,
         rescue_after=rescue,
-        fused=FUSED if differentiation == "implicit" else False,
+        fused=fused_for(W, q, mu, differentiation),
     )
 
 

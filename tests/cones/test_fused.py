@@ -15,7 +15,7 @@ from jaxcontact.cones.lanes import diagonal_lanes
 from jaxcontact.simulate import simulate
 from jaxcontact.stepping import cone_contacts
 from jaxcontact.stepping.moreau_jean import MoreauJean
-from tests.cones.test_lanes import batch_of_problems, box_toss_batch
+from tests.cones.test_lanes import batch_of_problems, box_toss_batch, warm_start_stragglers
 
 
 def factored_problems(n=6, nc=8, n_u=6, seed=0, s=0.3):
@@ -100,6 +100,25 @@ def lowered_kernel(nc, factored, dtype=jnp.float64):
     return kernels
 
 
+def test_stragglers_of_the_fused_sweeps_are_rescued_in_gathered_groups():
+    """The study's four step problems that Gauss–Seidel leaves unsolved: the kernel's sweeps stop short, and
+    the rescue, run on gathered groups narrower than the batch, solves each, as the staged sweeps do."""
+    W, q, mu, r0 = warm_start_stragglers()
+    W, q, mu, r0 = jax.tree.map(lambda x: jnp.concatenate([x] * 5), (W, q, mu, r0))  # 20 lanes: groups of 2
+    kw = dict(r0=r0, tol=1e-4, iterations=500, check_every=1)
+    one = lambda fused, rescue: jax.jit(  # noqa: E731
+        jax.vmap(lambda W, q, mu, r0: nsgs(W, q, mu, **(kw | dict(r0=r0)), rescue_after=rescue, fused=fused))
+    )(W, q, mu, r0)
+    alone = one("interpret", None)
+    assert not np.any(np.asarray(alone.converged))
+    sol = one("interpret", 9)
+    assert np.all(np.asarray(sol.converged))
+    errors = jax.vmap(lambda W, q, mu, r: fc3d_error(r, delassus.matvec(W, r) + q, mu, q))(W, q, mu, sol.r)
+    assert float(jnp.max(errors)) <= 1e-4
+    # the fused kernel's sweeps before the rescue, plus Newton steps: far below the budget
+    assert np.all(np.asarray(sol.iterations) < 500)
+
+
 @pytest.mark.parametrize("factored", [True, False])
 def test_the_kernel_lowers_to_one_triton_kernel_whose_code_does_not_grow_with_the_contacts(factored):
     with jax.enable_x64(True):
@@ -141,3 +160,36 @@ def test_box_toss_with_fused_sweeps_follows_the_staged_trajectories(monkeypatch)
     assert np.max(np.abs(q_fused - q_staged)) < 2e-6
     # about as many steps stop unconverged at the sweep cap (the fused path rescues after half the cap)
     assert abs(int((~ok_fused).sum()) - int((~ok_staged).sum())) <= 3
+
+
+def test_the_schemes_use_the_kernel_on_a_gpu_where_it_applies_and_the_staged_sweeps_elsewhere(monkeypatch):
+    W, q, mu = factored_problems(n=1)
+    W, q, mu = jax.tree.map(lambda x: x[0], (W, q, mu))
+    blocks = delassus.BlockRows(jnp.zeros((8, 1), jnp.int32), jnp.zeros((8, 1, 3, 3)))
+    assert cone_contacts.FUSED == "auto"
+    assert cone_contacts.fused_for(W, q, mu, "implicit") is False  # this backend is a CPU
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert cone_contacts.fused_for(W, q, mu, "implicit")
+    assert not cone_contacts.fused_for(W, q, mu, "unroll")  # the kernel is forward only
+    assert not cone_contacts.fused_for(blocks, q, mu, "implicit")  # W by block rows
+    assert not cone_contacts.fused_for(W, q[:16], mu, "implicit")  # planar cones: d = 2
+    monkeypatch.setattr(cone_contacts, "FUSED", False)
+    assert not cone_contacts.fused_for(W, q, mu, "implicit")
+
+
+def test_gradients_through_the_fused_sweeps_are_the_staged_sweeps_gradients():
+    """The kernel is forward only; the implicit rule differentiates its answer as it does the staged sweeps'
+    (reverse mode, what identification asks on a GPU), so the two gradients agree to the solve's tolerance."""
+    W, q, mu = factored_problems(n=4)
+    c = jnp.linspace(0.5, 1.5, q.shape[-1])
+
+    def loss(q, fused):
+        sol = jax.vmap(lambda W, q, mu: nsgs(W, q, mu, tol=1e-12, iterations=3000, fused=fused))(W, q, mu)
+        return jnp.sum(jnp.where(sol.converged[:, None], sol.r * c, 0.0)), sol.converged
+
+    (_, ok), staged = jax.value_and_grad(loss, has_aux=True)(q, False)
+    assert np.asarray(ok).sum() >= 2
+    (_, ok_fused), fused = jax.value_and_grad(loss, has_aux=True)(q, "interpret")
+    np.testing.assert_array_equal(np.asarray(ok_fused), np.asarray(ok))
+    assert np.all(np.isfinite(np.asarray(fused)))
+    np.testing.assert_allclose(np.asarray(fused), np.asarray(staged), rtol=1e-6, atol=1e-6)
