@@ -148,7 +148,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=checks.positive_int,
         default=None,
         help="samples per chunk (one compiled call, split over the devices, one file on disk; "
-        "default: 256 per device when the study starts, then the study's recorded size)",
+        "default: CHUNK_PER_DEVICE per device when the study starts, the samples split evenly, then the "
+        "study's recorded size)",
     )
     p.add_argument("--seed", type=checks.nonnegative_int, default=0, help="random seed of the design (default 0)")
     p.add_argument(
@@ -325,7 +326,7 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, checks.S
     """What will run (simulations, design, steps) in one line, its size estimate, accuracy warnings and the
     samples already saved by an earlier run of it (a resume); no compute."""
     from jaxcontact.studies.montecarlo import parameters_line, study_model
-    from jaxcontact.studies.runner import CHUNK_PER_DEVICE, saved_samples, study_chunk_size
+    from jaxcontact.studies.runner import chunk_size_for, saved_samples, study_chunk_size
     from jaxcontact.studies.sensitivity import MIN_BASE_ROWS, base_rows, design_size, too_few_rows
 
     model, dt, _, n_steps, outcomes = study_model(spec)
@@ -346,7 +347,7 @@ def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, checks.S
     else:
         n_sim, design = spec.n, f"{spec.sampler} design"
     n_series = sum(o.kind == "series" for o in outcomes)
-    chunk = spec.chunk_size or study_chunk_size(chunk_folder) or CHUNK_PER_DEVICE * usable_cores()
+    chunk = spec.chunk_size or study_chunk_size(chunk_folder) or chunk_size_for(None, n_sim, usable_cores())
     # Chunks of another study do not count: the runner refuses to resume it, naming what differs.
     saved, total = saved_samples(chunk_folder) if os.path.isdir(chunk_folder) else (0, 0)
     saved = saved if total == n_sim else 0

@@ -9,7 +9,9 @@ chunk by chunk:
 
 * **memory bounded**: only one chunk of inputs and outputs lives on the devices;
   the last chunk is padded (repeating its last sample) to the chunk size so a
-  single compiled program serves every chunk, and the padding is dropped.
+  single compiled program serves every chunk, and the padding is dropped. A new
+  study's default chunks split its N samples evenly (:func:`chunk_size_for`), so
+  the padding is less than one sample per chunk.
 * **sharded**: each chunk is split over all devices along the batch axis with a
   ``NamedSharding`` on a 1-D mesh ``("batch",)``, padded to a multiple of the
   device count. On one CPU, several XLA host devices
@@ -130,19 +132,23 @@ def batch_sharding(mesh: Mesh) -> NamedSharding:
     return NamedSharding(mesh, PartitionSpec("batch"))
 
 
-# Default samples per device when a study starts: each device then runs kernels over a batch large
-# enough to amortise its per-kernel cost whatever the device count (measurements: bench/RESULTS.md).
-CHUNK_PER_DEVICE = 256
+# Default samples per device when a study starts: each device then runs kernels over a batch large enough
+# to amortise its per-kernel cost, and a step's costs that do not grow with the batch (the contact solve's
+# loop control, its gathered stragglers' Newton) are shared by many samples (measurements: bench/RESULTS.md).
+CHUNK_PER_DEVICE = 1024
 
 
 def chunk_size_for(requested: int | None, n_samples: int, n_devices: int) -> int:
-    """The chunk size (samples) of a new study: ``requested``, or ``CHUNK_PER_DEVICE`` per device, at most N.
+    """The chunk size (samples) of a new study: ``requested`` (at most N), or by default at most
+    ``CHUNK_PER_DEVICE`` per device with the N samples split evenly over the fewest chunks that allows
+    (1 025 samples on one device: two chunks of 513, not 1 024 and one padded to 1 024).
 
     It is not rounded to the device count: each chunk is padded to a multiple of
     the device count when it runs, so the same chunks serve any device count.
     """
     if requested is None:
-        requested = CHUNK_PER_DEVICE * n_devices
+        n_chunks = -(-int(n_samples) // (CHUNK_PER_DEVICE * n_devices))
+        return -(-int(n_samples) // max(1, n_chunks))
     if isinstance(requested, bool) or not isinstance(requested, (int, np.integer)) or requested < 1:
         raise ValueError(f"chunk size = {requested!r} must be an int ≥ 1")
     return min(int(requested), int(n_samples))

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from jaxcontact.studies.runner import (
+    CHUNK_PER_DEVICE,
     ChunkStore,
     DamagedChunkWarning,
     StudyInterrupted,
@@ -227,7 +228,18 @@ def test_chunk_size_is_not_rounded_to_the_device_count():
     assert chunk_size_for(1000, 10_000, 4) == 1000
     assert chunk_size_for(1001, 10_000, 4) == 1001  # padded to 1004 when it runs on 4 devices
     assert chunk_size_for(1000, 10, 4) == 10
-    assert chunk_size_for(None, 10_000, 2) == 512
+
+
+def test_a_new_study_splits_its_samples_evenly_over_the_fewest_chunks():
+    assert chunk_size_for(None, 1025, 1) == 513  # two chunks of 513, not 1 024 and a padded 1
+    assert chunk_size_for(None, 10_002, 2) == 2001  # 1 024 per device: five chunks of 2 001
+    assert chunk_size_for(None, 100, 2) == 100
+    assert chunk_size_for(1024, 1025, 1) == 1024  # a size asked for is kept
+    for n, devices in ((1, 1), (1024, 1), (1025, 1), (4100, 2), (10_002, 2), (100_000, 4)):
+        chunk, most = chunk_size_for(None, n, devices), CHUNK_PER_DEVICE * devices
+        n_chunks = -(-n // chunk)
+        assert chunk <= most and n_chunks == -(-n // most)  # the fewest chunks the default allows
+        assert n_chunks * chunk - n < n_chunks  # padding below one sample per chunk
 
 
 FOUR_DEVICES = textwrap.dedent("""
