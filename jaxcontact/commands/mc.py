@@ -148,8 +148,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=checks.positive_int,
         default=None,
         help="samples per chunk (one compiled call, split over the devices, one file on disk; "
-        "default: CHUNK_PER_DEVICE per device when the study starts, the samples split evenly, then the "
-        "study's recorded size)",
+        "default when the study starts: at most jaxcontact.studies.runner.CHUNK_PER_DEVICE per device, the "
+        "samples split evenly; then the study's recorded size)",
     )
     p.add_argument("--seed", type=checks.nonnegative_int, default=0, help="random seed of the design (default 0)")
     p.add_argument(
