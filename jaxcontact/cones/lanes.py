@@ -289,10 +289,7 @@ def iterate_lanes(
         rescue_here = rescue if rescue_at is not None and start >= rescue_at else None
         starts = FIRST_RESCUE_STARTS if start == rescue_at else LATER_RESCUE_STARTS
         run = functools.partial(_group_sweeps, sweep, tol, every, start, limit, rescue_here, starts)
-        if width >= L:
-            r, done, work = run(W, q, mu, omega, r0, r, done, work)
-        else:
-            r, done, work = _in_groups(run, width, W, q, mu, omega, r0, r, done, work)
+        r, done, work = _in_groups(run, width, W, q, mu, omega, r0, r, done, work)
         start = limit
     return r, work
 
@@ -327,11 +324,7 @@ def _iterate_fused(W, q, mu, r0, omega, *, tol, iterations, rescue, interpret):
             W, q, mu, diag, r, omega, done, work, tol=tol, limit=iterations - first, interpret=interpret
         )
 
-    width = max(1, -(-L // STAGE_SHRINK))
-    if width >= L:
-        r, done, work = stragglers(W, q, mu, omega, r0, r, done, work)
-    else:
-        r, done, work = _in_groups(stragglers, width, W, q, mu, omega, r0, r, done, work)
+    r, done, work = _in_groups(stragglers, max(1, -(-L // STAGE_SHRINK)), W, q, mu, omega, r0, r, done, work)
     return r, work
 
 
@@ -358,8 +351,11 @@ def _group_sweeps(sweep, tol, chunk, start, limit, rescue, starts, W, q, mu, ome
 
 
 def _in_groups(run, width, W, q, mu, omega, warm, r, done, work):
-    """``run`` on the unconverged lanes, gathered ``width`` at a time (the last group padded with done lanes)."""
+    """``run`` on the unconverged lanes, gathered ``width`` at a time (the last group padded with done lanes);
+    on every lane as they are where ``width`` covers the batch (``run`` leaves its done lanes as they are)."""
     L = q.shape[-1]
+    if width >= L:
+        return run(W, q, mu, omega, warm, r, done, work)
 
     def cond(state):
         return jnp.any(state[0])

@@ -105,9 +105,9 @@ def test_stragglers_of_the_fused_sweeps_are_rescued_in_gathered_groups():
     the rescue, run on gathered groups narrower than the batch, solves each, as the staged sweeps do."""
     W, q, mu, r0 = warm_start_stragglers()
     W, q, mu, r0 = jax.tree.map(lambda x: jnp.concatenate([x] * 5), (W, q, mu, r0))  # 20 lanes: groups of 2
-    kw = dict(r0=r0, tol=1e-4, iterations=500, check_every=1)
+    kw = dict(tol=1e-4, iterations=500, check_every=1)
     one = lambda fused, rescue: jax.jit(  # noqa: E731
-        jax.vmap(lambda W, q, mu, r0: nsgs(W, q, mu, **(kw | dict(r0=r0)), rescue_after=rescue, fused=fused))
+        jax.vmap(lambda W, q, mu, r0: nsgs(W, q, mu, r0=r0, rescue_after=rescue, fused=fused, **kw))
     )(W, q, mu, r0)
     alone = one("interpret", None)
     assert not np.any(np.asarray(alone.converged))
