@@ -174,6 +174,8 @@ class Outcome(NamedTuple):
     :func:`simulate_outcomes` binds it; the unbound ``stream`` refuses to run.
     measures_error: the outcome measures the scheme's own error (the penetration of rigid contacts, the drift
     of the constraints), which shrinks with the step by design: the step check does not judge it.
+    floor: a change of the outcome no larger than this is not judged by the step check (0: none), for an
+    outcome of a fixed scale that may hardly leave zero (a share of the steps).
     """
 
     name: str
@@ -186,6 +188,7 @@ class Outcome(NamedTuple):
     smooth: bool = True
     bind: Callable | None = None
     measures_error: bool = False
+    floor: float = 0.0
 
 
 def _quantity(system, spec: str, observables=None):
@@ -324,6 +327,9 @@ def _row_phi(r, s, p):
     return constraint_residuals(s, r.q, r.u, r.t, p)
 
 
+# The step check's floor for a free-flight share: a thousandth of the run's steps. A joint that hardly opens
+# has a share of a few impacts' durations, which moves with its count of impacts at any step.
+FREE_FLIGHT_FLOOR = 1e-3
 SCALARS = ("peak_impulse", "impacts", "rest_time", "max_penetration", "max_phi", "max_phi_dot")
 SERIES_FIELDS = ("gap", "energy", "phi", "speed")
 
@@ -625,6 +631,7 @@ def outcome(
             ),
             _free_flight_stream(impact_threshold, pick),
             smooth=False,
+            floor=FREE_FLIGHT_FLOOR,
         )
     if kind in PATH_OUTCOMES and arg:
         return _path_outcome(name, kind, arg, system, observables, dt, references)

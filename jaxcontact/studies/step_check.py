@@ -9,7 +9,10 @@ fails at the half step, or where halving the step moves one of its outcomes by m
 spread the study finds for that outcome (its 5–95 % range) and by more than ``VALUE_TOLERANCE`` of the
 outcome's value: the step, not the parameters, then decides that outcome. (The spread alone would flag an
 outcome the parameters hardly move, whose small step error is larger than its small spread; the value alone
-would miss an outcome whose variation is small beside its size.)
+would miss an outcome whose variation is small beside its size.) An outcome may also declare a floor
+(``Outcome.floor``): a change no larger is not judged. Both relative rules pass where an outcome hardly leaves
+zero (a joint free for a ten-thousandth of the run, then for a little more), though nothing there depends on
+the step.
 
 A flagged sample then runs at ``dt / 4`` too. Where its change shrinks by half or more, the step is too coarse
 for it, and the study is to be rerun with a smaller step (``--dt``: ``dt / 2`` where the values at ``dt / 2``
@@ -58,15 +61,19 @@ def chosen_samples(scalars: dict, valid: np.ndarray, seed: int) -> np.ndarray:
     return np.sort(np.asarray(picked, int))
 
 
-def step_check(evaluator_at, varied: dict, scalars: dict, valid: np.ndarray, *, dt: float, seed: int) -> dict:
+def step_check(
+    evaluator_at, varied: dict, scalars: dict, valid: np.ndarray, *, dt: float, seed: int, floors: dict | None = None
+) -> dict:
     """Rerun the chosen samples at ``dt / 2`` and compare their scalar outcomes, then the flagged ones at
     ``dt / 4`` to tell a step too coarse from an outcome sensitive to any step; the report of ``summary.json``'s
-    ``step_check``. ``evaluator_at(k)``: the study's per-sample function at ``dt / k``."""
+    ``step_check``. ``evaluator_at(k)``: the study's per-sample function at ``dt / k``. ``floors``: the outcomes'
+    absolute floors (``Outcome.floor``; 0 where absent)."""
+    floors = {name: float(f) for name, f in (floors or {}).items() if name in scalars and f > 0}
     rows = chosen_samples(scalars, valid, seed)
     report = {
         "dt_half": dt / 2,
         "samples": [int(i) for i in rows],
-        "tolerance": {"of_spread": TOLERANCE, "of_value": VALUE_TOLERANCE},
+        "tolerance": {"of_spread": TOLERANCE, "of_value": VALUE_TOLERANCE, "floor": floors},
         "outcomes": {},
         "flagged": [],
     }
@@ -81,7 +88,7 @@ def step_check(evaluator_at, varied: dict, scalars: dict, valid: np.ndarray, *, 
         spread = float(hi - lo)
         before, after = x[rows], half[name]
         of_spread, of_value = _relative(before, after, spread)
-        margin = np.where(ok_half, _margin(of_spread, of_value), np.nan)
+        margin = np.where(ok_half, _margin(of_spread, of_value, after - before, floors.get(name)), np.nan)
         if np.isnan(margin).all():
             report["outcomes"][name] = {"spread_5_95": spread, "largest": None}
             continue
@@ -109,7 +116,9 @@ def step_check(evaluator_at, varied: dict, scalars: dict, valid: np.ndarray, *, 
                 if not ok_quarter[i] or then > first / 2:
                     f["kind"] = SENSITIVE
                 else:  # dt/2 and dt/4 agree by the same rule that flagged dt against dt/2
-                    f["kind"] = COARSE if _margin(*_relative(f["value_half_step"], value, spread)) <= 1 else UNSETTLED
+                    agree = _relative(f["value_half_step"], value, spread)
+                    settled = _margin(*agree, then, floors.get(f["outcome"])) <= 1
+                    f["kind"] = COARSE if settled else UNSETTLED
     report["flagged"] = sorted(flagged, key=lambda f: -f.get("of_value", np.inf))
     return report
 
@@ -125,10 +134,11 @@ def _relative(before, after, spread):
     return of_spread, of_value
 
 
-def _margin(of_spread, of_value):
+def _margin(of_spread, of_value, change=None, floor=None):
     """The flag rule: above 1 where a change passes both ``TOLERANCE`` of the spread and ``VALUE_TOLERANCE`` of
-    the value."""
-    return np.minimum(of_spread / TOLERANCE, of_value / VALUE_TOLERANCE)
+    the value, and the outcome's ``floor`` where it has one."""
+    margin = np.minimum(of_spread / TOLERANCE, of_value / VALUE_TOLERANCE)
+    return margin if not floor else np.minimum(margin, np.abs(change) / floor)
 
 
 def _run(evaluate, varied: dict, rows: np.ndarray):
@@ -154,13 +164,21 @@ def format_step_check(check: dict, units: dict) -> list[str]:
     if n == 0:
         return ["  step check: no valid sample to rerun"]
     tol = check["tolerance"]
+    floors = tol.get("floor", {})
     limits = f"{100 * tol['of_spread']:g} % of the outcome's spread and {100 * tol['of_value']:g} % of its value"
+    if floors:
+        limits += " (and its floor, where it has one)"
     flagged = check["flagged"]
     if not flagged:
         largest = [(name, o["largest"]) for name, o in check["outcomes"].items() if o["largest"] is not None]
         if not largest:
             return [f"  step check: {n} samples rerun at dt/2 = {check['dt_half']:g} s"]
-        name, c = max(largest, key=lambda t: _margin(t[1]["of_spread"], t[1]["of_value"]))
+
+        def margin(t):
+            name, c = t
+            return _margin(c["of_spread"], c["of_value"], c["value_half_step"] - c["value"], floors.get(name))
+
+        name, c = max(largest, key=margin)
         return [
             f"  step check: {n} samples rerun at dt/2 = {check['dt_half']:g} s; no outcome moved by more than "
             f"{limits} (largest: {name} of sample {c['sample']}, {_percent(c['of_spread'])} and "

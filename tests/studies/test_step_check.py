@@ -11,6 +11,7 @@ from jaxcontact.stepping.moreau_jean import MoreauJean
 from jaxcontact.stepping.penalty import Penalty
 from jaxcontact.studies.distributions import ParamSpace
 from jaxcontact.studies.montecarlo import StudySpec, format_summary, run_study
+from jaxcontact.studies.outcomes import FREE_FLIGHT_FLOOR, outcome
 from jaxcontact.studies.step_check import (
     COARSE,
     FAILS,
@@ -140,3 +141,38 @@ def test_a_sample_that_fails_or_moves_at_half_the_step_is_flagged_and_a_quarter_
     assert "WARNING step check" in text and "rerun with --dt 0.05 or smaller" in text
     assert "sample 3: z 5 → 0 → 0" in text and "sample 0: fails at the half step" in text
     assert "note, step check: an outcome of 1 of the" in text and "sample 10: x 1 → 0.5 → 0.9" in text
+
+
+def test_an_outcome_that_hardly_leaves_zero_is_not_judged_below_its_floor():
+    # A share of the steps, 4e-4 at dt and 5e-4 at dt/2 for sample 2: a quarter of its value and of its spread,
+    # and a ten-thousandth of the run. Without a floor it is flagged; with the free-flight floor it is not, and a
+    # change past the floor still is.
+    share = np.array([2e-4, 3e-4, 4e-4, 2.5e-4, 3.5e-4, 2e-4])
+    valid = np.ones(share.size, bool)
+
+    def at(jump):
+        def make(k):
+            def run(sample):
+                i = sample["i"]
+                return {"share": jnp.asarray(share)[i] + jnp.where(i == 2, jump, 0.0), "state_finite": i >= 0}
+
+            return run
+
+        return make
+
+    flagged = lambda check: {(f["sample"], f["outcome"]) for f in check["flagged"]}  # noqa: E731
+    check = step_check(at(1e-4), {"i": np.arange(share.size)}, {"share": share}, valid, dt=0.1, seed=0)
+    assert flagged(check) == {(2, "share")}
+    floors = {"share": FREE_FLIGHT_FLOOR}
+    check = step_check(at(1e-4), {"i": np.arange(share.size)}, {"share": share}, valid, dt=0.1, seed=0, floors=floors)
+    assert check["flagged"] == [] and check["tolerance"]["floor"] == floors
+    assert "no outcome moved by more than" in "\n".join(format_step_check(check, {}))
+    check = step_check(at(3e-3), {"i": np.arange(share.size)}, {"share": share}, valid, dt=0.1, seed=0, floors=floors)
+    assert flagged(check) == {(2, "share")}
+
+
+def test_free_flight_shares_declare_the_floor_and_other_outcomes_none():
+    system = _ball().system
+    assert outcome("free_flight", system).floor == FREE_FLIGHT_FLOOR > 0
+    assert outcome("free_flight:0", system).floor == FREE_FLIGHT_FLOOR
+    assert outcome("min:y", system).floor == 0.0
