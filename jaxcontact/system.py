@@ -141,6 +141,12 @@ class LagrangianSystem:
         by one forward tangent per colour of columns and its Gram matrix W_Nᵀ M⁻¹ W_N from the pairs of rows
         that share a block of M: their cost grows with the contacts, not with the contacts times n. Only
         without a velocity map; a wrong pattern gives wrong motion.
+      slip_columns: for each row of ``slip_velocity`` (contact-major, ``tangent_directions`` rows a contact), the
+        velocities it may read (a superset of the row's non-zero entries of ∂γ_T/∂u for every q, t and p), or
+        None (dense). With ``gap_columns`` too, Moreau–Jean builds W = [W_N, W_T] by one tangent per colour
+        and the Delassus matrix Wᵀ M̂⁻¹ W from the pairs of entries in one block of M, as the projections do,
+        instead of k solves with M and a dense O(nk²) product. Only without a velocity map; a wrong pattern
+        gives wrong motion.
       n_velocities: number of velocities when it differs from n_dof (None: n_dof). M is
         (n_u, n_u), h and u are (n_u,).
       velocity_map: ``q̇ = T(q) u`` as ``(q, u) -> (n_dof,)``, linear in u; required when
@@ -182,6 +188,7 @@ class LagrangianSystem:
     mass_block_values: Callable[..., tuple[jax.Array, ...]] | None = None
     constraint_columns: tuple[tuple[int, ...], ...] | None = None
     gap_columns: tuple[tuple[int, ...], ...] | None = None
+    slip_columns: tuple[tuple[int, ...], ...] | None = None
     n_velocities: int | None = None
     velocity_map: Callable[..., jax.Array] | None = None
     position_update: Callable[..., jax.Array] | None = None
@@ -269,20 +276,19 @@ class LagrangianSystem:
                     f"constraint_columns must be non-empty tuples of coordinate indices in "
                     f"[0, {self.n_dof}); got {self.constraint_columns!r}"
                 )
-        if self.gap_columns is not None:
-            if self.gaps is None:
-                raise ValueError("gap_columns given without gaps")
+        for field, of in (("gap_columns", "gaps"), ("slip_columns", "slip_velocity")):
+            pattern = getattr(self, field)
+            if pattern is None:
+                continue
+            if getattr(self, of) is None:
+                raise ValueError(f"{field} given without {of}")
             if self.velocity_map is not None:
-                raise ValueError("gap_columns given with a velocity map: the pattern is of ∂g_N/∂q, which T(q) mixes")
-            bad = [c for row in self.gap_columns for c in row if not isinstance(c, int) or not 0 <= c < self.n_dof]
-            if (
-                bad
-                or not isinstance(self.gap_columns, tuple)
-                or not all(isinstance(row, tuple) and row for row in self.gap_columns)
-            ):
+                raise ValueError(f"{field} given with a velocity map: a pattern is of q̇ = u, which T(q) mixes")
+            bad = [c for row in pattern for c in row if not isinstance(c, int) or not 0 <= c < self.n_dof]
+            if bad or not isinstance(pattern, tuple) or not all(isinstance(row, tuple) and row for row in pattern):
                 raise ValueError(
-                    f"gap_columns must be a tuple of non-empty tuples of coordinate indices in [0, {self.n_dof}); "
-                    f"got {self.gap_columns!r}"
+                    f"{field} must be a tuple of non-empty tuples of coordinate indices in [0, {self.n_dof}); "
+                    f"got {pattern!r}"
                 )
         if self.friction_regularization not in FRICTION_MODELS:
             raise ValueError(
@@ -365,10 +371,11 @@ def retract(system: LagrangianSystem, q):
     return advance(system, q, jnp.zeros((system.n_u,), q.dtype), jnp.zeros((), q.dtype))
 
 
-def kinematics(system: LagrangianSystem, q, t, p, constraints: bool = True) -> Kinematics:
+def kinematics(system: LagrangianSystem, q, t, p, constraints: bool = True, contacts: bool = True) -> Kinematics:
     """Constraint values and Jacobians, contact gaps and Jacobians at (q, t), with respect to u.
 
-    ``constraints=False`` leaves the bilateral part empty (for a caller that builds it another way).
+    ``constraints=False`` leaves the bilateral part empty, ``contacts=False`` the contact part (for a caller that
+    builds it another way).
     """
     n = system.n_u
     dt = q.dtype
@@ -379,7 +386,7 @@ def kinematics(system: LagrangianSystem, q, t, p, constraints: bool = True) -> K
         phi, phi_q, phi_t = _value_and_jacobians(system.constraints, q, t, p, T)
     else:
         phi, phi_q, phi_t = empty_vec, empty_mat, empty_vec
-    if system.gaps is not None:
+    if system.gaps is not None and contacts:
         gap, gq, gt = _value_and_jacobians(system.gaps, q, t, p, T)
         W_N = gq.T
         k = gap.shape[0]

@@ -28,12 +28,17 @@ from jaxcontact.stepping import MoreauJean  # noqa: E402
 from jaxcontact.stepping.projection import Projection  # noqa: E402
 
 
-def measure(n_links: int, n_steps: int, contact: str = "rigid", dense_mass: bool = False) -> dict:
+def measure(
+    n_links: int, n_steps: int, contact: str = "rigid", dense_mass: bool = False, dense_rows: bool = False
+) -> dict:
     """Compile time and per-step cost of ``n_steps`` steps of the ``n_links`` arm (``dense_mass``: its mass matrix
-    factorised whole, as if it declared no blocks)."""
+    factorised whole, as if it declared no blocks; ``dense_rows``: the step's contact rows and Delassus matrix
+    dense, as if it declared no slip pattern, the projections' rows still by their pattern)."""
     m = flexible_arm.model(contact, n_links)
     if dense_mass:
         m = m._replace(system=dataclasses.replace(m.system, mass_blocks=None))
+    if dense_rows:
+        m = m._replace(system=dataclasses.replace(m.system, slip_columns=None))
     q0, u0 = m.initial_state(m.params)
     scheme = MoreauJean(projection=Projection())
 
@@ -57,10 +62,11 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=200, help="steps per timed call")
     ap.add_argument("--contact", default="rigid", choices=("rigid", "ideal"))
     ap.add_argument("--dense-mass", action="store_true", help="factorise the whole mass matrix (no blocks)")
+    ap.add_argument("--dense-rows", action="store_true", help="the step's contact rows dense (no slip pattern)")
     args = ap.parse_args(argv)
     rows = []
     for n in (int(x) for x in args.links.split(",")):
-        r = measure(n, args.steps, args.contact, args.dense_mass)
+        r = measure(n, args.steps, args.contact, args.dense_mass, args.dense_rows)
         rows.append(r)
         print(
             f"N={r['links']:3d}  n={r['n']:4d}  rows={r['rows']:3d}  contacts={r['contacts']:3d}  "

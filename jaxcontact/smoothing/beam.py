@@ -496,6 +496,8 @@ def flexible_system(
     # Each clearance joint's gap reads the two points it joins alone: its row's pattern (the projections'
     # sparse rows); not declared when the rigid system has contacts of its own.
     gap_columns = tuple(_point_columns(c.pin) + _point_columns(c.hole) for c in rigid_joints)
+    # A slip reads the two points' velocities and spins: a node's slope rates too (its section's turn rate).
+    slip_columns = tuple(_point_columns(c.pin, spin=True) + _point_columns(c.hole, spin=True) for c in rigid_joints)
     if rigid_gaps is not None:  # names for all rows or for none
         contact_names = rigid.contact_names + contact_names if rigid.contact_names else ()
 
@@ -522,6 +524,7 @@ def flexible_system(
         names=names,
         gaps=contacts[0],
         gap_columns=gap_columns if rigid_joints and rigid_gaps is None else None,
+        slip_columns=slip_columns if contacts[1] and rigid_joints and rigid_gaps is None else None,
         slip_velocity=contacts[1],
         laws=contacts[2],
         contact_names=contact_names,
@@ -536,11 +539,11 @@ def flexible_system(
     )
 
 
-def _point_columns(point) -> tuple[int, ...]:
+def _point_columns(point, spin: bool = False) -> tuple[int, ...]:
     """The coordinates a joint's point's place reads: a node's x and y, a rigid body's x, y and θ, none for the
-    ground."""
+    ground; ``spin``: its velocity's, which for a node reads its slope's x' and y' too."""
     if isinstance(point, _NodePoint):
-        return (point.start, point.start + 1)
+        return tuple(range(point.start, point.start + (4 if spin else 2)))
     if point.body.is_ground:
         return ()
     return tuple(range(3 * point.body.index, 3 * point.body.index + 3))

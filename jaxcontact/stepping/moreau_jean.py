@@ -42,7 +42,11 @@ coordinates each constraint row touches (``constraint_columns``: every planar
 mechanism) takes the structured path instead — Φ_q by coloured JVPs, G and its
 Cholesky factor only where the pattern has entries (:mod:`structured`: fewer flops
 and kernels, the same motion to rounding; the figures are in bench/RESULTS.md,
-"structured Schur complement, trigonometry once").
+"structured Schur complement, trigonometry once"). A system that declares the
+pattern of every contact row (``gap_columns`` and ``slip_columns``: clearance
+joints between beam nodes) gets W by its entries and D = Wᵀ M̂ W from the pairs
+of entries in one block of M (:mod:`jaxcontact.stepping.sparse_rows`), M⁻¹ applied
+to [h f, Φ_qᵀ] only: a cost linear in the contacts, not O(n k²).
 """
 
 from __future__ import annotations
@@ -69,6 +73,7 @@ from jaxcontact.stepping.kernels import (  # noqa: F401 (spd_solve, UNROLL_MAX: 
     spd_solve,
 )
 from jaxcontact.stepping.projection import Projection, check_part
+from jaxcontact.stepping.sparse_rows import DenseRows, contact_rows, declares_contact_rows
 from jaxcontact.system import LagrangianSystem, advance, energy, kinematics
 
 # MoreauJean.mass_path -> what a plan says of it
@@ -265,6 +270,8 @@ class MoreauJean(Scheme):
         else:
             friction = system.slip_velocity is not None
             contacts = f"{solver} on the {'planar friction problem' if friction else 'normal LCP'}"
+        if by_declared_rows(self, system):
+            contacts += " with W by its declared rows"
         return super().plan(system) | {
             "contacts": f"{contacts}, {self.differentiation} gradients",
             "mass": MASS_PATHS[self.mass_path(system)],
@@ -404,12 +411,21 @@ def step(
             h_f = h * system.forces(q_M, (1.0 - th) * u_A + th * u_pred, t_M, p)
         # A declared Φ_q pattern with a diagonal M: the Schur complement entry by entry (structured.py).
         sparse = path == "structured"
-    kin = kinematics(system, q_M, t_M, p, constraints=not sparse)
+    by_rows = by_declared_rows(scheme, system)
+    kin = kinematics(system, q_M, t_M, p, constraints=not sparse, contacts=not by_rows)
+    if by_rows:
+        gap, gap_t, w_T, rows = contact_rows(system, q_M, t_M, p)
+        kin = kin._replace(gap=gap)
+        w_tilde = jnp.concatenate([gap_t, w_T])
+    else:
+        W = jnp.concatenate([kin.W_N, kin.W_T], axis=1) if friction else kin.W_N
+        w_tilde = jnp.concatenate([kin.gap_t, kin.w_T]) if friction else kin.gap_t
+        rows = DenseRows(W)
     k = kin.gap.shape[0]
 
-    W = jnp.concatenate([kin.W_N, kin.W_T], axis=1) if friction else kin.W_N
-    w_tilde = jnp.concatenate([kin.gap_t, kin.w_T]) if friction else kin.gap_t
-    if sparse:
+    if by_rows:
+        u_free, delassus_matrix, respond = _by_rows(system, scheme, p, kin, rows, solve_M, h_f, q_A, u_A, t_A, h)
+    elif sparse:
         inv_m = solve_M(jnp.ones_like(h_f))  # M is diagonal here: M⁻¹ 1 is its inverse's diagonal
         u_tilde = u_A + h_f * inv_m
         X_W = W * inv_m[:, None]
@@ -440,6 +456,13 @@ def step(
             MhatW = X_W - X_phi @ Y[:, 1:]
         else:
             u_free, MhatW = u_tilde, X_W
+    if not by_rows:
+
+        def delassus_matrix():
+            return W.T @ MhatW
+
+        def respond(P):
+            return MhatW @ P
 
     if k:
         laws = system.laws(p)
@@ -450,7 +473,7 @@ def step(
             threshold = 0.0 if scheme.activation_tol is None else scheme.activation_tol
             active = siconos_rule.predicted_active(gap_A, gap_dot_A, h, threshold)
         else:
-            gamma_A = W.T @ u_A + w_tilde
+            gamma_A = rows.t(u_A) + w_tilde
             active = is_active(scheme, kin.gap, q_M)
             if closed is not None:
                 active = closed if by_gap is None else jnp.where(by_gap, active, closed)
@@ -460,12 +483,12 @@ def step(
         eps_T = jnp.repeat(jnp.asarray(laws.tangential_restitution, dtype), system.tangent_directions)
         eps = jnp.concatenate([eps_N, eps_T]) if friction else eps_N
         cones = friction and system.tangent_directions == 2
-        if cones and factored_delassus(scheme, system, W.shape[1]):
+        if cones and not by_rows and factored_delassus(scheme, system, rows.k):
             # Fewer velocities than cone unknowns (a box on its vertices): the solve works on the factors.
-            D = delassus.Factored(W, MhatW, jnp.zeros((W.shape[1],), dtype))
+            D = delassus.Factored(W, MhatW, jnp.zeros((rows.k,), dtype))
         else:
-            D = W.T @ MhatW
-        c = W.T @ u_free + w_tilde + eps * gamma_A
+            D = delassus_matrix()
+        c = rows.t(u_free) + w_tilde + eps * gamma_A
         if scheme.soft_activation is not None:
             D, active = soften_normal_rows(D, kin.gap, jnp.asarray(p[scheme.soft_activation], dtype), k)
         warm = jnp.concatenate([state.P_N, state.P_T]) if friction else state.P_N
@@ -500,7 +523,7 @@ def step(
                 differentiation=scheme.differentiation,
             )
         P = jnp.concatenate([sol.P_N, sol.P_T]) if friction else sol.P_N
-        u_E = u_free + MhatW @ P
+        u_E = u_free + respond(P)
         P_N, P_T = sol.P_N, sol.P_T
         residual, converged, iters = sol.residual, sol.converged, sol.iterations
     else:
@@ -524,12 +547,43 @@ def step(
     return State(t_E, q_E, u_E, P_N, P_T, state.t0, state.i + 1), info
 
 
+def _by_rows(system, scheme, p, kin, rows, solve_M, h_f, q_A, u_A, t_A, h):
+    """(u_free, the Delassus matrix D() = Wᵀ M̂⁻¹ W, the response P ↦ M̂⁻¹ W P) with W as rows
+    (:func:`jaxcontact.stepping.sparse_rows.contact_rows`): M⁻¹ is applied to [h f | Φ_qᵀ] only, and
+    M̂⁻¹ = M⁻¹ − X G⁻¹ Xᵀ (X = M⁻¹ Φ_qᵀ, G = Φ_q X) enters D and the response through C = Wᵀ X (k, m)."""
+    m = kin.phi.shape[0]
+    X = solve_M(jnp.concatenate([h_f[:, None], kin.phi_q.T], axis=1))
+    u_tilde = u_A + X[:, 0]
+    X_phi = X[:, 1:]
+    if not m:
+        return u_tilde, lambda: rows.gram(solve_M), lambda P: solve_M(rows.apply(P))
+    C = rows.cross(X_phi)
+    dphi_free = kin.phi_q @ u_tilde + kin.phi_t
+    if scheme.baumgarte is not None:
+        dphi_free = dphi_free - _baumgarte_target(system, scheme, p, q_A, u_A, t_A, h)
+    # G⁻¹ [Φ_q ũ + Φ_t | Cᵀ] in one solve (Cᵀ = Φ_q M⁻¹ W).
+    Y = spd_solve(kin.phi_q @ X_phi, jnp.concatenate([dphi_free[:, None], C.T], axis=1))
+    u_free = u_tilde - X_phi @ Y[:, 0]
+    return u_free, lambda: rows.gram(solve_M) - C @ Y[:, 1:], lambda P: solve_M(rows.apply(P)) - X_phi @ (Y[:, 1:] @ P)
+
+
 def _baumgarte_target(system, scheme, p, q_A, u_A, t_A, h):
     """Φ̇ target of the bilateral rows from Φ and Φ̇ at the step start (the ``baumgarte`` option)."""
     t_A = jnp.asarray(t_A, q_A.dtype)
     phi_A, dphi_A = jax.jvp(lambda qq, tt: system.constraints(qq, tt, p), (q_A, t_A), (u_A, jnp.ones_like(t_A)))
     alpha, beta = scheme.baumgarte(p, h)
     return baumgarte_velocity_target(phi_A, dphi_A, h, alpha, beta)
+
+
+def by_declared_rows(scheme: MoreauJean, system: LagrangianSystem) -> bool:
+    """Whether a step builds W by the system's declared row patterns and D by pairs of their entries
+    (:func:`jaxcontact.stepping.sparse_rows.contact_rows`): not by Siconos' LU of the iteration matrix, and not
+    on the structured path, whose diagonal M makes M⁻¹ W a division already."""
+    return (
+        system.gaps is not None
+        and scheme.mass_path(system) not in ("iteration-lu", "structured")
+        and declares_contact_rows(system)
+    )
 
 
 def factored_delassus(scheme: MoreauJean, system: LagrangianSystem, n: int) -> bool:

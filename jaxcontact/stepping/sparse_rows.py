@@ -1,4 +1,4 @@
-"""The contact rows W_Nᵀ of the projections as an operator, dense or by a declared pattern.
+"""The contact rows Wᵀ of the projections and of Moreau–Jean as an operator, dense or by a declared pattern.
 
 The projections (:mod:`jaxcontact.stepping.projection`) use the gaps' Jacobian W_N (n × k) through four
 products only: W_Nᵀ x, W_N λ, W_Nᵀ Y for the few columns Y = M⁻¹ Φ_qᵀ, and the Gram matrix W_Nᵀ M⁻¹ W_N. Held
@@ -13,7 +13,10 @@ dense, the first three cost O(nk) and the last O(nk²) with k solves with M; on 
   touches a few blocks.
 
 Both are evaluated the same way by the projections, so a pattern changes the cost, not the arithmetic's
-meaning: the two agree to rounding (tests/stepping/test_sparse_rows.py).
+meaning: the two agree to rounding (tests/stepping/test_sparse_rows.py). Moreau–Jean's step needs the same
+four products of W = [W_N, W_T] (:func:`contact_rows`, where the slips' pattern is declared too,
+``LagrangianSystem.slip_columns``): its Delassus matrix Wᵀ M̂⁻¹ W = Wᵀ M⁻¹ W − (Wᵀ M⁻¹ Φ_qᵀ) G⁻¹ (Φ_q M⁻¹ W)
+and its response M̂⁻¹ W P.
 """
 
 from __future__ import annotations
@@ -109,6 +112,19 @@ def _pattern(columns: tuple[tuple[int, ...], ...], n: int):
     return rows, cols, colour[cols], seeds
 
 
+def _by_pattern(fn, x, columns: tuple, field: str):
+    """(fn(x), its Jacobian as :class:`SparseRows`) by one forward tangent per colour of ``columns`` (not a vmap
+    over the seeds, as structured.sparse_jacobian)."""
+    n = x.shape[0]
+    rows, cols, colour, seeds = _pattern(columns, n)
+    tangents = [jax.jvp(fn, (x,), (jnp.asarray(v, x.dtype),)) for v in seeds]
+    value = tangents[0][0]
+    if value.shape != (len(columns),):
+        raise ValueError(f"{field} has {len(columns)} rows for {value.shape[0]} {field.split('_')[0]}s")
+    derivative = jnp.stack([d for _, d in tangents])  # (colours, rows)
+    return value, SparseRows(derivative[colour, rows], rows, cols, value.shape[0], n)
+
+
 def gap_rows(system, q, t, p):
     """(g_N(q), W_N as rows) at q: :class:`SparseRows` when the system declares ``gap_columns``, else
     :class:`DenseRows` (one forward tangent per coordinate)."""
@@ -119,12 +135,32 @@ def gap_rows(system, q, t, p):
     if system.gap_columns is None:
         g, gq = value_and_jacobian(gaps, q)
         return g, DenseRows(gq.T)
-    n = q.shape[0]
-    rows, cols, colour, seeds = _pattern(system.gap_columns, n)
-    # One tangent per colour, not a vmap over the seeds (as structured.sparse_jacobian).
-    tangents = [jax.jvp(gaps, (q,), (jnp.asarray(v, q.dtype),)) for v in seeds]
-    g = tangents[0][0]
-    if g.shape != (len(system.gap_columns),):
-        raise ValueError(f"gap_columns has {len(system.gap_columns)} rows for {g.shape[0]} gaps")
-    derivative = jnp.stack([d for _, d in tangents])  # (colours, k)
-    return g, SparseRows(derivative[colour, rows], rows, cols, g.shape[0], n)
+    return _by_pattern(gaps, q, system.gap_columns, "gap_columns")
+
+
+def declares_contact_rows(system) -> bool:
+    """Whether ``system`` declares the pattern of every row of W = [W_N, W_T] (:func:`contact_rows`)."""
+    return system.gap_columns is not None and (system.slip_velocity is None or system.slip_columns is not None)
+
+
+def contact_rows(system, q, t, p):
+    """(g_N, ∂g_N/∂t, γ_T at u = 0, W = [W_N, W_T] as :class:`SparseRows`) at q, by the declared patterns
+    (:func:`declares_contact_rows`); the slips are affine in u, so their tangents in u are W_T's entries."""
+    t = jnp.asarray(t, q.dtype)
+    g, W_N = gap_rows(system, q, t, p)
+    g_t = jax.jvp(lambda tt: system.gaps(q, tt, p), (t,), (jnp.ones_like(t),))[1]
+    if system.slip_velocity is None:
+        return g, g_t, jnp.zeros((0,), q.dtype), W_N
+
+    def slips(u):
+        return jnp.reshape(system.slip_velocity(q, u, t, p), (-1,))
+
+    w_T, W_T = _by_pattern(slips, jnp.zeros_like(q), system.slip_columns, "slip_columns")
+    stacked = SparseRows(
+        jnp.concatenate([W_N.values, W_T.values]),
+        np.concatenate([W_N.rows, W_N.k + W_T.rows]),
+        np.concatenate([W_N.cols, W_T.cols]),
+        W_N.k + W_T.k,
+        W_N.n,
+    )
+    return g, g_t, w_T, stacked
