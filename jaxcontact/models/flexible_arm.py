@@ -20,7 +20,9 @@ Joint laws:
   hole centre (:class:`jaxcontact.smoothing.beam.Clearance` ``lubrication``; ``viscosity``,
   ``bearing_length``, ``film_threshold``), the compliant contact once the film breaks, for the penalty
   scheme, linearly implicit in the films and the dry contacts (dt 1e-6 s); registered as
-  ``flexible-arm-6-lubricated``;
+  ``flexible-arm-6-lubricated``. Its joints' contacts are the dry ones: in its study ``peak_force:joint_k``
+  is the dry contact's largest force and ``free_flight:joint_k`` the share of steps without dry contact
+  (the film's own force is not among the outcomes);
 * "ideal": plain pins (no clearance), the arm the clearance arms are compared with.
 
 Values. Aluminium links (ρ = 2700 kg/m³, E = 70 GPa), 0.1 m long, a 10 mm (in the plane) × 5 mm section
