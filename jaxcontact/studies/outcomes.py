@@ -625,7 +625,7 @@ def outcome(
             name,
             "scalar",
             f"fraction of steps {what} ≤ {impact_threshold:g} N·s)",
-            "",  # a fraction: dimensionless, like its all-contacts form
+            "1",  # a fraction: dimensionless (not a coordinate's unit guessed from the contact's name)
             lambda tr, s, p: jnp.mean(
                 jnp.all(pick(tr.impulse_normal[1:]) <= impact_threshold, axis=-1).astype(tr.q.dtype)
             ),

@@ -9,6 +9,7 @@ import pytest
 
 from jaxcontact.models import get_model
 from jaxcontact.simulate import simulate
+from jaxcontact.studies import plots
 from jaxcontact.studies.outcomes import (
     _reference_path,
     first_time,
@@ -21,6 +22,7 @@ from jaxcontact.studies.outcomes import (
     rest_time,
     simulate_outcomes,
 )
+from jaxcontact.studies.plots import study_labels
 
 
 def test_array_reductions():
@@ -211,7 +213,9 @@ def test_per_contact_free_flight_and_peak_force_by_hand():
     both = [float(outcome(f"free_flight:{c}", rb.system).fn(tr, rb.system, rb.params)) for c in ("left", "right")]
     assert abs(both[0] - both[1]) > 0.02, both  # the corners fly at different times
     # a fraction of the steps, with or without a contact named: dimensionless both ways (the plots' labels)
-    assert outcome("free_flight:left", rb.system).unit == outcome("free_flight", rb.system).unit == ""
+    assert outcome("free_flight:left", rb.system).unit == outcome("free_flight", rb.system).unit == "1"
+    text, unit = plots.describe("free_flight:left", study_labels([outcome("free_flight:left", rb.system)], []))
+    assert unit == "1" and "[" not in plots.axis_label("free_flight:left", {"free_flight:left": (text, unit)})
 
 
 def test_per_contact_outcomes_refuse_bad_contacts():
