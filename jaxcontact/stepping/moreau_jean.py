@@ -432,8 +432,7 @@ def step(
         columns = system.constraint_columns
         _, phi_t, J = structured.sparse_jacobian(lambda qq, tt: system.constraints(qq, tt, p), q_M, t_M, columns)
         dphi_free = jnp.stack([sum((J[(i, c)] * u_tilde[c] for c in cols), phi_t[i]) for i, cols in enumerate(columns)])
-        if scheme.baumgarte is not None:
-            dphi_free = dphi_free - _baumgarte_target(system, scheme, p, q_A, u_A, t_A, h)
+        dphi_free = _less_baumgarte_target(dphi_free, system, scheme, p, q_A, u_A, t_A, h)
         u_free, MhatW = structured.schur_response(J, columns, inv_m, u_tilde, dphi_free, X_W)
     else:
         m = kin.phi.shape[0]
@@ -448,9 +447,7 @@ def step(
         if m:
             G = kin.phi_q @ X_phi
             # G⁻¹ [Φ_q ũ + Φ_t | Φ_q M⁻¹ W] in one solve.
-            dphi_free = kin.phi_q @ u_tilde + kin.phi_t
-            if scheme.baumgarte is not None:
-                dphi_free = dphi_free - _baumgarte_target(system, scheme, p, q_A, u_A, t_A, h)
+            dphi_free = _less_baumgarte_target(kin.phi_q @ u_tilde + kin.phi_t, system, scheme, p, q_A, u_A, t_A, h)
             Y = spd_solve(G, jnp.concatenate([dphi_free[:, None], kin.phi_q @ X_W], axis=1))
             u_free = u_tilde - X_phi @ Y[:, 0]
             MhatW = X_W - X_phi @ Y[:, 1:]
@@ -558,21 +555,22 @@ def _by_rows(system, scheme, p, kin, rows, solve_M, h_f, q_A, u_A, t_A, h):
     if not m:
         return u_tilde, lambda: rows.gram(solve_M), lambda P: solve_M(rows.apply(P))
     C = rows.cross(X_phi)
-    dphi_free = kin.phi_q @ u_tilde + kin.phi_t
-    if scheme.baumgarte is not None:
-        dphi_free = dphi_free - _baumgarte_target(system, scheme, p, q_A, u_A, t_A, h)
+    dphi_free = _less_baumgarte_target(kin.phi_q @ u_tilde + kin.phi_t, system, scheme, p, q_A, u_A, t_A, h)
     # G⁻¹ [Φ_q ũ + Φ_t | Cᵀ] in one solve (Cᵀ = Φ_q M⁻¹ W).
     Y = spd_solve(kin.phi_q @ X_phi, jnp.concatenate([dphi_free[:, None], C.T], axis=1))
     u_free = u_tilde - X_phi @ Y[:, 0]
     return u_free, lambda: rows.gram(solve_M) - C @ Y[:, 1:], lambda P: solve_M(rows.apply(P)) - X_phi @ (Y[:, 1:] @ P)
 
 
-def _baumgarte_target(system, scheme, p, q_A, u_A, t_A, h):
-    """Φ̇ target of the bilateral rows from Φ and Φ̇ at the step start (the ``baumgarte`` option)."""
+def _less_baumgarte_target(dphi, system, scheme, p, q_A, u_A, t_A, h):
+    """``dphi`` (the bilateral rows' rate at the free velocity) less their Φ̇ target from Φ and Φ̇ at the step
+    start where the scheme has the ``baumgarte`` option, ``dphi`` as it is where not."""
+    if scheme.baumgarte is None:
+        return dphi
     t_A = jnp.asarray(t_A, q_A.dtype)
     phi_A, dphi_A = jax.jvp(lambda qq, tt: system.constraints(qq, tt, p), (q_A, t_A), (u_A, jnp.ones_like(t_A)))
     alpha, beta = scheme.baumgarte(p, h)
-    return baumgarte_velocity_target(phi_A, dphi_A, h, alpha, beta)
+    return dphi - baumgarte_velocity_target(phi_A, dphi_A, h, alpha, beta)
 
 
 def by_declared_rows(scheme: MoreauJean, system: LagrangianSystem) -> bool:

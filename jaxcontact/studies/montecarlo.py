@@ -397,7 +397,7 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
 
         if progress:
             print(f"step check: the extreme samples again at dt/2 = {dt / 2:g} s", file=sys.stderr, flush=True)
-        floors = {o.name: o.floor for o in outcomes if o.name in judged}
+        floors = {o.name: o.floor for o in outcomes}  # step_check keeps the judged ones
         summary["step_check"] = step_check(at, varied, judged, valid, dt=dt, seed=spec.seed, floors=floors)
     if limit is not None:
         from jaxcontact.studies.reliability import from_samples
