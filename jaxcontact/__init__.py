@@ -15,6 +15,7 @@ Package map, one line per module:
     simulate.py                run a system over a time grid: lax.scan over steps, vmap over a batch
     plotting.py                PNG plots of one trajectory: coordinates, contact impulses, diagnostics
     cli.py                     the ``jaxcontact`` command line: one sub-command per module of ``commands``
+    xla_options.py             XLA options set at import, before JAX starts its backend (YNNPACK fusions off on the CPU)
 
     lcp/                       linear complementarity: find z ≥ 0 with w = M z + q ≥ 0, zᵀw = 0
       solution.py              the result type shared by every LCP solver, its residuals, input checks
@@ -117,4 +118,8 @@ Package map, one line per module:
       checks.py                checks every command runs before any compute
 """
 
+from jaxcontact import xla_options as _xla_options
+
 __version__ = "0.1.0"
+
+_xla_options.apply()

@@ -2,8 +2,9 @@
 
 ``lax.cond`` with a batched predicate becomes a ``select``: both sides run for
 every batch member. The solvers' rare, costly fallbacks (the tabulated slide
-search of a contact, the Levenberg–Marquardt step of Newton) would then be
-paid at every step of every problem of a batch. :func:`unless` runs the
+search of a contact, the Levenberg–Marquardt step of Newton) and a time step's
+contacts while none is active (Moreau–Jean's open steps) would then be paid at
+every step of every member of a batch. :func:`unless` runs the
 fallback on the whole batch only when some member needs it (a
 ``jax.custom_batching.custom_vmap`` rule). Such a rule has no derivative of its
 own; :func:`unless` gives it one (a ``custom_jvp`` whose tangent is that of the

@@ -59,6 +59,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxcontact.cones import delassus
+from jaxcontact.cones.branch import unless
 from jaxcontact.stepping import siconos_rule, structured
 from jaxcontact.stepping.base import Scheme, StepInfo, register, register_preset
 from jaxcontact.stepping.baumgarte import baumgarte_rates, baumgarte_velocity_target  # noqa: F401 (re-export)
@@ -384,7 +385,32 @@ def step(
 ) -> tuple[State, StepInfo]:
     """One Moreau–Jean step of size ``dt`` (pure; jit/vmap/grad-able). ``closed``: (k,) bool, the contacts
     to treat as active instead of deciding by gap (the sub-steps of a located impact); ``by_gap``: a (traced)
-    bool that, where true, decides by gap after all (one traced step serves every sub-step)."""
+    bool that, where true, decides by gap after all (one traced step serves every sub-step).
+
+    A step in which no contact is active at the θ-point is the step without contacts: their gaps' and slips'
+    Jacobians, W and the contact solve are skipped (:func:`skips_open_steps`), and under vmap they are
+    skipped for a batch none of whose samples has a contact active (:func:`jaxcontact.cones.branch.unless`).
+    Every sample gets its own branch's result, so a batch still equals its samples run one by one.
+    """
+    if closed is None and skips_open_steps(scheme, system):
+        h = jnp.asarray(dt, state.q.dtype)
+        q_M = advance(system, state.q, state.u, (1.0 - scheme.theta) * h)
+        t_M = state.t + (1.0 - scheme.theta) * h
+        is_open = ~jnp.any(is_active(scheme, system.gaps(q_M, t_M, p), q_M))
+        closed_step = lambda p, state, h: _step(system, scheme, p, state, h)  # noqa: E731
+        return unless(is_open, _step(system, scheme, p, state, h, contacts=False), closed_step, p, state, h)
+    return _step(system, scheme, p, state, dt, closed=closed, by_gap=by_gap)
+
+
+def skips_open_steps(scheme: MoreauJean, system: LagrangianSystem) -> bool:
+    """Whether :func:`step` skips the contacts' assembly and solve while none is active: the θ-point rule
+    decides activity by the gaps alone (Siconos' rule predicts it from velocities too; soft activation
+    weighs contacts that are not closed)."""
+    return system.gaps is not None and scheme.force_rule == "theta-point" and scheme.soft_activation is None
+
+
+def _step(system, scheme, p, state, dt, *, closed=None, by_gap=None, contacts=True):
+    """:func:`step` with the contacts decided as it says; ``contacts=False``: the step with none active."""
     q_A, u_A, t_A = state.q, state.u, state.t
     dtype = q_A.dtype
     h = jnp.asarray(dt, dtype)
@@ -411,8 +437,8 @@ def step(
             h_f = h * system.forces(q_M, (1.0 - th) * u_A + th * u_pred, t_M, p)
         # A declared Φ_q pattern with a diagonal M: the Schur complement entry by entry (structured.py).
         sparse = path == "structured"
-    by_rows = by_declared_rows(scheme, system)
-    kin = kinematics(system, q_M, t_M, p, constraints=not sparse, contacts=not by_rows)
+    by_rows = contacts and by_declared_rows(scheme, system)
+    kin = kinematics(system, q_M, t_M, p, constraints=not sparse, contacts=contacts and not by_rows)
     if by_rows:
         gap, gap_t, w_T, rows = contact_rows(system, q_M, t_M, p)
         kin = kin._replace(gap=gap)
@@ -525,8 +551,8 @@ def step(
         residual, converged, iters = sol.residual, sol.converged, sol.iterations
     else:
         u_E = u_free
-        P_N = P_T = jnp.zeros((0,), dtype)
-        active = jnp.zeros((0,), bool)
+        P_N, P_T = jnp.zeros_like(state.P_N), jnp.zeros_like(state.P_T)
+        active = jnp.zeros(state.P_N.shape, bool)
         residual, converged, iters = jnp.zeros((), dtype), jnp.ones((), bool), jnp.zeros((), jnp.int32)
 
     q_E = siconos_rule.position_update(q_A, u_A, u_E, h, th) if siconos else advance(system, q_M, u_E, th * h)
