@@ -4,10 +4,10 @@
 every batch member. The solvers' rare, costly fallbacks (the tabulated slide
 search of a contact, the Levenberg–Marquardt step of Newton) and a time step's
 contacts while none is active (Moreau–Jean's open steps) would then be paid at
-every step of every member of a batch. :func:`unless` runs the
-fallback on the whole batch only when some member needs it (a
+every step of every member of a batch. :func:`branch` runs each side on
+the whole batch only when some member takes it (a
 ``jax.custom_batching.custom_vmap`` rule). Such a rule has no derivative of its
-own; :func:`unless` gives it one (a ``custom_jvp`` whose tangent is that of the
+own; :func:`branch` gives it one (a ``custom_jvp`` whose tangent is that of the
 plain ``lax.cond``), so a solver loop that is differentiated through (unrolled
 sweeps) keeps the cheap batched branch in its forward runs, and pays for both
 sides under vmap only where a derivative is taken.
@@ -21,54 +21,64 @@ from jax import lax
 from jax.custom_batching import custom_vmap
 
 
-def _plain(fallback, ok, value, args):
-    return lax.cond(ok, lambda: value, lambda: fallback(*args))
+def _plain(ok, when_ok, otherwise, args):
+    return lax.cond(ok, when_ok, otherwise, *args)
 
 
 def _broadcast(x, batched, size):
     return x if batched else jnp.broadcast_to(x, (size,) + jnp.shape(x))
 
 
-def _batched_unless(fallback, ok, value, args):
+def _batched_branch(ok, when_ok, otherwise, args):
     @custom_vmap
-    def run(ok, value, args):
-        return _plain(fallback, ok, value, args)
+    def run(ok, args):
+        return _plain(ok, when_ok, otherwise, args)
 
     @run.def_vmap
-    def rule(size, in_batched, ok, value, args):
-        ok_b, value_b, args_b = in_batched
+    def rule(size, in_batched, ok, args):
+        ok_b, args_b = in_batched
         ok = _broadcast(ok, ok_b, size)
-        value = jax.tree.map(lambda x, b: _broadcast(x, b, size), value, value_b)
         args = jax.tree.map(lambda x, b: _broadcast(x, b, size), args, args_b)
+        side = lambda fn: jax.vmap(lambda a: fn(*a))(args)  # noqa: E731
 
-        def some_need():
-            other = jax.vmap(lambda *a: fallback(*a))(*args)
-            pick = lambda v, o: jnp.where(ok.reshape((size,) + (1,) * (v.ndim - 1)), v, o)
-            return jax.tree.map(pick, value, other)
+        def both():
+            pick = lambda v, o: jnp.where(ok.reshape((size,) + (1,) * (v.ndim - 1)), v, o)  # noqa: E731
+            return jax.tree.map(pick, side(when_ok), side(otherwise))
 
-        out = lax.cond(jnp.all(ok), lambda: value, some_need)
+        # 0: every member takes when_ok, 1: some do, 2: none does.
+        which = jnp.where(jnp.all(ok), 0, jnp.where(jnp.any(ok), 1, 2))
+        out = lax.switch(which, [lambda: side(when_ok), both, lambda: side(otherwise)])
         return out, jax.tree.map(lambda _: True, out)
 
-    return run(ok, value, args)
+    return run(ok, args)
+
+
+def branch(ok, when_ok, otherwise, *args):
+    """``when_ok(*args)`` where ``ok``, else ``otherwise(*args)`` (the same structure); under vmap each side
+    runs on the whole batch only if some member takes it, and each member keeps its own side's result.
+
+    ``when_ok`` and ``otherwise`` must be pure, jit-able functions of ``args`` only. Differentiable: the
+    derivative is that of ``lax.cond(ok, when_ok, otherwise, *args)`` (see the module docstring).
+    """
+
+    @jax.custom_jvp
+    def pick(ok, args):
+        return _batched_branch(ok, when_ok, otherwise, args)
+
+    @pick.defjvp
+    def pick_jvp(primals, tangents):
+        ok, args = primals
+        _, t_args = tangents
+        return jax.jvp(lambda args: _plain(ok, when_ok, otherwise, args), (args,), (t_args,))
+
+    return pick(jnp.asarray(ok), tuple(args))
 
 
 def unless(ok, value, fallback, *args):
     """``value`` where ``ok``, else ``fallback(*args)`` (same structure); under vmap the fallback runs only if
-    some member is not ok.
+    some member is not ok (:func:`branch`).
 
     ``fallback`` must be a pure, jit-able function of ``args`` only. Differentiable: the
     derivative is that of ``lax.cond(ok, value, fallback(*args))`` (see the module docstring).
     """
-
-    @jax.custom_jvp
-    def pick(ok, value, args):
-        return _batched_unless(fallback, ok, value, args)
-
-    @pick.defjvp
-    def pick_jvp(primals, tangents):
-        ok, value, args = primals
-        _, t_value, t_args = tangents
-        plain = lambda value, args: _plain(fallback, ok, value, args)
-        return jax.jvp(plain, (value, args), (t_value, t_args))
-
-    return pick(jnp.asarray(ok), value, tuple(args))
+    return branch(ok, lambda value, args: value, lambda value, args: fallback(*args), value, tuple(args))

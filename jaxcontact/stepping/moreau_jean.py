@@ -59,7 +59,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxcontact.cones import delassus
-from jaxcontact.cones.branch import unless
+from jaxcontact.cones.branch import branch
 from jaxcontact.stepping import siconos_rule, structured
 from jaxcontact.stepping.base import Scheme, StepInfo, register, register_preset
 from jaxcontact.stepping.baumgarte import baumgarte_rates, baumgarte_velocity_target  # noqa: F401 (re-export)
@@ -389,7 +389,7 @@ def step(
 
     A step in which no contact is active at the θ-point is the step without contacts: their gaps' and slips'
     Jacobians, W and the contact solve are skipped (:func:`skips_open_steps`), and under vmap they are
-    skipped for a batch none of whose samples has a contact active (:func:`jaxcontact.cones.branch.unless`).
+    skipped for a batch none of whose samples has a contact active (:func:`jaxcontact.cones.branch.branch`).
     Every sample gets its own branch's result, so a batch still equals its samples run one by one.
     """
     if closed is None and skips_open_steps(scheme, system):
@@ -397,9 +397,10 @@ def step(
         q_M = advance(system, state.q, state.u, (1.0 - scheme.theta) * h)
         t_M = state.t + (1.0 - scheme.theta) * h
         is_open = ~jnp.any(is_active(scheme, system.gaps(q_M, t_M, p), q_M))
+        open_step = lambda p, state, h: _step(system, scheme, p, state, h, contacts=False)  # noqa: E731
         closed_step = lambda p, state, h: _step(system, scheme, p, state, h)  # noqa: E731
-        return unless(is_open, _step(system, scheme, p, state, h, contacts=False), closed_step, p, state, h)
-    return _step(system, scheme, p, state, dt, closed=closed, by_gap=by_gap)
+        return _finish(system, scheme, p, *branch(is_open, open_step, closed_step, p, state, h))
+    return _finish(system, scheme, p, *_step(system, scheme, p, state, dt, closed=closed, by_gap=by_gap))
 
 
 def skips_open_steps(scheme: MoreauJean, system: LagrangianSystem) -> bool:
@@ -410,7 +411,8 @@ def skips_open_steps(scheme: MoreauJean, system: LagrangianSystem) -> bool:
 
 
 def _step(system, scheme, p, state, dt, *, closed=None, by_gap=None, contacts=True):
-    """:func:`step` with the contacts decided as it says; ``contacts=False``: the step with none active."""
+    """:func:`step` up to its projection and diagnostics (:func:`_finish`), the contacts decided as it says;
+    ``contacts=False``: the step with none active."""
     q_A, u_A, t_A = state.q, state.u, state.t
     dtype = q_A.dtype
     h = jnp.asarray(dt, dtype)
@@ -558,16 +560,21 @@ def _step(system, scheme, p, state, dt, *, closed=None, by_gap=None, contacts=Tr
     q_E = siconos_rule.position_update(q_A, u_A, u_E, h, th) if siconos else advance(system, q_M, u_E, th * h)
     # A singular M or G (e.g. redundant constraints) shows up as NaN: report it, never raise in jit.
     converged = converged & jnp.all(jnp.isfinite(u_E))
-    if scheme.projection is not None:
-        # After the check above: the projection's own regularised solves stay finite.
-        q_E, u_E = scheme.projection.apply(system, p, q_E, u_E, t_E, P_N)
-    if scheme.diagnostics:
-        phi, phi_dot = constraint_residuals(system, q_E, u_E, t_E, p)
-        e = energy(system, q_E, u_E, t_E, p)
-    else:
-        phi = phi_dot = e = jnp.zeros((), dtype)
-    info = StepInfo(P_N, P_T, active, residual, converged, iters, phi, phi_dot, e)
+    zero = jnp.zeros((), dtype)  # the diagnostics, filled by _finish
+    info = StepInfo(P_N, P_T, active, residual, converged, iters, zero, zero, zero)
     return State(t_E, q_E, u_E, P_N, P_T, state.t0, state.i + 1), info
+
+
+def _finish(system, scheme, p, state: State, info: StepInfo) -> tuple[State, StepInfo]:
+    """The end of every step, open or closed: the projection onto the constraints (after the step's
+    finiteness check: the projection's own regularised solves stay finite), then the diagnostics."""
+    q_E, u_E = state.q, state.u
+    if scheme.projection is not None:
+        q_E, u_E = scheme.projection.apply(system, p, q_E, u_E, state.t, state.P_N)
+    if scheme.diagnostics:
+        phi, phi_dot = constraint_residuals(system, q_E, u_E, state.t, p)
+        info = info._replace(phi=phi, phi_dot=phi_dot, energy=energy(system, q_E, u_E, state.t, p))
+    return state._replace(q=q_E, u=u_E), info
 
 
 def _by_rows(system, scheme, p, kin, rows, solve_M, h_f, q_A, u_A, t_A, h):

@@ -1,10 +1,10 @@
-"""cones.branch.unless: the value where ok, the fallback elsewhere, one element or a batch."""
+"""cones.branch.unless and branch: the value where ok, the fallback elsewhere, one element or a batch."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxcontact.cones.branch import unless
+from jaxcontact.cones.branch import branch, unless
 
 
 def fallback(x, y):
@@ -50,3 +50,24 @@ def test_derivatives_are_those_of_the_plain_branch():
         for i in (0, 6):
             g1 = grad(loss, argnums=(1, 2))(ok[i], x[i], y[i])
             np.testing.assert_allclose(g1, (want_x[i], want_y[i]), rtol=1e-12)
+
+
+def test_under_vmap_a_side_runs_only_if_some_member_takes_it():
+    runs = {"twice": 0, "thrice": 0}
+
+    def side(name, factor):
+        def fn(x):
+            jax.debug.callback(lambda: runs.__setitem__(name, runs[name] + 1))
+            return factor * x
+
+        return fn
+
+    f = jax.jit(jax.vmap(lambda ok, x: branch(ok, side("twice", 2.0), side("thrice", 3.0), x)))
+    x = jnp.arange(1.0, 5.0)
+    for ok, ran in (([1, 1, 1, 1], {"twice"}), ([0, 0, 0, 0], {"thrice"}), ([1, 0, 1, 0], {"twice", "thrice"})):
+        runs.update(twice=0, thrice=0)
+        ok = jnp.asarray(ok, bool)
+        out = f(ok, x)
+        jax.effects_barrier()
+        assert {name for name, n in runs.items() if n} == ran
+        np.testing.assert_array_equal(out, jnp.where(ok, 2.0 * x, 3.0 * x))
