@@ -39,15 +39,15 @@ def _batched_branch(ok, when_ok, otherwise, args):
         ok_b, args_b = in_batched
         ok = _broadcast(ok, ok_b, size)
         args = jax.tree.map(lambda x, b: _broadcast(x, b, size), args, args_b)
-        side = lambda fn: jax.vmap(lambda a: fn(*a))(args)  # noqa: E731
 
-        def both():
-            pick = lambda v, o: jnp.where(ok.reshape((size,) + (1,) * (v.ndim - 1)), v, o)  # noqa: E731
-            return jax.tree.map(pick, side(when_ok), side(otherwise))
+        def side(fn, taken):
+            # fn on the whole batch if some member takes it, else zeros of its shape: each side is traced once.
+            on_batch = lambda: jax.vmap(lambda a: fn(*a))(args)  # noqa: E731
+            zeros = lambda: jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), jax.eval_shape(on_batch))  # noqa: E731
+            return lax.cond(jnp.any(taken), on_batch, zeros)
 
-        # 0: every member takes when_ok, 1: some do, 2: none does.
-        which = jnp.where(jnp.all(ok), 0, jnp.where(jnp.any(ok), 1, 2))
-        out = lax.switch(which, [lambda: side(when_ok), both, lambda: side(otherwise)])
+        pick = lambda v, o: jnp.where(ok.reshape((size,) + (1,) * (v.ndim - 1)), v, o)  # noqa: E731
+        out = jax.tree.map(pick, side(when_ok, ok), side(otherwise, ~ok))
         return out, jax.tree.map(lambda _: True, out)
 
     return run(ok, args)
