@@ -27,7 +27,8 @@ Measured (env-steps/s = batch × ``--window`` / wall time of ``--window`` steps 
 initial state; where the scenes end is checked over their whole horizon, box 1 s and columns 0.5 s: MuJoCo's
 largest batch, jaxcontact's first sample by chaining the compiled window):
 
-* jaxcontact: one jitted ``simulate`` of a chunk of the batch (vmap; final state only, no
+* jaxcontact: one jitted ``simulate`` of a chunk of the batch (vmap; split over ``--devices`` XLA host devices,
+  each running its own share as a study does, by default as many as MuJoCo's ``--threads``; final state only, no
   diagnostics; ``MoreauJean(tol=--tol, iterations=--iterations).for_forward_runs()``, what a study runs:
   Gauss–Seidel sweeps on the cones until Siconos' error ≤ 1e-4, at most 500 per step, the box study's
   setting; ``--solver newton``: the cones' semismooth Newton), with the fraction of samples that had a step
@@ -143,18 +144,22 @@ def jax_problem(scene, batch, dtype):
     return asm.system(), params, q0, u0
 
 
-def jax_rates(scene, batches, dtype_name, chunk, window, solver="nsgs", tol=STUDY_TOL, iterations=STUDY_ITERATIONS):
+def jax_rates(
+    scene, batches, dtype_name, chunk, window, solver="nsgs", tol=STUDY_TOL, iterations=STUDY_ITERATIONS, devices=1
+):
     """Rows of env-steps/s for each batch (chunks of at most ``chunk`` samples, ``window`` steps from the initial
     state), and the rest check: sample 0 over the scene's whole horizon, by chaining the B = 1 program.
 
-    float32 runs with x64 off, so that no constant promotes the scheme's state to float64."""
+    ``devices`` > 1: each chunk is split over that many XLA devices, each running vmap on its own share
+    (``jaxcontact.studies.runner.compile_batched``, what a study runs); a chunk is then rounded up to a multiple
+    of ``devices``. float32 runs with x64 off, so that no constant promotes the scheme's state to float64."""
     import jax
 
     with jax.enable_x64(dtype_name == "float64"):
-        return _jax_rates(scene, batches, dtype_name, chunk, window, solver, tol, iterations)
+        return _jax_rates(scene, batches, dtype_name, chunk, window, solver, tol, iterations, devices)
 
 
-def _jax_rates(scene, batches, dtype_name, chunk, window, solver, tol, iterations):
+def _jax_rates(scene, batches, dtype_name, chunk, window, solver, tol, iterations, devices):
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -167,20 +172,41 @@ def _jax_rates(scene, batches, dtype_name, chunk, window, solver, tol, iteration
     label = f"jaxcontact {dtype_name}" + ("" if solver == "nsgs" else f" {solver}")
     programs = {}  # one compiled program per chunk shape
 
-    def program(system):
-        @jax.jit
-        def run(p, q, u):
-            tr = simulate(system, p, q, u, dt=DT, n_steps=window, scheme=scheme, save_every=window)
-            return tr.q[:, -1], tr.u[:, -1], tr.diagnostics.converged[..., -1]
+    def program(system, size):
+        if size == 1 or devices == 1:
 
-        return run
+            @jax.jit
+            def run(p, q, u):
+                tr = simulate(system, p, q, u, dt=DT, n_steps=window, scheme=scheme, save_every=window)
+                return tr.q[:, -1], tr.u[:, -1], tr.diagnostics.converged[..., -1]
+
+            return run
+        from jaxcontact.studies.runner import batch_mesh, batch_sharding, compile_batched
+
+        sharding = batch_sharding(batch_mesh(jax.devices()[:devices]))
+
+        def one(x):
+            tr = simulate(system, *x, dt=DT, n_steps=window, scheme=scheme, save_every=window)
+            return tr.q[-1], tr.u[-1], tr.diagnostics.converged[-1]
+
+        compiled = []  # compiled on the first call, which common.time_call counts as compile
+
+        def run_sharded(p, q, u):
+            x = jax.device_put((p, q, u), sharding)
+            if not compiled:
+                compiled.append(compile_batched(one, x, sharding)[0])
+            return compiled[0](x)
+
+        return run_sharded
 
     rows = []
     for batch in batches:
         size = min(batch, chunk)
+        if size > 1 and devices > 1:
+            size = -(-size // devices) * devices
         system, params, q0, u0 = jax_problem(scene, batch, dtype)
         fresh = size not in programs
-        run = programs.setdefault(size, program(system))
+        run = programs[size] if size in programs else programs.setdefault(size, program(system, size))
         pieces = [
             (jax.tree.map(lambda x: x[i : i + size], params), q0[i : i + size], u0[i : i + size])
             for i in range(0, batch, size)
@@ -210,6 +236,7 @@ def _jax_rates(scene, batches, dtype_name, chunk, window, solver, tol, iteration
                 "compile_s": timing.compile_s if fresh else None,
                 "steps": window,
                 "unconverged": float(np.mean(~converged)),
+                "devices": devices if size > 1 else 1,
             }
         )
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
@@ -404,6 +431,7 @@ def report(info, rows, checks, args, errors, command):
                 r["method"],
                 r["batch"],
                 r.get("chunk", "—"),
+                r.get("devices", "—"),
                 r["steps"],
                 r["env_steps_per_s"],
                 r["wall_s"],
@@ -413,7 +441,8 @@ def report(info, rows, checks, args, errors, command):
         )
     lines += [
         common.markdown_table(
-            ["scene", "method", "B", "chunk", "steps", "env-steps/s", "wall s", "compile s", "unconverged"], table
+            ["scene", "method", "B", "chunk", "devices", "steps", "env-steps/s", "wall s", "compile s", "unconverged"],
+            table,
         ),
         "",
     ]
@@ -455,6 +484,12 @@ def main():
     ap.add_argument("--batches-mjx", default="1,16,256", help="MJX batches")
     ap.add_argument("--dtypes", default="float64,float32")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument(
+        "--devices",
+        type=int,
+        default=None,
+        help="XLA host devices for jaxcontact's batches, each running its own share (default: --threads)",
+    )
     ap.add_argument("--chunk", type=int, default=256, help="largest chunk of a batch run in one call (memory)")
     ap.add_argument("--window", type=int, default=50, help="steps per timed call, from the initial state")
     ap.add_argument(
@@ -474,6 +509,11 @@ def main():
     batches_ours = [int(b) for b in args.batches_ours.split(",")]
     batches_mjx = [int(b) for b in args.batches_mjx.split(",")]
 
+    args.devices = args.threads if args.devices is None else args.devices
+    if args.devices > 1 and "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
+        flags = os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={args.devices}"
+        os.environ["XLA_FLAGS"] = flags.strip()  # before jax starts its backend
+
     import jax
     import mujoco
 
@@ -487,7 +527,7 @@ def main():
         print(json.dumps(mj_rows), file=sys.stderr, flush=True)
         for dt in args.dtypes:
             ours, checks[f"{scene} jaxcontact {dt}"] = jax_rates(
-                scene, batches_ours, dt, args.chunk, args.window, args.solver, args.tol, args.iterations
+                scene, batches_ours, dt, args.chunk, args.window, args.solver, args.tol, args.iterations, args.devices
             )
             rows += ours
         if not args.no_mjx:
