@@ -60,6 +60,8 @@ def branch(ok, when_ok, otherwise, *args):
     ``when_ok`` and ``otherwise`` must be pure, jit-able functions of ``args`` only. Differentiable: the
     derivative is that of ``lax.cond(ok, when_ok, otherwise, *args)`` (see the module docstring).
     """
+    # The custom rules below trace each side several times; a side as one jitted function is traced once.
+    when_ok, otherwise = jax.jit(when_ok), jax.jit(otherwise)
 
     @jax.custom_jvp
     def pick(ok, args):
