@@ -7,8 +7,9 @@ nothing here has the large products YNNPACK is made for (bench/RESULTS.md has th
 importing jaxcontact turns YNNPACK's fusions off through ``XLA_FLAGS``:
 
 * only before JAX's backend has started (XLA reads ``XLA_FLAGS`` once), which importing jaxcontact does not do;
-* only where the jaxlib is one on which the option was measured and exists (an older XLA would abort on an
-  option it does not know);
+* only for the jaxlib series on which the option is known to exist (XLA aborts on an option it does not
+  know, and an experimental option may be renamed or dropped by a newer XLA): elsewhere nothing is set and the
+  programs run with XLA's defaults;
 * never over a user's own choice: an ``XLA_FLAGS`` that already names the option is left as it is, and
   ``JAXCONTACT_XLA_OPTIONS=0`` leaves ``XLA_FLAGS`` alone altogether.
 
@@ -21,8 +22,9 @@ import os
 
 # (option, value): the CPU options applied, as ``--option=value``.
 CPU_OPTIONS = (("xla_cpu_experimental_ynn_fusion_type", ""),)
-# The oldest jaxlib whose XLA has these options and on which they were measured.
+# The jaxlib series [MIN_JAXLIB, MAX_JAXLIB) whose XLA has these options (measured on the oldest).
 MIN_JAXLIB = (0, 10)
+MAX_JAXLIB = (0, 12)
 # Set to "0" to leave XLA_FLAGS as the user wrote it.
 OPT_OUT = "JAXCONTACT_XLA_OPTIONS"
 
@@ -36,9 +38,9 @@ def _version(text: str) -> tuple[int, ...]:
 
 
 def applicable(jaxlib_version: str, flags: str, env: dict) -> list[str]:
-    """The ``--option=value`` entries to append to ``flags`` for this jaxlib (none where it is too old, where
-    the user opted out, or for options ``flags`` already names)."""
-    if env.get(OPT_OUT, "1") == "0" or _version(jaxlib_version) < MIN_JAXLIB:
+    """The ``--option=value`` entries to append to ``flags`` for this jaxlib (none outside the known series,
+    where the user opted out, or for options ``flags`` already names)."""
+    if env.get(OPT_OUT, "1") == "0" or not MIN_JAXLIB <= _version(jaxlib_version) < MAX_JAXLIB:
         return []
     return [f"--{name}={value}" for name, value in CPU_OPTIONS if name not in flags]
 

@@ -14,9 +14,10 @@ def test_the_options_for_a_measured_jaxlib():
     assert xla_options.applicable("0.11.0", "--xla_force_host_platform_device_count=2", {}) == [YNN]
 
 
-def test_none_for_an_older_jaxlib_whose_xla_would_not_know_them():
+def test_none_outside_the_jaxlib_series_whose_xla_knows_them():
     assert xla_options.applicable("0.4.30", "", {}) == []
     assert xla_options.applicable("0.9.9", "", {}) == []
+    assert xla_options.applicable("0.12.0", "", {}) == []
 
 
 def test_the_users_choice_is_kept():
