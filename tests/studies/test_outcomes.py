@@ -22,7 +22,6 @@ from jaxcontact.studies.outcomes import (
     rest_time,
     simulate_outcomes,
 )
-from jaxcontact.studies.plots import study_labels
 
 
 def test_array_reductions():
@@ -214,7 +213,7 @@ def test_per_contact_free_flight_and_peak_force_by_hand():
     assert abs(both[0] - both[1]) > 0.02, both  # the corners fly at different times
     # a fraction of the steps, with or without a contact named: dimensionless both ways (the plots' labels)
     assert outcome("free_flight:left", rb.system).unit == outcome("free_flight", rb.system).unit == "1"
-    text, unit = plots.describe("free_flight:left", study_labels([outcome("free_flight:left", rb.system)], []))
+    text, unit = plots.describe("free_flight:left", plots.study_labels([outcome("free_flight:left", rb.system)], []))
     assert unit == "1" and "[" not in plots.axis_label("free_flight:left", {"free_flight:left": (text, unit)})
 
 

@@ -206,7 +206,9 @@ def _jax_rates(scene, batches, dtype_name, chunk, window, solver, tol, iteration
             size = -(-size // devices) * devices
         system, params, q0, u0 = jax_problem(scene, batch, dtype)
         fresh = size not in programs
-        run = programs[size] if size in programs else programs.setdefault(size, program(system, size))
+        if fresh:
+            programs[size] = program(system, size)
+        run = programs[size]
         pieces = [
             (jax.tree.map(lambda x: x[i : i + size], params), q0[i : i + size], u0[i : i + size])
             for i in range(0, batch, size)
@@ -510,9 +512,9 @@ def main():
     batches_mjx = [int(b) for b in args.batches_mjx.split(",")]
 
     args.devices = args.threads if args.devices is None else args.devices
-    if args.devices > 1 and "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
-        flags = os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={args.devices}"
-        os.environ["XLA_FLAGS"] = flags.strip()  # before jax starts its backend
+    from jaxcontact.commands.mc import _host_devices
+
+    _host_devices(args.devices)  # the host device count in XLA_FLAGS, as `jaxcontact mc --devices` sets it
 
     import jax
     import mujoco
