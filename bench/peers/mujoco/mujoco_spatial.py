@@ -171,6 +171,7 @@ def _jax_rates(scene, batches, dtype_name, chunk, window, solver, tol, iteration
     scheme = MoreauJean(diagnostics=False, solver=solver, tol=tol, iterations=iterations).for_forward_runs()
     label = f"jaxcontact {dtype_name}" + ("" if solver == "nsgs" else f" {solver}")
     programs = {}  # one compiled program per chunk shape
+    devices = min(devices, len(jax.devices()))  # the devices there are (XLA_FLAGS may have set fewer)
 
     def program(system, size):
         if size == 1 or devices == 1:
