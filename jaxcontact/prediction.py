@@ -21,6 +21,7 @@ impulses either way, within its tolerance.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from typing import NamedTuple
@@ -30,8 +31,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcontact.experiments import Experiments, uniform_step
+from jaxcontact.initial import check_state
 from jaxcontact.simulate import simulate
 from jaxcontact.spatial import rotations
+from jaxcontact.studies.runner import SplitProgram
 from jaxcontact.toss_states import ballistic_start, lowest_vertex
 
 REQUIRED = ("position", "quaternion_wxyz")
@@ -108,39 +111,55 @@ def simulate_experiments(
     """Simulated coordinates (N, max(length), n_dof) at the sample times, NaN past each length.
 
     Batches of ``batch`` experiments of similar length (sorted), the last one padded by repeating an
-    experiment; ``progress(done, total)`` after every batch.
+    experiment, split over the devices JAX sees; ``progress(done, total)`` after every batch.
     """
     scheme = measured_scheme(model) if scheme is None else scheme
     n, width = len(length), int(np.max(length))
     out = np.full((n, width, q0.shape[1]), np.nan)
     order = np.argsort(length, kind="stable")
-    params = jax.tree.map(lambda x: jnp.broadcast_to(x, (batch,) + jnp.shape(x)), model.params)
+    run = _segment_program(model.system, scheme, substeps, segment, float(sample_dt))
+    wide = -(-batch // run.devices) * run.devices  # the batch, padded to a multiple of the devices sharing it
+    params = jax.tree.map(lambda x: np.broadcast_to(np.asarray(x), (wide,) + np.shape(x)), model.params)
     for first in range(0, n, batch):
         idx = order[first : first + batch]
-        padded = np.concatenate([idx, np.full(batch - idx.size, idx[0])])
-        q, u = jnp.asarray(q0[padded]), jnp.asarray(u0[padded])
-        rows, done = [np.asarray(q)[:, None]], 1
+        padded = np.concatenate([idx, np.full(wide - idx.size, idx[0])])
+        q, u = q0[padded], u0[padded]
+        check_state(model.system, params, q, None, 0.0)
+        rows, done = [q[:, None]], 1
         while done < int(np.max(length[idx])):
-            traj = simulate(
-                model.system,
-                params,
-                q,
-                u,
-                dt=sample_dt / substeps,
-                n_steps=segment * substeps,
-                t0=(done - 1) * sample_dt,
-                save_every=substeps,
-                start="check" if done == 1 else "continue",
-                scheme=scheme,
-            )
-            rows.append(np.asarray(traj.q[:, 1:]))
-            q, u, done = traj.q[:, -1], traj.u[:, -1], done + segment
+            saved, q, u = run(params, q, u, np.asarray((done - 1) * sample_dt))
+            rows.append(saved)
+            done += segment
         sim = np.concatenate(rows, axis=1)
         for k, i in enumerate(idx):
             out[i, : length[i]] = sim[k, : length[i]]
         if progress is not None:
             progress(min(first + batch, n), n)
     return out
+
+
+@functools.lru_cache(maxsize=8)
+def _segment_program(system, scheme, substeps, segment, sample_dt):
+    """(params, q, u of a batch, t0) → q at the next ``segment`` sample times, the last q and u: a segment of
+    every experiment of the batch, each device running its share; cached, so predictions with the same settings
+    compile once."""
+
+    def run(params, q, u, t0):
+        traj = simulate(
+            system,
+            params,
+            q,
+            u,
+            dt=sample_dt / substeps,
+            n_steps=segment * substeps,
+            t0=t0,
+            save_every=substeps,
+            start="continue",
+            scheme=scheme,
+        )
+        return traj.q[:, 1:], traj.q[:, -1], traj.u[:, -1]
+
+    return SplitProgram(run, (True, True, True, False), desc="the prediction")
 
 
 def metrics(model, experiments: Experiments, q_sim, table_offset: float = 0.0) -> tuple[np.ndarray, ...]:

@@ -301,6 +301,13 @@ def exact_fit(res, name) -> bool:
 @checks.releases_locks
 def run(args) -> int:
     """Run ``jaxcontact identify`` with parsed ``args``: fit, write fit.json and plots; returns the exit status."""
+    from jaxcontact.commands import identify_experiments
+
+    if identify_experiments.holds_experiments(args.data):
+        # the experiments split over one host device per core (before jax starts its backend)
+        from jaxcontact.commands.devices import host_devices
+
+        host_devices(None)
     import jax
 
     jax.config.update("jax_enable_x64", True)
@@ -315,8 +322,6 @@ def run(args) -> int:
         name = model_name(args)
         model = get_model(name, **parse_sets(args.set))
         scheme = scheme_from_args(args)
-        from jaxcontact.commands import identify_experiments
-
         many = identify_experiments.holds_experiments(args.data)
         if getattr(args, "impact_location", None) is None and args.smooth is None and scheme.impact_location_available:
             # a fit over experiments projects nothing (jaxcontact.studies.experiments_fit says why)

@@ -156,11 +156,15 @@ def estimate_lines(res) -> list[str]:
     for n, value in res.estimates.items():
         lo, hi = res.interval95[n]
         pop = res.population[n]
-        told = (
-            f"no interval: {res.interval_notes[n]}"
-            if n in res.interval_notes
-            else f"95 %: [{lo:.5g}, {hi:.5g}], from the scatter between experiments"
-        )
+        if n in res.interval_notes:
+            told = f"no interval: {res.interval_notes[n]}"
+        elif n in (res.profiles or {}):
+            told = (
+                f"95 %: [{lo:.5g}, {hi:.5g}], from a bootstrap over experiments of its profile (its loss is too "
+                "rough for the Hessians)"
+            )
+        else:
+            told = f"95 %: [{lo:.5g}, {hi:.5g}], from the scatter between experiments"
         lines.append(
             f"  {n} = {value:.5g} ({told}); per experiment {pop['median']:.3g} (10–90 %: {pop['p10']:.3g}–"
             f"{pop['p90']:.3g}, {pop['experiments']} estimable)"

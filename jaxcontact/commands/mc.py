@@ -78,6 +78,7 @@ import shlex
 import sys
 
 from jaxcontact.commands import checks
+from jaxcontact.commands.devices import host_devices, usable_cores
 from jaxcontact.commands.scheme_options import (
     add_model_argument,
     add_scheme_arguments,
@@ -283,45 +284,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     checks.add_check_option(p)
 
 
-def usable_cores() -> int:
-    """Cores this process may run on (its CPU affinity), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def _host_devices(requested: int | None) -> None:
-    """Ask XLA for ``requested`` CPU devices (None: one per usable core), if the backend has not started yet."""
-    from jax._src import xla_bridge
-
-    if requested is not None and requested < 1:
-        raise ValueError(f"--devices {requested} must be ≥ 1")
-    cores = usable_cores()
-    n = cores if requested is None else requested
-    flags = os.environ.get("XLA_FLAGS", "")
-    if "xla_force_host_platform_device_count" in flags:
-        if requested is not None:
-            print(
-                f"note: --devices {requested} ignored (XLA_FLAGS already sets the host device count)", file=sys.stderr
-            )
-        return
-    if n < 2:
-        return
-    if xla_bridge.backends_are_initialized():
-        if requested is not None:
-            print(f"note: --devices {requested} ignored (the XLA backend is already running)", file=sys.stderr)
-        return
-    if n > cores:
-        # XLA makes as many host devices as asked; past one per core they only take turns on the cores.
-        print(
-            f"warning: --devices {n} is more than the {cores} core(s) this process may use: the {n} host "
-            f"devices share them and run no faster than {cores}",
-            file=sys.stderr,
-        )
-    os.environ["XLA_FLAGS"] = (flags + f" --xla_force_host_platform_device_count={n}").strip()
-
-
 def plan(spec, chunk_folder: str, dtype: str = "float64") -> tuple[str, checks.Size, list, int]:
     """What will run (simulations, design, steps) in one line, its size estimate, accuracy warnings and the
     samples already saved by an earlier run of it (a resume); no compute."""
@@ -469,7 +431,7 @@ def run(args) -> int:
             )
         if args.processes is not None and args.processes > 1 and not args.check:
             return _spawn_local(args, args.processes)
-        _host_devices(args.devices)
+        host_devices(args.devices)
         sets = parse_sets(args.set)
         checks.set_and_param_conflict(sets, args.param)
         if args.no_sobol and args.method in ("pce", "pce-grad"):

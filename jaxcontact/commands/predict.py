@@ -88,6 +88,9 @@ def read_fit(path: str) -> dict:
 
 def run(args) -> int:
     """Run ``jaxcontact predict`` with parsed ``args``: write prediction.json and plots; returns the exit status."""
+    from jaxcontact.commands.devices import host_devices
+
+    host_devices(None)  # the experiments split over one host device per core (before jax starts its backend)
     import jax
 
     jax.config.update("jax_enable_x64", True)

@@ -21,8 +21,10 @@ Jᵀ v = ḡ is solved in the regularised least-squares sense,
 
     v = J (JᵀJ + λ I)⁻¹ ḡ  (= (J Jᵀ + λ I)⁻¹ J ḡ),    λ = 100 ε_mach tr(JᵀJ),
 
-by one Cholesky factorisation. λ sits a hundred times above the rounding
-of JᵀJ, so the factorisation never meets a non-positive pivot, and v is
+by one factorisation of the symmetric positive definite JᵀJ + λ I (an LU
+written in jax, :func:`~jaxcontact.cones.linear_solvers.dense_solve`, so that
+no LAPACK call enters a batched program). λ sits a hundred times above the
+rounding of JᵀJ, so the factorisation never meets a vanishing pivot, and v is
 finite, never NaN. Where ḡ has no part in J's null space (the directions in
 which r is not unique) v is the minimum-norm solution to a relative λ / σ²
 on singular values σ well above √λ, and lies in J's range. A contact's
@@ -40,11 +42,11 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import jax.scipy.linalg
 import numpy as np
 
 from jaxcontact.cones import delassus
 from jaxcontact.cones.laws import alart_curnier, alart_curnier_blocks, alart_curnier_map, alart_curnier_rho, per_contact
+from jaxcontact.cones.linear_solvers import dense_solve
 from jaxcontact.cones.solution import make_solution
 
 
@@ -68,8 +70,9 @@ def _regularised_transposed_solve(J, g):
     info = jnp.finfo(J.dtype)
     JtJ = J.T @ J
     lam = 100.0 * info.eps * jnp.trace(JtJ) + info.tiny
-    factor = jax.scipy.linalg.cho_factor(JtJ + lam * jnp.eye(J.shape[0], dtype=J.dtype))
-    return J @ jax.scipy.linalg.cho_solve(factor, g)
+    # in jax, not LAPACK, for the small systems of a step: a batched program then stays one XLA program that
+    # several CPU host devices can run (linear_solvers.dense_solve says why)
+    return J @ dense_solve(JtJ + lam * jnp.eye(J.shape[0], dtype=J.dtype), g)
 
 
 def _adjoint(W, q, mu, r, g):

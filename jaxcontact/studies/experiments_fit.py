@@ -80,11 +80,25 @@ length; the physical parameters (μ, ε, …) are shared. What each design choic
   piecewise smooth in μ (stick–slip switches), so the Hessian is the slope over that span, not at a point. The
   Newton steps' stop rule, which has no Hᵢ, takes the standard error from the sandwich with the model's mean
   Hessian.
+* **A parameter the Hessians cannot determine: its profile, bootstrapped.** Where the loss along a parameter is
+  rough at the scale of a span (the real cubes' restitution near 0: every bounce, however small, changes which
+  vertices strike next), the summed Hessians have no curvature along it and the jackknife no interval. Such a
+  parameter is profiled instead (:func:`_profile`): every experiment's loss on a grid of spans along it, the
+  others held at the estimate (forward runs only, no gradients). The estimate moves to the grid point of lowest
+  mean loss, and the others' gradients and Hessians are taken again there. Its 95 % interval is the 2.5–97.5 %
+  range of a bootstrap over experiments: resampled with replacement, each resample's own lowest grid point.
+  That needs no smoothness, only the experiments' losses, and shows the scatter between them as the jackknife
+  does for the smooth parameters; its resolution is the grid's (a span), and it leaves out what re-fitting the
+  others along the profile would add. ``profiles`` in the result holds the grid and its mean loss.
+* **The whole machine.** Every device JAX sees runs its share of each minibatch and pass (``jaxcontact identify``
+  asks XLA for one host device per core, as ``jaxcontact mc`` does); the experiments are independent, so the
+  results do not depend on the device count.
 * **The population's spread.** One Newton step per experiment from the shared estimate,
   θᵢ = θ̂ − Hᵢ⁻¹ gᵢ, estimates the parameters each experiment alone would prefer; experiments whose Hᵢ is not
   positive definite (a toss that never slides says nothing about μ) are counted apart. Their median and
   percentiles describe how much μ and ε vary from toss to toss, which the interval of the shared value does
-  not.
+  not. For a profiled parameter, each experiment's own lowest point on the profile takes that place (experiments
+  whose loss hardly changes along it are counted apart).
 """
 
 from __future__ import annotations
@@ -107,6 +121,7 @@ from jaxcontact.prediction import starts as experiment_starts
 from jaxcontact.simulate import check_scheme, simulate
 from jaxcontact.spatial import rotations
 from jaxcontact.studies.identify import _to_theta, _to_z
+from jaxcontact.studies.runner import SplitProgram
 
 # Parameters of the measurement rather than the model, with their default bounds (m).
 OBSERVATION_PARAMS = {OFFSET: (-0.01, 0.01)}
@@ -124,6 +139,13 @@ HESSIAN_SAMPLE = 128
 SIGN_FIRST = 2
 # The first Newton step's trust radius, in spans: the model was measured over one.
 TRUST_SPANS = 4
+# A parameter the experiments' Hessians do not determine is profiled (:func:`_profile`): every experiment's loss on
+# a grid of this many spans either side of the estimate, extended by as many again (at most PROFILE_EXTENSIONS
+# times) while the bootstrap's estimates reach the grid's end short of a bound.
+PROFILE_SPANS = 5
+PROFILE_EXTENSIONS = 3
+# Resamples of the experiments in the profile's bootstrap.
+BOOTSTRAP = 2000
 # At most so many trials (sign steps and Newton steps), a pass over all experiments each; the stop rule (a step
 # below a tenth of the standard error) ends a fit that has converged before, so the limit binds only where the
 # model is poor and the secant corrections take the steps there one by one.
@@ -191,6 +213,8 @@ class ExperimentsFit(NamedTuple):
     mean Hessian is not positive definite); covariance (p, p) the same, in fit order; population: by name,
     the per-experiment one-step estimates' median, p10, p90 and how many experiments could be estimated;
     interval_notes: by name, why a parameter has no interval (the experiments do not determine it together);
+    profiles: by name, the parameters whose interval comes from a bootstrap of their profile instead (the
+    Hessians do not determine them; :func:`_profile`): its grid, mean loss along it, interval and standard error;
     loss_history / param_history per optimiser step (minibatch losses); loss: mean loss over all fitted
     experiments; loss_at_guess / loss_first_batch: mean loss at the guesses / at the estimate over the first
     minibatch's experiments (all of them when N ≤ batch: a pass over all at the guesses would cost a pass);
@@ -205,6 +229,7 @@ class ExperimentsFit(NamedTuple):
     covariance: np.ndarray
     population: dict
     interval_notes: dict
+    profiles: dict
     loss_history: np.ndarray
     param_history: np.ndarray
     loss: float
@@ -224,10 +249,12 @@ class ExperimentsFit(NamedTuple):
             "std": self.std,
             "interval95": {k: list(v) for k, v in self.interval95.items()},
             "interval_method": "delete-one jackknife over experiments (one Newton step each), Student's t with "
-            "N - 1 degrees of freedom, within the bounds",
+            "N - 1 degrees of freedom, within the bounds; for a parameter in profiles, the 2.5-97.5 % range of a "
+            "bootstrap over experiments of the lowest point of its profile",
             "covariance": {"names": list(self.estimates), "matrix": self.covariance.tolist()},
             "population": self.population,
             "interval_notes": self.interval_notes,
+            "profiles": self.profiles,
             "loss": self.loss,
             "loss_at_guess": self.loss_at_guess,
             "loss_first_batch": self.loss_first_batch,
@@ -239,9 +266,10 @@ class ExperimentsFit(NamedTuple):
 
 
 @functools.lru_cache(maxsize=8)
-def _batched_program(system, scheme, names, substeps, sample_dt, horizon, scale):
-    """(params, half extent, θ (M, p), segment arrays) → (losses (M,), q (M, H, 7), e² (M, H), gradients (M, p)),
-    jitted; cached, so fits of the same shapes (repetitions, training sizes) compile once."""
+def _batched_program(system, scheme, names, substeps, sample_dt, horizon, scale, gradients=True):
+    """(θ (M, p), params, half extent, segment arrays) → (losses (M,), q (M, H, 7), e² (M, H), gradients (M, p)),
+    or the losses alone (``gradients=False``), compiled for every device to run its share of the M experiments;
+    cached, so fits of the same shapes (repetitions, training sizes) compile once."""
     offset_at = names.index(OFFSET) if OFFSET in names else None
     physical = [(i, n) for i, n in enumerate(names) if n not in OBSERVATION_PARAMS]
 
@@ -269,12 +297,14 @@ def _batched_program(system, scheme, names, substeps, sample_dt, horizon, scale)
 
     grad = jax.value_and_grad(losses, has_aux=True)
 
-    @jax.jit
     def run(thetas, base, half, q0, u0, position, quaternion, mask):
+        if not gradients:
+            return (losses(thetas, base, half, q0, u0, position, quaternion, mask)[1][0],)
         (_, (per, q, e2)), g = grad(thetas, base, half, q0, u0, position, quaternion, mask)
         return per, q, e2, g
 
-    return run
+    # every device its share of the experiments (the parameters and the body's size are the same for all)
+    return SplitProgram(run, (True, False, False, True, True, True, True, True), desc="the fit")
 
 
 def _chunks(n: int, size: int):
@@ -343,33 +373,32 @@ def fit_experiments(
     size = batch  # one compiled width for any N: a shorter set is padded, the padding weighed 0
     lo = np.array([bounds[k][0] for k in names], float)
     hi = np.array([bounds[k][1] for k in names], float)
-    program = _batched_program(model.system, scheme, names, substeps, seg.sample_dt, width, float(scale))
-    base = {k: jnp.asarray(v, float) for k, v in model.params.items()}
+
+    def program(gradients=True):
+        return _batched_program(model.system, scheme, names, substeps, seg.sample_dt, width, float(scale), gradients)
+
+    base = {k: np.asarray(v, float) for k, v in model.params.items()}
     half = float(np.mean([float(model.params[k]) for k in ("half_x", "half_y", "half_z")]))
 
-    def evaluate(theta_rows, idx):
-        part = seg.take(idx)
-        return program(
-            jnp.asarray(theta_rows),
-            base,
-            half,
-            jnp.asarray(part.q0),
-            jnp.asarray(part.u0),
-            jnp.asarray(part.position),
-            jnp.asarray(part.quaternion),
-            jnp.asarray(part.mask),
-        )
+    def evaluate(theta, idx, gradients=True):
+        """The experiments ``idx`` (at most ``size``) at θ (p,): losses, q, e², gradients (or the losses alone)."""
+        run = program(gradients)
+        wide = -(-size // run.devices) * run.devices  # the batch, padded to a multiple of the devices sharing it
+        part = seg.take(np.concatenate([idx, np.full(wide - idx.size, idx[0])]))
+        rows = np.broadcast_to(np.asarray(theta, float), (wide, len(names)))
+        got = run(rows, base, half, part.q0, part.u0, part.position, part.quaternion, part.mask)
+        return [a[: idx.size] for a in got]
 
-    def full_pass(theta, which=None):
-        """The experiments ``which`` (default: all) at one shared θ (p,): their losses, q, e², gradients."""
+    def full_pass(theta, which=None, gradients=True):
+        """The experiments ``which`` (default: all) at one shared θ (p,): their losses, q, e², gradients (or the
+        losses alone)."""
         which = np.arange(n) if which is None else which
-        m = which.size
-        rows = np.broadcast_to(theta, (size, len(names)))
-        out = [np.empty((m,)), np.empty((m, width, 7)), np.empty((m, width)), np.empty((m, len(names)))]
-        for pos, real in _chunks(m, size):
-            got = evaluate(rows, which[pos])
-            for o, g in zip(out, got):
-                o[pos[:real]] = np.asarray(g)[:real]
+        out = None
+        for pos, real in _chunks(which.size, size):
+            got = evaluate(theta, which[pos], gradients)
+            out = out or [np.empty((which.size,) + a.shape[1:]) for a in got]
+            for o, a in zip(out, got):
+                o[pos[:real]] = a[:real]
         return out
 
     say(
@@ -394,7 +423,7 @@ def fit_experiments(
             idx, real = order[cursor : cursor + size], size
             cursor += size
         theta = np.asarray(_to_theta(z, lo, hi))
-        per, _, _, g = evaluate(np.broadcast_to(theta, (size, len(names))), idx)
+        per, _, _, g = evaluate(theta, idx)
         loss = float(np.mean(np.asarray(per)[:real]))
         if k == 0:  # the guesses' loss, on the first minibatch's experiments
             guess_batch, loss_at_guess = idx[:real], loss
@@ -423,12 +452,9 @@ def fit_experiments(
     theta, (per, q, e2, g), hess, status, trials = _refine(
         full_pass, theta, first, names, lo, hi, sample, newton_steps, told
     )
-    if hess is None:
-        hess = _difference_hessians(full_pass, theta, g, HESSIAN_SPAN * (hi - lo), _inward(theta, lo, hi))[0]
-        told(f"Hessians of {n} experiments")
-    held = _held(theta, g.mean(axis=0), lo, hi)
-    cov, interval, population, own, notes = _intervals(names, theta, g, hess, lo, hi, held)
-    left = _step_left(hess, g, ~held & ~np.isin(np.asarray(names), list(notes)))
+    theta, (per, q, e2, g), cov, interval, population, own, notes, profiles, left, status = _conclude(
+        full_pass, theta, (per, q, e2, g), hess, names, lo, hi, status, rng, told
+    )
     return ExperimentsFit(
         {k: float(v) for k, v in zip(names, theta)},
         {k: float(np.sqrt(max(cov[i, i], 0.0))) for i, k in enumerate(names)},
@@ -436,6 +462,10 @@ def fit_experiments(
         cov,
         population,
         notes,
+        {
+            k: {key: v[key] for key in ("estimate", "interval95", "std", "grid", "mean_loss")}
+            for k, v in profiles.items()
+        },
         np.asarray(losses),
         np.asarray(params),
         float(np.mean(per)),
@@ -608,6 +638,127 @@ def _refine(full_pass, theta, first, names, lo, hi, sample, budget, say):
     return theta, got, hess if valid else None, status, trials
 
 
+def _conclude(full_pass, theta, got, hess, names, lo, hi, status, rng, say):
+    """The intervals at the fit's estimate θ (``got`` = full_pass(θ); ``hess`` every experiment's Hessian there,
+    or None to difference them): the jackknife's (:func:`_intervals`), and for a parameter the Hessians do not
+    determine, a bootstrap of its profile (:func:`_profile`), which moves the estimate to the profile's lowest
+    mean loss (the others' gradients and Hessians are then taken there, with it held). Returns θ, full_pass(θ),
+    the covariance, intervals, population, per-experiment estimates, notes, profiles, the Newton step left and the
+    status (converged where the profiled parameters' move leaves the others a step below a tenth of their standard
+    errors)."""
+    per, q, e2, g = got
+    n, theta, names_ = g.shape[0], np.array(theta, float), np.asarray(names)
+    if hess is None:
+        hess = _difference_hessians(full_pass, theta, g, HESSIAN_SPAN * (hi - lo), _inward(theta, lo, hi))[0]
+        say(f"Hessians of {n} experiments")
+    held = _held(theta, g.mean(axis=0), lo, hi)
+    cov, interval, population, own, notes = _intervals(names, theta, g, hess, lo, hi, held)
+    profiles = {}
+    for k in list(notes):  # what the Hessians cannot say of a parameter, its profile over the experiments can
+        j = names.index(k)
+        say(f"{k}: {notes[k]}; profiling it instead")
+        profiles[k] = _profile(lambda t: full_pass(t, gradients=False)[0], theta, j, per, lo, hi, rng, say)
+    moved = {k: v for k, v in profiles.items() if v["estimate"] != theta[names.index(k)]}
+    if moved:  # a lower loss on the profile: the others' gradients and Hessians there
+        for k, v in moved.items():
+            theta[names.index(k)] = v["estimate"]
+        per, q, e2, g = full_pass(theta)
+        say(f"pass at the profiles' estimate: mean loss {np.mean(per):.4g}")
+        held = _held(theta, g.mean(axis=0), lo, hi)
+        fixed = held | np.isin(names_, list(profiles))
+        hess = _difference_hessians(
+            full_pass, theta, g, HESSIAN_SPAN * (hi - lo), _inward(theta, lo, hi), np.flatnonzero(~fixed)
+        )[0]
+        say(f"Hessians of {n} experiments")
+    fixed = held | np.isin(names_, list(profiles))
+    if profiles:
+        cov, interval, population, own, notes = _intervals(names, theta, g, hess, lo, hi, fixed)
+        for k, v in profiles.items():
+            j = names.index(k)
+            interval[k], population[k], own[:, j] = v["interval95"], v["population"], v["own"]
+            cov[j, :] = cov[:, j] = 0.0
+            cov[j, j] = v["std"] ** 2
+            notes.pop(k, None)
+    left = _step_left(hess, g, ~fixed & ~np.isin(names_, list(notes)))
+    if profiles and status != "converged":
+        # the Newton steps' own stop rule, with the intervals' standard errors
+        if np.all(~np.isfinite(left) | (np.abs(left) < 0.1 * np.sqrt(np.abs(np.diag(cov))))):
+            status = "converged (" + ", ".join(profiles) + " on " + ("its" if len(profiles) == 1 else "their")
+            status += " profile)"
+    return theta, (per, q, e2, g), cov, interval, population, own, notes, profiles, left, status
+
+
+def _profile(losses_at, theta, j, per, lo, hi, rng, say) -> dict:
+    """Parameter j of θ on a grid, the others held at θ: every experiment's loss at each point (``losses_at(θ)``
+    → (N,), ``per`` those at θ), the grid point with the lowest mean loss (the estimate), and a bootstrap over the
+    experiments: :data:`BOOTSTRAP` resamples with replacement, each giving the grid point its own mean loss puts
+    lowest. Their 2.5–97.5 % range is the 95 % interval (at the grid's resolution, a span), their standard
+    deviation the standard error; each experiment's own lowest point is the population. For a parameter whose
+    loss is rough over a span (a restitution whose every value changes which vertices strike next), the
+    Hessians' one-step jackknife has nothing to stand on, while the bootstrap needs only the losses. The grid
+    is :data:`PROFILE_SPANS` spans either side of θ within the bounds, extended beyond an end short of a bound
+    while more than 2.5 % of the resamples put their lowest point there (their interval would be cut by the
+    grid); an end still reached after :data:`PROFILE_EXTENSIONS` extensions leaves that side of the interval
+    NaN. The profile holds the other parameters at θ, so the interval does not include what their re-fit along
+    it would add."""
+    span = HESSIAN_SPAN * (hi[j] - lo[j])
+    values, losses = [float(theta[j])], [np.asarray(per, float)]
+
+    def add(points):
+        for v in np.clip(points, lo[j], hi[j]):
+            if min(abs(v - w) for w in values) > 1e-3 * span:
+                trial = np.array(theta, float)
+                trial[j] = v
+                values.append(float(v))
+                losses.append(np.asarray(losses_at(trial), float))
+
+    add(theta[j] + span * np.arange(-PROFILE_SPANS, PROFILE_SPANS + 1))
+    n = losses[0].size
+    counts = rng.multinomial(n, np.full(n, 1.0 / n), size=BOOTSTRAP).astype(float)
+    for extension in range(PROFILE_EXTENSIONS + 1):
+        order = np.argsort(values)
+        grid, table = np.asarray(values)[order], np.stack(losses, axis=1)[:, order]  # (G,), (N, G)
+        draws = grid[np.argmin(counts @ table, axis=1)]
+        low = grid[0] > lo[j] and np.mean(draws == grid[0]) > 0.025
+        high = grid[-1] < hi[j] and np.mean(draws == grid[-1]) > 0.025
+        if not (low or high) or extension == PROFILE_EXTENSIONS:
+            break
+        say(
+            f"profile: the bootstrap reaches the grid's end; extending it {'below' if low else ''}"
+            f"{' and ' if low and high else ''}{'above' if high else ''}"
+        )
+        if low:
+            add(grid[0] - span * np.arange(1, PROFILE_SPANS + 1))
+        if high:
+            add(grid[-1] + span * np.arange(1, PROFILE_SPANS + 1))
+    mean = table.mean(axis=0)
+    interval = [float(np.quantile(draws, q, method="inverted_cdf")) for q in (0.025, 0.975)]
+    interval = (math.nan if low else interval[0], math.nan if high else interval[1])
+    own = grid[np.argmin(table, axis=1)]
+    # an experiment whose loss does not change over the grid says nothing of the parameter
+    says = np.ptp(table, axis=1) > 1e-3 * np.abs(table).mean(axis=1)
+    vals = own[says]
+    say(
+        f"profile of {grid.size} points over [{grid[0]:.4g}, {grid[-1]:.4g}]: lowest mean loss {mean.min():.4g} at "
+        f"{grid[np.argmin(mean)]:.4g}; bootstrap 95 % [{interval[0]:.4g}, {interval[1]:.4g}]"
+    )
+    return {
+        "estimate": float(grid[np.argmin(mean)]) if mean.min() < mean[grid == theta[j]][0] else float(theta[j]),
+        "interval95": interval,
+        "std": float(np.std(draws)),
+        "grid": grid.tolist(),
+        "mean_loss": mean.tolist(),
+        "own": np.where(says, own, np.nan),
+        "population": {
+            "median": float(np.median(vals)) if vals.size else math.nan,
+            "p10": float(np.percentile(vals, 10)) if vals.size else math.nan,
+            "p90": float(np.percentile(vals, 90)) if vals.size else math.nan,
+            "experiments": int(says.sum()),
+            "not_estimable": int(n - says.sum()),
+        },
+    }
+
+
 def _trust_step(h, g, radius):
     """The step s minimising gᵀs + ½ sᵀhs within |s| ≤ radius (h symmetric, not necessarily positive definite):
     s = −(h + λI)⁻¹g with the least λ ≥ 0 that makes h + λI positive definite and s fit the radius."""
@@ -773,10 +924,13 @@ def _intervals(names, theta, g, hess, lo, hi, held=None):
     for k in notes:
         interval[k] = (math.nan, math.nan)
     population = {}
-    ok = _positive_definite(hess)
+    # over the parameters whose Hessians were differenced (all, unless some are held for a reason of the caller's)
+    m = np.flatnonzero(np.any(hess != 0, axis=(0, 1)))
+    sub = hess[:, m][:, :, m]
+    ok = _positive_definite(sub)
     own = np.full((n, p), np.nan)
     if ok.any():
-        own[ok] = np.clip(theta - np.linalg.solve(hess[ok], g[ok][..., None])[..., 0], lo, hi)
+        own[np.ix_(ok, m)] = np.clip(theta[m] - np.linalg.solve(sub[ok], g[ok][:, m][..., None])[..., 0], lo[m], hi[m])
     for i, k in enumerate(names):
         vals = own[ok, i]
         population[k] = {

@@ -410,14 +410,72 @@ def compile_batched(fn: Callable, chunk_example, sharding: NamedSharding):
     (the contact solve's loops run until the batch's last problem is solved, and gather its stragglers) would,
     split by the compiler instead, make the devices agree at every iteration of such a loop.
     """
-    structs = jax.tree.map(
-        lambda x: jax.ShapeDtypeStruct(np.shape(x), np.asarray(x).dtype, sharding=sharding), chunk_example
+    return _compile_split(jax.vmap(fn), (chunk_example,), (sharding,), sharding)
+
+
+def _compile_split(fn, args, in_shardings, out_sharding):
+    """fn(*args) with each argument split or replicated over the mesh as its sharding says, every device running
+    its share alone (``shard_map``), compiled ahead of time for ``args``' shapes; returns (callable, seconds)."""
+    structs = tuple(
+        jax.tree.map(lambda x, s=s: jax.ShapeDtypeStruct(np.shape(x), np.asarray(x).dtype, sharding=s), a)
+        for a, s in zip(args, in_shardings)
     )
-    spec = sharding.spec
-    local = jax.shard_map(jax.vmap(fn), mesh=sharding.mesh, in_specs=spec, out_specs=spec, check_vma=False)
+    local = jax.shard_map(
+        fn,
+        mesh=out_sharding.mesh,
+        in_specs=tuple(s.spec for s in in_shardings),
+        out_specs=out_sharding.spec,
+        check_vma=False,
+    )
     t0 = time.perf_counter()
-    compiled = jax.jit(local, in_shardings=sharding, out_shardings=sharding).lower(structs).compile()
+    compiled = jax.jit(local, in_shardings=in_shardings, out_shardings=out_sharding).lower(*structs).compile()
     return compiled, time.perf_counter() - t0
+
+
+class SplitProgram:
+    """``fn(*args)``, whose arguments marked ``batched`` share a leading axis of independent members (a batch
+    of experiments), run with each of ``devices`` (default: this process's) computing its share of the batch
+    alone; called with host arrays, returns host arrays (every output batched).
+
+    Compiled once per argument shapes, ahead of time; the batch must be a multiple of the device count
+    (:attr:`devices` says how many). A program that calls LAPACK runs on one device, with a warning, as a
+    study's does (:func:`run_samples`). Results do not depend on the device count.
+    """
+
+    def __init__(self, fn: Callable, batched: tuple, devices=None, desc: str = "program"):
+        self.fn, self.batched, self.desc = fn, tuple(batched), desc
+        self._mesh = batch_mesh(jax.local_devices() if devices is None else devices)
+        self._compiled = {}
+
+    @property
+    def devices(self) -> int:
+        """How many devices share a batch."""
+        return int(self._mesh.devices.size)
+
+    def _shardings(self):
+        split, whole = batch_sharding(self._mesh), NamedSharding(self._mesh, PartitionSpec())
+        return tuple(split if b else whole for b in self.batched), split
+
+    def __call__(self, *args):
+        args = _canonical(args)
+        key = str(jax.tree.map(lambda a: (a.shape, a.dtype.str), args))
+        if key not in self._compiled:
+            ins, out = self._shardings()
+            compiled, _ = _compile_split(self.fn, args, ins, out)
+            if self.devices > 1 and calls_lapack(compiled):
+                warnings.warn(
+                    f"{self.desc}: the compiled program calls LAPACK, which can hang on several CPU host devices; "
+                    "running it on one device",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                self._mesh = batch_mesh(self._mesh.devices.flat[:1])
+                ins, out = self._shardings()
+                compiled, _ = _compile_split(self.fn, args, ins, out)
+            self._compiled[key] = (compiled, ins)
+        compiled, ins = self._compiled[key]
+        placed = tuple(_place(a, s) for a, s in zip(args, ins))
+        return jax.tree.map(np.asarray, _fetch_tree(compiled(*placed)))
 
 
 def calls_lapack(compiled) -> bool:
@@ -431,11 +489,16 @@ def _place(chunk, sharding: NamedSharding):
 
 
 def _fetch(outputs) -> dict:
-    if not all(v.is_fully_addressable for v in outputs.values()):
+    return {k: np.asarray(v) for k, v in _fetch_tree(outputs).items()}
+
+
+def _fetch_tree(outputs):
+    """Outputs split over the devices of several processes gathered whole on each."""
+    if not all(v.is_fully_addressable for v in jax.tree.leaves(outputs)):
         from jax.experimental import multihost_utils
 
         outputs = multihost_utils.process_allgather(outputs, tiled=True)
-    return {k: np.asarray(v) for k, v in outputs.items()}
+    return outputs
 
 
 def _canonical(inputs):

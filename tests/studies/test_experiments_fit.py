@@ -15,8 +15,10 @@ from scipy import special
 from jaxcontact import cli
 from jaxcontact.spatial import rotations
 from jaxcontact.studies.experiments_fit import (
+    _conclude,
     _intervals,
     _jackknife,
+    _profile,
     _refine,
     _resolution,
     _secant,
@@ -514,3 +516,79 @@ def test_the_printed_fit_gives_each_interval_or_why_there_is_none_and_the_step_l
     )
     converged = res._replace(settings={**res.settings, "newton_status": "converged"})
     assert len(estimate_lines(converged)) == 2
+
+
+def test_profile_interval_is_the_bootstrap_of_the_weighted_mean_at_the_grid_s_resolution():
+    # Quadratic experiments along ε of unequal weight: the shared ε is their weighted mean, and a resample's
+    # lowest grid point is the grid point nearest its weighted mean. The spread (about 0.05) reaches past the
+    # first grid (5 spans of 0.02 either side of a start 0.06 off), so the grid is extended.
+    rng = np.random.default_rng(4)
+    n = 60
+    w, own = np.exp(rng.normal(size=n)), 0.4 + 0.3 * rng.normal(size=n)
+    mean = (w * own).sum() / w.sum()
+
+    def losses_at(theta):
+        return 0.5 * w * (theta[1] - own) ** 2
+
+    theta, lines = np.array([0.2, mean + 0.06]), []
+    got = _profile(
+        losses_at, theta, 1, losses_at(theta), np.zeros(2), np.ones(2), np.random.default_rng(0), lines.append
+    )
+    span = 0.02
+    assert abs(got["estimate"] - mean) <= span / 2 + 1e-12
+    assert any("extending it below" in line for line in lines), lines
+    counts = np.random.default_rng(1).multinomial(n, np.full(n, 1 / n), size=4000)
+    brute = (counts * w * own).sum(axis=1) / (counts * w).sum(axis=1)
+    lo, hi = np.quantile(brute, [0.025, 0.975])
+    np.testing.assert_allclose(got["interval95"], [lo, hi], atol=1.5 * span)
+    np.testing.assert_allclose(got["std"], np.std(brute), rtol=0.15)
+    assert got["population"]["experiments"] == n and np.isclose(got["grid"][1] - got["grid"][0], span)
+
+
+def _rippled_experiments(n=40, seed=8):
+    """Experiments quadratic in μ and in ε about their own values, plus a ripple along ε shared by all, too short
+    for a span: the Hessians differenced over a span see the ripple's curvature, negative where the fit ends."""
+    rng = np.random.default_rng(seed)
+    a, own = np.exp(rng.normal(size=n)), np.array([0.2, 0.3]) + [0.02, 0.05] * rng.normal(size=(n, 2))
+    k, wave, span = 1.0, 2 * np.pi / 0.013, 0.02
+    amp = 0.04 * k / wave  # the gradient's ripple over a span: up to 2 amp wave / span = 4 k
+
+    def full_pass(theta, which=None, gradients=True):
+        idx = np.arange(n) if which is None else which
+        d = theta - own[idx]
+        loss = 0.5 * a[idx] * d[:, 0] ** 2 + 0.5 * k * d[:, 1] ** 2 + amp * np.sin(wave * theta[1])
+        if not gradients:
+            return (loss,)
+        grad = np.stack([a[idx] * d[:, 0], k * d[:, 1] + amp * wave * np.cos(wave * theta[1])], axis=1)
+        return loss, None, None, grad
+
+    # where the ripple's difference over the next span is most negative: −2 amp wave sin(x + d/2) sin(d/2)
+    half = wave * span / 2
+    x = (np.pi / 2 if np.sin(half) > 0 else -np.pi / 2) - half
+    start = own[:, 1].mean() + 0.03  # three spans above the experiments' mean ε
+    e = start + ((x / wave - start) % (2 * np.pi / wave))
+    return full_pass, a, own, e
+
+
+def test_conclude_profiles_a_parameter_the_hessians_cannot_determine():
+    # The fit ends at μ's optimum and an ε three spans off its optimum, where the differenced Hessians curve down
+    # along ε: no jackknife interval exists for it, so it is profiled: its estimate moves to the profile's lowest
+    # mean loss (the experiments' mean ε, to the grid's resolution; the ripple is small there), its interval is
+    # the bootstrap's, and μ keeps the jackknife's, taken again where ε moved (its optimum does not depend on ε).
+    full_pass, a, own, e = _rippled_experiments()
+    names, lo, hi = ("mu", "e"), np.zeros(2), np.ones(2)
+    mu = (a * own[:, 0]).sum() / a.sum()
+    theta, lines = np.array([mu, e]), []
+    out = _conclude(
+        full_pass, theta, full_pass(theta), None, names, lo, hi, "stalled", np.random.default_rng(0), lines.append
+    )
+    got, _, cov, interval, _, _, notes, profiles, left, status = out
+    assert notes == {} and list(profiles) == ["e"], lines
+    assert any(line.startswith("e: the summed Hessian of all 40 experiments") for line in lines), lines
+    assert abs(got[1] - own[:, 1].mean()) <= 0.01 + 1e-12 and abs(got[1] - e) > 0.02 and got[0] == mu
+    assert "pass at the profiles' estimate" in " ".join(lines)
+    se = own[:, 1].std(ddof=1) / np.sqrt(len(own))
+    lo_e, hi_e = interval["e"]
+    assert lo_e < own[:, 1].mean() < hi_e and 2 * 1.96 * se - 0.04 < hi_e - lo_e < 2 * 1.96 * se + 0.04
+    assert np.isfinite(cov).all() and cov[0, 1] == 0.0 and interval["mu"][0] < mu < interval["mu"][1]
+    assert status == "converged (e on its profile)" and abs(left[0]) < 1e-12, (status, left)

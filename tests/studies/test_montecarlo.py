@@ -381,16 +381,18 @@ def test_plan_warns_that_a_small_saltelli_design_gives_no_indices(tmp_path, caps
 def test_more_devices_than_cores_is_said(monkeypatch, capsys):
     from jax._src import xla_bridge
 
-    monkeypatch.setattr(mc, "usable_cores", lambda: 2)
+    from jaxcontact.commands import devices
+
+    monkeypatch.setattr(devices, "usable_cores", lambda: 2)
     monkeypatch.setattr(xla_bridge, "backends_are_initialized", lambda: False)
     monkeypatch.setenv("XLA_FLAGS", "")  # restored after the test: the device count asked here goes nowhere
-    mc._host_devices(64)
+    devices.host_devices(64)
     assert "warning: --devices 64 is more than the 2 core(s) this process may use" in capsys.readouterr().err
     assert os.environ["XLA_FLAGS"] == "--xla_force_host_platform_device_count=64"
-    mc._host_devices(64)  # the flag is now set, as by a user's XLA_FLAGS: --devices cannot change it
+    devices.host_devices(64)  # the flag is now set, as by a user's XLA_FLAGS: --devices cannot change it
     assert "note: --devices 64 ignored (XLA_FLAGS already sets the host device count)" in capsys.readouterr().err
     monkeypatch.setenv("XLA_FLAGS", "")
-    mc._host_devices(2)
+    devices.host_devices(2)
     assert capsys.readouterr().err == ""
 
 

@@ -306,3 +306,51 @@ def test_program_calling_lapack_runs_on_one_of_two_devices_and_says_so():
     assert info["devices"] == 2 and info["used"] == 1 and info["warned"]
     a = np.eye(13) * 2.0 + 0.1
     assert abs(info["y0"] - np.linalg.solve(a, np.ones(13))[0]) < 1e-12
+
+
+SPLIT_ON_TWO_DEVICES = textwrap.dedent("""
+    import os, sys, json, warnings
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+    import jax, jax.numpy as jnp, numpy as np
+    jax.config.update("jax_enable_x64", True)
+    from jax.scipy.linalg import cho_factor, cho_solve
+    from jaxcontact.studies.runner import SplitProgram
+
+    def scaled(x, a):  # x a batch of rows, a shared by all
+        return (x * a).sum(axis=1), x + a
+
+    def solved(x, a):  # a 13 x 13 SPD solve per row: LAPACK custom calls on CPU
+        one = lambda r: cho_solve(cho_factor(jnp.eye(13) * (2.0 + r[0]) + a[0]), jnp.ones(13))[0]
+        return (jax.vmap(one)(x),)
+
+    x, a = np.arange(24.0).reshape(8, 3), np.array([0.1, 2.0, 3.0])
+    plain = SplitProgram(scaled, (True, False))
+    s, y = plain(x, a)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        lapack = SplitProgram(solved, (True, False), desc="the solve")
+        (z,) = lapack(x, a)
+    print(json.dumps({"devices": [plain.devices, lapack.devices], "s": s.tolist(), "y": y.tolist(),
+                      "z": z.tolist(), "warned": [str(m.message) for m in w if "LAPACK" in str(m.message)]}))
+""")
+
+
+def test_split_program_runs_each_devices_share_and_lapack_on_one_device():
+    """A batched program split over two host devices gives the one-device numbers; one that calls LAPACK runs on
+    one device and says so, as a study does."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.run(
+        [sys.executable, "-c", SPLIT_ON_TWO_DEVICES], capture_output=True, text=True, timeout=300, cwd=root
+    )
+    assert proc.returncode == 0, proc.stderr
+    info = json.loads(proc.stdout.strip().splitlines()[-1])
+    x, a = np.arange(24.0).reshape(8, 3), np.array([0.1, 2.0, 3.0])
+    assert info["devices"] == [2, 1]
+    np.testing.assert_array_equal(info["s"], (x * a).sum(axis=1))
+    np.testing.assert_array_equal(info["y"], x + a)
+    want = [np.linalg.solve(np.eye(13) * (2.0 + r[0]) + 0.1, np.ones(13))[0] for r in x]
+    np.testing.assert_allclose(info["z"], want, rtol=1e-12)
+    assert info["warned"] == [
+        "the solve: the compiled program calls LAPACK, which can hang on several CPU host "
+        "devices; running it on one device"
+    ]

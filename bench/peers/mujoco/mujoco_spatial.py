@@ -513,9 +513,9 @@ def main():
     batches_mjx = [int(b) for b in args.batches_mjx.split(",")]
 
     args.devices = args.threads if args.devices is None else args.devices
-    from jaxcontact.commands.mc import _host_devices
+    from jaxcontact.commands.devices import host_devices
 
-    _host_devices(args.devices)  # the host device count in XLA_FLAGS, as `jaxcontact mc --devices` sets it
+    host_devices(args.devices)  # the host device count in XLA_FLAGS, as `jaxcontact mc --devices` sets it
 
     import jax
     import mujoco
