@@ -170,7 +170,7 @@ def estimate_lines(res) -> list[str]:
             f"{pop['p90']:.3g}, {pop['experiments']} estimable)"
         )
     left = res.settings["newton_step_left"]
-    if res.settings["newton_status"] != "converged" and left:
+    if not res.settings["newton_status"].startswith("converged") and left:
         lines.append(
             f"  {res.settings['newton_status']}: one more Newton step on every experiment's Hessians would move "
             + ", ".join(f"{k} by {v:+.3g} (its standard error {res.std[k]:.3g})" for k, v in left.items())

@@ -453,7 +453,7 @@ def fit_experiments(
         full_pass, theta, first, names, lo, hi, sample, newton_steps, told
     )
     theta, (per, q, e2, g), cov, interval, population, own, notes, profiles, left, status = _conclude(
-        full_pass, theta, (per, q, e2, g), hess, names, lo, hi, status, rng, told
+        full_pass, theta, (per, q, e2, g), hess, names, lo, hi, status, rng, told, sample, newton_steps
     )
     return ExperimentsFit(
         {k: float(v) for k, v in zip(names, theta)},
@@ -526,22 +526,24 @@ def _difference_hessians(full_pass, theta, g, span, toward, columns=None, which=
     return 0.5 * (h + np.swapaxes(h, 1, 2)) * np.outer(done, done), moved_mean
 
 
-def _refine(full_pass, theta, first, names, lo, hi, sample, budget, say):
+def _refine(full_pass, theta, first, names, lo, hi, sample, budget, say, fixed=None):
     """From Adam's estimate θ to the optimum of all experiments, in at most ``budget`` passes over them (module
     docstring): sign steps along the parameters the model does not bracket, then trust-region Newton steps.
 
     full_pass(θ, which=None) → (losses, q, e², gradients) of the experiments ``which`` (default all); first:
-    full_pass(θ); sample: the experiments whose mean Hessian is the model. Returns θ, full_pass(θ), every
+    full_pass(θ); sample: the experiments whose mean Hessian is the model; fixed: parameters held where θ has
+    them (a profiled one). Returns θ, full_pass(θ), every
     experiment's Hessian at θ when the model's sample is all of them and still holds there (else None), the
     status and the passes used."""
     n, p = first[3].shape
+    fixed = np.zeros(p, bool) if fixed is None else np.asarray(fixed, bool)
     span, unit = HESSIAN_SPAN * (hi - lo), hi - lo  # the trust region and the secant in shares of the widths
 
     def model_at(theta, g):
         """The sample's Hessians over the free parameters, each coordinate differenced downhill; whether they
         cover every parameter; which parameters they bracket (the sample's mean gradient changes sign over the
         span, or a bound is nearer than the span downhill)."""
-        free = ~_held(theta, g.mean(axis=0), lo, hi)
+        free = ~_held(theta, g.mean(axis=0), lo, hi) & ~fixed
         mean_g = g[sample].mean(axis=0)
         downhill = np.where(mean_g > 0, -1.0, 1.0)
         end = theta + downhill * span
@@ -560,7 +562,7 @@ def _refine(full_pass, theta, first, names, lo, hi, sample, budget, say):
     hess, complete, brackets = model_at(theta, got[3])
     model_h, at = hess.mean(axis=0) * np.outer(unit, unit), theta
     grad = got[3].mean(axis=0)
-    moving = ~_held(theta, grad, lo, hi) & ~brackets
+    moving = ~_held(theta, grad, lo, hi) & ~brackets & ~fixed
     step, trials = SIGN_FIRST * span, 0
     if moving.any():
         say("sign steps for " + ", ".join(nm for nm, m in zip(names, moving) if m) + " (not bracketed by the span)")
@@ -604,7 +606,7 @@ def _refine(full_pass, theta, first, names, lo, hi, sample, budget, say):
     while True:
         g = got[3]
         grad_u = g.mean(axis=0) * unit
-        free = ~_held(theta, grad_u, lo, hi) & ~flat
+        free = ~_held(theta, grad_u, lo, hi) & ~flat & ~fixed
         if not free.any():
             status = "every parameter held " + (
                 "on its bound" if not flat.any() else "(on its bound or without curvature)"
@@ -638,14 +640,14 @@ def _refine(full_pass, theta, first, names, lo, hi, sample, budget, say):
     return theta, got, hess if valid else None, status, trials
 
 
-def _conclude(full_pass, theta, got, hess, names, lo, hi, status, rng, say):
+def _conclude(full_pass, theta, got, hess, names, lo, hi, status, rng, say, sample=None, budget=NEWTON_TRIALS):
     """The intervals at the fit's estimate θ (``got`` = full_pass(θ); ``hess`` every experiment's Hessian there,
     or None to difference them): the jackknife's (:func:`_intervals`), and for a parameter the Hessians do not
     determine, a bootstrap of its profile (:func:`_profile`), which moves the estimate to the profile's lowest
-    mean loss (the others' gradients and Hessians are then taken there, with it held). Returns θ, full_pass(θ),
-    the covariance, intervals, population, per-experiment estimates, notes, profiles, the Newton step left and the
-    status (converged where the profiled parameters' move leaves the others a step below a tenth of their standard
-    errors)."""
+    mean loss; the others then take Newton steps from there with it held (:func:`_refine` over the model's
+    ``sample`` of experiments, at most ``budget`` trials) and their gradients and Hessians are taken where those
+    end. Returns θ, full_pass(θ), the covariance, intervals, population, per-experiment estimates, notes,
+    profiles, the Newton step left and the status (the Newton steps' after a move)."""
     per, q, e2, g = got
     n, theta, names_ = g.shape[0], np.array(theta, float), np.asarray(names)
     if hess is None:
@@ -659,13 +661,19 @@ def _conclude(full_pass, theta, got, hess, names, lo, hi, status, rng, say):
         say(f"{k}: {notes[k]}; profiling it instead")
         profiles[k] = _profile(lambda t: full_pass(t, gradients=False)[0], theta, j, per, lo, hi, rng, say)
     moved = {k: v for k, v in profiles.items() if v["estimate"] != theta[names.index(k)]}
-    if moved:  # a lower loss on the profile: the others' gradients and Hessians there
+    if moved:  # a lower loss on the profile: the others' optimum there, their gradients and Hessians
         for k, v in moved.items():
             theta[names.index(k)] = v["estimate"]
         per, q, e2, g = full_pass(theta)
         say(f"pass at the profiles' estimate: mean loss {np.mean(per):.4g}")
+        profiled = np.isin(names_, list(profiles))
+        if not profiled.all():
+            sample = np.arange(n) if sample is None else sample
+            theta, (per, q, e2, g), _, status, _ = _refine(
+                full_pass, theta, (per, q, e2, g), names, lo, hi, sample, budget, say, fixed=profiled
+            )
         held = _held(theta, g.mean(axis=0), lo, hi)
-        fixed = held | np.isin(names_, list(profiles))
+        fixed = held | profiled
         hess = _difference_hessians(
             full_pass, theta, g, HESSIAN_SPAN * (hi - lo), _inward(theta, lo, hi), np.flatnonzero(~fixed)
         )[0]
@@ -680,11 +688,8 @@ def _conclude(full_pass, theta, got, hess, names, lo, hi, status, rng, say):
             cov[j, j] = v["std"] ** 2
             notes.pop(k, None)
     left = _step_left(hess, g, ~fixed & ~np.isin(names_, list(notes)))
-    if profiles and status != "converged":
-        # the Newton steps' own stop rule, with the intervals' standard errors
-        if np.all(~np.isfinite(left) | (np.abs(left) < 0.1 * np.sqrt(np.abs(np.diag(cov))))):
-            status = "converged (" + ", ".join(profiles) + " on " + ("its" if len(profiles) == 1 else "their")
-            status += " profile)"
+    if moved:
+        status += " (" + ", ".join(moved) + " from " + ("its" if len(moved) == 1 else "their") + " profile)"
     return theta, (per, q, e2, g), cov, interval, population, own, notes, profiles, left, status
 
 

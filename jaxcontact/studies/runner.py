@@ -452,30 +452,43 @@ class SplitProgram:
         """How many devices share a batch."""
         return int(self._mesh.devices.size)
 
-    def _shardings(self):
-        split, whole = batch_sharding(self._mesh), NamedSharding(self._mesh, PartitionSpec())
+    def _shardings(self, mesh):
+        split, whole = batch_sharding(mesh), NamedSharding(mesh, PartitionSpec())
         return tuple(split if b else whole for b in self.batched), split
 
     def __call__(self, *args):
         args = _canonical(args)
         key = str(jax.tree.map(lambda a: (a.shape, a.dtype.str), args))
         if key not in self._compiled:
-            ins, out = self._shardings()
-            compiled, _ = _compile_split(self.fn, args, ins, out)
-            if self.devices > 1 and calls_lapack(compiled):
-                warnings.warn(
-                    f"{self.desc}: the compiled program calls LAPACK, which can hang on several CPU host devices; "
-                    "running it on one device",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
-                self._mesh = batch_mesh(self._mesh.devices.flat[:1])
-                ins, out = self._shardings()
-                compiled, _ = _compile_split(self.fn, args, ins, out)
-            self._compiled[key] = (compiled, ins)
+
+            def compile_on(mesh):
+                ins, out = self._shardings(mesh)
+                return _compile_split(self.fn, args, ins, out)
+
+            compiled, _, self._mesh = _compile_without_lapack_hang(compile_on, self._mesh, self.desc)
+            self._compiled[key] = (compiled, self._shardings(self._mesh)[0])
         compiled, ins = self._compiled[key]
         placed = tuple(_place(a, s) for a, s in zip(args, ins))
         return jax.tree.map(np.asarray, _fetch_tree(compiled(*placed)))
+
+
+def _compile_without_lapack_hang(compile_on, mesh: Mesh, desc: str):
+    """compile_on(mesh) → (compiled, seconds), compiled again for one device if it calls LAPACK on several:
+    LAPACK custom calls can hang when several CPU host devices run them (bench/RESULTS.md names the jax version),
+    so such a program runs on one device (same numbers, one core) and a warning says so. Returns (compiled,
+    seconds, the mesh it runs on)."""
+    compiled, seconds = compile_on(mesh)
+    if mesh.devices.size > 1 and calls_lapack(compiled):
+        warnings.warn(
+            f"{desc}: the compiled program calls LAPACK, which can hang on several CPU host devices; running it on "
+            "one device",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+        mesh = batch_mesh(mesh.devices.flat[:1])
+        compiled, more = compile_on(mesh)
+        seconds += more
+    return compiled, seconds, mesh
 
 
 def calls_lapack(compiled) -> bool:
@@ -673,20 +686,12 @@ def run_samples(
         if compiled is None and programs is not None and shapes in programs:
             compiled, sharding, n_dev = programs[shapes]
         if compiled is None:
-            compiled, compile_seconds = compile_batched(fn, padded, sharding)
-            if n_dev > 1 and calls_lapack(compiled):
-                # LAPACK custom calls can hang when several CPU host devices run them (bench/RESULTS.md
-                # names the jax version); such a program runs on one device — same numbers, one core.
-                warnings.warn(
-                    f"{desc}: the compiled study calls LAPACK, which can hang on several CPU host "
-                    "devices; running it on one device",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
-                sharding, n_dev = batch_sharding(batch_mesh(mesh.devices.flat[:1])), 1
-                padded = chunk_inputs
-                compiled, more = compile_batched(fn, padded, sharding)
-                compile_seconds += more
+
+            def compile_on(m):
+                return compile_batched(fn, padded if m.devices.size > 1 else chunk_inputs, batch_sharding(m))
+
+            compiled, compile_seconds, on = _compile_without_lapack_hang(compile_on, mesh, desc)
+            sharding, n_dev = batch_sharding(on), on.devices.size
             if programs is not None:
                 programs[shapes] = (compiled, sharding, n_dev)
         return chunk_inputs if n_dev == 1 else padded
