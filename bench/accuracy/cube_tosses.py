@@ -36,6 +36,10 @@ import numpy as np
 jax.config.update("jax_enable_x64", True)
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from jaxcontact.commands.devices import host_devices  # noqa: E402
+
+host_devices(None)  # the fits and predictions split over one host device per core, as the commands do
+
 import jax.numpy as jnp  # noqa: E402
 from common import OUT_DIR, cpu_model, git_revision, utc_date  # noqa: E402
 

@@ -600,7 +600,9 @@ def _refine(full_pass, theta, first, names, lo, hi, sample, budget, say, fixed=N
     # have already taken it as far as its gradient's sign said) is held: a step along a falling direction of
     # the model goes to the trust radius whatever the loss does, and the trials would be spent there.
     radius, status = TRUST_SPANS * HESSIAN_SPAN, "not converged: the trials ran out"
-    flat = _flat(model_h) if np.isfinite(model_h).all() else np.zeros(p, bool)
+    flat = np.zeros(p, bool)
+    if np.isfinite(model_h).all():  # over the parameters not fixed (a fixed one's row was not differenced)
+        flat[~fixed] = _flat(model_h[np.ix_(~fixed, ~fixed)])
     if flat.any():
         say("Newton steps hold " + ", ".join(nm for nm, f in zip(names, flat) if f) + " (no curvature along it)")
     while True:
@@ -628,7 +630,8 @@ def _refine(full_pass, theta, first, names, lo, hi, sample, budget, say, fixed=N
         accepted = np.mean(tried[0]) < np.mean(got[0])
         report("Newton step: " if accepted else "Newton step refused (the loss rose): ", trial, tried)
         # the gradient's change over the step is measured whether or not the step is taken
-        model_h = _secant(model_h, taken / unit, (tried[3].mean(axis=0) - g.mean(axis=0)) * unit)
+        change = np.where(fixed, 0.0, (tried[3].mean(axis=0) - g.mean(axis=0)) * unit)  # a fixed one keeps no row
+        model_h = _secant(model_h, taken / unit, change)
         size_taken = float(np.linalg.norm(taken / unit))
         if not accepted:
             radius = size_taken / 4

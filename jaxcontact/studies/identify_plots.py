@@ -116,19 +116,37 @@ def corner_plot(res, path) -> None:
 
 def experiments_fit_plot(res, experiments, model, path: str) -> str:
     """A fit over experiments: parameters per step, the per-experiment estimates, the pose error by time since
-    each experiment's first contact, and measured against fitted height for three experiments."""
+    each experiment's first contact, measured against fitted height for three experiments, and the profiles of
+    the parameters whose interval is their profile's bootstrap (if any)."""
     import os
 
     from jaxcontact.toss_states import CONTACT_CLEARANCE, lowest_vertex
 
     plt = pyplot()
     names = list(res.estimates)
-    fig, axes = plt.subplots(2, 3, figsize=(13, 7), layout="constrained")
+    profiles = res.profiles or {}
+    fig, axes = plt.subplots(2, 3 + bool(profiles), figsize=(13 + 4 * bool(profiles), 7), layout="constrained")
+    if profiles:
+        ax = axes[0, 3]
+        for n, prof in profiles.items():
+            colour = f"C{names.index(n)}"
+            ax.plot(prof["grid"], prof["mean_loss"], "o-", ms=3, color=colour, label=f"{n}: mean loss on its profile")
+            # an interval open at an end (the bootstrap reached the grid's end there) is drawn to that end
+            ends = [e if np.isfinite(e) else g for e, g in zip(prof["interval95"], (prof["grid"][0], prof["grid"][-1]))]
+            ax.axvspan(*ends, color=colour, alpha=0.2, label="bootstrap 95 % interval")
+            ax.axvline(prof["estimate"], color=colour, lw=1.2)
+        ax.set_xlabel("profiled parameter (the others at their estimates)", fontsize=9)
+        ax.set_ylabel("mean loss over the experiments", fontsize=9)
+        ax.legend(fontsize=7)
+        _tidy(ax)
+        axes[1, 3].set_visible(False)
     ax = axes[0, 0]
     steps = np.arange(1, len(res.loss_history) + 1)
     for i, n in enumerate(names):
-        scale = max(abs(res.estimates[n]), 1e-12)
-        ax.plot(steps, res.param_history[:, i] / scale, lw=1.2, label=f"{n} / {res.estimates[n]:.4g}")
+        # relative to the estimate; an estimate of 0 (a restitution on its bound) leaves the value itself
+        scale = abs(res.estimates[n]) if abs(res.estimates[n]) > 1e-9 else 1.0
+        label = f"{n} / {res.estimates[n]:.4g}" if scale != 1.0 else f"{n} (estimate {res.estimates[n]:.4g})"
+        ax.plot(steps, res.param_history[:, i] / scale, lw=1.2, label=label)
     ax.set_xlabel("Adam step", fontsize=9)
     ax.set_ylabel("parameter / final estimate", fontsize=9)
     twin = ax.twinx()

@@ -465,14 +465,14 @@ class SplitProgram:
                 ins, out = self._shardings(mesh)
                 return _compile_split(self.fn, args, ins, out)
 
-            compiled, _, self._mesh = _compile_without_lapack_hang(compile_on, self._mesh, self.desc)
+            compiled, _, self._mesh = _compile_on_safe_devices(compile_on, self._mesh, self.desc)
             self._compiled[key] = (compiled, self._shardings(self._mesh)[0])
         compiled, ins = self._compiled[key]
         placed = tuple(_place(a, s) for a, s in zip(args, ins))
         return jax.tree.map(np.asarray, _fetch_tree(compiled(*placed)))
 
 
-def _compile_without_lapack_hang(compile_on, mesh: Mesh, desc: str):
+def _compile_on_safe_devices(compile_on, mesh: Mesh, desc: str):
     """compile_on(mesh) → (compiled, seconds), compiled again for one device if it calls LAPACK on several:
     LAPACK custom calls can hang when several CPU host devices run them (bench/RESULTS.md names the jax version),
     so such a program runs on one device (same numbers, one core) and a warning says so. Returns (compiled,
@@ -493,7 +493,8 @@ def _compile_without_lapack_hang(compile_on, mesh: Mesh, desc: str):
 
 def calls_lapack(compiled) -> bool:
     """Whether a compiled program calls LAPACK (custom calls ``lapack_*``, e.g. Cholesky of a full mass matrix)."""
-    return "lapack_" in compiled.as_text()
+    # the custom call's target, not any "lapack_" in the text: the HLO's metadata names Python functions too
+    return 'custom_call_target="lapack_' in compiled.as_text()
 
 
 def _place(chunk, sharding: NamedSharding):
@@ -690,7 +691,7 @@ def run_samples(
             def compile_on(m):
                 return compile_batched(fn, padded if m.devices.size > 1 else chunk_inputs, batch_sharding(m))
 
-            compiled, compile_seconds, on = _compile_without_lapack_hang(compile_on, mesh, desc)
+            compiled, compile_seconds, on = _compile_on_safe_devices(compile_on, mesh, desc)
             sharding, n_dev = batch_sharding(on), on.devices.size
             if programs is not None:
                 programs[shapes] = (compiled, sharding, n_dev)
