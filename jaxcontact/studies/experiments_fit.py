@@ -144,6 +144,13 @@ TRUST_SPANS = 4
 # times) while the bootstrap's estimates reach the grid's end short of a bound.
 PROFILE_SPANS = 5
 PROFILE_EXTENSIONS = 3
+# Where fewer than PROFILE_RESOLVED grid points lie in the bootstrap's interval (the experiments agree within a
+# few spans), the grid is refined about its lowest point, the spacing divided by PROFILE_REFINE_BY, at most
+# PROFILE_REFINEMENTS times; an interval still that narrow is widened by a spacing either side (the grid's
+# resolution).
+PROFILE_RESOLVED = 5
+PROFILE_REFINE_BY = 4
+PROFILE_REFINEMENTS = 2
 # Resamples of the experiments in the profile's bootstrap.
 BOOTSTRAP = 2000
 # At most so many trials (sign steps and Newton steps), a pass over all experiments each; the stop rule (a step
@@ -700,15 +707,16 @@ def _profile(losses_at, theta, j, per, lo, hi, rng, say) -> dict:
     """Parameter j of θ on a grid, the others held at θ: every experiment's loss at each point (``losses_at(θ)``
     → (N,), ``per`` those at θ), the grid point with the lowest mean loss (the estimate), and a bootstrap over the
     experiments: :data:`BOOTSTRAP` resamples with replacement, each giving the grid point its own mean loss puts
-    lowest. Their 2.5–97.5 % range is the 95 % interval (at the grid's resolution, a span), their standard
-    deviation the standard error; each experiment's own lowest point is the population. For a parameter whose
-    loss is rough over a span (a restitution whose every value changes which vertices strike next), the
-    Hessians' one-step jackknife has nothing to stand on, while the bootstrap needs only the losses. The grid
-    is :data:`PROFILE_SPANS` spans either side of θ within the bounds, extended beyond an end short of a bound
-    while more than 2.5 % of the resamples put their lowest point there (their interval would be cut by the
-    grid); an end still reached after :data:`PROFILE_EXTENSIONS` extensions leaves that side of the interval
-    NaN. The profile holds the other parameters at θ, so the interval does not include what their re-fit along
-    it would add."""
+    lowest. Their 2.5–97.5 % range is the 95 % interval (at the grid's resolution: a span, refined about the
+    lowest point where fewer than :data:`PROFILE_RESOLVED` grid points lie in that range, widened by the finest
+    spacing where still so), their standard deviation the standard error; each experiment's own lowest point is the
+    population. For a parameter whose loss is rough over a span (a restitution whose every value changes which
+    vertices strike next), the Hessians' one-step jackknife has nothing to stand on, while the bootstrap needs only
+    the losses. The grid is :data:`PROFILE_SPANS` spans either side of θ within the bounds, extended beyond an end
+    short of a bound while more than 2.5 % of the resamples put their lowest point there (their interval would be
+    cut by the grid); an end still reached after :data:`PROFILE_EXTENSIONS` extensions leaves that side of the
+    interval NaN. The profile holds the other parameters at θ, so the interval does not include what their re-fit
+    along it would add."""
     span = HESSIAN_SPAN * (hi[j] - lo[j])
     values, losses = [float(theta[j])], [np.asarray(per, float)]
 
@@ -723,12 +731,17 @@ def _profile(losses_at, theta, j, per, lo, hi, rng, say) -> dict:
     add(theta[j] + span * np.arange(-PROFILE_SPANS, PROFILE_SPANS + 1))
     n = losses[0].size
     counts = rng.multinomial(n, np.full(n, 1.0 / n), size=BOOTSTRAP).astype(float)
-    for extension in range(PROFILE_EXTENSIONS + 1):
+
+    def bootstrap():
         order = np.argsort(values)
         grid, table = np.asarray(values)[order], np.stack(losses, axis=1)[:, order]  # (G,), (N, G)
         draws = grid[np.argmin(counts @ table, axis=1)]
         low = grid[0] > lo[j] and np.mean(draws == grid[0]) > 0.025
         high = grid[-1] < hi[j] and np.mean(draws == grid[-1]) > 0.025
+        return grid, table, draws, low, high
+
+    for extension in range(PROFILE_EXTENSIONS + 1):
+        grid, table, draws, low, high = bootstrap()
         if not (low or high) or extension == PROFILE_EXTENSIONS:
             break
         say(
@@ -739,8 +752,21 @@ def _profile(losses_at, theta, j, per, lo, hi, rng, say) -> dict:
             add(grid[0] - span * np.arange(1, PROFILE_SPANS + 1))
         if high:
             add(grid[-1] + span * np.arange(1, PROFILE_SPANS + 1))
+    spacing = span
+    for _ in range(PROFILE_REFINEMENTS):
+        inner = np.quantile(draws, [0.025, 0.975], method="inverted_cdf")
+        if np.count_nonzero((grid >= inner[0]) & (grid <= inner[1])) >= PROFILE_RESOLVED:
+            break
+        # the resamples agree to within a spacing: a finer grid about the lowest point resolves their spread
+        spacing /= PROFILE_REFINE_BY
+        say(f"profile: the bootstrap's interval holds few grid points; a grid of {spacing:.3g} about its lowest")
+        add(grid[np.argmin(table.mean(axis=0))] + spacing * np.arange(-PROFILE_SPANS, PROFILE_SPANS + 1))
+        grid, table, draws, low, high = bootstrap()
     mean = table.mean(axis=0)
     interval = [float(np.quantile(draws, q, method="inverted_cdf")) for q in (0.025, 0.975)]
+    if np.count_nonzero((grid >= interval[0]) & (grid <= interval[1])) < PROFILE_RESOLVED:
+        # still within a few spacings: the grid cannot tell more, so the interval takes a spacing on either side
+        interval = [max(interval[0] - spacing, float(lo[j])), min(interval[1] + spacing, float(hi[j]))]
     interval = (math.nan if low else interval[0], math.nan if high else interval[1])
     own = grid[np.argmin(table, axis=1)]
     # an experiment whose loss does not change over the grid says nothing of the parameter

@@ -594,3 +594,25 @@ def test_conclude_profiles_a_parameter_the_hessians_cannot_determine():
     assert lo_e < own[:, 1].mean() < hi_e and 2 * 1.96 * se - 0.04 < hi_e - lo_e < 2 * 1.96 * se + 0.04
     assert np.isfinite(cov).all() and cov[0, 1] == 0.0 and interval["mu"][0] < mu < interval["mu"][1]
     assert status == "converged (e from its profile)" and abs(left[0]) < 1e-12, (status, left)
+
+
+def test_profile_refines_its_grid_where_the_experiments_agree_within_a_span():
+    # The weighted mean's spread (about 0.002) is a tenth of a span: on the first grid every resample picks the
+    # same point, a zero-width interval. The grid is refined about it (spans of 0.005, then 0.00125) until the
+    # bootstrap's interval holds five points, and then matches the brute-force bootstrap at that resolution.
+    rng = np.random.default_rng(9)
+    n = 60
+    w, own = np.exp(rng.normal(size=n)), 0.4 + 0.012 * rng.normal(size=n)
+
+    def losses_at(theta):
+        return 0.5 * w * (theta[0] - own) ** 2
+
+    theta, lines = np.array([0.4]), []
+    got = _profile(
+        losses_at, theta, 0, losses_at(theta), np.zeros(1), np.ones(1), np.random.default_rng(0), lines.append
+    )
+    assert sum("a grid of" in line for line in lines) == 2, lines
+    counts = np.random.default_rng(1).multinomial(n, np.full(n, 1 / n), size=4000)
+    brute = (counts * w * own).sum(axis=1) / (counts * w).sum(axis=1)
+    np.testing.assert_allclose(got["interval95"], np.quantile(brute, [0.025, 0.975]), atol=1.5 * 0.00125)
+    assert got["interval95"][1] - got["interval95"][0] >= 4 * 0.00125
