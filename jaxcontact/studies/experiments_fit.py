@@ -83,13 +83,14 @@ length; the physical parameters (μ, ε, …) are shared. What each design choic
 * **A parameter the Hessians cannot determine: its profile, bootstrapped.** Where the loss along a parameter is
   rough at the scale of a span (the real cubes' restitution near 0: every bounce, however small, changes which
   vertices strike next), the summed Hessians have no curvature along it and the jackknife no interval. Such a
-  parameter is profiled instead (:func:`_profile`): every experiment's loss on a grid of spans along it, the
-  others held at the estimate (forward runs only, no gradients). The estimate moves to the grid point of lowest
-  mean loss, and the others' gradients and Hessians are taken again there. Its 95 % interval is the 2.5–97.5 %
-  range of a bootstrap over experiments: resampled with replacement, each resample's own lowest grid point.
-  That needs no smoothness, only the experiments' losses, and shows the scatter between them as the jackknife
-  does for the smooth parameters; its resolution is the grid's (a span), and it leaves out what re-fitting the
-  others along the profile would add. ``profiles`` in the result holds the grid and its mean loss.
+  parameter is profiled instead (:func:`_profile`): every experiment's loss on a grid of spans along it, the others
+  held at the estimate (forward runs only, no gradients). The estimate moves to the grid point of lowest mean loss,
+  and the others take Newton steps from there with it held, their intervals taken where those end. Its 95 % interval
+  is the 2.5–97.5 % range of a bootstrap over experiments: resampled with replacement, each resample's own lowest
+  grid point. That needs no smoothness, only the experiments' losses, and shows the scatter between them as the
+  jackknife does for the smooth parameters; its resolution is the grid's (a span, refined where the experiments
+  agree within a few spans), and it leaves out what re-fitting the others along the profile would add. ``profiles``
+  in the result holds the grid and its mean loss.
 * **The whole machine.** Every device JAX sees runs its share of each minibatch and pass (``jaxcontact identify``
   asks XLA for one host device per core, as ``jaxcontact mc`` does); the experiments are independent, so the
   results do not depend on the device count.
