@@ -39,7 +39,7 @@ def plot_prediction(experiments, prediction, model, out_dir: str, bands=None) ->
         t = experiments.t[k, :n]
         ax.plot(t, 1e3 * experiments.measured["position"][k, :n, 2], "k.", ms=3, label="measured")
         ax.plot(t, 1e3 * prediction.q[k, :n, 2], "C1", lw=1.2, label="predicted")
-        title = f"{what}: experiment {k}, position error {pos[k]:.0f} %, orientation {ang[k]:.0f}°"
+        title = f"{what}: experiment {k}\nposition error {pos[k]:.0f} %, orientation {ang[k]:.0f}°"
         if bands is not None:
             ax.fill_between(
                 t,
