@@ -303,7 +303,8 @@ def run(args) -> int:
     """Run ``jaxcontact identify`` with parsed ``args``: fit, write fit.json and plots; returns the exit status."""
     from jaxcontact.commands import identify_experiments
 
-    if identify_experiments.holds_experiments(args.data):
+    many = identify_experiments.holds_experiments(args.data)
+    if many:
         # the experiments split over one host device per core (before jax starts its backend)
         from jaxcontact.commands.devices import host_devices
 
@@ -322,7 +323,6 @@ def run(args) -> int:
         name = model_name(args)
         model = get_model(name, **parse_sets(args.set))
         scheme = scheme_from_args(args)
-        many = identify_experiments.holds_experiments(args.data)
         if getattr(args, "impact_location", None) is None and args.smooth is None and scheme.impact_location_available:
             # a fit over experiments projects nothing (jaxcontact.studies.experiments_fit says why)
             scheme = identify_default(scheme, model, projection=not (args.no_projection or many))

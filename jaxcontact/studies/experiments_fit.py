@@ -382,15 +382,18 @@ def fit_experiments(
     lo = np.array([bounds[k][0] for k in names], float)
     hi = np.array([bounds[k][1] for k in names], float)
 
-    def program(gradients=True):
-        return _batched_program(model.system, scheme, names, substeps, seg.sample_dt, width, float(scale), gradients)
+    # the fit's program and the losses alone (the profiles'); each compiles at its first call
+    programs = {
+        g: _batched_program(model.system, scheme, names, substeps, seg.sample_dt, width, float(scale), g)
+        for g in (True, False)
+    }
 
     base = {k: np.asarray(v, float) for k, v in model.params.items()}
     half = float(np.mean([float(model.params[k]) for k in ("half_x", "half_y", "half_z")]))
 
     def evaluate(theta, idx, gradients=True):
         """The experiments ``idx`` (at most ``size``) at θ (p,): losses, q, e², gradients (or the losses alone)."""
-        run = program(gradients)
+        run = programs[gradients]
         wide = -(-size // run.devices) * run.devices  # the batch, padded to a multiple of the devices sharing it
         part = seg.take(np.concatenate([idx, np.full(wide - idx.size, idx[0])]))
         rows = np.broadcast_to(np.asarray(theta, float), (wide, len(names)))
@@ -672,24 +675,23 @@ def _conclude(full_pass, theta, got, hess, names, lo, hi, status, rng, say, samp
         say(f"{k}: {notes[k]}; profiling it instead")
         profiles[k] = _profile(lambda t: full_pass(t, gradients=False)[0], theta, j, per, lo, hi, rng, say)
     moved = {k: v for k, v in profiles.items() if v["estimate"] != theta[names.index(k)]}
+    profiled = np.isin(names_, list(profiles))
     if moved:  # a lower loss on the profile: the others' optimum there, their gradients and Hessians
         for k, v in moved.items():
             theta[names.index(k)] = v["estimate"]
         per, q, e2, g = full_pass(theta)
         say(f"pass at the profiles' estimate: mean loss {np.mean(per):.4g}")
-        profiled = np.isin(names_, list(profiles))
         if not profiled.all():
             sample = np.arange(n) if sample is None else sample
             theta, (per, q, e2, g), _, status, _ = _refine(
                 full_pass, theta, (per, q, e2, g), names, lo, hi, sample, budget, say, fixed=profiled
             )
         held = _held(theta, g.mean(axis=0), lo, hi)
-        fixed = held | profiled
         hess = _difference_hessians(
-            full_pass, theta, g, HESSIAN_SPAN * (hi - lo), _inward(theta, lo, hi), np.flatnonzero(~fixed)
+            full_pass, theta, g, HESSIAN_SPAN * (hi - lo), _inward(theta, lo, hi), np.flatnonzero(~(held | profiled))
         )[0]
         say(f"Hessians of {n} experiments")
-    fixed = held | np.isin(names_, list(profiles))
+    fixed = held | profiled
     if profiles:
         cov, interval, population, own, notes = _intervals(names, theta, g, hess, lo, hi, fixed)
         for k, v in profiles.items():
