@@ -7,6 +7,9 @@ command run in this process turns the cache off again when its test ends, so tha
 same worker compile as they would alone. Each test module's compiled programs are dropped when it ends: a
 worker that kept every program of the suite grew past 7 GB, and XLA aborted compiling in it.
 Subprocesses import the package of this checkout (PYTHONPATH), not whichever one is installed.
+A command run in this process may add a host device count to XLA_FLAGS (mc, identify and predict ask for one
+device per core); the variable is put back when its test ends, so that a later command in the same worker does
+not take it for the user's own setting.
 """
 
 import gc
@@ -25,6 +28,16 @@ def _subprocess_environment(tmp_path_factory):
     mp.setenv("PYTHONPATH", os.path.dirname(os.path.dirname(os.path.abspath(__file__))), prepend=os.pathsep)
     yield
     mp.undo()
+
+
+@pytest.fixture(autouse=True)
+def _xla_flags_stay_in_their_test():
+    before = os.environ.get("XLA_FLAGS")
+    yield
+    if before is None:
+        os.environ.pop("XLA_FLAGS", None)
+    else:
+        os.environ["XLA_FLAGS"] = before
 
 
 @pytest.fixture(autouse=True)
