@@ -137,16 +137,16 @@ class LagrangianSystem:
         ``diagonal_mass``, Moreau–Jean then builds and factorises G = Φ_q M⁻¹ Φ_qᵀ entry by
         entry (:mod:`jaxcontact.stepping.structured`); a wrong pattern gives wrong motion.
       gap_columns: for each row of ``gaps``, the coordinates it may depend on (a superset of the row's
-        non-zero entries of ∂g_N/∂q for every q, t and p), or None (dense). The projections then build W_N
-        by one forward tangent per colour of columns and its Gram matrix W_Nᵀ M⁻¹ W_N from the pairs of rows
-        that share a block of M: their cost grows with the contacts, not with the contacts times n. Only
-        without a velocity map; a wrong pattern gives wrong motion.
+        non-zero entries of ∂g_N/∂q for every q, t and p), or None (dense); with a velocity map, the velocities
+        it may depend on through q̇ = T(q) u (the non-zero entries of ∂g_N/∂q T(q)). The projections then build
+        W_N by one forward tangent per colour of columns and its Gram matrix W_Nᵀ M⁻¹ W_N from the pairs of rows
+        that share a block of M: their cost grows with the contacts, not with the contacts times n. A wrong
+        pattern gives wrong motion.
       slip_columns: for each row of ``slip_velocity`` (contact-major, ``tangent_directions`` rows a contact), the
         velocities it may read (a superset of the row's non-zero entries of ∂γ_T/∂u for every q, t and p), or
         None (dense). With ``gap_columns`` too, Moreau–Jean builds W = [W_N, W_T] by one tangent per colour
         and the Delassus matrix Wᵀ M̂⁻¹ W from the pairs of entries in one block of M, as the projections do,
-        instead of k solves with M and a dense O(nk²) product. Only without a velocity map; a wrong pattern
-        gives wrong motion.
+        instead of k solves with M and a dense O(nk²) product. A wrong pattern gives wrong motion.
       n_velocities: number of velocities when it differs from n_dof (None: n_dof). M is
         (n_u, n_u), h and u are (n_u,).
       velocity_map: ``q̇ = T(q) u`` as ``(q, u) -> (n_dof,)``, linear in u; required when
@@ -282,13 +282,13 @@ class LagrangianSystem:
                 continue
             if getattr(self, of) is None:
                 raise ValueError(f"{field} given without {of}")
-            if self.velocity_map is not None:
-                raise ValueError(f"{field} given with a velocity map: a pattern is of q̇ = u, which T(q) mixes")
-            bad = [c for row in pattern for c in row if not isinstance(c, int) or not 0 <= c < self.n_dof]
+            # Without a velocity map the coordinates are the velocities (q̇ = u); with one, a row's pattern is
+            # of the velocities it reads through q̇ = T(q) u.
+            n, what = (self.n_dof, "coordinate") if self.velocity_map is None else (self.n_u, "velocity")
+            bad = [c for row in pattern for c in row if not isinstance(c, int) or not 0 <= c < n]
             if bad or not isinstance(pattern, tuple) or not all(isinstance(row, tuple) and row for row in pattern):
                 raise ValueError(
-                    f"{field} must be a tuple of non-empty tuples of coordinate indices in [0, {self.n_dof}); "
-                    f"got {pattern!r}"
+                    f"{field} must be a tuple of non-empty tuples of {what} indices in [0, {n}); got {pattern!r}"
                 )
         if self.friction_regularization not in FRICTION_MODELS:
             raise ValueError(

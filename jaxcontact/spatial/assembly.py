@@ -225,6 +225,15 @@ class Assembly:
         ``[i]`` when it has several points (a box's corners)."""
         return tuple(c.name if c.size == 1 else f"{c.name}[{i}]" for c in self._group(False) for i in range(c.size))
 
+    def _velocity_columns(self, rows_per_point: int) -> tuple[tuple[int, ...], ...]:
+        """For each rigid contact row (``rows_per_point`` a point), the velocities of the bodies it touches: the
+        pattern of its row of W (a box on the ground: its own six; a sphere on a sphere: both bodies' twelve)."""
+        out = []
+        for c in self._group(False):
+            cols = tuple(len(B.VELOCITIES) * b.index + j for b in c.bodies() for j in range(len(B.VELOCITIES)))
+            out += [cols] * (c.size * rows_per_point)
+        return tuple(out)
+
     def _mass_diagonal(self, p, dtype):
         parts = []
         for b in self.bodies:
@@ -321,6 +330,8 @@ class Assembly:
             constraints=self.constraints if self.joints else None,
             gaps=self.gaps if rigid else None,
             slip_velocity=self.slip_velocity if rigid else None,
+            gap_columns=self._velocity_columns(1) if rigid else None,
+            slip_columns=self._velocity_columns(2) if rigid else None,
             laws=self.laws if rigid else None,
             potential=self.potential,
             names=self.names(),

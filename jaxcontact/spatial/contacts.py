@@ -114,6 +114,11 @@ class Contact(abc.ABC):
                 rule = "finite and non-zero" if direction else "finite"
                 raise ValueError(f"{where} = {v.tolist()} breaks the rule: {rule}")
 
+    def bodies(self) -> tuple[Body, ...]:
+        """The bodies whose motion moves its points, the ground left out (its fields that hold bodies)."""
+        held = (getattr(self, f.name) for f in dataclasses.fields(self))
+        return tuple(sorted((v for v in held if isinstance(v, Body) and not v.is_ground), key=lambda b: b.index))
+
     @abc.abstractmethod
     def frames(self, q, p):
         """(gaps (size,), points (size, 3), normals (size, 3), body a, body b) at q."""

@@ -608,13 +608,23 @@ def _less_baumgarte_target(dphi, system, scheme, p, q_A, u_A, t_A, h):
 
 def by_declared_rows(scheme: MoreauJean, system: LagrangianSystem) -> bool:
     """Whether a step builds W by the system's declared row patterns and D by pairs of their entries
-    (:func:`jaxcontact.stepping.sparse_rows.contact_rows`): not by Siconos' LU of the iteration matrix, and not
-    on the structured path, whose diagonal M makes M⁻¹ W a division already."""
+    (:func:`jaxcontact.stepping.sparse_rows.contact_rows`): not by Siconos' LU of the iteration matrix, not
+    on the structured path, whose diagonal M makes M⁻¹ W a division already, and not where the cone solve takes
+    D by its factors (fewer velocities than cone unknowns: every row then reads most velocities)."""
     return (
         system.gaps is not None
         and scheme.mass_path(system) not in ("iteration-lu", "structured")
         and declares_contact_rows(system)
+        and not _cones_by_factors(scheme, system)
     )
+
+
+def _cones_by_factors(scheme: MoreauJean, system: LagrangianSystem) -> bool:
+    """Whether the step's cone solve takes D by its factors (:func:`factored_delassus`), known before the step
+    from the declared gap rows."""
+    cones = system.slip_velocity is not None and system.tangent_directions == 2
+    n = 3 * len(system.gap_columns) if system.gap_columns is not None else None
+    return cones and n is not None and factored_delassus(scheme, system, n)
 
 
 def factored_delassus(scheme: MoreauJean, system: LagrangianSystem, n: int) -> bool:

@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcontact.stepping.structured import column_colors
-from jaxcontact.system import value_and_jacobian
+from jaxcontact.system import value_and_jacobian, velocity_matrix
 
 
 class DenseRows:
@@ -112,30 +112,40 @@ def _pattern(columns: tuple[tuple[int, ...], ...], n: int):
     return rows, cols, colour[cols], seeds
 
 
-def _by_pattern(fn, x, columns: tuple, field: str):
-    """(fn(x), its Jacobian as :class:`SparseRows`) by one forward tangent per colour of ``columns`` (not a vmap
-    over the seeds, as structured.sparse_jacobian)."""
-    n = x.shape[0]
+def _by_pattern(tangent, n: int, dtype, columns: tuple, field: str):
+    """(value, Jacobian as :class:`SparseRows`) of a function through ``tangent(seed) -> (value, derivative along
+    seed)``, one seed per colour of ``columns`` over its n inputs (not a vmap over the seeds, as
+    structured.sparse_jacobian)."""
     rows, cols, colour, seeds = _pattern(columns, n)
-    tangents = [jax.jvp(fn, (x,), (jnp.asarray(v, x.dtype),)) for v in seeds]
-    value = tangents[0][0]
+    values, derivative = jax.vmap(tangent)(jnp.asarray(seeds, dtype))  # (colours, rows) each
+    value = values[0]
     if value.shape != (len(columns),):
         raise ValueError(f"{field} has {len(columns)} rows for {value.shape[0]} {field.split('_')[0]}s")
-    derivative = jnp.stack([d for _, d in tangents])  # (colours, rows)
     return value, SparseRows(derivative[colour, rows], rows, cols, value.shape[0], n)
 
 
 def gap_rows(system, q, t, p):
-    """(g_N(q), W_N as rows) at q: :class:`SparseRows` when the system declares ``gap_columns``, else
-    :class:`DenseRows` (one forward tangent per coordinate)."""
+    """(g_N(q), W_N as rows) at q, W_N = (∂g_N/∂q T(q))ᵀ in the velocities (∂g_N/∂q without a velocity map):
+    :class:`SparseRows` when the system declares ``gap_columns``, else :class:`DenseRows` (one forward tangent
+    per coordinate)."""
 
     def gaps(x):
         return system.gaps(x, t, p)
 
     if system.gap_columns is None:
         g, gq = value_and_jacobian(gaps, q)
-        return g, DenseRows(gq.T)
-    return _by_pattern(gaps, q, system.gap_columns, "gap_columns")
+        T = velocity_matrix(system, q)
+        return g, DenseRows((gq if T is None else gq @ T).T)
+    if system.velocity_map is None:
+        return _by_pattern(lambda s: jax.jvp(gaps, (q,), (s,)), q.shape[0], q.dtype, system.gap_columns, "gap_columns")
+    # The gaps' rate along the coordinates' rate T(q) s of each seed velocity s.
+    return _by_pattern(
+        lambda s: jax.jvp(gaps, (q,), (system.velocity_map(q, s),)),
+        system.n_u,
+        q.dtype,
+        system.gap_columns,
+        "gap_columns",
+    )
 
 
 def declares_contact_rows(system) -> bool:
@@ -155,7 +165,10 @@ def contact_rows(system, q, t, p):
     def slips(u):
         return jnp.reshape(system.slip_velocity(q, u, t, p), (-1,))
 
-    w_T, W_T = _by_pattern(slips, jnp.zeros_like(q), system.slip_columns, "slip_columns")
+    u0 = jnp.zeros((system.n_u,), q.dtype)
+    w_T, W_T = _by_pattern(
+        lambda s: jax.jvp(slips, (u0,), (s,)), system.n_u, q.dtype, system.slip_columns, "slip_columns"
+    )
     stacked = SparseRows(
         jnp.concatenate([W_N.values, W_T.values]),
         np.concatenate([W_N.rows, W_N.k + W_T.rows]),

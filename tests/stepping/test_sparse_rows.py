@@ -181,13 +181,15 @@ def test_a_wrong_pattern_is_refused_by_name(kw, words):
     assert err.match(words)
 
 
-def test_a_pattern_without_gaps_or_with_a_velocity_map_is_refused():
+def test_a_pattern_without_gaps_or_out_of_the_velocities_is_refused():
     with pytest.raises(ValueError, match="gap_columns given without gaps"):
         LagrangianSystem(
             n_dof=2, mass=lambda q, p: jnp.eye(2), forces=lambda q, u, t, p: jnp.zeros(2), gap_columns=((0,),)
         )
-    with pytest.raises(ValueError, match="velocity map"):
-        _system(gap_columns=((0,), (1,)), n_velocities=2, velocity_map=lambda q, u: jnp.r_[u, 0.0])
+    # With a velocity map a pattern is of the velocities: here two, so index 2 (a coordinate) is out.
+    _system(gap_columns=((0,), (1,)), n_velocities=2, velocity_map=lambda q, u: jnp.r_[u, 0.0])
+    with pytest.raises(ValueError, match="velocity indices in \\[0, 2\\)"):
+        _system(gap_columns=((0,), (2,)), n_velocities=2, velocity_map=lambda q, u: jnp.r_[u, 0.0])
     with pytest.raises(ValueError, match="slip_columns given without slip_velocity"):
         _system(slip_columns=((0,), (1,)))
 
