@@ -12,39 +12,17 @@ import pytest
 
 from jaxcontact.models import get_model
 from jaxcontact.simulate import simulate
-from jaxcontact.spatial import Assembly, SpherePlane, SphereSphere
 from jaxcontact.stepping import MoreauJean
 from jaxcontact.stepping.sparse_rows import contact_rows
 from jaxcontact.system import kinematics
 from tests.spatial.test_box_box import PYRAMID, SIZES
+from tests.spatial.test_cone_newton import P, _column
 from tests.spatial.test_limits import _door
 
 jax.config.update("jax_enable_x64", True)
 
 PUSH = jnp.asarray([0.3, 0.0, 0.0, 0.0, 0.0, 2.0])  # the top sphere's velocity (m/s) and spin (rad/s)
-COLUMN = {"radius": 0.05, "mass": 1.0, "restitution": 0.0, "friction": 0.5, "gravity": 9.81}
-
-
-def _column(n):
-    """n spheres stacked on the plane z = 0: sphere 0 on the plane, sphere i on sphere i − 1."""
-    asm = Assembly(gravity="gravity")
-    balls = [asm.add_body(f"ball{i}", mass="mass", inertia=("0.4*mass*radius**2",) * 3) for i in range(n)]
-    asm.add_contact(
-        SpherePlane("plane", restitution="restitution", friction="friction", body=balls[0], radius="radius")
-    )
-    for i in range(n - 1):
-        asm.add_contact(
-            SphereSphere(
-                f"contact{i}",
-                restitution="restitution",
-                friction="friction",
-                a=balls[i],
-                b=balls[i + 1],
-                radius_a="radius",
-                radius_b="radius",
-            )
-        )
-    return asm.system()
+COLUMN = P  # a column of spheres of radius 5 cm, 1 kg, ε = 0, μ = 0.5 (test_cone_newton's)
 
 
 def _dense(system):
