@@ -44,9 +44,11 @@ Cholesky factor only where the pattern has entries (:mod:`structured`: fewer flo
 and kernels, the same motion to rounding; the figures are in bench/RESULTS.md,
 "structured Schur complement, trigonometry once"). A system that declares the
 pattern of every contact row (``gap_columns`` and ``slip_columns``: clearance
-joints between beam nodes) gets W by its entries and D = Wᵀ M̂ W from the pairs
-of entries in one block of M (:mod:`jaxcontact.stepping.sparse_rows`), M⁻¹ applied
-to [h f, Φ_qᵀ] only: a cost linear in the contacts, not O(n k²).
+joints between beam nodes, a spatial assembly's contacts between its bodies) gets
+W by its entries and D = Wᵀ M̂ W from the pairs of entries in one block of M
+(:mod:`jaxcontact.stepping.sparse_rows`), M⁻¹ applied to [h f, Φ_qᵀ] only: a cost
+linear in the contacts, not O(n k²) — except where the cone solve takes D by its
+factors (fewer velocities than half the cone unknowns: a box on its vertices).
 """
 
 from __future__ import annotations

@@ -114,8 +114,8 @@ def _pattern(columns: tuple[tuple[int, ...], ...], n: int):
 
 def _by_pattern(tangent, n: int, dtype, columns: tuple, field: str):
     """(value, Jacobian as :class:`SparseRows`) of a function through ``tangent(seed) -> (value, derivative along
-    seed)``, one seed per colour of ``columns`` over its n inputs (not a vmap over the seeds, as
-    structured.sparse_jacobian)."""
+    seed)``, one seed per colour of ``columns`` over its n inputs. The seeds' tangents are one vmap: the function
+    is traced once, not once per colour (a spatial assembly's contact geometry would compile once per colour)."""
     rows, cols, colour, seeds = _pattern(columns, n)
     values, derivative = jax.vmap(tangent)(jnp.asarray(seeds, dtype))  # (colours, rows) each
     value = values[0]
