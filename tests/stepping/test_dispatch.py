@@ -66,11 +66,15 @@ def test_a_scheme_reports_the_path_it_takes():
     assert MoreauJeanSiconos().plan(four_bar)["mass"] == "Siconos' iteration matrix by LU"
     assert plan["impacts"] == "on the step grid"
     assert MoreauJean(impact_location="interpolated").plan(four_bar)["impacts"] == "at the gap crossing"
-    sphere = get_model("sphere-on-plane").system  # spatial friction: Coulomb cones
+    sphere = get_model("sphere-on-plane").system  # spatial friction: Coulomb cones, the contact's rows declared
     assert (
-        MoreauJean(solver="newton").plan(sphere)["contacts"] == "newton on Coulomb cones (dense LU), unroll gradients"
+        MoreauJean(solver="newton").plan(sphere)["contacts"]
+        == "newton on Coulomb cones (dense LU) with W by its declared rows, unroll gradients"
     )
     assert MoreauJean().plan(sphere)["contacts"].startswith("nsgs on Coulomb cones")
+    # A box on its eight vertices: 6 velocities for 24 cone unknowns, so the solve takes D by its factors instead.
+    box = MoreauJean().plan(get_model("box-toss").system)["contacts"]
+    assert "with W by its factors" in box and "declared rows" not in box
     assert Penalty().plan(get_model("slider-bar").system)["integrator"] == "rk4 (fixed step)"
     with pytest.raises(ValueError, match="solver = 'pgs' cannot solve spatial Coulomb friction"):
         MoreauJean(solver="pgs").plan(sphere)  # the plan asks the same rule as the step
