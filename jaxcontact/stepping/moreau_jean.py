@@ -623,10 +623,9 @@ def by_declared_rows(scheme: MoreauJean, system: LagrangianSystem) -> bool:
 
 def _cones_by_factors(scheme: MoreauJean, system: LagrangianSystem) -> bool:
     """Whether the step's cone solve takes D by its factors (:func:`factored_delassus`), known before the step
-    from the declared gap rows."""
+    from the declared gap rows (one a contact, three cone unknowns each)."""
     cones = system.slip_velocity is not None and system.tangent_directions == 2
-    n = 3 * len(system.gap_columns) if system.gap_columns is not None else None
-    return cones and n is not None and factored_delassus(scheme, system, n)
+    return cones and factored_delassus(scheme, system, 3 * len(system.gap_columns))
 
 
 def factored_delassus(scheme: MoreauJean, system: LagrangianSystem, n: int) -> bool:

@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcontact.stepping.structured import column_colors
-from jaxcontact.system import value_and_jacobian, velocity_matrix
+from jaxcontact.system import coordinate_rate, value_and_jacobian, velocity_matrix
 
 
 class DenseRows:
@@ -136,11 +136,9 @@ def gap_rows(system, q, t, p):
         g, gq = value_and_jacobian(gaps, q)
         T = velocity_matrix(system, q)
         return g, DenseRows((gq if T is None else gq @ T).T)
-    if system.velocity_map is None:
-        return _by_pattern(lambda s: jax.jvp(gaps, (q,), (s,)), q.shape[0], q.dtype, system.gap_columns, "gap_columns")
-    # The gaps' rate along the coordinates' rate T(q) s of each seed velocity s.
+    # The gaps' rate along the coordinates' rate q̇ = T(q) s of each seed velocity s.
     return _by_pattern(
-        lambda s: jax.jvp(gaps, (q,), (system.velocity_map(q, s),)),
+        lambda s: jax.jvp(gaps, (q,), (coordinate_rate(system, q, s),)),
         system.n_u,
         q.dtype,
         system.gap_columns,

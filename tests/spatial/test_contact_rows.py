@@ -22,7 +22,6 @@ from tests.spatial.test_limits import _door
 jax.config.update("jax_enable_x64", True)
 
 PUSH = jnp.asarray([0.3, 0.0, 0.0, 0.0, 0.0, 2.0])  # the top sphere's velocity (m/s) and spin (rad/s)
-COLUMN = P  # a column of spheres of radius 5 cm, 1 kg, ε = 0, μ = 0.5 (test_cone_newton's)
 
 
 def _dense(system):
@@ -49,7 +48,7 @@ def _cases():
     crank = get_model("spatial-slider-crank")
     door, _ = _door()
     return {
-        "column of 4 spheres (sphere-plane, sphere-sphere)": (_column(4), COLUMN),
+        "column of 4 spheres (sphere-plane, sphere-sphere)": (_column(4), P),
         "pyramid of boxes (box-plane, box-box)": (PYRAMID.system(), SIZES),
         "newton cradle": (cradle.system, cradle.params),
         "spatial slider-crank (joints, a ball in its socket)": (crank.system, crank.params),
@@ -83,10 +82,10 @@ def _drop(system, steps, scheme):
     """The column with 5 mm gaps, dropped on the plane, the top sphere pushed sideways and spinning: the
     contacts slide and roll as well as close."""
     n = system.n_dof // 7
-    z = COLUMN["radius"] * (2 * jnp.arange(n) + 1) + 5e-3 * (jnp.arange(n) + 1)
+    z = P["radius"] * (2 * jnp.arange(n) + 1) + 5e-3 * (jnp.arange(n) + 1)
     q0 = jnp.stack([0 * z, 0 * z, z, 1 + 0 * z, 0 * z, 0 * z, 0 * z], axis=1).reshape(-1)
     u0 = jnp.zeros(6 * n).at[-6:].set(PUSH)
-    p = {k: jnp.asarray(v, jnp.float64) for k, v in COLUMN.items()}
+    p = {k: jnp.asarray(v, jnp.float64) for k, v in P.items()}
     return simulate(system, p, q0, u0, dt=1e-3, n_steps=steps, scheme=scheme)
 
 
@@ -109,8 +108,8 @@ def test_a_column_run_by_the_declared_rows_differentiates_as_the_dense_one():
     slides and spins on the one below, friction slowing it)."""
     system = _column(3)
     scheme = MoreauJean(iterations=10)
-    p = {k: jnp.asarray(v, jnp.float64) for k, v in COLUMN.items()}
-    z = COLUMN["radius"] * (2 * jnp.arange(3) + 1)
+    p = {k: jnp.asarray(v, jnp.float64) for k, v in P.items()}
+    z = P["radius"] * (2 * jnp.arange(3) + 1)
     q0 = jnp.stack([0 * z, 0 * z, z, 1 + 0 * z, 0 * z, 0 * z, 0 * z], axis=1).reshape(-1)
     u0 = jnp.zeros(18).at[-6:].set(PUSH)
 
