@@ -15,8 +15,8 @@ float64, and returns a :class:`ContactSolution` (r, u, residual = Siconos'
 * :func:`newton` — global semismooth Newton on the Alart–Curnier function
   (or the Fischer–Burmeister function of the cone, ``function=`` option),
   line search, proximal regularisation; the Newton system by the
-  ``linear_solver=`` object: :class:`DenseLU`, :class:`GMRES` or
-  :class:`SparseLU` on W's block rows (:mod:`.linear_solvers`);
+  ``linear_solver=`` object: :class:`DenseLU`, :class:`BandedLU` (W within a band),
+  :class:`GMRES` or :class:`SparseLU` on W's block rows (:mod:`.linear_solvers`);
   :func:`proximal_newton` — proximal point iterations around it, for semidefinite W (:mod:`.newton`).
 * Gradients of r in (W, q, μ) by the implicit function theorem on each
   contact's regime (:mod:`.implicit`), or by unrolling the sweeps.
@@ -26,7 +26,7 @@ float64, and returns a :class:`ContactSolution` (r, u, residual = Siconos'
 
 from jaxcontact.cones.delassus import BlockRows, Factored, block_rows
 from jaxcontact.cones.laws import ConeViolations, alart_curnier, cone_violations, fc3d_error, project_cone
-from jaxcontact.cones.linear_solvers import GMRES, DenseLU, SparseLU
+from jaxcontact.cones.linear_solvers import GMRES, BandedLU, DenseLU, SparseLU
 from jaxcontact.cones.newton import newton, proximal_newton
 from jaxcontact.cones.problem import BlockMatrix, ContactProblem, bundled_dir, bundled_files, read_problem
 from jaxcontact.cones.solution import ContactSolution
@@ -43,6 +43,7 @@ __all__ = [
     "project_cone",
     "newton",
     "DenseLU",
+    "BandedLU",
     "GMRES",
     "SparseLU",
     "proximal_newton",

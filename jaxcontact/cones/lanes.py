@@ -213,6 +213,17 @@ def stage_limits(check_every: int, iterations: int, rescue_after: int | None = N
 # compiles its own copy of the sweep: few stages keep the compile short.
 STAGE_GROWTH = 9
 STAGE_SHRINK = 16
+# The narrowest group of a later stage, where the second stage's is at least as wide: a group's loop and its
+# Newton rescue pay a fixed cost per step that the lanes of a group share, while a wider group waits on its
+# slowest lane.
+GROUP_MIN_WIDTH = 16
+
+
+def stage_width(L: int, j: int) -> int:
+    """The width of stage j's groups in a batch of L lanes (static): L / STAGE_SHRINKʲ, rounded up, but from
+    the third stage on no narrower than ``GROUP_MIN_WIDTH`` or the second stage's width, whichever is less."""
+    width = -(-L // STAGE_SHRINK**j)
+    return max(width, min(GROUP_MIN_WIDTH, -(-L // STAGE_SHRINK))) if j >= 2 else width
 
 
 def _gather_lanes(x, idx):
@@ -250,11 +261,12 @@ def iterate_lanes(
 
     Stages (:func:`stage_limits`): the whole batch sweeps one chunk; the lanes still unconverged then go on,
     gathered into groups of 1/``STAGE_SHRINK`` of the width, until the next limit (``STAGE_GROWTH`` chunks),
-    those still unconverged into groups of 1/``STAGE_SHRINK``² until the next, and so on, checking the error
-    every chunk or every ``STAGE_GROWTH``-th of the sweeps already made, whichever is more: a batch pays about
-    the sweeps its lanes need, not its slowest lane's count times its width, and the sweeps of the few hard
-    problems run on narrow arrays. Every lane sees the same chunks and checks as alone, whichever group it
-    lands in, so a batched solve equals the problems solved one by one, counts and flags included.
+    those still unconverged into groups of 1/``STAGE_SHRINK``² until the next, and so on (with a floor,
+    :func:`stage_width`), checking the error every chunk or every ``STAGE_GROWTH``-th of the sweeps already
+    made, whichever is more: a batch pays about the sweeps its lanes need, not its slowest lane's count times its
+    width, and the sweeps of the few hard problems run on narrow arrays. Every lane sees the same chunks and
+    checks as alone, whichever group it lands in, so a batched solve equals the problems solved one by one,
+    counts and flags included.
 
     ``rescue``: None, or a one-problem solver ``(W, q, mu, r0) -> (r, steps)`` (the cones' Newton) for the
     stragglers: every lane not converged after ``rescue_after`` sweeps gets it from ``r0``, then from its
@@ -282,7 +294,7 @@ def iterate_lanes(
     r, work = r0, jnp.zeros((L,), jnp.int32)
     start = 0
     for j, limit in enumerate(stage_limits(check_every, iterations, rescue_at)):
-        width = max(1, -(-L // STAGE_SHRINK**j))
+        width = stage_width(L, j)
         # A check costs about half a sweep: every chunk at first, later every STAGE_GROWTH-th of the count.
         every = max(chunk, start // STAGE_GROWTH)
         # The rescue at ``rescue_after`` sweeps, and again at each later stage for what the sweeps still leave.
@@ -406,12 +418,14 @@ def _rescue_lanes(rescue, starts, tol, W, q, mu, warm, r, done, work):
     every lane not solved yet, each result taken where it lowers the lane's error; every Newton step run on a
     lane not ``done`` counts as its work."""
     pick = lambda x: jnp.moveaxis(x, -1, 0)  # noqa: E731 (…, L) → (L, …)
-    Wk = delassus.BlockRows(W.cols, pick(W.values)) if delassus.is_blocks(W) else jax.tree.map(pick, W)
+    blocks = delassus.is_blocks(W)
+    Wk = delassus.BlockRows(W.cols, pick(W.values)) if blocks else jax.tree.map(pick, W)
+    axes = (delassus.BlockRows(None, 0) if blocks else 0, 0, 0, 0)  # block columns: one for every lane
     err = error_lanes(W, q, mu, r)
     iterate, solved = r, done
     for name in starts:
         start = jnp.where(solved[None], r, iterate if name == "iterate" else warm)
-        rk, steps = jax.vmap(rescue)(Wk, pick(q), pick(mu), pick(start))
+        rk, steps = jax.vmap(rescue, in_axes=axes)(Wk, pick(q), pick(mu), pick(start))
         tried = rk.T
         err_tried = error_lanes(W, q, mu, tried)
         better = ~solved & (err_tried < err)

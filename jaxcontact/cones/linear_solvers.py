@@ -7,7 +7,9 @@
 * :class:`GMRES` — preconditioned GMRES from products with J only, so W by block rows stays
   sparse (O(nnz) per inner iteration; the inexact direction is still checked for descent);
 * :class:`SparseLU` — a sparse direct LU of J + σ I assembled from W's block rows (SciPy's SuperLU
-  through a host callback), exact like the dense LU where GMRES stalls on near-singular J.
+  through a host callback), exact like the dense LU where GMRES stalls on near-singular J;
+* :class:`BandedLU` — an LU within a band (:func:`banded_solve`): O(n b²) a step where J vanishes beyond b
+  diagonals, as a chain of contacts makes it (J = A + B W has W's pattern), the dense LU elsewhere.
 
 Each object declares how it takes W (:meth:`prepare`, which refuses a W it cannot use, by name)
 and gives the step's direction (:meth:`direction`): the proximally regularised Newton step
@@ -26,10 +28,11 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.sparse
 import scipy.sparse.linalg
+from jax import lax
 from jax.scipy.sparse.linalg import cg, gmres
 
 from jaxcontact.cones import delassus
-from jaxcontact.cones.branch import unless
+from jaxcontact.cones.branch import branch, unless
 
 KRYLOV_TOL = 1e-12  # relative residual of the inner solves with W by block rows
 KRYLOV_RESTARTS = 4
@@ -109,6 +112,55 @@ def lu_solve(factors, b):
     return jax.lax.fori_loop(0, n, backward, jnp.zeros_like(b))
 
 
+def banded_solve(A, b, lower: int, upper: int):
+    """A⁻¹ b for A (n, n) that vanishes below its ``lower``-th subdiagonal and above its ``upper``-th
+    superdiagonal (static ints ≥ 0): LU with partial pivoting within the band, as LAPACK's ``gbsv``. Entries of A
+    outside the band are not read. A singular A gives non-finite entries, as :func:`dense_solve`.
+
+    A pivot's elimination touches the ``lower`` + 1 rows below it and the ``lower`` + ``upper`` + 1 columns
+    right of it only (row swaps widen U to ``lower`` + ``upper`` superdiagonals), so the loop carries that
+    window alone, one row entering and one leaving per pivot: O(n ``lower`` (``lower`` + ``upper``)) work and
+    no matrix-sized array updated in the loop (which XLA would copy at every pivot under vmap).
+    """
+    n = A.shape[0]
+    lower, upper = min(lower, n - 1), min(upper, n - 1)
+    R, C = lower + 1, lower + upper + 1
+    Ap = jnp.pad(A, ((0, lower), (0, C)))
+    bp = jnp.pad(b, (0, lower))
+    k = np.arange(n)
+    # Row k + lower enters the window at pivot k, with its columns k … k + C − 1.
+    entering = Ap[(k + lower)[:, None], k[:, None] + np.arange(C)[None, :]]
+    rows = np.arange(R)
+
+    def eliminate(window, row_in):
+        W, z = window
+        W = jnp.concatenate([W, row_in[0][None]])
+        z = jnp.concatenate([z, row_in[1][None]])
+        p = jnp.argmax(jnp.abs(W[:, 0]))
+        pivot = rows == p
+        # The pivot row by a masked sum (a vmapped dynamic index would gather lane by lane).
+        wp = jnp.sum(jnp.where(pivot[:, None], W, 0.0), axis=0)
+        zp = jnp.sum(jnp.where(pivot, z, 0.0))
+        W = jnp.where(pivot[:, None], W[0][None], W)  # row p takes row 0's place; row 0 leaves as U's row
+        z = jnp.where(pivot, z[0], z)
+        f = W[1:, 0] / wp[0]
+        rest = W[1:] - f[:, None] * wp[None]
+        # The next pivot's window starts one column to the right.
+        shifted = jnp.concatenate([rest[:, 1:], jnp.zeros((lower, 1), A.dtype)], axis=1)
+        return (shifted, z[1:] - f * zp), (wp, zp)
+
+    # The first rows' window reaches past their band (zeros in a banded A, not read).
+    first = jnp.where(np.arange(C)[None, :] - np.arange(lower)[:, None] <= upper, Ap[:lower, :C], 0.0)
+    _, (U, y) = lax.scan(eliminate, (first, bp[:lower]), (entering, bp[lower:]))
+
+    def substitute(after, row):  # after: x_{k+1} … x_{k+C−1}
+        u, yk = row
+        xk = (yk - jnp.sum(u[1:] * after)) / u[0]
+        return jnp.concatenate([xk[None], after])[:-1], xk
+
+    return lax.scan(substitute, jnp.zeros((C - 1,), A.dtype), (U, y), reverse=True)[1]
+
+
 def _descends(d, grad):
     return jnp.all(jnp.isfinite(d)) & (grad @ d < 0)
 
@@ -132,6 +184,53 @@ class DenseLU:
         d = dense_solve(J + sigma * jnp.eye(J.shape[0], dtype=J.dtype), -F)
         # The O(n³) fallback only when needed (under vmap: when some problem of the batch needs it).
         return unless(_descends(d, grad), d, _levenberg_marquardt, J, grad, nF)
+
+
+@dataclasses.dataclass(frozen=True)
+class BandedLU:
+    """The Newton system by an LU within a band (:func:`banded_solve`): J vanishing beyond ``lower`` sub- and
+    ``upper`` superdiagonals (static ints ≥ 0); the Levenberg–Marquardt fallback's JᵀJ within twice the band.
+    J = A + B W has W's pattern, so a W whose contacts couple only their neighbours in the order (a column, a
+    chain) has such a band. Where J has an entry outside the band, the direction is :class:`DenseLU`'s (under
+    vmap, for the whole batch when one member has one): the band sets the cost, never the answer."""
+
+    lower: int
+    upper: int
+    name: ClassVar[str] = "banded LU"
+
+    def __post_init__(self):
+        for label in ("lower", "upper"):
+            v = getattr(self, label)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"BandedLU: {label} must be a static int >= 0; got {v!r}")
+
+    def prepare(self, W, caller: str):
+        """W as this solver reads it: dense."""
+        return delassus.to_dense(W)
+
+    def direction(self, J, F, grad, nF, sigma, nc):
+        """The Newton direction within the band, or the Levenberg–Marquardt one where it does not descend;
+        :class:`DenseLU`'s where J has an entry outside the band."""
+        n = J.shape[0]
+        i = np.arange(n)
+        outside = (i[None, :] - i[:, None] > self.upper) | (i[:, None] - i[None, :] > self.lower)
+        inside = ~jnp.any(outside & (J != 0))
+        lo, up, wide = self.lower, self.upper, self.lower + self.upper
+
+        def banded(J, F, grad, nF, sigma):
+            d = banded_solve(J + sigma * jnp.eye(n, dtype=J.dtype), -F, lo, up)
+            lm = lambda J, grad, nF: banded_solve(J.T @ J + nF * jnp.eye(n, dtype=J.dtype), -grad, wide, wide)  # noqa: E731
+            return unless(_descends(d, grad), d, lm, J, grad, nF)
+
+        dense = lambda J, F, grad, nF, sigma: DenseLU().direction(J, F, grad, nF, sigma, nc)  # noqa: E731
+        return branch(inside, banded, dense, J, F, grad, nF, sigma)
+
+    @staticmethod
+    def pays(n: int, lower: int, upper: int) -> bool:
+        """Whether a band of ``lower`` sub- and ``upper`` superdiagonals makes the LU of an (n, n) system cheaper
+        than the dense one: its window (``lower`` + 1) × (``lower`` + ``upper`` + 1) against n², with the
+        margin the window's per-pivot overhead needs."""
+        return 4 * (lower + 1) * (lower + upper + 1) <= n * n
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,4 +328,4 @@ class SparseLU:
         return unless(_descends(d, grad), d, _sparse_levenberg_marquardt, J, F, nF)
 
 
-LINEAR_SOLVERS = (DenseLU, GMRES, SparseLU)
+LINEAR_SOLVERS = (DenseLU, BandedLU, GMRES, SparseLU)

@@ -26,7 +26,7 @@ step:
 Stopping: Siconos' error ≤ tol or ``iterations`` steps (``lax.while_loop``;
 under vmap, the batch runs until its last problem stops, finished problems
 frozen). The Newton system is solved by the ``linear_solver`` object: a dense
-LU (the default), GMRES from products with J only, or a sparse direct LU on W's
+LU (the default), an LU within W's band, GMRES from products with J only, or a sparse direct LU on W's
 block rows (:mod:`jaxcontact.cones.linear_solvers`). Gradients: implicit at
 the result (:mod:`jaxcontact.cones.implicit`).
 """
@@ -49,7 +49,7 @@ from jaxcontact.cones.laws import (
     fischer_burmeister,
     per_contact,
 )
-from jaxcontact.cones.linear_solvers import GMRES, LINEAR_SOLVERS, DenseLU, SparseLU
+from jaxcontact.cones.linear_solvers import GMRES, LINEAR_SOLVERS, BandedLU, DenseLU, SparseLU
 from jaxcontact.cones.solution import ContactSolution, prepare
 
 ARMIJO_SIGMA = 1e-4
@@ -137,7 +137,7 @@ def newton(
     r0=None,
     tol=None,
     function: str = "alart_curnier",
-    linear_solver: DenseLU | GMRES | SparseLU = DENSE_LU,
+    linear_solver: DenseLU | BandedLU | GMRES | SparseLU = DENSE_LU,
 ) -> ContactSolution:
     """Semismooth Newton with line search and proximal regularisation (module docstring).
 
@@ -152,7 +152,8 @@ def newton(
       function: ``"alart_curnier"`` (Siconos' NSN_AC) or
         ``"fischer_burmeister"`` (NSN_FB), the function whose zero is sought.
       linear_solver: how the Newton system is solved (:mod:`jaxcontact.cones.linear_solvers`):
-        ``DenseLU()`` (default; W by block rows is densified), ``GMRES(restart)``
+        ``DenseLU()`` (default; W by block rows is densified), ``BandedLU(lower, upper)`` (the LU within
+        W's band, dense where J leaves it), ``GMRES(restart)``
         (products with J only, W by block rows never densified) or ``SparseLU()``
         (SuperLU of J assembled from W's block rows, on the host; needs block rows).
 
@@ -165,7 +166,7 @@ def newton(
         raise ValueError(f"newton: line_search must be a static int >= 1; got {line_search!r}")
     if not isinstance(linear_solver, LINEAR_SOLVERS):
         raise ValueError(
-            f"newton: linear_solver must be one of DenseLU(), GMRES(restart), SparseLU() "
+            f"newton: linear_solver must be one of DenseLU(), BandedLU(lower, upper), GMRES(restart), SparseLU() "
             f"(jaxcontact.cones.linear_solvers); got {linear_solver!r}"
         )
     W = linear_solver.prepare(W, "newton")

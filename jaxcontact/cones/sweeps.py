@@ -42,6 +42,7 @@ from jaxcontact.cones import delassus
 from jaxcontact.cones.implicit import implicit_solution
 from jaxcontact.cones.lanes import gs_sweep_lanes, in_lanes, iterate_lanes, jacobi_sweep_lanes
 from jaxcontact.cones.laws import project_cone
+from jaxcontact.cones.linear_solvers import BandedLU, DenseLU
 from jaxcontact.cones.newton import newton_iterate
 from jaxcontact.cones.solution import ContactSolution, make_solution, prepare
 
@@ -50,6 +51,7 @@ DIFFERENTIATION_MODES = ("implicit", "unroll")
 # Gauss–Seidel has not solved in ``rescue_after`` sweeps; the sweeps go on for whatever the Newton steps leave).
 RESCUE_STEPS = 30
 RESCUE_LINE_SEARCH = 20
+RESCUE_SOLVER = DenseLU()
 
 
 def _run(
@@ -67,6 +69,7 @@ def _run(
     differentiation,
     default_omega,
     rescue_after=None,
+    rescue_solver=RESCUE_SOLVER,
     fused=False,
 ):
     if differentiation not in DIFFERENTIATION_MODES:
@@ -82,11 +85,20 @@ def _run(
         isinstance(rescue_after, bool) or not isinstance(rescue_after, int) or rescue_after < 0
     ):
         raise ValueError(f"{name}: rescue_after must be None or a static int >= 0; got {rescue_after!r}")
+    if not isinstance(rescue_solver, (DenseLU, BandedLU)):
+        raise ValueError(f"{name}: rescue_solver must be DenseLU() or BandedLU(lower, upper); got {rescue_solver!r}")
     r0 = project_cone(r0.reshape(nc, d), mu).reshape(-1)
 
     def newton_rescue(W, q, mu, r0):
         return newton_iterate(
-            delassus.to_dense(W), q, mu, r0, tol=tol, iterations=RESCUE_STEPS, line_search=RESCUE_LINE_SEARCH
+            delassus.to_dense(W),
+            q,
+            mu,
+            r0,
+            tol=tol,
+            iterations=RESCUE_STEPS,
+            line_search=RESCUE_LINE_SEARCH,
+            linear_solver=rescue_solver,
         )
 
     rescue = newton_rescue if rescue_after is not None and differentiation == "implicit" else None
@@ -138,6 +150,7 @@ def nsgs(
     check_every: int = 10,
     differentiation: str = "implicit",
     rescue_after: int | None = None,
+    rescue_solver: DenseLU | BandedLU = RESCUE_SOLVER,
     fused: bool | str = False,
 ) -> ContactSolution:
     """Nonsmooth block Gauss–Seidel for the frictional contact problem on cones.
@@ -160,6 +173,8 @@ def nsgs(
         (:func:`~jaxcontact.cones.newton`, at most ``RESCUE_STEPS`` steps, from r0, then from the sweeps'), the
         sweeps going on afterwards for whatever it leaves (:func:`~jaxcontact.cones.lanes.iterate_lanes`).
         ``iterations`` caps the sweeps; the reported count adds the Newton steps.
+      rescue_solver: how that Newton solves its systems: ``DenseLU()`` (default) or ``BandedLU(lower,
+        upper)`` where W vanishes beyond a band (:mod:`~jaxcontact.cones.linear_solvers`).
       fused: True runs the sweeps of a batch in one GPU kernel per solve (:mod:`jaxcontact.cones.fused`:
         spatial cones, W dense or factored, implicit mode; with ``rescue_after`` the unsolved problems get
         Newton after ``FUSED_RESCUE_AFTER`` sweeps); it compiles with Triton, so it needs a GPU backend.
@@ -179,6 +194,7 @@ def nsgs(
         check_every=check_every,
         differentiation=differentiation,
         rescue_after=rescue_after,
+        rescue_solver=rescue_solver,
         fused=fused,
         default_omega=lambda W, diag, nc, d: jnp.asarray(1.0, diag.dtype),
     )

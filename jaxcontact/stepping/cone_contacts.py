@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from jaxcontact.cones import DenseLU, delassus, newton, nsgs
+from jaxcontact.cones import BandedLU, DenseLU, delassus, newton, nsgs
 from jaxcontact.stepping.contact_solve import ContactSolution
 
 # Sweeps between two error checks of the implicit mode, in its first stage (the chunks then grow with the
@@ -52,13 +53,21 @@ def fused_for(W, q, mu, differentiation):
     return jax.default_backend() == "gpu" and q.shape[-1] == 3 * mu.shape[-1] and not delassus.is_blocks(W)
 
 
-def per_contact_order(k: int):
-    """Indices taking [N (k); T (2k)] rows to the per-contact order (N, T1, T2)₀, (N, T1, T2)₁, …."""
-    i = jnp.arange(k)
-    return jnp.stack([i, k + 2 * i, k + 2 * i + 1], axis=1).reshape(-1)
+def staged_sweeps(solver: str, differentiation: str) -> bool:
+    """Whether a step's spatial cone solve runs NSGS' staged sweeps (implicit mode, not the fused GPU kernel of
+    :func:`fused_for`, which takes D dense): where D by block rows (:func:`block_columns`) is read."""
+    if solver != "nsgs" or differentiation != "implicit":
+        return False
+    return jax.default_backend() != "gpu" if FUSED == "auto" else FUSED is False
 
 
-def _nsgs(W, q, mu, warm, *, iterations, omega, tol, differentiation):
+def per_contact_order(k: int) -> np.ndarray:
+    """Indices taking [N (k); T (2k)] rows to the per-contact order (N, T1, T2)₀, (N, T1, T2)₁, … (static)."""
+    i = np.arange(k)
+    return np.stack([i, k + 2 * i, k + 2 * i + 1], axis=1).reshape(-1)
+
+
+def _nsgs(W, q, mu, warm, *, iterations, omega, tol, differentiation, linear_solver):
     rescue = RESCUE_AFTER if differentiation == "implicit" else None
     return nsgs(
         W,
@@ -71,22 +80,88 @@ def _nsgs(W, q, mu, warm, *, iterations, omega, tol, differentiation):
         check_every=CHECK_EVERY,
         differentiation=differentiation,
         rescue_after=rescue,
+        rescue_solver=linear_solver,
         fused=fused_for(W, q, mu, differentiation),
     )
 
 
-def _newton(W, q, mu, warm, *, iterations, omega, tol, differentiation):
-    return newton(W, q, mu, iterations=iterations, r0=warm, tol=tol, linear_solver=CONE_NEWTON_SOLVER)
+def _newton(W, q, mu, warm, *, iterations, omega, tol, differentiation, linear_solver):
+    return newton(W, q, mu, iterations=iterations, r0=warm, tol=tol, linear_solver=linear_solver)
 
 
-# A step's cone problem is small and dense (D from the mass matrix): the dense LU.
+# A step's cone problem is small and dense (D from the mass matrix): the dense LU, unless the step knows D's
+# band (``newton_solver``).
 CONE_NEWTON_SOLVER = DenseLU()
+
+
+def newton_solver(band: tuple[int, int] | None, n: int) -> DenseLU | BandedLU:
+    """The Newton systems' solver for a step's cone problem of n unknowns in the per-contact order: the LU within
+    ``band`` (D's static (lower, upper) band in that order, None where unknown) where that pays
+    (:meth:`BandedLU.pays`), else the dense LU."""
+    if band is not None and BandedLU.pays(n, *band):
+        return BandedLU(*band)
+    return CONE_NEWTON_SOLVER
+
+
+def contact_coupling(pattern) -> np.ndarray:
+    """(k, k) static bool: the contacts whose blocks meet in a Delassus pattern (3k, 3k) static bool, rows
+    [N (k); T (2k)]; every contact meets itself."""
+    k = pattern.shape[0] // 3
+    order = per_contact_order(k)
+    blocks = np.asarray(pattern)[np.ix_(order, order)].reshape(k, 3, k, 3).any(axis=(1, 3))
+    return blocks | np.eye(k, dtype=bool)
+
+
+def per_contact_band(coupling) -> tuple[int, int]:
+    """(lower, upper): the band of D in the cone problem's per-contact order, for the contacts' ``coupling``
+    (:func:`contact_coupling`): contact blocks 3 × 3, so a neighbour's block reaches 3 diagonals further."""
+    i, j = np.nonzero(coupling)
+    return int(3 * np.max(i - j) + 2), int(3 * np.max(j - i) + 2)
+
+
+def block_columns(coupling) -> np.ndarray | None:
+    """(k, kmax) static: for each contact the contacts its row of D meets (``coupling``, :func:`contact_coupling`),
+    padded with −1, where that layout (:class:`~jaxcontact.cones.delassus.BlockRows`) pays: each contact meets
+    at most half the contacts. None where it does not."""
+    count = coupling.sum(axis=1)
+    kmax = int(count.max())
+    if 2 * kmax > coupling.shape[0]:
+        return None
+    cols = np.full((coupling.shape[0], kmax), -1)
+    for i, row in enumerate(coupling):
+        cols[i, : count[i]] = np.flatnonzero(row)
+    return cols
+
+
+def _by_block_rows(D, cols: np.ndarray):
+    """D (3k, 3k), per-contact order, as :class:`~jaxcontact.cones.delassus.BlockRows` on the static block
+    columns ``cols`` (:func:`block_columns`; a padding slot is a zero block at the row's own contact)."""
+    k = cols.shape[0]
+    own = np.where(cols < 0, np.arange(k)[:, None], cols)
+    values = D.reshape(k, 3, k, 3).transpose(0, 2, 1, 3)[np.arange(k)[:, None], own]
+    values = jnp.where(jnp.asarray(cols < 0)[:, :, None, None], 0.0, values)
+    return delassus.BlockRows(jnp.asarray(own, jnp.int32), values)
+
+
 # solver name -> solve of the per-contact-ordered, masked problem (a cones ContactSolution)
 CONE_SOLVERS = {"nsgs": _nsgs, "newton": _newton}
 
 
 def solve_cone_contacts(
-    D, c, mu, active, warm_N, warm_T, *, iterations, omega, tol, differentiation="unroll", solver="nsgs"
+    D,
+    c,
+    mu,
+    active,
+    warm_N,
+    warm_T,
+    *,
+    iterations,
+    omega,
+    tol,
+    differentiation="unroll",
+    solver="nsgs",
+    linear_solver=CONE_NEWTON_SOLVER,
+    blocks=None,
 ) -> ContactSolution:
     """Solve ξ = D P + c on Coulomb cones for the active contacts.
 
@@ -98,7 +173,10 @@ def solve_cone_contacts(
     function theorem, reverse mode). ``solver``: "nsgs" or "newton" (at most ``iterations``
     Newton steps until the error ≤ tol; implicit gradients whatever ``differentiation``
     says, ``omega`` unused). Returns P_N (k,), P_T (2k,) and the solver's
-    residual (Siconos' error), sweeps and convergence flag.
+    residual (Siconos' error), sweeps and convergence flag. ``linear_solver``: how Newton (the solver, or
+    NSGS' rescue) solves its systems (:func:`newton_solver`). ``blocks``: None, or D's static block columns
+    (:func:`block_columns`), on which the implicit mode's staged sweeps read D by block rows (a contact's
+    update then reads the blocks it meets, not its whole row).
     """
     k = active.shape[0]
     order = per_contact_order(k)
@@ -114,8 +192,18 @@ def solve_cone_contacts(
     warm = jnp.concatenate([warm_N[:, None], warm_T.reshape(k, 2)], axis=1).reshape(-1)
     warm = jnp.where(act, warm, 0.0)
     mu = jnp.where(active, mu, 0.0)
+    if blocks is not None and staged_sweeps(solver, differentiation) and not delassus.is_factored(Dp):
+        Dp = _by_block_rows(Dp, blocks)
     sol = CONE_SOLVERS[solver](
-        Dp, cp, mu, warm, iterations=iterations, omega=omega, tol=tol, differentiation=differentiation
+        Dp,
+        cp,
+        mu,
+        warm,
+        iterations=iterations,
+        omega=omega,
+        tol=tol,
+        differentiation=differentiation,
+        linear_solver=linear_solver,
     )
     r = sol.r.reshape(k, 3)
     return ContactSolution(r[:, 0], r[:, 1:].reshape(-1), sol.residual, sol.iterations, sol.converged)

@@ -94,6 +94,19 @@ def mass_structure(system: LagrangianSystem, diagonal: bool = False):
     return system.mass_blocks
 
 
+def block_of(structure, n: int) -> np.ndarray:
+    """(n,) static: the block of M each of its n coordinates lies in, for a :func:`mass_structure` (one block
+    for a dense M)."""
+    if structure == "diagonal":
+        return np.arange(n)
+    if structure is None:
+        return np.zeros(n, int)
+    out = np.empty(n, int)
+    for i, block in enumerate(structure):
+        out[list(block)] = i
+    return out
+
+
 def block_spd_factor(blocks: tuple[jax.Array, ...]):
     """The factors of a block-diagonal SPD matrix given by its blocks, grouped as
     :func:`~jaxcontact.system.mass_block_groups` groups them ((count, size, size) each): one vmapped
@@ -145,14 +158,7 @@ class MassSolve:
 
     def block_of(self, n: int) -> np.ndarray:
         """(n,) static: the block of M each coordinate lies in (one block for a dense M)."""
-        if self.structure == "diagonal":
-            return np.arange(n)
-        if self.structure is None:
-            return np.zeros(n, int)
-        out = np.empty(n, int)
-        for i, block in enumerate(self.structure):
-            out[list(block)] = i
-        return out
+        return block_of(self.structure, n)
 
     def inverse_entries(self, a: np.ndarray, b: np.ndarray):
         """(M⁻¹)[a, b] for static index arrays a, b whose pairs lie inside one block of M each."""

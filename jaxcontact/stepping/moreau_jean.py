@@ -65,18 +65,28 @@ from jaxcontact.cones.branch import branch
 from jaxcontact.stepping import siconos_rule, structured
 from jaxcontact.stepping.base import Scheme, StepInfo, register, register_preset
 from jaxcontact.stepping.baumgarte import baumgarte_rates, baumgarte_velocity_target  # noqa: F401 (re-export)
-from jaxcontact.stepping.cone_contacts import CONE_NEWTON_SOLVER, CONE_SOLVERS, solve_cone_contacts
+from jaxcontact.stepping.cone_contacts import (
+    CONE_SOLVERS,
+    block_columns,
+    contact_coupling,
+    newton_solver,
+    per_contact_band,
+    solve_cone_contacts,
+    staged_sweeps,
+)
 from jaxcontact.stepping.contact_solve import SOLVERS, soften_normal_rows, solve_contacts
 from jaxcontact.stepping.impact_location import IMPACT_LOCATIONS, located_step
 from jaxcontact.stepping.kernels import (  # noqa: F401 (spd_solve, UNROLL_MAX: re-exports)
     UNROLL_MAX,
+    block_of,
     constraint_residuals,
     gap_closed,
     mass_solver,
+    mass_structure,
     spd_solve,
 )
 from jaxcontact.stepping.projection import Projection, check_part
-from jaxcontact.stepping.sparse_rows import DenseRows, contact_rows, declares_contact_rows
+from jaxcontact.stepping.sparse_rows import DenseRows, contact_rows, declares_contact_rows, gram_pattern
 from jaxcontact.system import LagrangianSystem, advance, energy, kinematics
 
 # MoreauJean.mass_path -> what a plan says of it
@@ -267,7 +277,10 @@ class MoreauJean(Scheme):
         if system.gaps is None:
             contacts = "none"
         elif system.slip_velocity is not None and system.tangent_directions == 2:
-            contacts = f"{solver} on Coulomb cones" + (f" ({CONE_NEWTON_SOLVER.name})" if solver == "newton" else "")
+            contacts = f"{solver} on Coulomb cones"
+            if solver == "newton":
+                n = 3 * len(system.gap_columns) if system.gap_columns is not None else 0
+                contacts += f" ({newton_solver(cone_band(self, system), n).name})"
             if system.contact_names and factored_delassus(self, system, 3 * len(system.contact_names)):
                 contacts += " with W by its factors"
         else:
@@ -275,6 +288,10 @@ class MoreauJean(Scheme):
             contacts = f"{solver} on the {'planar friction problem' if friction else 'normal LCP'}"
         if by_declared_rows(self, system):
             contacts += " with W by its declared rows"
+            coupling = cone_coupling(self, system)
+            blocks = coupling is not None and block_columns(coupling) is not None
+            if blocks and staged_sweeps(solver, self.differentiation):
+                contacts += " and D by block rows"
         return super().plan(system) | {
             "contacts": f"{contacts}, {self.differentiation} gradients",
             "mass": MASS_PATHS[self.mass_path(system)],
@@ -510,6 +527,7 @@ def _step(system, scheme, p, state, dt, *, closed=None, by_gap=None, contacts=Tr
         eps_T = jnp.repeat(jnp.asarray(laws.tangential_restitution, dtype), system.tangent_directions)
         eps = jnp.concatenate([eps_N, eps_T]) if friction else eps_N
         cones = friction and system.tangent_directions == 2
+        coupling = cone_coupling(scheme, system) if cones else None
         if cones and not by_rows and factored_delassus(scheme, system, rows.k):
             # Fewer velocities than cone unknowns (a box on its vertices): the solve works on the factors.
             D = delassus.Factored(W, MhatW, jnp.zeros((rows.k,), dtype))
@@ -534,6 +552,8 @@ def _step(system, scheme, p, state, dt, *, closed=None, by_gap=None, contacts=Tr
                 tol=scheme.tol,
                 differentiation=scheme.differentiation,
                 solver=solver,
+                linear_solver=newton_solver(cone_band(scheme, system), 3 * k),
+                blocks=None if coupling is None else block_columns(coupling),
             )
         else:
             sol = solve_contacts(
@@ -619,6 +639,26 @@ def by_declared_rows(scheme: MoreauJean, system: LagrangianSystem) -> bool:
         and declares_contact_rows(system)
         and not _cones_by_factors(scheme, system)
     )
+
+
+def cone_coupling(scheme: MoreauJean, system: LagrangianSystem):
+    """(k, k) static bool: the contacts whose blocks meet in the step's Delassus matrix D
+    (:func:`~jaxcontact.stepping.cone_contacts.contact_coupling`), where a step builds D by the declared rows and no
+    bilateral constraint couples them: D = Wᵀ M⁻¹ W then pairs only rows with entries in one block of M, so in a
+    column or a chain of contacts each meets its neighbours only. None elsewhere (D taken as dense)."""
+    cones = system.slip_velocity is not None and system.tangent_directions == 2
+    if not cones or system.constraints is not None or not by_declared_rows(scheme, system):
+        return None
+    structure = mass_structure(system, scheme.mass_path(system) == "diagonal")
+    columns = tuple(system.gap_columns) + tuple(system.slip_columns)
+    return contact_coupling(gram_pattern(columns, block_of(structure, system.n_u)))
+
+
+def cone_band(scheme: MoreauJean, system: LagrangianSystem) -> tuple[int, int] | None:
+    """D's static (lower, upper) band in the cone problem's per-contact order where :func:`cone_coupling` knows
+    its pattern, else None."""
+    coupling = cone_coupling(scheme, system)
+    return None if coupling is None else per_contact_band(coupling)
 
 
 def _cones_by_factors(scheme: MoreauJean, system: LagrangianSystem) -> bool:

@@ -76,12 +76,26 @@ class SparseRows:
     def gram(self, solve_M):
         """Wᵀ M⁻¹ W over the pairs of entries in one block of M (``solve_M``: a :class:`MassSolve
         <jaxcontact.stepping.kernels.MassSolve>`)."""
-        key = (np.asarray(a, np.int64).tobytes() for a in (self.cols, solve_M.block_of(self.n)))
-        first, second = _pairs_in_blocks(*key)
+        first, second = _pairs_in_blocks(*_key(self.cols, solve_M.block_of(self.n)))
         inverse = solve_M.inverse_entries(self.cols[first], self.cols[second])
         products = self.values[first] * self.values[second] * inverse
         flat = jax.ops.segment_sum(products, self.rows[first] * self.k + self.rows[second], self.k * self.k)
         return flat.reshape(self.k, self.k)
+
+
+def gram_pattern(columns: tuple[tuple[int, ...], ...], block: np.ndarray) -> np.ndarray:
+    """(k, k) static bool: where Wᵀ M⁻¹ W may be non-zero, for k rows of W with the coordinates ``columns`` and M
+    block-diagonal on ``block`` (the block of each coordinate): the pairs of rows with entries in one block."""
+    rows = np.concatenate([np.full(len(c), i) for i, c in enumerate(columns)]).astype(np.int64)
+    cols = np.concatenate([np.asarray(c) for c in columns]).astype(np.int64)
+    first, second = _pairs_in_blocks(*_key(cols, block))
+    out = np.zeros((len(columns), len(columns)), bool)
+    out[rows[first], rows[second]] = True
+    return out
+
+
+def _key(cols, block) -> tuple[bytes, bytes]:
+    return tuple(np.asarray(a, np.int64).tobytes() for a in (cols, block))
 
 
 @functools.cache

@@ -225,3 +225,52 @@ def test_box_toss_on_the_factors_of_w_follows_the_dense_delassus_matrix(monkeypa
     dense = run(dataclasses.replace(scheme, iterations=501))  # another scheme: traced anew, not a cached program
     assert np.all(np.asarray(factored.diagnostics.converged)) and np.all(np.asarray(dense.diagnostics.converged))
     assert float(np.abs(np.asarray(factored.q) - np.asarray(dense.q)).max()) < 1e-7
+
+
+def chain_problems(n=5, nc=8, seed=11):
+    """Problems of a pressed chain of contacts (a column's Delassus matrix: each contact couples with its
+    neighbours only, the spread of a Laplacian), which Gauss–Seidel solves slowly: W vanishes beyond 5 diagonals."""
+    rng = np.random.default_rng(seed)
+    laplacian = 2.0 * np.eye(nc) - np.eye(nc, k=1) - np.eye(nc, k=-1)
+    blocks = np.abs(np.arange(nc)[:, None] - np.arange(nc)[None, :]) <= 1
+    Ws, qs = [], []
+    for _ in range(n):
+        E = rng.normal(size=(3 * nc, 3 * nc)) * np.kron(blocks, np.ones((3, 3))) * 0.05
+        Ws.append(np.kron(laplacian, np.eye(3)) + E + E.T + 0.05 * np.eye(3 * nc))
+        q = rng.normal(size=(nc, 3)) * 0.2
+        q[:, 0] = -1.0 - rng.uniform(size=nc)
+        qs.append(q.reshape(-1))
+    mu = rng.uniform(0.3, 0.8, size=(n, nc))
+    return jnp.asarray(np.stack(Ws)), jnp.asarray(np.stack(qs)), jnp.asarray(mu)
+
+
+def test_stragglers_newton_within_the_band_of_a_chain_solves_as_the_dense_one():
+    from jaxcontact.cones import BandedLU, DenseLU
+
+    W, q, mu = chain_problems()
+
+    def solve(rescue_solver):
+        run = lambda W, q, mu: nsgs(  # noqa: E731
+            W, q, mu, tol=1e-10, iterations=300, check_every=1, rescue_after=9, rescue_solver=rescue_solver
+        )
+        return jax.jit(jax.vmap(run))(W, q, mu)
+
+    dense, banded = solve(DenseLU()), solve(BandedLU(5, 5))
+    assert np.all(np.asarray(banded.converged)) and np.all(np.asarray(dense.converged))
+    assert int(np.max(banded.iterations)) > 9  # the sweeps left them to the rescue
+    np.testing.assert_array_equal(banded.iterations, dense.iterations)
+    np.testing.assert_allclose(banded.r, dense.r, rtol=0, atol=1e-9)
+
+
+def test_a_rescue_solver_other_than_an_lu_is_refused_by_name():
+    from jaxcontact.cones import GMRES
+
+    W, q, mu = chain_problems(n=1)
+    with pytest.raises(ValueError, match=r"nsgs: rescue_solver must be DenseLU\(\) or BandedLU\(lower, upper\)"):
+        nsgs(W[0], q[0], mu[0], rescue_after=9, rescue_solver=GMRES())
+
+
+def test_later_stages_gather_their_stragglers_into_groups_of_a_floor_width():
+    widths = lambda L: [lanes.stage_width(L, j) for j in range(4)]  # noqa: E731
+    assert widths(256) == [256, 16, 16, 16] and widths(1024) == [1024, 64, 16, 16]
+    assert widths(16) == [16, 1, 1, 1] and widths(65536) == [65536, 4096, 256, 16]

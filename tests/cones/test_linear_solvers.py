@@ -4,7 +4,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxcontact.cones import GMRES, DenseLU, SparseLU, block_rows, bundled_dir, read_problem
+from jaxcontact.cones import GMRES, BandedLU, DenseLU, SparseLU, block_rows, bundled_dir, read_problem
 from jaxcontact.cones.delassus import block_diagonal_plus, to_dense
 from jaxcontact.cones.linear_solvers import _levenberg_marquardt
 
@@ -85,3 +85,75 @@ def test_lu_factors_solve_several_right_hand_sides_as_dense_solve_without_lapack
         np.testing.assert_allclose(x, np.linalg.solve(A, rhs[..., None])[..., 0], rtol=1e-10, atol=1e-11)
     assert not calls_lapack(solve.lower(A, b[0], b[1]).compile())
     assert not np.all(np.isfinite(lu_solve(lu_factor(jnp.ones((3, 3))), jnp.ones(3))))
+
+
+def _in_band(A, lower, upper):
+    i = np.arange(A.shape[-1])
+    return np.where((i[None, :] - i[:, None] <= upper) & (i[:, None] - i[None, :] <= lower), A, 0.0)
+
+
+@pytest.mark.parametrize(
+    "n, lower, upper", [(1, 0, 0), (6, 0, 0), (9, 2, 1), (9, 0, 4), (9, 4, 0), (30, 5, 5), (12, 11, 11), (12, 20, 3)]
+)
+def test_banded_solve_is_lu_with_partial_pivoting_within_the_band_without_lapack(n, lower, upper):
+    import jax
+
+    from jaxcontact.cones.linear_solvers import banded_solve
+    from jaxcontact.studies.runner import calls_lapack
+
+    rng = np.random.default_rng(n + 10 * lower + 100 * upper)
+    A = _in_band(rng.normal(size=(4, n, n)) + 3.0 * np.eye(n), lower, upper)
+    if lower and upper:  # (a triangular A with a zero pivot is singular)
+        A[0, 0, 0] = 0.0  # a zero leading pivot: only a row exchange solves it
+    b = rng.normal(size=(4, n))
+    solve = jax.jit(jax.vmap(lambda A, b: banded_solve(A, b, lower, upper)))
+    np.testing.assert_allclose(solve(A, b), np.linalg.solve(A, b[..., None])[..., 0], rtol=1e-10, atol=1e-11)
+    assert not calls_lapack(solve.lower(A, b).compile())
+    # Entries outside the band are not read: the band's system is solved.
+    full = A[1] + _in_band(np.ones((n, n)), n, n) - _in_band(np.ones((n, n)), lower, upper)
+    x = banded_solve(jnp.asarray(full), b[1], lower, upper)
+    np.testing.assert_allclose(x, solve(A, b)[1], rtol=1e-11, atol=1e-12)
+    assert not np.all(np.isfinite(banded_solve(jnp.ones((3, 3)), jnp.ones(3), 2, 2)))
+
+
+def chain_newton_system(seed, nc=6):
+    """J = A + B W, F and the descent data for a chain of contacts: W couples each contact with its neighbours
+    only (3 × 3 blocks), so J vanishes beyond 5 diagonals on either side."""
+    rng = np.random.default_rng(seed)
+    n = 3 * nc
+    blocks = np.abs(np.arange(nc)[:, None] - np.arange(nc)[None, :]) <= 1
+    W = rng.normal(size=(n, n)) * np.kron(blocks, np.ones((3, 3)))
+    W = jnp.asarray(W + W.T + n * np.eye(n))
+    A, B = (jnp.asarray(rng.normal(size=(nc, 3, 3))) for _ in range(2))
+    J, F = block_diagonal_plus(W, A, B), jnp.asarray(rng.normal(size=n))
+    return nc, J, F, J.T @ F, float(jnp.linalg.norm(F))
+
+
+@pytest.mark.parametrize("seed, sigma", [(0, 1e-3), (1, 1e-3), (2, 1e-3), (0, 100.0), (1, 100.0)])
+def test_banded_lu_gives_the_dense_lu_direction_on_a_chain(seed, sigma):
+    nc, J, F, grad, nF = chain_newton_system(seed)
+    dense = DenseLU().direction(J, F, grad, nF, sigma, nc)
+    np.testing.assert_allclose(BandedLU(5, 5).direction(J, F, grad, nF, sigma, nc), dense, rtol=1e-10, atol=1e-12)
+    # An entry outside the band: the dense direction, not the band's.
+    J_out = J.at[0, -1].set(0.3)
+    dense_out = DenseLU().direction(J_out, F, J_out.T @ F, nF, sigma, nc)
+    banded_out = BandedLU(5, 5).direction(J_out, F, J_out.T @ F, nF, sigma, nc)
+    np.testing.assert_allclose(banded_out, dense_out, rtol=1e-10, atol=1e-12)
+
+
+def test_the_chain_cases_take_both_branches_of_the_direction():  # the test above checks the Newton and LM steps
+    descends = []
+    for seed, sigma in [(0, 1e-3), (0, 100.0)]:
+        nc, J, F, grad, nF = chain_newton_system(seed)
+        step = jnp.linalg.solve(J + sigma * jnp.eye(F.size), -F)
+        descends.append(bool(grad @ step < 0))
+    assert descends == [True, False]
+
+
+def test_banded_lu_is_refused_with_a_negative_band_and_is_a_static_option():
+    with pytest.raises(ValueError, match=r"BandedLU: lower must be a static int >= 0; got -1"):
+        BandedLU(-1, 2)
+    with pytest.raises(ValueError, match=r"BandedLU: upper must be a static int >= 0; got 1.5"):
+        BandedLU(2, 1.5)
+    assert BandedLU(5, 5) == BandedLU(5, 5) and hash(BandedLU(5, 5)) == hash(BandedLU(5, 5))
+    assert BandedLU(5, 4) != BandedLU(5, 5) and BandedLU.pays(30, 5, 5) and not BandedLU.pays(24, 11, 11)

@@ -123,3 +123,47 @@ def test_a_column_run_by_the_declared_rows_differentiates_as_the_dense_one():
     grads = [derivative(s) for s in (system, _dense(system))]
     assert float(jnp.abs(grads[1])) > 0
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-8)
+
+
+def test_a_column_declares_the_band_of_its_delassus_matrix_and_newton_solves_within_it():
+    """Each contact of a column touches the spheres of its neighbours only: D = Wᵀ M⁻¹ W, in the cone problem's
+    per-contact order, vanishes beyond 5 diagonals (3 × 3 blocks), at any pose; Newton then solves in that band."""
+    from jaxcontact.stepping.cone_contacts import per_contact_order
+    from jaxcontact.stepping.moreau_jean import cone_band
+
+    system = _column(6)
+    assert cone_band(MoreauJean(), system) == (5, 5)
+    assert MoreauJean(solver="newton").plan(system)["contacts"].startswith("newton on Coulomb cones (banded LU)")
+    p = {k: jnp.asarray(v, jnp.float64) for k, v in P.items()}
+    q = _random_pose(6, 0)
+    kin = kinematics(_dense(system), q, jnp.asarray(0.0), p)
+    W = jnp.concatenate([kin.W_N, kin.W_T], axis=1)
+    order = per_contact_order(6)
+    D = np.asarray((W.T @ jnp.linalg.solve(system.mass(q, p), W))[order][:, order])
+    i = np.arange(D.shape[0])
+    assert np.all(D[np.abs(i[:, None] - i[None, :]) > 5] == 0) and np.any(D[np.abs(i[:, None] - i[None, :]) == 5])
+    # Rows not declared, or D by its factors (the box): no band known, the dense LU.
+    assert cone_band(MoreauJean(), _dense(system)) is None
+    assert cone_band(MoreauJean(), get_model("box-toss").system) is None
+
+
+def test_a_column_study_reads_d_by_block_rows_and_follows_the_dense_solve():
+    """A study's solve (implicit mode, the stragglers rescued by Newton within the band) of a 6-sphere column
+    landing: D by block rows (each contact meets its neighbours only) and the banded LU give the motion of the
+    dense D and the dense LU (rows held dense) to the solve's tolerance."""
+    from jaxcontact.stepping.cone_contacts import block_columns
+    from jaxcontact.stepping.moreau_jean import cone_coupling
+
+    system = _column(6)
+    scheme = MoreauJean(tol=1e-10, iterations=400).for_forward_runs()
+    assert "with W by its declared rows and D by block rows" in scheme.plan(system)["contacts"]
+    assert "block rows" not in MoreauJean().plan(system)["contacts"]  # unrolled sweeps keep D dense
+    cols = block_columns(cone_coupling(scheme, system))
+    np.testing.assert_array_equal(cols[0], [0, 1, -1])  # the first contact (the plane) meets one neighbour
+    np.testing.assert_array_equal(cols[3], [2, 3, 4])
+    run = jax.jit(_drop, static_argnums=(0, 1, 2))
+    a, b = run(system, 200, scheme), run(_dense(system), 200, scheme)
+    assert np.all(np.asarray(a.diagnostics.converged)) and np.all(np.asarray(b.diagnostics.converged))
+    assert int(np.max(a.diagnostics.iterations)) > 9  # some steps went to the rescue
+    np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(a.impulse_normal, b.impulse_normal, rtol=0, atol=1e-7 * float(jnp.max(b.impulse_normal)))
