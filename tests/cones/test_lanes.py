@@ -251,7 +251,7 @@ def test_stragglers_newton_within_the_band_of_a_chain_solves_as_the_dense_one():
 
     def solve(rescue_solver):
         run = lambda W, q, mu: nsgs(  # noqa: E731
-            W, q, mu, tol=1e-10, iterations=300, check_every=1, rescue_after=9, rescue_solver=rescue_solver
+            W, q, mu, tol=1e-10, iterations=40, check_every=1, rescue_after=9, rescue_solver=rescue_solver
         )
         return jax.jit(jax.vmap(run))(W, q, mu)
 
