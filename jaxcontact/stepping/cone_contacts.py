@@ -90,17 +90,18 @@ def _newton(W, q, mu, warm, *, iterations, omega, tol, differentiation, linear_s
 
 
 # A step's cone problem is small and dense (D from the mass matrix): the dense LU, unless the step knows D's
-# band (``newton_solver``).
+# pattern (``newton_solver``).
 CONE_NEWTON_SOLVER = DenseLU()
 
 
-def newton_solver(band: tuple[int, int] | None, n: int) -> DenseLU | BandedLU:
-    """The Newton systems' solver for a step's cone problem of n unknowns in the per-contact order: the LU within
-    ``band`` (D's static (lower, upper) band in that order, None where unknown) where that pays
-    (:meth:`BandedLU.pays`), else the dense LU."""
-    if band is not None and BandedLU.pays(n, *band):
-        return BandedLU(*band)
-    return CONE_NEWTON_SOLVER
+def newton_solver(coupling) -> DenseLU | BandedLU:
+    """The Newton systems' solver for a step's cone problem: the LU within D's band in the per-contact order
+    (:func:`per_contact_band` of the contacts' static ``coupling``, :func:`contact_coupling`) where that pays
+    (:meth:`BandedLU.pays`), else (or where ``coupling`` is None: D's pattern unknown) the dense LU."""
+    if coupling is None:
+        return CONE_NEWTON_SOLVER
+    band = per_contact_band(coupling)
+    return BandedLU(*band) if BandedLU.pays(3 * coupling.shape[0], *band) else CONE_NEWTON_SOLVER
 
 
 def contact_coupling(pattern) -> np.ndarray:

@@ -70,7 +70,6 @@ from jaxcontact.stepping.cone_contacts import (
     block_columns,
     contact_coupling,
     newton_solver,
-    per_contact_band,
     solve_cone_contacts,
     staged_sweeps,
 )
@@ -274,13 +273,13 @@ class MoreauJean(Scheme):
     def plan(self, system: LagrangianSystem) -> dict[str, str]:
         """The path this scheme takes on ``system``: the contact solve, the mass solve, impacts, projection."""
         solver = self.solver_for(system)
+        coupling = cone_coupling(self, system)  # D's pattern, where the step knows it
         if system.gaps is None:
             contacts = "none"
         elif system.slip_velocity is not None and system.tangent_directions == 2:
             contacts = f"{solver} on Coulomb cones"
             if solver == "newton":
-                n = 3 * len(system.gap_columns) if system.gap_columns is not None else 0
-                contacts += f" ({newton_solver(cone_band(self, system), n).name})"
+                contacts += f" ({newton_solver(coupling).name})"
             if system.contact_names and factored_delassus(self, system, 3 * len(system.contact_names)):
                 contacts += " with W by its factors"
         else:
@@ -288,7 +287,6 @@ class MoreauJean(Scheme):
             contacts = f"{solver} on the {'planar friction problem' if friction else 'normal LCP'}"
         if by_declared_rows(self, system):
             contacts += " with W by its declared rows"
-            coupling = cone_coupling(self, system)
             blocks = coupling is not None and block_columns(coupling) is not None
             if blocks and staged_sweeps(solver, self.differentiation):
                 contacts += " and D by block rows"
@@ -552,7 +550,7 @@ def _step(system, scheme, p, state, dt, *, closed=None, by_gap=None, contacts=Tr
                 tol=scheme.tol,
                 differentiation=scheme.differentiation,
                 solver=solver,
-                linear_solver=newton_solver(cone_band(scheme, system), 3 * k),
+                linear_solver=newton_solver(coupling),
                 blocks=None if coupling is None else block_columns(coupling),
             )
         else:
@@ -652,13 +650,6 @@ def cone_coupling(scheme: MoreauJean, system: LagrangianSystem):
     structure = mass_structure(system, scheme.mass_path(system) == "diagonal")
     columns = tuple(system.gap_columns) + tuple(system.slip_columns)
     return contact_coupling(gram_pattern(columns, block_of(structure, system.n_u)))
-
-
-def cone_band(scheme: MoreauJean, system: LagrangianSystem) -> tuple[int, int] | None:
-    """D's static (lower, upper) band in the cone problem's per-contact order where :func:`cone_coupling` knows
-    its pattern, else None."""
-    coupling = cone_coupling(scheme, system)
-    return None if coupling is None else per_contact_band(coupling)
 
 
 def _cones_by_factors(scheme: MoreauJean, system: LagrangianSystem) -> bool:

@@ -128,11 +128,11 @@ def test_a_column_run_by_the_declared_rows_differentiates_as_the_dense_one():
 def test_a_column_declares_the_band_of_its_delassus_matrix_and_newton_solves_within_it():
     """Each contact of a column touches the spheres of its neighbours only: D = Wᵀ M⁻¹ W, in the cone problem's
     per-contact order, vanishes beyond 5 diagonals (3 × 3 blocks), at any pose; Newton then solves in that band."""
-    from jaxcontact.stepping.cone_contacts import per_contact_order
-    from jaxcontact.stepping.moreau_jean import cone_band
+    from jaxcontact.stepping.cone_contacts import per_contact_band, per_contact_order
+    from jaxcontact.stepping.moreau_jean import cone_coupling
 
     system = _column(6)
-    assert cone_band(MoreauJean(), system) == (5, 5)
+    assert per_contact_band(cone_coupling(MoreauJean(), system)) == (5, 5)
     assert MoreauJean(solver="newton").plan(system)["contacts"].startswith("newton on Coulomb cones (banded LU)")
     p = {k: jnp.asarray(v, jnp.float64) for k, v in P.items()}
     q = _random_pose(6, 0)
@@ -143,8 +143,8 @@ def test_a_column_declares_the_band_of_its_delassus_matrix_and_newton_solves_wit
     i = np.arange(D.shape[0])
     assert np.all(D[np.abs(i[:, None] - i[None, :]) > 5] == 0) and np.any(D[np.abs(i[:, None] - i[None, :]) == 5])
     # Rows not declared, or D by its factors (the box): no band known, the dense LU.
-    assert cone_band(MoreauJean(), _dense(system)) is None
-    assert cone_band(MoreauJean(), get_model("box-toss").system) is None
+    assert cone_coupling(MoreauJean(), _dense(system)) is None
+    assert cone_coupling(MoreauJean(), get_model("box-toss").system) is None
 
 
 def test_a_column_study_reads_d_by_block_rows_and_follows_the_dense_solve():
