@@ -28,6 +28,7 @@ import numpy as np
 from jaxcontact.params import NONNEGATIVE, POSITIVE, ParamTable
 from jaxcontact.spatial import bodies as B
 from jaxcontact.spatial.bodies import Body
+from jaxcontact.spatial.contact_groups import ContactGroups
 from jaxcontact.spatial.contacts import Contact
 from jaxcontact.spatial.forces import Load, SpringDamper
 from jaxcontact.spatial.joints import Joint
@@ -274,20 +275,21 @@ class Assembly:
         return [c for c in self.contacts if (c in self.compliant_laws) == compliant]
 
     def gaps(self, q, t, p):
-        """Gaps of every rigid contact point (k,)."""
-        return jnp.concatenate([c.gaps(q, p) for c in self._group(False)])
+        """Gaps of every rigid contact point (k,); alike contacts are computed together
+        (:mod:`jaxcontact.spatial.contact_groups`)."""
+        return ContactGroups.of(self._group(False)).gaps(q, p)
 
     def slip_velocity(self, q, u, t, p):
         """Slip velocities (k, 2) of the rigid contacts along each contact's tangent pair."""
-        return jnp.concatenate([c.slips(q, u, p) for c in self._group(False)])
+        return ContactGroups.of(self._group(False)).slips(q, u, p)
 
     def compliant_gaps(self, q, t, p):
         """Gaps of every compliant contact point (kc,)."""
-        return jnp.concatenate([c.gaps(q, p) for c in self._group(True)])
+        return ContactGroups.of(self._group(True)).gaps(q, p)
 
     def compliant_slip_velocity(self, q, u, t, p):
         """Slip velocities (kc, 2) of the compliant contacts."""
-        return jnp.concatenate([c.slips(q, u, p) for c in self._group(True)])
+        return ContactGroups.of(self._group(True)).slips(q, u, p)
 
     @staticmethod
     def _per_point(contacts, value, p):
