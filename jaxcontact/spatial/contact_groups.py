@@ -99,6 +99,11 @@ def _reader(field: str, index: int | None):
     return lambda p: p[_KEY][field][..., index]
 
 
+def _joined(parts):
+    """A member's local state: its bodies' slices, one after another."""
+    return jnp.concatenate(parts)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class _Group:
     """Members of one identity: the template and, per member, its bodies (global) and its values' specs."""
@@ -126,11 +131,21 @@ class _Group:
         return cls(template, tuple(tuple(getattr(c, f) for f in held) for c in members), varying)
 
     def _local(self, x, width: int):
-        """Each member's bodies' slices of x (7 coordinates or 6 velocities a body), (members, bodies · width)."""
-        # Static slices, not a gather: XLA's CPU gathers are slow where slices are copies.
-        return jnp.stack(
-            [jnp.concatenate([x[width * b.index : width * (b.index + 1)] for b in bodies]) for bodies in self.bodies]
-        )
+        """Per local body, the members' slices of x (7 coordinates or 6 velocities a body), each (members, width).
+
+        A strided slice where the members' bodies are evenly spaced (a column's neighbours), else a gather; the
+        local state is joined inside the ``vmap``, where the template's slices of it read these arrays directly
+        (a joined copy of the Jacobian's tangents, made outside, would cost more than the geometry)."""
+        rows = x.reshape(-1, width)
+        out = []
+        for k in range(len(self.bodies[0])):
+            idx = np.asarray([bodies[k].index for bodies in self.bodies])
+            step = idx[1] - idx[0] if idx.size > 1 else 1
+            if step > 0 and np.array_equal(idx, idx[0] + step * np.arange(idx.size)):
+                out.append(rows[idx[0] : idx[-1] + 1 : step])
+            else:
+                out.append(rows[idx])
+        return tuple(out)
 
     def _values(self, p, dtype):
         """field -> the members' resolved values, (members,) or (members, length)."""
@@ -146,12 +161,12 @@ class _Group:
 
     def gaps(self, q, p):
         """The members' gaps, (members · size,)."""
-        run = lambda ql, vals: self.template.gaps(ql, {**p, _KEY: vals})  # noqa: E731
+        run = lambda ql, vals: self.template.gaps(_joined(ql), {**p, _KEY: vals})  # noqa: E731
         return jax.vmap(run)(self._local(q, 7), self._values(p, q.dtype)).reshape(-1)
 
     def slips(self, q, u, p):
         """The members' slip velocities, (members · size, 2)."""
-        run = lambda ql, ul, vals: self.template.slips(ql, ul, {**p, _KEY: vals})  # noqa: E731
+        run = lambda ql, ul, vals: self.template.slips(_joined(ql), _joined(ul), {**p, _KEY: vals})  # noqa: E731
         return jax.vmap(run)(self._local(q, 7), self._local(u, 6), self._values(p, q.dtype)).reshape(-1, 2)
 
 
