@@ -195,7 +195,9 @@ def stage_limits(check_every: int, iterations: int, rescue_after: int | None = N
     """The sweep counts at which :func:`iterate_lanes` regroups its unconverged lanes (static).
 
     One chunk of ``check_every`` sweeps, then limits growing by ``STAGE_GROWTH`` (a multiple of the chunk, so
-    every lane's chunks start where they would alone), ``rescue_after`` among them, the last ``iterations``.
+    every lane's chunks start where they would alone), the last ``iterations``. With a ``rescue_after``, that is a
+    limit and the last before ``iterations``: the rescue's stage sweeps on to the end (a later stage would
+    compile another copy of the sweep, for the few problems that the rescue and its sweeps leave).
     """
     chunk = _first_chunk(check_every, iterations)
     limits = {iterations}
@@ -204,7 +206,7 @@ def stage_limits(check_every: int, iterations: int, rescue_after: int | None = N
         limits.add(k)
         k *= STAGE_GROWTH
     if rescue_after is not None and 0 < rescue_after < iterations:
-        limits.add(rescue_after)
+        limits = {k for k in limits if k < rescue_after} | {rescue_after, iterations}
     return tuple(sorted(limits))
 
 
@@ -270,9 +272,8 @@ def iterate_lanes(
 
     ``rescue``: None, or a one-problem solver ``(W, q, mu, r0) -> (r, steps)`` (the cones' Newton) for the
     stragglers: every lane not converged after ``rescue_after`` sweeps gets it from ``r0``, then from its
-    sweeps' iterate where that left it unsolved (:data:`FIRST_RESCUE_STARTS`), and again from its iterate at
-    the start of each later stage, and takes each result where that is closer to the cone law; the sweeps
-    then go on.
+    sweeps' iterate where that left it unsolved (:data:`RESCUE_STARTS`), and takes each result where that is
+    closer to the cone law; the sweeps then go on, in one stage, to ``iterations``.
     Gauss–Seidel's slow problems (redundant contacts, whose impulses it moves only slowly along the null
     space of W) get the solver that suits them.
 
@@ -297,10 +298,9 @@ def iterate_lanes(
         width = stage_width(L, j)
         # A check costs about half a sweep: every chunk at first, later every STAGE_GROWTH-th of the count.
         every = max(chunk, start // STAGE_GROWTH)
-        # The rescue at ``rescue_after`` sweeps, and again at each later stage for what the sweeps still leave.
-        rescue_here = rescue if rescue_at is not None and start >= rescue_at else None
-        starts = FIRST_RESCUE_STARTS if start == rescue_at else LATER_RESCUE_STARTS
-        run = functools.partial(_group_sweeps, sweep, tol, every, start, limit, rescue_here, starts)
+        # The rescue at ``rescue_after`` sweeps, at the start of the last stage.
+        rescue_here = rescue if rescue_at is not None and start == rescue_at else None
+        run = functools.partial(_group_sweeps, sweep, tol, every, start, limit, rescue_here)
         r, done, work = _in_groups(run, width, W, q, mu, omega, r0, r, done, work)
         start = limit
     return r, work
@@ -330,7 +330,7 @@ def _iterate_fused(W, q, mu, r0, omega, *, tol, iterations, rescue, interpret):
         return r, work
 
     def stragglers(W, q, mu, omega, warm, r, done, work):
-        r, done, work = _rescue(rescue, FIRST_RESCUE_STARTS, tol, W, q, mu, warm, r, done, work)
+        r, done, work = _rescue(rescue, tol, W, q, mu, warm, r, done, work)
         diag = diagonal_lanes(W, nc, 3)
         return gs_sweeps_fused(
             W, q, mu, diag, r, omega, done, work, tol=tol, limit=iterations - first, interpret=interpret
@@ -340,10 +340,10 @@ def _iterate_fused(W, q, mu, r0, omega, *, tol, iterations, rescue, interpret):
     return r, work
 
 
-def _group_sweeps(sweep, tol, chunk, start, limit, rescue, starts, W, q, mu, omega, warm, r, done, work):
+def _group_sweeps(sweep, tol, chunk, start, limit, rescue, W, q, mu, omega, warm, r, done, work):
     """Lanes that have swept ``start`` times (or are done): the rescue if given, then chunks to ``limit``."""
     if rescue is not None:
-        r, done, work = _rescue(rescue, starts, tol, W, q, mu, warm, r, done, work)
+        r, done, work = _rescue(rescue, tol, W, q, mu, warm, r, done, work)
     diag = diagonal_lanes(W, mu.shape[0], q.shape[0] // mu.shape[0])
 
     def cond(state):
@@ -385,13 +385,13 @@ def _in_groups(run, width, W, q, mu, omega, warm, r, done, work):
     return r, done, work
 
 
-def _rescue(rescue, starts, tol, W, q, mu, warm, r, done, work):
+def _rescue(rescue, tol, W, q, mu, warm, r, done, work):
     """The rescue of :func:`iterate_lanes` on every lane not done (none run if all are): its solver, taken
     where it lowers the error."""
     return lax.cond(
         jnp.all(done),
         lambda *a: a[-3:],
-        lambda *a: _rescue_lanes(rescue, starts, tol, *a),
+        lambda *a: _rescue_lanes(rescue, tol, *a),
         W,
         q,
         mu,
@@ -402,28 +402,26 @@ def _rescue(rescue, starts, tol, W, q, mu, warm, r, done, work):
     )
 
 
-# Where the stragglers' Newton starts, in turn. The first rescue starts it from the solve's warm start (the
+# Where the stragglers' Newton starts, in turn: from the solve's warm start (the
 # impulses of the step before), then from the sweeps' iterate where that left the problem unsolved. On
 # redundant contacts Gauss–Seidel's iterate has drifted along the null space of W to splits where the
 # Alart–Curnier Newton stalls, while the warm start is a split the step before converged to; each start solves
 # problems the other leaves. A problem the first start solved starts the second from its solution, so its
-# Newton stops at once: under vmap the second run costs nothing where the first solved every lane. A later
-# rescue starts from the iterate only: from the warm start it would repeat the first.
-FIRST_RESCUE_STARTS = ("warm", "iterate")
-LATER_RESCUE_STARTS = ("iterate",)
+# Newton stops at once: under vmap the second run costs nothing where the first solved every lane.
+RESCUE_STARTS = ("warm", "iterate")
 
 
-def _rescue_lanes(rescue, starts, tol, W, q, mu, warm, r, done, work):
-    """The rescue from each of ``starts`` in turn ("warm": the solve's warm start, "iterate": the sweeps' r) on
-    every lane not solved yet, each result taken where it lowers the lane's error; every Newton step run on a
-    lane not ``done`` counts as its work."""
+def _rescue_lanes(rescue, tol, W, q, mu, warm, r, done, work):
+    """The rescue from each of :data:`RESCUE_STARTS` in turn ("warm": the solve's warm start, "iterate": the
+    sweeps' r) on every lane not solved yet, each result taken where it lowers the lane's error; every Newton
+    step run on a lane not ``done`` counts as its work."""
     pick = lambda x: jnp.moveaxis(x, -1, 0)  # noqa: E731 (…, L) → (L, …)
     blocks = delassus.is_blocks(W)
     Wk = delassus.BlockRows(W.cols, pick(W.values)) if blocks else jax.tree.map(pick, W)
     axes = (delassus.BlockRows(None, 0) if blocks else 0, 0, 0, 0)  # block columns: one for every lane
     err = error_lanes(W, q, mu, r)
     iterate, solved = r, done
-    for name in starts:
+    for name in RESCUE_STARTS:
         start = jnp.where(solved[None], r, iterate if name == "iterate" else warm)
         rk, steps = jax.vmap(rescue, in_axes=axes)(Wk, pick(q), pick(mu), pick(start))
         tried = rk.T

@@ -26,8 +26,8 @@ Layout: both sweeps run on problems laid out with the batch last
 (:mod:`jaxcontact.cones.lanes`), one problem being a batch of one; under
 vmap a batch is solved in one call, each problem stopping as it would alone.
 ``rescue_after`` (:func:`nsgs`) hands the problems the sweeps have not solved
-after that many sweeps (and again at each later stage) to the cones' Newton: the first time from the
-warm start ``r0``, then from the sweeps' iterate where that left a problem unsolved; later from the iterate.
+after that many sweeps to the cones' Newton: from the warm start ``r0``, then from the sweeps' iterate where
+that left a problem unsolved; the sweeps then go on.
 """
 
 from __future__ import annotations

@@ -133,7 +133,7 @@ def test_stragglers_newton_from_the_warm_start_solves_what_it_leaves_from_the_it
     errors = jax.vmap(lambda W, q, mu, r: fc3d_error(r, delassus.matvec(W, r) + q, mu, q))(W, q, mu, sol.r)
     assert float(jnp.max(errors)) <= 1e-4
     assert np.all(np.asarray(sol.iterations) < 500)
-    monkeypatch.setattr(lanes, "FIRST_RESCUE_STARTS", ("iterate",))
+    monkeypatch.setattr(lanes, "RESCUE_STARTS", ("iterate",))
     assert not np.any(np.asarray(solve().converged))
 
 
