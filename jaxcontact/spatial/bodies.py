@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 
 from jaxcontact.spatial import rotations
@@ -22,6 +23,13 @@ from jaxcontact.values import Value
 
 COORDINATES = ("x", "y", "z", "qw", "qx", "qy", "qz")
 VELOCITIES = ("vx", "vy", "vz", "wx", "wy", "wz")
+# The fewest alike elements (bodies here; contacts of one kind in :mod:`jaxcontact.spatial.contact_groups`)
+# computed under one ``vmap`` rather than one by one. Under ``vmap`` the elements sit beside each vector's
+# components, which XLA's CPU loops run more slowly than the same computation written element by element (each
+# operation then one vector over the batch of samples); but a program written element by element grows with
+# their number, and so do its trace and compile. Few elements run faster one by one; many compile in a fraction
+# of the time under ``vmap`` and run about as fast (bench/RESULTS.md).
+VMAP_FROM = 16
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -97,6 +105,8 @@ def point_velocity(q, u, body: Body, point):
 def velocity_map(q, u, n_bodies: int):
     """q̇ = T(q) u for ``n_bodies`` free bodies: ẋ = v, quaternion rate ½ q ⊗ (0, ω)."""
     Q, U = q.reshape(n_bodies, 7), u.reshape(n_bodies, 6)
+    if n_bodies >= VMAP_FROM:
+        return jnp.concatenate([U[:, :3], jax.vmap(rotations.rate)(Q[:, 3:], U[:, 3:])], axis=1).reshape(-1)
     parts = [jnp.concatenate([U[i, :3], rotations.rate(Q[i, 3:], U[i, 3:])]) for i in range(n_bodies)]
     return jnp.concatenate(parts)
 
@@ -104,6 +114,9 @@ def velocity_map(q, u, n_bodies: int):
 def position_update(q, u, h, n_bodies: int):
     """The coordinates after a time h at constant u: x + h v and the quaternion's exponential map."""
     Q, U = q.reshape(n_bodies, 7), u.reshape(n_bodies, 6)
+    if n_bodies >= VMAP_FROM:
+        turned = jax.vmap(rotations.advance, in_axes=(0, 0, None))(Q[:, 3:], U[:, 3:], h)
+        return jnp.concatenate([Q[:, :3] + h * U[:, :3], turned], axis=1).reshape(-1)
     parts = [
         jnp.concatenate([Q[i, :3] + h * U[i, :3], rotations.advance(Q[i, 3:], U[i, 3:], h)]) for i in range(n_bodies)
     ]

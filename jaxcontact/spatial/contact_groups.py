@@ -17,8 +17,8 @@ What may differ between the members of a group (everything else must be the same
 
 So a field the class does not declare (a hinge limit's kind, a cylinder's rim count, a mesh's vertices, a
 plane) is part of the group's identity: contacts that differ there are computed apart. Only groups of at least
-:data:`GROUP_MIN_MEMBERS` are computed under ``vmap``; the others' contacts run one by one, as written. The
-results come back in the assembly's order.
+:data:`~jaxcontact.spatial.bodies.VMAP_FROM` members are computed under ``vmap``; the others' contacts run one
+by one, as written. The results come back in the assembly's order.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcontact.spatial import bodies
 from jaxcontact.spatial.bodies import Body
 from jaxcontact.spatial.contacts import Contact
 from jaxcontact.values import Value
@@ -37,11 +38,6 @@ from jaxcontact.values import Value
 _FREE = ("name", "restitution", "friction")
 # The key under which a group's member values reach its template (not a parameter name: it has a space).
 _KEY = "contact group"
-# The fewest members computed as a group. Under ``vmap`` a group's arrays put the members beside each vector's
-# components, which XLA's CPU loops run slower than the same geometry written contact by contact (each of its
-# operations a vector over the batch of samples); a large group's program is much shorter, so it compiles in a
-# fraction of the time and runs about as fast (bench/RESULTS.md).
-GROUP_MIN_MEMBERS = 16
 
 
 def _body_fields(contact: Contact) -> tuple[str, ...]:
@@ -184,13 +180,13 @@ class ContactGroups:
         groups: dict = {}
         for i, c in enumerate(contacts):
             groups.setdefault(_identity(c), []).append(i)
-        if all(len(members) < GROUP_MIN_MEMBERS for members in groups.values()):
+        if all(len(members) < bodies.VMAP_FROM for members in groups.values()):
             return cls(tuple(contacts), None)
         parts, rows = [], []
         starts = np.cumsum([0] + [c.size for c in contacts])
         for members in groups.values():
             cs = [contacts[i] for i in members]
-            if len(cs) >= GROUP_MIN_MEMBERS:
+            if len(cs) >= bodies.VMAP_FROM:
                 parts.append(_Group.of(cs))
             else:
                 parts += cs

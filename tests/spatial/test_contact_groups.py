@@ -9,7 +9,7 @@ import pytest
 
 from jaxcontact.models import get_model
 from jaxcontact.simulate import simulate
-from jaxcontact.spatial import contact_groups
+from jaxcontact.spatial import bodies, contact_groups
 from jaxcontact.spatial.assembly import Assembly
 from jaxcontact.spatial.contact_groups import ContactGroups
 from jaxcontact.spatial.contacts import BoxPlane, CylinderPlane, SpherePlane, SphereSphere
@@ -40,7 +40,7 @@ def _mixed(n=4):
 
 
 def _grouped(monkeypatch, smallest):
-    monkeypatch.setattr(contact_groups, "GROUP_MIN_MEMBERS", smallest)
+    monkeypatch.setattr(bodies, "VMAP_FROM", smallest)
 
 
 def _cases():
