@@ -1,6 +1,7 @@
 """Alike contacts computed as one group (``jaxcontact.spatial.contact_groups``) against the same contacts computed
 one by one: the gaps, the slips and their rows of W on assemblies whose members differ in their bodies, their
-declared values and their order, and a Moreau–Jean run; which contacts may share a group."""
+declared values and their order, and a Moreau–Jean run (the bodies' velocity map and position update under one
+vmap too: both follow ``bodies.VMAP_FROM``); which contacts may share a group."""
 
 import jax
 import jax.numpy as jnp
@@ -40,6 +41,7 @@ def _mixed(n=4):
 
 
 def _grouped(monkeypatch, smallest):
+    """Alike contacts (and bodies) under one vmap from ``smallest`` on."""
     monkeypatch.setattr(bodies, "VMAP_FROM", smallest)
 
 
