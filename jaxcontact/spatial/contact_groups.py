@@ -52,16 +52,14 @@ def _body_fields(contact: Contact) -> tuple[str, ...]:
 def _value_fields(contact: Contact) -> dict[str, int | None]:
     """field -> length (None: a scalar) of the fields declared as values that may differ within a group."""
     physical = contact.physical()
+    names = [f.name for f in dataclasses.fields(contact) if f.name not in _FREE]
     out = {}
-    for f in dataclasses.fields(contact):
-        value = getattr(contact, f.name)
-        if f.name in _FREE:
-            continue
-        if f.name in physical:
-            out[f.name] = None
-        elif isinstance(value, tuple) and value and all(f"{f.name}[{i}]" in physical for i in range(len(value))):
-            out[f.name] = len(value)  # declared element by element (a box's half extents)
-    names = {f.name for f in dataclasses.fields(contact)}
+    for name in names:
+        value = getattr(contact, name)
+        if name in physical:
+            out[name] = None
+        elif isinstance(value, tuple) and value and all(f"{name}[{i}]" in physical for i in range(len(value))):
+            out[name] = len(value)  # declared element by element (a box's half extents)
     out.update({k: len(spec) for k, (spec, _) in contact.vectors().items() if k in names})
     return out
 
@@ -93,11 +91,6 @@ def _reader(field: str, index: int | None):
     if index is None:
         return lambda p: p[_KEY][field]
     return lambda p: p[_KEY][field][..., index]
-
-
-def _joined(parts):
-    """A member's local state: its bodies' slices, one after another."""
-    return jnp.concatenate(parts)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -157,12 +150,12 @@ class _Group:
 
     def gaps(self, q, p):
         """The members' gaps, (members · size,)."""
-        run = lambda ql, vals: self.template.gaps(_joined(ql), {**p, _KEY: vals})  # noqa: E731
+        run = lambda ql, vals: self.template.gaps(jnp.concatenate(ql), {**p, _KEY: vals})  # noqa: E731
         return jax.vmap(run)(self._local(q, 7), self._values(p, q.dtype)).reshape(-1)
 
     def slips(self, q, u, p):
         """The members' slip velocities, (members · size, 2)."""
-        run = lambda ql, ul, vals: self.template.slips(_joined(ql), _joined(ul), {**p, _KEY: vals})  # noqa: E731
+        run = lambda ql, ul, vals: self.template.slips(jnp.concatenate(ql), jnp.concatenate(ul), {**p, _KEY: vals})  # noqa: E731
         return jax.vmap(run)(self._local(q, 7), self._local(u, 6), self._values(p, q.dtype)).reshape(-1, 2)
 
 
@@ -191,7 +184,7 @@ class ContactGroups:
             else:
                 parts += cs
             rows += [np.arange(starts[i], starts[i + 1]) for i in members]
-        taken = np.concatenate(rows) if rows else np.zeros(0, int)
+        taken = np.concatenate(rows)  # some group is large enough: not empty
         order = None if np.array_equal(taken, np.arange(taken.size)) else np.argsort(taken)
         return cls(tuple(parts), order)
 
