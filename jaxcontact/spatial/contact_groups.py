@@ -155,7 +155,10 @@ class _Group:
 
     def slips(self, q, u, p):
         """The members' slip velocities, (members · size, 2)."""
-        run = lambda ql, ul, vals: self.template.slips(jnp.concatenate(ql), jnp.concatenate(ul), {**p, _KEY: vals})  # noqa: E731
+
+        def run(ql, ul, vals):
+            return self.template.slips(jnp.concatenate(ql), jnp.concatenate(ul), {**p, _KEY: vals})
+
         return jax.vmap(run)(self._local(q, 7), self._local(u, 6), self._values(p, q.dtype)).reshape(-1, 2)
 
 
