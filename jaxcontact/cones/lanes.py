@@ -251,6 +251,7 @@ def iterate_lanes(
     unroll: bool,
     rescue=None,
     rescue_after: int = 0,
+    later_omega: float | None = None,
     fused: bool = False,
     interpret: bool = False,
 ):
@@ -277,6 +278,9 @@ def iterate_lanes(
     Gauss–Seidel's slow problems (redundant contacts, whose impulses it moves only slowly along the null
     space of W) get the solver that suits them.
 
+    ``later_omega``: None, or the relaxation (a static float) of every stage after the first, the sweeps of
+    the problems that one chunk left unsolved; the first chunk keeps ``omega``.
+
     ``fused``: Gauss–Seidel sweeps in one GPU kernel instead (:func:`_iterate_fused`; ``interpret`` runs that
     kernel through Pallas' interpreter).
     """
@@ -293,6 +297,7 @@ def iterate_lanes(
     rescue_at = rescue_after if rescue is not None and rescue_after < iterations else None
     done = error_lanes(W, q, mu, r0) <= tol
     r, work = r0, jnp.zeros((L,), jnp.int32)
+    later = omega if later_omega is None else jnp.full_like(omega, later_omega)
     start = 0
     for j, limit in enumerate(stage_limits(check_every, iterations, rescue_at)):
         width = stage_width(L, j)
@@ -301,7 +306,7 @@ def iterate_lanes(
         # The rescue at ``rescue_after`` sweeps, at the start of the last stage.
         rescue_here = rescue if rescue_at is not None and start == rescue_at else None
         run = functools.partial(_group_sweeps, sweep, tol, every, start, limit, rescue_here)
-        r, done, work = _in_groups(run, width, W, q, mu, omega, r0, r, done, work)
+        r, done, work = _in_groups(run, width, W, q, mu, later if j else omega, r0, r, done, work)
         start = limit
     return r, work
 

@@ -70,6 +70,7 @@ def _run(
     default_omega,
     rescue_after=None,
     rescue_solver=RESCUE_SOLVER,
+    later_omega=None,
     fused=False,
 ):
     if differentiation not in DIFFERENTIATION_MODES:
@@ -81,6 +82,8 @@ def _run(
         o = float(omega)
         if not 0 < o < 2:
             raise ValueError(f"{name}: omega must be in (0, 2); got {omega!r}")
+    if later_omega is not None and (isinstance(later_omega, bool) or not 0 < float(later_omega) < 2):
+        raise ValueError(f"{name}: later_omega must be None or a static float in (0, 2); got {later_omega!r}")
     if rescue_after is not None and (
         isinstance(rescue_after, bool) or not isinstance(rescue_after, int) or rescue_after < 0
     ):
@@ -110,6 +113,11 @@ def _run(
             f"implicitly; got d = {d}, W {'by block rows' if delassus.is_blocks(W) else 'dense or factored'}, "
             f"differentiation = {differentiation!r}"
         )
+    if later_omega is not None and (fused or differentiation == "unroll"):
+        raise ValueError(
+            f"{name}: later_omega applies to the staged sweeps (implicit mode, not fused); got later_omega = "
+            f"{later_omega!r} with differentiation = {differentiation!r}, fused = {fused!r}"
+        )
     if fused is True and jax.default_backend() != "gpu":
         raise ValueError(
             f"{name}: fused=True compiles its kernel with Triton, for a GPU; JAX's backend here is "
@@ -127,6 +135,7 @@ def _run(
             unroll=differentiation == "unroll",
             rescue=rescue,
             rescue_after=rescue_after or 0,
+            later_omega=None if later_omega is None else float(later_omega),
             fused=bool(fused),
             interpret=fused == "interpret",
         )
@@ -151,6 +160,7 @@ def nsgs(
     differentiation: str = "implicit",
     rescue_after: int | None = None,
     rescue_solver: DenseLU | BandedLU = RESCUE_SOLVER,
+    later_omega: float | None = None,
     fused: bool | str = False,
 ) -> ContactSolution:
     """Nonsmooth block Gauss–Seidel for the frictional contact problem on cones.
@@ -175,6 +185,11 @@ def nsgs(
         ``iterations`` caps the sweeps; the reported count adds the Newton steps.
       rescue_solver: how that Newton solves its systems: ``DenseLU()`` (default) or ``BandedLU(lower,
         upper)`` where W vanishes beyond a band (:mod:`~jaxcontact.cones.linear_solvers`).
+      later_omega: None (default: ``omega`` throughout), or the relaxation in (0, 2) (a static float) of the
+        sweeps a problem needs beyond its first ``check_every`` (the later stages of
+        :func:`~jaxcontact.cones.lanes.iterate_lanes`; implicit mode, not with ``fused``). Over-relaxing
+        them speeds up the slow problems of a chain of contacts, whose smoothest modes ω = 1 damps slowly,
+        without touching the problems one chunk solves.
       fused: True runs the sweeps of a batch in one GPU kernel per solve (:mod:`jaxcontact.cones.fused`:
         spatial cones, W dense or factored, implicit mode; with ``rescue_after`` the unsolved problems get
         Newton after ``FUSED_RESCUE_AFTER`` sweeps); it compiles with Triton, so it needs a GPU backend.
@@ -195,6 +210,7 @@ def nsgs(
         differentiation=differentiation,
         rescue_after=rescue_after,
         rescue_solver=rescue_solver,
+        later_omega=later_omega,
         fused=fused,
         default_omega=lambda W, diag, nc, d: jnp.asarray(1.0, diag.dtype),
     )

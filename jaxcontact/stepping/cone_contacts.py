@@ -36,6 +36,11 @@ CHECK_EVERY = 1
 # resting on redundant vertex contacts, whose impulses Gauss–Seidel moves only slowly along the null space of
 # W) would otherwise set the number of sweeps of every sample of a batch.
 RESCUE_AFTER = 9
+# The relaxation of the sweeps a step's problem needs beyond its first chunk, where the scheme leaves ω to the
+# solver (``nsgs``'s ``later_omega``). The slow problems of a column or chain of contacts are slow in the
+# chain's smoothest modes, which over-relaxation damps faster; ω = 1 keeps the first sweep, which solves most
+# warm-started steps. Larger values slow the redundant contacts of a box down (bench/RESULTS.md).
+LATER_OMEGA = 1.3
 # ``nsgs``'s ``fused`` for the implicit mode. "auto": a batch's sweeps run in one GPU kernel per step
 # (:mod:`jaxcontact.cones.fused`) where JAX's backend is a GPU and the kernel applies (spatial cones, W dense
 # or by its factors), the staged loops elsewhere; on a GPU the kernel's study runs and compiles faster
@@ -68,7 +73,8 @@ def per_contact_order(k: int) -> np.ndarray:
 
 
 def _nsgs(W, q, mu, warm, *, iterations, omega, tol, differentiation, linear_solver):
-    rescue = RESCUE_AFTER if differentiation == "implicit" else None
+    implicit = differentiation == "implicit"
+    fused = fused_for(W, q, mu, differentiation)
     return nsgs(
         W,
         q,
@@ -79,9 +85,10 @@ def _nsgs(W, q, mu, warm, *, iterations, omega, tol, differentiation, linear_sol
         tol=tol,
         check_every=CHECK_EVERY,
         differentiation=differentiation,
-        rescue_after=rescue,
+        rescue_after=RESCUE_AFTER if implicit else None,
         rescue_solver=linear_solver,
-        fused=fused_for(W, q, mu, differentiation),
+        later_omega=LATER_OMEGA if omega is None and implicit and not fused else None,
+        fused=fused,
     )
 
 
@@ -173,7 +180,9 @@ def solve_cone_contacts(
     modes) or "implicit" (sweeps until Siconos' error ≤ tol, gradients by the implicit
     function theorem, reverse mode). ``solver``: "nsgs" or "newton" (at most ``iterations``
     Newton steps until the error ≤ tol; implicit gradients whatever ``differentiation``
-    says, ``omega`` unused). Returns P_N (k,), P_T (2k,) and the solver's
+    says, ``omega`` unused). ``omega``: NSGS' relaxation; None: 1 for the first chunk of sweeps and
+    :data:`LATER_OMEGA` for the sweeps after it in the implicit mode's staged sweeps. Returns P_N (k,), P_T (2k,)
+    and the solver's
     residual (Siconos' error), sweeps and convergence flag. ``linear_solver``: how Newton (the solver, or
     NSGS' rescue) solves its systems (:func:`newton_solver`). ``blocks``: None, or D's static block columns
     (:func:`block_columns`), on which the implicit mode's staged sweeps read D by block rows (a contact's

@@ -115,7 +115,10 @@ class MoreauJean(Scheme):
     iterations: sweeps of the iterative solvers (fixed count: differentiable, vmap-friendly;
       a system with a single contact uses one sweep when ω = 1, which is already exact), or
       at most that many steps of the cones' Newton.
-    omega: relaxation of the iterative solvers.
+    omega: relaxation of the iterative solvers, in (0, 2). None (default): 1, except for the
+      sweeps a spatial cone problem needs beyond its first chunk in the implicit mode, which
+      over-relax (``jaxcontact.stepping.cone_contacts.LATER_OMEGA``): a column of stacked
+      bodies is slow in its chain's smoothest modes, which ω = 1 damps slowly.
     tol: convergence tolerance on the solver residual (None: the dtype default).
     separating: the law of an active contact that is already separating at the
       step start (γ_NA > 0; possible once a contact has penetrated, e.g. a ball
@@ -176,7 +179,7 @@ class MoreauJean(Scheme):
     theta: float = 0.5
     solver: str = "auto"
     iterations: int = 50
-    omega: float = 1.0
+    omega: float | None = None
     tol: float | None = None
     separating: str | None = None
     activation_tol: float | None = None
@@ -203,7 +206,7 @@ class MoreauJean(Scheme):
             raise ValueError(f"solver = {self.solver!r} must be one of {ALL_SOLVERS}")
         if not isinstance(self.iterations, int) or self.iterations < 1:
             raise ValueError(f"iterations = {self.iterations!r} must be a positive int")
-        if not 0.0 < float(self.omega) < 2.0:
+        if self.omega is not None and not 0.0 < float(self.omega) < 2.0:
             raise ValueError(f"omega = {self.omega} must lie in (0, 2)")
         if self.separating not in (None, "conservative", "newton"):
             raise ValueError(
@@ -536,7 +539,8 @@ def _step(system, scheme, p, state, dt, *, closed=None, by_gap=None, contacts=Tr
             D, active = soften_normal_rows(D, kin.gap, jnp.asarray(p[scheme.soft_activation], dtype), k)
         warm = jnp.concatenate([state.P_N, state.P_T]) if friction else state.P_N
         # One contact with ω = 1: a single (block) Gauss–Seidel sweep is already exact.
-        sweeps = 1 if (k == 1 and float(scheme.omega) == 1.0 and solver != "newton") else scheme.iterations
+        unrelaxed = scheme.omega is None or float(scheme.omega) == 1.0
+        sweeps = 1 if (k == 1 and unrelaxed and solver != "newton") else scheme.iterations
         if cones:
             sol = solve_cone_contacts(
                 D,
@@ -562,7 +566,7 @@ def _step(system, scheme, p, state, dt, *, closed=None, by_gap=None, contacts=Tr
                 warm,
                 solver=solver,
                 iterations=sweeps,
-                omega=scheme.omega,
+                omega=1.0 if scheme.omega is None else scheme.omega,
                 tol=scheme.tol,
                 friction=friction,
                 differentiation=scheme.differentiation,

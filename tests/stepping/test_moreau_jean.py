@@ -186,6 +186,47 @@ def test_scheme_options_are_checked():
         MoreauJean(iterations=0)
     with pytest.raises(ValueError, match="separating"):
         MoreauJean(separating="x")
+    with pytest.raises(ValueError, match=r"omega = 2.0 must lie in \(0, 2\)"):
+        MoreauJean(omega=2.0)
+
+
+@pytest.mark.parametrize(
+    "omega, differentiation, later",
+    [(None, "implicit", "LATER_OMEGA"), (1.0, "implicit", None), (0.8, "implicit", None), (None, "unroll", None)],
+)
+def test_cone_sweeps_over_relax_after_their_first_chunk_only_where_omega_is_left_to_them(
+    monkeypatch, omega, differentiation, later
+):
+    """A step's cone problem gets NSGS' later over-relaxation where the scheme leaves ω to the solver (None) and
+    the sweeps are staged (implicit mode); a given ω holds for every sweep."""
+    from jaxcontact.stepping import cone_contacts
+
+    seen = []
+
+    class Called(Exception):
+        pass
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["later_omega"])
+        raise Called  # the wiring is what is tested: no solve, no compile
+
+    monkeypatch.setattr(cone_contacts, "nsgs", spy)
+    k = 2
+    with pytest.raises(Called):
+        cone_contacts.solve_cone_contacts(
+            jnp.eye(3 * k) + 0.1,
+            jnp.concatenate([-jnp.ones(k), jnp.zeros(2 * k)]),
+            jnp.full((k,), 0.5),
+            jnp.ones(k, bool),
+            jnp.zeros(k),
+            jnp.zeros(2 * k),
+            iterations=50,
+            omega=omega,
+            tol=1e-10,
+            differentiation=differentiation,
+        )
+    assert seen == [getattr(cone_contacts, later) if later else None]
+    assert MoreauJean().omega is None
 
 
 def test_diagonal_mass_option_matches_cholesky(pendulum_run):
