@@ -36,10 +36,10 @@ CHECK_EVERY = 1
 # resting on redundant vertex contacts, whose impulses Gauss–Seidel moves only slowly along the null space of
 # W) would otherwise set the number of sweeps of every sample of a batch.
 RESCUE_AFTER = 9
-# The relaxation of the sweeps a step's problem needs beyond its first chunk, where the scheme leaves ω to the
-# solver (``nsgs``'s ``later_omega``). The slow problems of a column or chain of contacts are slow in the
-# chain's smoothest modes, which over-relaxation damps faster; ω = 1 keeps the first sweep, which solves most
-# warm-started steps. Larger values slow the redundant contacts of a box down (bench/RESULTS.md).
+# The relaxation of the sweeps a step's problem needs beyond its first chunk (``nsgs``'s ``later_omega``,
+# :func:`later_relaxation`). The slow problems of a column or chain of contacts are slow in the chain's
+# smoothest modes, which over-relaxation damps faster; ω = 1 keeps the first sweep, which solves most
+# warm-started steps. Larger values gain less on a column than they cost elsewhere (bench/RESULTS.md).
 LATER_OMEGA = 1.3
 # ``nsgs``'s ``fused`` for the implicit mode. "auto": a batch's sweeps run in one GPU kernel per step
 # (:mod:`jaxcontact.cones.fused`) where JAX's backend is a GPU and the kernel applies (spatial cones, W dense
@@ -72,7 +72,15 @@ def per_contact_order(k: int) -> np.ndarray:
     return np.stack([i, k + 2 * i, k + 2 * i + 1], axis=1).reshape(-1)
 
 
-def _nsgs(W, q, mu, warm, *, iterations, omega, tol, differentiation, linear_solver):
+def later_relaxation(omega, k: int, n_u: int) -> float | None:
+    """NSGS' relaxation of a step's later sweeps (``later_omega``) for k contacts on n_u velocities:
+    :data:`LATER_OMEGA` where the scheme leaves ω to the solver (None) and the 3k cone unknowns do not
+    outnumber the velocities; None (ω for every sweep) elsewhere. Where they do (a box on its vertices), W has
+    a null space along which Gauss–Seidel creeps, and over-relaxing slows that creep down."""
+    return LATER_OMEGA if omega is None and 3 * k <= n_u else None
+
+
+def _nsgs(W, q, mu, warm, *, iterations, omega, tol, differentiation, linear_solver, later_omega):
     implicit = differentiation == "implicit"
     fused = fused_for(W, q, mu, differentiation)
     return nsgs(
@@ -87,12 +95,12 @@ def _nsgs(W, q, mu, warm, *, iterations, omega, tol, differentiation, linear_sol
         differentiation=differentiation,
         rescue_after=RESCUE_AFTER if implicit else None,
         rescue_solver=linear_solver,
-        later_omega=LATER_OMEGA if omega is None and implicit and not fused else None,
+        later_omega=later_omega if implicit and not fused else None,
         fused=fused,
     )
 
 
-def _newton(W, q, mu, warm, *, iterations, omega, tol, differentiation, linear_solver):
+def _newton(W, q, mu, warm, *, iterations, omega, tol, differentiation, linear_solver, later_omega):
     return newton(W, q, mu, iterations=iterations, r0=warm, tol=tol, linear_solver=linear_solver)
 
 
@@ -170,6 +178,7 @@ def solve_cone_contacts(
     solver="nsgs",
     linear_solver=CONE_NEWTON_SOLVER,
     blocks=None,
+    later_omega=None,
 ) -> ContactSolution:
     """Solve ξ = D P + c on Coulomb cones for the active contacts.
 
@@ -180,9 +189,9 @@ def solve_cone_contacts(
     modes) or "implicit" (sweeps until Siconos' error ≤ tol, gradients by the implicit
     function theorem, reverse mode). ``solver``: "nsgs" or "newton" (at most ``iterations``
     Newton steps until the error ≤ tol; implicit gradients whatever ``differentiation``
-    says, ``omega`` unused). ``omega``: NSGS' relaxation; None: 1 for the first chunk of sweeps and
-    :data:`LATER_OMEGA` for the sweeps after it in the implicit mode's staged sweeps. Returns P_N (k,), P_T (2k,)
-    and the solver's
+    says, ``omega`` unused). ``omega``: NSGS' relaxation (None: 1); ``later_omega``: None, or NSGS' relaxation of
+    the sweeps after the first chunk in the implicit mode's staged sweeps (:func:`later_relaxation`; not in the
+    unrolled mode or the fused GPU kernel). Returns P_N (k,), P_T (2k,) and the solver's
     residual (Siconos' error), sweeps and convergence flag. ``linear_solver``: how Newton (the solver, or
     NSGS' rescue) solves its systems (:func:`newton_solver`). ``blocks``: None, or D's static block columns
     (:func:`block_columns`), on which the implicit mode's staged sweeps read D by block rows (a contact's
@@ -214,6 +223,7 @@ def solve_cone_contacts(
         tol=tol,
         differentiation=differentiation,
         linear_solver=linear_solver,
+        later_omega=later_omega,
     )
     r = sol.r.reshape(k, 3)
     return ContactSolution(r[:, 0], r[:, 1:].reshape(-1), sol.residual, sol.iterations, sol.converged)

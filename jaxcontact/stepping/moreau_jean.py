@@ -69,6 +69,7 @@ from jaxcontact.stepping.cone_contacts import (
     CONE_SOLVERS,
     block_columns,
     contact_coupling,
+    later_relaxation,
     newton_solver,
     solve_cone_contacts,
     staged_sweeps,
@@ -117,8 +118,9 @@ class MoreauJean(Scheme):
       at most that many steps of the cones' Newton.
     omega: relaxation of the iterative solvers, in (0, 2). None (default): 1, except for the
       sweeps a spatial cone problem needs beyond its first chunk in the implicit mode, which
-      over-relax (``jaxcontact.stepping.cone_contacts.LATER_OMEGA``): a column of stacked
-      bodies is slow in its chain's smoothest modes, which ω = 1 damps slowly.
+      over-relax where the cone unknowns do not outnumber the velocities
+      (``jaxcontact.stepping.cone_contacts.later_relaxation``): a column of stacked bodies is
+      slow in its chain's smoothest modes, which ω = 1 damps slowly.
     tol: convergence tolerance on the solver residual (None: the dtype default).
     separating: the law of an active contact that is already separating at the
       step start (γ_NA > 0; possible once a contact has penetrated, e.g. a ball
@@ -556,6 +558,7 @@ def _step(system, scheme, p, state, dt, *, closed=None, by_gap=None, contacts=Tr
                 solver=solver,
                 linear_solver=newton_solver(coupling),
                 blocks=None if coupling is None else block_columns(coupling),
+                later_omega=later_relaxation(scheme.omega, k, system.n_u),
             )
         else:
             sol = solve_contacts(

@@ -190,15 +190,20 @@ def test_scheme_options_are_checked():
         MoreauJean(omega=2.0)
 
 
-@pytest.mark.parametrize(
-    "omega, differentiation, later",
-    [(None, "implicit", "LATER_OMEGA"), (1.0, "implicit", None), (0.8, "implicit", None), (None, "unroll", None)],
-)
-def test_cone_sweeps_over_relax_after_their_first_chunk_only_where_omega_is_left_to_them(
-    monkeypatch, omega, differentiation, later
-):
-    """A step's cone problem gets NSGS' later over-relaxation where the scheme leaves ω to the solver (None) and
-    the sweeps are staged (implicit mode); a given ω holds for every sweep."""
+def test_cone_sweeps_over_relax_after_their_first_chunk_where_omega_is_left_to_them_and_w_can_have_full_rank():
+    """A step's cone problem gets NSGS' later over-relaxation where the scheme leaves ω to the solver (None)
+    and its 3k cone unknowns do not outnumber the velocities (a column of 10 spheres: 30 on 60); a given ω,
+    or a box on its 8 vertices (24 on 6), keeps ω for every sweep."""
+    from jaxcontact.stepping.cone_contacts import LATER_OMEGA, later_relaxation
+
+    assert MoreauJean().omega is None
+    assert later_relaxation(None, 10, 60) == LATER_OMEGA and later_relaxation(None, 2, 6) == LATER_OMEGA
+    assert later_relaxation(1.0, 10, 60) is None and later_relaxation(0.8, 10, 60) is None
+    assert later_relaxation(None, 8, 6) is None
+
+
+@pytest.mark.parametrize("differentiation, passed", [("implicit", 1.3), ("unroll", None)])
+def test_cone_solve_hands_the_later_relaxation_to_the_staged_sweeps_only(monkeypatch, differentiation, passed):
     from jaxcontact.stepping import cone_contacts
 
     seen = []
@@ -221,12 +226,12 @@ def test_cone_sweeps_over_relax_after_their_first_chunk_only_where_omega_is_left
             jnp.zeros(k),
             jnp.zeros(2 * k),
             iterations=50,
-            omega=omega,
+            omega=None,
             tol=1e-10,
             differentiation=differentiation,
+            later_omega=1.3,
         )
-    assert seen == [getattr(cone_contacts, later) if later else None]
-    assert MoreauJean().omega is None
+    assert seen == [passed]
 
 
 def test_diagonal_mass_option_matches_cholesky(pendulum_run):
