@@ -39,7 +39,7 @@ RESCUE_AFTER = 9
 # The relaxation of the sweeps a step's problem needs beyond its first chunk (``nsgs``'s ``later_omega``,
 # :func:`later_relaxation`). The slow problems of a column or chain of contacts are slow in the chain's
 # smoothest modes, which over-relaxation damps faster; ω = 1 keeps the first sweep, which solves most
-# warm-started steps. Larger values gain less on a column than they cost elsewhere (bench/RESULTS.md).
+# warm-started steps. On a column of spheres 1.2 to 1.5 measured about alike and 1.7 slower (bench/RESULTS.md).
 LATER_OMEGA = 1.3
 # ``nsgs``'s ``fused`` for the implicit mode. "auto": a batch's sweeps run in one GPU kernel per step
 # (:mod:`jaxcontact.cones.fused`) where JAX's backend is a GPU and the kernel applies (spatial cones, W dense
