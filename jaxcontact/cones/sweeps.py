@@ -82,7 +82,9 @@ def _run(
         o = float(omega)
         if not 0 < o < 2:
             raise ValueError(f"{name}: omega must be in (0, 2); got {omega!r}")
-    if later_omega is not None and (isinstance(later_omega, bool) or not 0 < float(later_omega) < 2):
+    if later_omega is not None and (
+        isinstance(later_omega, bool) or not isinstance(later_omega, (int, float)) or not 0 < later_omega < 2
+    ):
         raise ValueError(f"{name}: later_omega must be None or a static float in (0, 2); got {later_omega!r}")
     if rescue_after is not None and (
         isinstance(rescue_after, bool) or not isinstance(rescue_after, int) or rescue_after < 0

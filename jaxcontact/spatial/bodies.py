@@ -102,22 +102,28 @@ def point_velocity(q, u, body: Body, point):
     return v + jnp.cross(w, point - x)
 
 
-def velocity_map(q, u, n_bodies: int):
-    """q̇ = T(q) u for ``n_bodies`` free bodies: ẋ = v, quaternion rate ½ q ⊗ (0, ω)."""
+def _body_by_body(one, q, u, n_bodies: int):
+    """``one(q_i (7,), u_i (6,))`` for each of ``n_bodies`` free bodies, joined: under one ``vmap`` from
+    :data:`VMAP_FROM` bodies on, else written body by body."""
     Q, U = q.reshape(n_bodies, 7), u.reshape(n_bodies, 6)
     if n_bodies >= VMAP_FROM:
-        return jnp.concatenate([U[:, :3], jax.vmap(rotations.rate)(Q[:, 3:], U[:, 3:])], axis=1).reshape(-1)
-    parts = [jnp.concatenate([U[i, :3], rotations.rate(Q[i, 3:], U[i, 3:])]) for i in range(n_bodies)]
-    return jnp.concatenate(parts)
+        return jax.vmap(one)(Q, U).reshape(-1)
+    return jnp.concatenate([one(Q[i], U[i]) for i in range(n_bodies)])
+
+
+def velocity_map(q, u, n_bodies: int):
+    """q̇ = T(q) u for ``n_bodies`` free bodies: ẋ = v, quaternion rate ½ q ⊗ (0, ω)."""
+
+    def one(qi, ui):
+        return jnp.concatenate([ui[:3], rotations.rate(qi[3:], ui[3:])])
+
+    return _body_by_body(one, q, u, n_bodies)
 
 
 def position_update(q, u, h, n_bodies: int):
     """The coordinates after a time h at constant u: x + h v and the quaternion's exponential map."""
-    Q, U = q.reshape(n_bodies, 7), u.reshape(n_bodies, 6)
-    if n_bodies >= VMAP_FROM:
-        turned = jax.vmap(rotations.advance, in_axes=(0, 0, None))(Q[:, 3:], U[:, 3:], h)
-        return jnp.concatenate([Q[:, :3] + h * U[:, :3], turned], axis=1).reshape(-1)
-    parts = [
-        jnp.concatenate([Q[i, :3] + h * U[i, :3], rotations.advance(Q[i, 3:], U[i, 3:], h)]) for i in range(n_bodies)
-    ]
-    return jnp.concatenate(parts)
+
+    def one(qi, ui):
+        return jnp.concatenate([qi[:3] + h * ui[:3], rotations.advance(qi[3:], ui[3:], h)])
+
+    return _body_by_body(one, q, u, n_bodies)
