@@ -302,6 +302,7 @@ def test_later_omega_over_relaxes_a_chain_s_later_sweeps_each_problem_as_alone()
     "options, rule",
     [
         ({"later_omega": 2.0}, r"later_omega must be None or a static float in \(0, 2\); got 2.0"),
+        ({"later_omega": "1.3"}, r"later_omega must be None or a static float in \(0, 2\); got '1.3'"),
         ({"later_omega": 1.3, "differentiation": "unroll"}, r"later_omega applies to the staged sweeps"),
         ({"later_omega": 1.3, "fused": "interpret"}, r"later_omega applies to the staged sweeps"),
     ],
