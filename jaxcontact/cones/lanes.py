@@ -120,10 +120,44 @@ def _contact_update(i, ri, others, q, mu, diag, omega):
     return _project(ri + omega * (new - ri), mi)
 
 
-def gs_sweep_lanes(W, q, mu, diag, r, omega):
-    """One nonsmooth Gauss–Seidel sweep over the contacts, every lane at once (ω (L,) per lane)."""
+def idle_contacts(W, q, r, nc: int, d: int):
+    """(nc,) bool: the contacts a Gauss–Seidel sweep leaves as they are in every lane. Contact i is idle where
+    r_i = 0, its free normal velocity separates (q_N > 0) and no other contact reaches it (its rows of W are zero
+    off its own block; by factors, its columns of H are zero): its local problem is then solved by r_i = 0 (the
+    take-off) whatever the others do, and r_i = 0 moves no other. The inactive contacts of a step's cone problem
+    are so (:func:`jaxcontact.stepping.cone_contacts.solve_cone_contacts` masks them to that)."""
+    L = q.shape[-1]
     if delassus.is_factored(W):
-        return _gs_sweep_factored(W, q, mu, diag, r, omega)
+        coupled = jnp.any(W.H.reshape(-1, nc, d, L) != 0, axis=(0, 2, 3))
+    elif delassus.is_blocks(W):
+        off = (W.cols != jnp.arange(nc)[:, None])[:, :, None, None, None]
+        coupled = jnp.any(off & (W.values != 0), axis=(1, 2, 3, 4))
+    else:
+        off = ~jnp.eye(nc, dtype=bool)[:, None, :, None, None]
+        coupled = jnp.any(off & (W.reshape(nc, d, nc, d, L) != 0), axis=(1, 2, 3, 4))
+    R, Q = r.reshape(nc, d, L), q.reshape(nc, d, L)
+    return ~coupled & jnp.all(R == 0, axis=(1, 2)) & jnp.all(Q[:, 0] > 0, axis=-1)
+
+
+def live_order(idle):
+    """(order (nc,), count): the contacts that are not ``idle`` first, in their own order, and how many they are:
+    a sweep over ``order[:count]`` is the sweep over every contact (:func:`gs_sweep_lanes`)."""
+    return jnp.argsort(idle, stable=True).astype(jnp.int32), jnp.sum(~idle).astype(jnp.int32)
+
+
+def _over_contacts(nc: int, live, contact, state):
+    """``contact(i, state)`` for i over every contact in order, or over ``live`` = (order, count) only."""
+    if live is None:
+        return lax.fori_loop(0, nc, contact, state)
+    order, count = live
+    return lax.fori_loop(0, count, lambda j, s: contact(order[j], s), state)
+
+
+def gs_sweep_lanes(W, q, mu, diag, r, omega, live=None):
+    """One nonsmooth Gauss–Seidel sweep over the contacts, every lane at once (ω (L,) per lane); ``live``: None,
+    or (order, count) of :func:`live_order`, the contacts to visit (the others are idle, :func:`idle_contacts`)."""
+    if delassus.is_factored(W):
+        return _gs_sweep_factored(W, q, mu, diag, r, omega, live)
     nc = mu.shape[0]
     d = q.shape[0] // nc
 
@@ -133,10 +167,10 @@ def gs_sweep_lanes(W, q, mu, diag, r, omega):
         new = _contact_update(i, ri, _row_lanes(W, i, r, nc, d) - _lane_sum(Bi * ri[None], 1), q, mu, diag, omega)
         return lax.dynamic_update_slice_in_dim(r, new, i * d, axis=0)
 
-    return lax.fori_loop(0, nc, contact, r)
+    return _over_contacts(nc, live, contact, r)
 
 
-def _gs_sweep_factored(W, q, mu, diag, r, omega):
+def _gs_sweep_factored(W, q, mu, diag, r, omega, live):
     """:func:`gs_sweep_lanes` with W = Hᵀ X + diag(s): the sweep carries the velocity v = X r (n_u, L), so a
     contact reads its columns of H and X, not a row of W."""
     nc = mu.shape[0]
@@ -154,11 +188,12 @@ def _gs_sweep_factored(W, q, mu, diag, r, omega):
         return lax.dynamic_update_slice_in_dim(r, new, i * d, axis=0), v
 
     # v by a reduction, as in :func:`matvec_lanes` (as additions XLA fuses it into its consumers).
-    return lax.fori_loop(0, nc, contact, (r, _lane_sum(W.X * r[None], 1, unroll=False)))[0]
+    return _over_contacts(nc, live, contact, (r, _lane_sum(W.X * r[None], 1, unroll=False)))[0]
 
 
-def jacobi_sweep_lanes(W, q, mu, diag, r, omega):
-    """One relaxed Jacobi sweep: every contact from the previous iterate, every lane at once."""
+def jacobi_sweep_lanes(W, q, mu, diag, r, omega, live=None):
+    """One relaxed Jacobi sweep: every contact from the previous iterate, every lane at once (``live`` unused:
+    the contacts are updated together, so skipping the idle ones saves nothing)."""
     nc, L = mu.shape
     d = q.shape[0] // nc
     R = r.reshape(nc, d, L)
@@ -257,7 +292,7 @@ def iterate_lanes(
 ):
     """Sweeps of every lane's problem: (r (n, L), work (L,) int32: sweeps, plus Newton steps of a rescue).
 
-    ``sweep(W, q, mu, diag, r, omega)`` is :func:`gs_sweep_lanes` or :func:`jacobi_sweep_lanes`.
+    ``sweep(W, q, mu, diag, r, omega, live)`` is :func:`gs_sweep_lanes` or :func:`jacobi_sweep_lanes`.
     ``unroll``: exactly ``iterations`` sweeps (a ``lax.scan``, differentiable through the sweeps);
     otherwise chunks of ``check_every`` sweeps until each lane's error ≤ ``tol`` or ``iterations``
     sweeps, a converged lane frozen with its own count.
@@ -349,7 +384,10 @@ def _group_sweeps(sweep, tol, chunk, start, limit, rescue, W, q, mu, omega, warm
     """Lanes that have swept ``start`` times (or are done): the rescue if given, then chunks to ``limit``."""
     if rescue is not None:
         r, done, work = _rescue(rescue, tol, W, q, mu, warm, r, done, work)
-    diag = diagonal_lanes(W, mu.shape[0], q.shape[0] // mu.shape[0])
+    nc = mu.shape[0]
+    diag = diagonal_lanes(W, nc, q.shape[0] // nc)
+    # Idle contacts stay idle while the group sweeps (W, q fixed, r_i = 0 kept): found once, skipped by every sweep.
+    live = live_order(idle_contacts(W, q, r, nc, q.shape[0] // nc))
 
     def cond(state):
         _, k, done, _ = state
@@ -358,7 +396,7 @@ def _group_sweeps(sweep, tol, chunk, start, limit, rescue, W, q, mu, omega, warm
     def body(state):
         r, k, done, work = state
         n = jnp.minimum(chunk, limit - k)  # the last chunk stops at ``limit``
-        new = lax.fori_loop(0, n, lambda _, r: sweep(W, q, mu, diag, r, omega), r)
+        new = lax.fori_loop(0, n, lambda _, r: sweep(W, q, mu, diag, r, omega, live), r)
         r = jnp.where(done[None], r, new)
         work = work + jnp.where(done, 0, n)
         return r, k + n, done | (error_lanes(W, q, mu, r) <= tol), work

@@ -311,3 +311,44 @@ def test_later_omega_outside_the_staged_sweeps_or_its_range_is_refused_by_name(o
     W, q, mu = chain_problems(n=1)
     with pytest.raises(ValueError, match="nsgs: " + rule):
         nsgs(W[0], q[0], mu[0], **options)
+
+
+def masked_problems(layout, n=6, nc=5):
+    """Factored problems (:func:`factored_problems`) in which some contacts are inactive the way a step's solve
+    masks them (zero rows and columns, a unit diagonal, q = (1, 0, 0), μ = 0): contact 2 in every problem,
+    contact 0 or 4 in some; dense W or its factors."""
+    H, X, s, W, q, mu, _ = (np.array(a) for a in factored_problems(n=n, nc=nc))
+    inactive = np.zeros((n, nc), bool)
+    inactive[:, 2] = True
+    inactive[::2, 0] = True
+    inactive[1::3, 4] = True
+    act = ~np.repeat(inactive, 3, axis=1)
+    H, X = np.where(act[:, None], H, 0.0), np.where(act[:, None], X, 0.0)
+    s = np.where(act, s, 1.0)
+    W = np.where(act[:, :, None] & act[:, None, :], W, 0.0) + np.stack([np.diag(np.where(a, 0.0, 1.0)) for a in act])
+    q = np.where(act, q, np.tile([1.0, 0.0, 0.0], nc))
+    mu = np.where(inactive, 0.0, mu)
+    D = delassus.Factored(*map(jnp.asarray, (H, X, s))) if layout == "factored" else jnp.asarray(W)
+    return D, jnp.asarray(q), jnp.asarray(mu), inactive
+
+
+@pytest.mark.parametrize("layout", ["dense", "factored"])
+def test_the_sweeps_skip_idle_contacts_without_changing_a_bit(layout, monkeypatch):
+    """A step's inactive contacts are idle (r = 0, a separating q_N, no coupling): the sweeps visit only the
+    others, and every problem's impulses and counts are the same to the bit as with every contact visited."""
+    D, q, mu, inactive = masked_problems(layout)
+    L = q.shape[0]
+    lane = lambda x: jnp.moveaxis(x, 0, -1)  # noqa: E731
+    D_lanes = jax.tree.map(lane, D)
+    idle = lanes.idle_contacts(D_lanes, lane(q), jnp.zeros((q.shape[1], L)), mu.shape[1], 3)
+    np.testing.assert_array_equal(idle, inactive.all(axis=0))  # idle in every lane: contact 2 only
+    r_some = jnp.zeros((q.shape[1], L)).at[6, 0].set(0.1)  # contact 2 holds an impulse in one lane: not idle
+    assert not np.asarray(lanes.idle_contacts(D_lanes, lane(q), r_some, mu.shape[1], 3)).any()
+
+    solve = lambda D, q, mu: nsgs(D, q, mu, tol=1e-10, iterations=300, check_every=1, rescue_after=9)  # noqa: E731
+    skipped = jax.jit(jax.vmap(solve))(D, q, mu)
+    monkeypatch.setattr(lanes, "live_order", lambda idle: (jnp.arange(idle.shape[0], dtype=jnp.int32), idle.size))
+    every = jax.jit(jax.vmap(lambda D, q, mu: solve(D, q, mu)))(D, q, mu)  # a new function: traced anew
+    assert np.all(np.asarray(every.converged))
+    np.testing.assert_array_equal(skipped.r, every.r)
+    np.testing.assert_array_equal(skipped.iterations, every.iterations)

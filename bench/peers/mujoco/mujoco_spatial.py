@@ -1,4 +1,4 @@
-"""Spatial throughput against MuJoCo: a tossed box and columns of 1, 10 and 50 spheres, batched.
+"""Spatial throughput against MuJoCo: a tossed box, columns of 1, 10 and 50 spheres and a stack of boxes, batched.
 
     nice -n 10 /work/venv/bin/python bench/peers/mujoco/mujoco_spatial.py   # full grid, appends to RESULTS.md
     /work/venv/bin/python bench/peers/mujoco/mujoco_spatial.py --scenes box --batches 1,256 --dtypes float64 --no-append
@@ -15,16 +15,21 @@ Scenes (h = 1e-3 s on both sides):
   they land, the column compresses and rests with sphere i at z = r (2 i + 1). ε = 0, μ = 0.5;
   jaxcontact: an ``Assembly`` of N spatial bodies with one ``SpherePlane`` and N − 1
   ``SphereSphere`` contacts (3 N cone rows), 500 steps. MuJoCo: N free bodies, sphere geoms.
+* **stack**: ``tests/data/mjcf/box_stack.xml`` on both sides (jaxcontact imports it: three boxes of 1 kg, each
+  smaller than the one under it, a ``BoxPlane`` of 8 vertices under the lowest and a ``BoxBox`` of 25 points,
+  vertices and crossing edges, between each pair, 58 contact points for 18 velocities; ε = 0, μ = 0.5), dropped
+  from its 1 mm gaps, each gap widened by up to 2 mm over the batch: the boxes land and settle, 500 steps.
+  MuJoCo: the same file with an elliptic cone (its box–box collider gives up to 8 contacts a pair).
 
-Every sample of a batch has its own state: the box's speed and the column's gap spread over
+Every sample of a batch has its own state: the box's speed and the column's or stack's gaps spread over
 a range (97 values). MuJoCo's contacts are soft (a spring–damper reference acceleration,
 penetration under load) and it has no restitution coefficient: the trajectories differ from
 Moreau–Jean's, so this compares throughput, and checks only that both come to rest where
 they should (the box on a face with its lowest vertices on the plane; the spheres at
-r (2 i + 1)).
+r (2 i + 1); each box of the stack on the one below).
 
 Measured (env-steps/s = batch × ``--window`` / wall time of ``--window`` steps of the whole batch from the
-initial state; where the scenes end is checked over their whole horizon, box 1 s and columns 0.5 s: MuJoCo's
+initial state; where the scenes end is checked over their whole horizon, box 1 s, columns and stack 0.5 s: MuJoCo's
 largest batch, jaxcontact's first sample by chaining the compiled window):
 
 * jaxcontact: one jitted ``simulate`` of a chunk of the batch (vmap; split over ``--devices`` XLA host devices,
@@ -55,7 +60,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bench/, for comm
 import common  # noqa: E402
 
 DT = 1e-3
-STEPS = {"box": 1000, "column": 500}
+STEPS = {"box": 1000, "column": 500, "stack": 500}
+STACK_FILE = Path(__file__).resolve().parents[3] / "tests" / "data" / "mjcf" / "box_stack.xml"
+STACK_GAP_RANGE = (0.0, 0.002)  # how much each gap of the stack is widened over a batch (m)
 COLUMN = {"radius": 0.05, "mass": 1.0, "restitution": 0.0, "friction": 0.5, "gravity": 9.81, "gap": 0.01}
 SPEED_RANGE = (0.5, 1.5)  # the box's horizontal speed over a batch (m/s)
 GAP_RANGE = (0.002, 0.01)  # the column's drop gap over a batch (m)
@@ -78,7 +85,7 @@ def n_spheres(scene):
 
 
 def kind(scene):
-    return "box" if scene == "box" else "column"
+    return scene if scene in ("box", "stack") else "column"
 
 
 # --------------------------------------------------------------------------- jaxcontact side
@@ -135,6 +142,17 @@ def jax_problem(scene, batch, dtype):
         params = {k: jnp.asarray(over.get(k, np.full(batch, float(v))), dtype) for k, v in m.params.items()}
         q0, u0 = jax.vmap(m.initial_state)(params)
         return m.system, params, q0.astype(dtype), u0.astype(dtype)
+    if scene == "stack":
+        from jaxcontact.models import get_model
+
+        m = get_model(str(STACK_FILE))
+        params = {k: jnp.full(batch, float(v), dtype) for k, v in m.params.items()}
+        q0, u0 = (np.asarray(x, float) for x in m.initial_state(m.params))
+        wider = STACK_GAP_RANGE[0] + (STACK_GAP_RANGE[1] - STACK_GAP_RANGE[0]) * s
+        z = 2 + 7 * np.arange(len(q0) // 7)  # each body's height in q (position, then quaternion)
+        q = np.repeat(q0[None], batch, axis=0)
+        q[:, z] += wider[:, None] * (1 + np.arange(len(z)))  # box i's gap widened: it and those above rise
+        return m.system, params, jnp.asarray(q, dtype), jnp.asarray(np.repeat(u0[None], batch, axis=0), dtype)
     n = n_spheres(scene)
     asm = column_assembly(n)
     over = {"gap": GAP_RANGE[0] + (GAP_RANGE[1] - GAP_RANGE[0]) * s}
@@ -269,6 +287,18 @@ def rest_check(scene, q, u, n_steps):
             "upper4_gap_range": [float(g[:, 4:].min()), float(g[:, 4:].max())],
             "after_s": n_steps * DT,
         }
+    if scene == "stack":
+        from jaxcontact.models import get_model
+
+        p = get_model(str(STACK_FILE)).params
+        half = np.array([float(p[f"box{i + 1}_half_z"]) for i in range(3)])
+        rest = np.cumsum(2 * half) - half  # each box on the one below, the lowest on the floor
+        z = q.reshape(len(q), 3, 7)[:, :, 2]
+        return {
+            "max_speed": float(np.abs(u).max()),
+            "height_error_range": [float((z - rest).min()), float((z - rest).max())],
+            "after_s": n_steps * DT,
+        }
     n = n_spheres(scene)
     z = q.reshape(len(q), n, 7)[:, :, 2]
     r = COLUMN["radius"]
@@ -286,6 +316,10 @@ def rest_check(scene, q, u, n_steps):
 
 def mjcf(scene):
     """The scene as MJCF (timestep DT, elliptic cones, friction μ, no restitution)."""
+    if scene == "stack":  # the file jaxcontact imports, on an elliptic cone
+        text = STACK_FILE.read_text()
+        assert '<option timestep="0.001"/>' in text and DT == 1e-3
+        return text.replace('<option timestep="0.001"/>', '<option timestep="0.001" cone="elliptic"/>')
     if scene == "box":
         from jaxcontact.models import box_toss
 
@@ -421,7 +455,7 @@ def _mjx_rates(scene, m, inits, window):
 
 def report(info, rows, checks, args, errors, command):
     lines = [
-        "## Spatial scenes against MuJoCo: box toss and sphere columns (`bench/peers/mujoco/mujoco_spatial.py`)",
+        "## Spatial scenes against MuJoCo: box toss, sphere columns, box stack (`bench/peers/mujoco/mujoco_spatial.py`)",
         "",
         common.machine_markdown(info, {"mujoco": args.mujoco_version, "command": f"`{command}`"}),
         "",
