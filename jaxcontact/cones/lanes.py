@@ -13,7 +13,9 @@ A problem alone is the case L = 1.
 :func:`~jaxcontact.cones.jacobi`) on lanes. Each lane stops as its own problem would, with its own sweep
 count; the lanes still unconverged after each stage are gathered into narrower groups
 (:func:`stage_limits`), so a batch pays about the sweeps its lanes need, not its slowest lane's count
-times its width, and a batched solve equals the problems solved one by one.
+times its width, and a batched solve equals the problems solved one by one. A group's sweeps visit only the
+contacts that are not idle in all its lanes (:func:`idle_contacts`: a step's inactive contacts), which changes
+no bit of the result.
 
 W comes dense (n, n, L), by block rows, or by its factors (:class:`~jaxcontact.cones.delassus.Factored`:
 a Gauss–Seidel sweep then carries the velocity v = X r). Products over lanes are written as products and

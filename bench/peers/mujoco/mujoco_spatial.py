@@ -191,16 +191,17 @@ def _jax_rates(scene, batches, dtype_name, chunk, window, solver, tol, iteration
     programs = {}  # one compiled program per chunk shape
     devices = min(devices, len(jax.devices()))  # the devices there are (XLA_FLAGS may have set fewer)
 
+    one_device = {}  # chunk size -> 1 where the split program calls LAPACK and runs on one device instead
+
     def program(system, size):
+        @jax.jit
+        def run(p, q, u):
+            tr = simulate(system, p, q, u, dt=DT, n_steps=window, scheme=scheme, save_every=window)
+            return tr.q[:, -1], tr.u[:, -1], tr.diagnostics.converged[..., -1]
+
         if size == 1 or devices == 1:
-
-            @jax.jit
-            def run(p, q, u):
-                tr = simulate(system, p, q, u, dt=DT, n_steps=window, scheme=scheme, save_every=window)
-                return tr.q[:, -1], tr.u[:, -1], tr.diagnostics.converged[..., -1]
-
             return run
-        from jaxcontact.studies.runner import batch_mesh, batch_sharding, compile_batched
+        from jaxcontact.studies.runner import batch_mesh, batch_sharding, calls_lapack, compile_batched
 
         sharding = batch_sharding(batch_mesh(jax.devices()[:devices]))
 
@@ -213,8 +214,13 @@ def _jax_rates(scene, batches, dtype_name, chunk, window, solver, tol, iteration
         def run_sharded(p, q, u):
             x = jax.device_put((p, q, u), sharding)
             if not compiled:
-                compiled.append(compile_batched(one, x, sharding)[0])
-            return compiled[0](x)
+                split = compile_batched(one, x, sharding)[0]
+                # LAPACK custom calls can hang on several CPU host devices: one device, as a study runs it.
+                compiled.append(None if calls_lapack(split) else split)
+                if compiled[0] is None:
+                    one_device[size] = 1
+                    print(f"{scene}: the program calls LAPACK; run on one device", file=sys.stderr, flush=True)
+            return run(p, q, u) if compiled[0] is None else compiled[0](x)
 
         return run_sharded
 
@@ -257,7 +263,7 @@ def _jax_rates(scene, batches, dtype_name, chunk, window, solver, tol, iteration
                 "compile_s": timing.compile_s if fresh else None,
                 "steps": window,
                 "unconverged": float(np.mean(~converged)),
-                "devices": devices if size > 1 else 1,
+                "devices": one_device.get(size, devices) if size > 1 else 1,
             }
         )
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
@@ -455,7 +461,7 @@ def _mjx_rates(scene, m, inits, window):
 
 def report(info, rows, checks, args, errors, command):
     lines = [
-        "## Spatial scenes against MuJoCo: box toss, sphere columns, box stack (`bench/peers/mujoco/mujoco_spatial.py`)",
+        "## Spatial scenes against MuJoCo: box toss, sphere columns, a box stack (`mujoco_spatial.py`)",
         "",
         common.machine_markdown(info, {"mujoco": args.mujoco_version, "command": f"`{command}`"}),
         "",
