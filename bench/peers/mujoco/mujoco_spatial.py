@@ -521,7 +521,7 @@ def report(info, rows, checks, args, errors, command):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--scenes", default="box,column-1,column-10,column-50")
+    ap.add_argument("--scenes", default="box,column-1,column-10,column-50,stack")
     ap.add_argument("--batches", default="1,16,256,4096", help="MuJoCo rollout batches")
     ap.add_argument("--batches-ours", default="1,16,256", help="jaxcontact batches")
     ap.add_argument("--batches-mjx", default="1,16,256", help="MJX batches")
