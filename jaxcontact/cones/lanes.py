@@ -85,7 +85,9 @@ def matvec_lanes(W, r):
         # product with Hᵀ and recompute it for every row.
         v = _lane_sum(W.X * r[None], 1, unroll=False)
         return _lane_sum(W.H * v[:, None], 0) + W.s * r
-    return _lane_sum(W * r[None], 1)
+    # A reduction, an array of its own: as a chain of additions XLA fuses the whole product into each of the
+    # result's consumers (the error's norms and projections) and recomputes it there.
+    return _lane_sum(W * r[None], 1, unroll=False)
 
 
 def diagonal_lanes(W, nc: int, d: int):
@@ -304,9 +306,10 @@ def iterate_lanes(
     those still unconverged into groups of 1/``STAGE_SHRINK``² until the next, and so on (with a floor,
     :func:`stage_width`), checking the error every chunk or every ``STAGE_GROWTH``-th of the sweeps already
     made, whichever is more: a batch pays about the sweeps its lanes need, not its slowest lane's count times its
-    width, and the sweeps of the few hard problems run on narrow arrays. Every lane sees the same chunks and
-    checks as alone, whichever group it lands in, so a batched solve equals the problems solved one by one,
-    counts and flags included.
+    width, and the sweeps of the few hard problems run on narrow arrays. While more than half of the batch is
+    unsolved, the first stage sweeps on through the later stages' ranges (up to the rescue) before it
+    regroups. Every lane sees the same chunks and checks as alone, whichever group it lands in, so a batched
+    solve equals the problems solved one by one, counts and flags included.
 
     ``rescue``: None, or a one-problem solver ``(W, q, mu, r0) -> (r, steps)`` (the cones' Newton) for the
     stragglers: every lane not converged after ``rescue_after`` sweeps gets it from ``r0``, then from its
@@ -335,16 +338,25 @@ def iterate_lanes(
     done = error_lanes(W, q, mu, r0) <= tol
     r, work = r0, jnp.zeros((L,), jnp.int32)
     later = omega if later_omega is None else jnp.full_like(omega, later_omega)
-    start = 0
-    for j, limit in enumerate(stage_limits(check_every, iterations, rescue_at)):
-        width = stage_width(L, j)
-        # A check costs about half a sweep: every chunk at first, later every STAGE_GROWTH-th of the count.
-        every = max(chunk, start // STAGE_GROWTH)
+    limits = stage_limits(check_every, iterations, rescue_at)
+    starts = (0,) + limits[:-1]
+    # A check costs about half a sweep: every chunk at first, later every STAGE_GROWTH-th of the count.
+    stages = tuple((limit, max(chunk, start // STAGE_GROWTH)) for start, limit in zip(starts, limits))
+    # The first stage may sweep on through the later stages' ranges up to the rescue (:func:`_group_sweeps`).
+    reach = max(1, sum(1 for start in starts if start < (iterations if rescue_at is None else rescue_at)))
+    k = jnp.int32(0)  # the sweeps every unsolved lane has made
+    for j, start in enumerate(starts):
         # The rescue at ``rescue_after`` sweeps, at the start of the last stage.
         rescue_here = rescue if rescue_at is not None and start == rescue_at else None
-        run = functools.partial(_group_sweeps, sweep, tol, every, start, limit, rescue_here)
-        r, done, work = _in_groups(run, width, W, q, mu, later if j else omega, r0, r, done, work)
-        start = limit
+        run = functools.partial(_group_sweeps, sweep, tol, stages[j : reach if j == 0 else j + 1], rescue_here)
+        # ω of the stage's own range and of the later ones it may sweep through, per lane (2, L).
+        omegas = jnp.stack([later if j else omega, later])
+        grouped = functools.partial(_in_groups, run, stage_width(L, j), W, q, mu, omegas, r0)
+        state = (r, done, work, k)
+        if 0 < j < reach:  # skipped where the first stage swept through its range (its groups would gather idly)
+            r, done, work, k = lax.cond(k < limits[j], grouped, lambda *a: a, *state)
+        else:
+            r, done, work, k = grouped(*state)
     return r, work
 
 
@@ -371,63 +383,85 @@ def _iterate_fused(W, q, mu, r0, omega, *, tol, iterations, rescue, interpret):
     if first >= iterations:
         return r, work
 
-    def stragglers(W, q, mu, omega, warm, r, done, work):
+    def stragglers(W, q, mu, omega, warm, r, done, work, k):
         r, done, work = _rescue(rescue, tol, W, q, mu, warm, r, done, work)
         diag = diagonal_lanes(W, nc, 3)
-        return gs_sweeps_fused(
+        r, done, work = gs_sweeps_fused(
             W, q, mu, diag, r, omega, done, work, tol=tol, limit=iterations - first, interpret=interpret
         )
+        return r, done, work, k
 
-    r, done, work = _in_groups(stragglers, max(1, -(-L // STAGE_SHRINK)), W, q, mu, omega, r0, r, done, work)
+    width = max(1, -(-L // STAGE_SHRINK))
+    r, done, work, _ = _in_groups(stragglers, width, W, q, mu, omega, r0, r, done, work, jnp.int32(first))
     return r, work
 
 
-def _group_sweeps(sweep, tol, chunk, start, limit, rescue, W, q, mu, omega, warm, r, done, work):
-    """Lanes that have swept ``start`` times (or are done): the rescue if given, then chunks to ``limit``."""
+def _group_sweeps(sweep, tol, stages, rescue, W, q, mu, omega, warm, r, done, work, k):
+    """Lanes that have swept ``k`` times (or are done): the rescue if given, then sweeps in chunks.
+
+    ``stages``: ((limit, every), …), static. The sweeps go in chunks of the first stage's ``every`` up to its
+    ``limit``; then, while more than half of the lanes are unsolved, on through the next stages' ranges, each in
+    chunks of its own ``every``, so that every lane is checked at the sweep counts it would be alone. A batch
+    whose problems all need more than a chunk (copies of one problem) thus sweeps on at full width instead of in
+    narrow groups, each of which would pay a sweep's fixed cost. ``omega`` (2, L): the relaxation in the first
+    stage's range and in the later ones'. Returns (r, done, work, the sweeps made).
+    """
     if rescue is not None:
         r, done, work = _rescue(rescue, tol, W, q, mu, warm, r, done, work)
     nc = mu.shape[0]
     diag = diagonal_lanes(W, nc, q.shape[0] // nc)
     # Idle contacts stay idle while the group sweeps (W, q fixed, r_i = 0 kept): found once, skipped by every sweep.
     live = live_order(idle_contacts(W, q, r, nc, q.shape[0] // nc))
+    limits, everys = (jnp.asarray(x, jnp.int32) for x in zip(*stages))
 
     def cond(state):
         _, k, done, _ = state
-        return (k < limit) & ~jnp.all(done)
+        go = k < stages[0][0]
+        if len(stages) > 1:
+            go = go | ((k < stages[-1][0]) & (2 * jnp.sum(~done) > done.shape[0]))
+        return go & ~jnp.all(done)
 
     def body(state):
         r, k, done, work = state
-        n = jnp.minimum(chunk, limit - k)  # the last chunk stops at ``limit``
-        new = lax.fori_loop(0, n, lambda _, r: sweep(W, q, mu, diag, r, omega, live), r)
+        if len(stages) > 1:
+            m = jnp.sum(k >= limits)  # the stage whose range holds k
+            n = jnp.minimum(everys[m], limits[m] - k)  # a stage's last chunk stops at its limit
+            w = jnp.where(m == 0, omega[0], omega[1])
+        else:
+            n, w = jnp.minimum(stages[0][1], stages[0][0] - k), omega[0]
+        new = lax.fori_loop(0, n, lambda _, r: sweep(W, q, mu, diag, r, w, live), r)
         r = jnp.where(done[None], r, new)
         work = work + jnp.where(done, 0, n)
         return r, k + n, done | (error_lanes(W, q, mu, r) <= tol), work
 
-    r, _, done, work = lax.while_loop(cond, body, (r, jnp.int32(start), done, work))
-    return r, done, work
+    r, k, done, work = lax.while_loop(cond, body, (r, k, done, work))
+    return r, done, work, k
 
 
-def _in_groups(run, width, W, q, mu, omega, warm, r, done, work):
+def _in_groups(run, width, W, q, mu, omega, warm, r, done, work, k):
     """``run`` on the unconverged lanes, gathered ``width`` at a time (the last group padded with done lanes);
-    on every lane as they are where ``width`` covers the batch (``run`` leaves its done lanes as they are)."""
+    on every lane as they are where ``width`` covers the batch (``run`` leaves its done lanes as they are).
+    ``k``: the sweeps every unconverged lane has made; returns (r, done, work, k after ``run``)."""
     L = q.shape[-1]
     if width >= L:
-        return run(W, q, mu, omega, warm, r, done, work)
+        return run(W, q, mu, omega, warm, r, done, work, k)
 
     def cond(state):
         return jnp.any(state[0])
 
     def body(state):
-        pending, r, done, work = state
+        pending, r, done, work, kc = state
         (idx,) = jnp.nonzero(pending, size=width, fill_value=L)
         pad = idx >= L
         sub = lambda x: _gather_lanes(x, idx)  # noqa: E731
-        rg, dg, wg = run(sub(W), sub(q), sub(mu), sub(omega), sub(warm), sub(r), sub(done) | pad, sub(work))
+        rg, dg, wg, kg = run(sub(W), sub(q), sub(mu), sub(omega), sub(warm), sub(r), sub(done) | pad, sub(work), k)
         put = lambda x, v: x.at[..., idx].set(v, mode="drop")  # noqa: E731 (padding slots dropped)
-        return put(pending, False), put(r, rg), put(done, dg), put(work, wg)
+        # A group's unsolved lanes stop where every group's do (its last limit); a group whose lanes are all
+        # solved stops sooner, so the stage's count is the largest.
+        return put(pending, False), put(r, rg), put(done, dg), put(work, wg), jnp.maximum(kc, kg)
 
-    _, r, done, work = lax.while_loop(cond, body, (~done, r, done, work))
-    return r, done, work
+    _, r, done, work, k = lax.while_loop(cond, body, (~done, r, done, work, k))
+    return r, done, work, k
 
 
 def _rescue(rescue, tol, W, q, mu, warm, r, done, work):

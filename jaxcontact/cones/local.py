@@ -19,13 +19,16 @@ local solver, and the first exact one is taken:
    smallest local error is taken. In the plane the two slides
    θ = 0, π are tried directly.
 
-Fast path: the slide root is first sought by ``SLIDE_NEWTON`` Newton steps on
-G from the direction of the (rejected) stick solution's tangential part — the
-exact root when the block is isotropic in the tangent plane, and close to it
-otherwise; the steps move the unit direction (cos θ, sin θ) itself, so they
-need no trigonometry. The slide is accepted if its local error is at round-off; only
-when it is not (a root far from that angle, a non-converged Newton) does the
-tabulated search above run, in a branch (:func:`~jaxcontact.cones.branch.unless`) taken only
+Fast path: the slide root is first sought by Newton steps on G; the steps move
+the unit direction (cos θ, sin θ) itself, so they need no trigonometry. In a
+sweep they start from the previous iterate's tangential direction
+(``WARM_SLIDE`` steps: between sweeps a contact's slip turns little); a lane
+that this leaves inexact gets ``SLIDE_NEWTON`` steps from the direction of the
+(rejected) stick solution's tangential part — the exact root when the block is
+isotropic in the tangent plane, and close to it otherwise. The slide is
+accepted if its local error is at round-off; only when it is not (a root far
+from that angle, a non-converged Newton) does the tabulated search above run.
+Each fallback is a branch (:func:`~jaxcontact.cones.branch.unless`) taken only
 when some lane needs it.
 
 Robust fallback: a result that is not exact by construction (the tabulated
@@ -47,6 +50,8 @@ when some member of that batch needs them.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -59,6 +64,7 @@ GRID = 16
 BISECTIONS = 12
 NEWTON_STEPS = 3
 SLIDE_NEWTON = 8
+WARM_SLIDE = 4  # Newton steps of the fast slide from the previous iterate's direction
 EXACT_ULPS = 64  # a fast-path slide is exact if its local error is below this many ε of the contact's scale
 
 
@@ -211,8 +217,9 @@ def _stick(B, c):
     return tuple(jnp.where(ok, x, 0.0) for x in rs), ok
 
 
-def _slide_newton(B, c, mu, rs):
-    """The fast slide: ``SLIDE_NEWTON`` Newton steps on G from the stick solution's tangential direction.
+def _slide_newton(B, c, mu, rs, steps=None):
+    """The fast slide: ``steps`` (default ``SLIDE_NEWTON``) Newton steps on G from the tangential direction of
+    ``rs`` (the stick solution, or a warm start).
 
     The unknown is the unit direction e itself, moved by the Newton step δ = G / G' along e⊥ and
     renormalised (a rotation by arctan δ instead of δ: the same root, still quadratic convergence), so the
@@ -232,7 +239,7 @@ def _slide_newton(B, c, mu, rs):
         den = row[0]
         return row, den, -c[0] * row[1] + den * c[1], -c[0] * row[2] + den * c[2]  # den · u_T
 
-    for _ in range(SLIDE_NEWTON):
+    for _ in range(SLIDE_NEWTON if steps is None else steps):
         p1, p2 = -e2, e1
         row, den, v1, v2 = parts(e1, e2)
         drow = [mu * (p1 * B[i][1] + p2 * B[i][2]) for i in range(3)]
@@ -250,9 +257,9 @@ def _slide_newton(B, c, mu, rs):
     return (rn, rn * mu * e1, rn * mu * e2), ok
 
 
-def exact_fast_slide(B, c, mu, rs):
-    """The fast slide and whether it is exact (its local error at round-off), per lane."""
-    slide, ok = _slide_newton(B, c, mu, rs)
+def exact_fast_slide(B, c, mu, rs, steps=None):
+    """The fast slide (:func:`_slide_newton`) and whether it is exact (its local error at round-off), per lane."""
+    slide, ok = _slide_newton(B, c, mu, rs, steps)
     u = [x + ck for x, ck in zip(product_components(B, slide), c)]
     norm = lambda x: jnp.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])  # noqa: E731
     scale = jnp.maximum(norm(c), jnp.maximum(norm(slide), norm(u)))
@@ -274,16 +281,31 @@ def candidate_components(B, c, mu, fast_slide):
     return r, easy | slide_ok
 
 
-def _fast_slide_if_needed(easy, B, c, mu, rs):
+def _fast_slide_if_needed(r_old, easy, B, c, mu, rs):
     # The slide's Newton steps cost many times the stick solve: they run only if some lane neither takes
     # off nor sticks (an inactive contact, a body at rest skip them).
     zero = jnp.zeros_like(c[0])
-    return unless(jnp.all(easy), ((zero, zero, zero), jnp.ones_like(easy)), exact_fast_slide, B, c, mu, rs)
+    return unless(jnp.all(easy), ((zero, zero, zero), jnp.ones_like(easy)), _warm_slide, B, c, mu, rs, r_old, easy)
 
 
-def _candidate_lanes(B, c, mu):
-    """Take-off, stick or the fast slide per lane ((3, L)), and whether that candidate is exact."""
-    r, exact = candidate_components(B, c, mu, _fast_slide_if_needed)
+def _warm_slide(B, c, mu, rs, r_old, easy):
+    """The fast slide from r_old's tangential direction (the stick's where r_old has none) in ``WARM_SLIDE``
+    steps; the lanes that leaves inexact get ``SLIDE_NEWTON`` steps from the stick's, if any lane needs them."""
+    has = (r_old[1] != 0) | (r_old[2] != 0)
+    start = (rs[0], jnp.where(has, r_old[1], rs[1]), jnp.where(has, r_old[2], rs[2]))
+    slide, exact = exact_fast_slide(B, c, mu, start, WARM_SLIDE)
+    return unless(jnp.all(easy | exact), (slide, exact), _cold_slide_where_inexact, B, c, mu, rs, slide, exact)
+
+
+def _cold_slide_where_inexact(B, c, mu, rs, slide, exact):
+    cold, cold_exact = exact_fast_slide(B, c, mu, rs)
+    return tuple(jnp.where(exact, a, b) for a, b in zip(slide, cold)), exact | cold_exact
+
+
+def _candidate_lanes(B, c, mu, r_old):
+    """Take-off, stick or the fast slide per lane ((3, L)), and whether that candidate is exact; ``r_old``: the
+    previous iterate, where the fast slide starts."""
+    r, exact = candidate_components(B, c, mu, functools.partial(_fast_slide_if_needed, r_old))
     return jnp.stack(r), exact
 
 
@@ -304,7 +326,7 @@ def local_solve_lanes(B, c, mu, r_old):
     """
     if c.shape[0] == 2:
         return jax.vmap(_local_2d, in_axes=(-1, -1, -1, -1), out_axes=-1)(B, c, mu, r_old)
-    r, exact = _candidate_lanes(B, c, mu)
+    r, exact = _candidate_lanes(B, c, mu, r_old)
     # An exact candidate solves the contact's problem (local error at round-off): nothing to compare it with.
     return unless(jnp.all(exact), r, _searched_where_inexact, B, c, mu, r_old, r, exact)
 

@@ -276,6 +276,30 @@ def test_later_stages_gather_their_stragglers_into_groups_of_a_floor_width():
     assert widths(16) == [16, 1, 1, 1] and widths(65536) == [65536, 4096, 256, 16]
 
 
+def test_the_first_stage_sweeps_on_at_full_width_while_more_than_half_the_batch_is_unsolved():
+    """A batch whose problems all need many sweeps sweeps on in one group past the first chunk (narrow groups
+    would each pay a sweep's fixed cost), checking at the later stages' counts, until half of it is solved; a
+    batch mostly solved stops at the first limit and leaves its stragglers to the groups."""
+    W, q, mu = chain_problems(n=4)  # at ω = 1 they need 171, 171, 558 and 108 sweeps
+    lane = lambda x: jnp.moveaxis(x, 0, -1)  # noqa: E731
+    stages = ((1, 1), (9, 1), (81, 9), (729, 9))
+
+    def run(done, stages_to):
+        zero = jnp.zeros_like(lane(q))
+        args = (lane(W), lane(q), lane(mu), jnp.ones((2, 4)), zero, zero, done, jnp.zeros(4, jnp.int32), 0)
+        return lanes._group_sweeps(lanes.gs_sweep_lanes, 1e-10, stages[:stages_to], None, *args)
+
+    run = jax.jit(run, static_argnums=1)
+    _, done, work, k = run(jnp.zeros(4, bool), 3)
+    assert int(k) == 81 and not np.any(np.asarray(done))  # to the last limit it was given, all unsolved
+    _, done, work, k = run(jnp.zeros(4, bool), 4)
+    assert int(k) == 171  # 81 + 10 × 9: three of the four solved, the last left to the groups
+    np.testing.assert_array_equal(np.asarray(done), [True, True, False, True])
+    np.testing.assert_array_equal(np.asarray(work), [171, 171, 171, 108])
+    _, done, work, k = run(jnp.array([True, True, True, False]), 4)
+    assert int(k) == 1 and np.asarray(work).tolist() == [0, 0, 0, 1]
+
+
 def test_later_omega_over_relaxes_a_chain_s_later_sweeps_each_problem_as_alone():
     """Over-relaxing the sweeps after the first chunk solves a pressed chain's problems (Gauss–Seidel's slow
     case) in fewer sweeps, to the same impulses, and a batch still equals its problems one by one."""

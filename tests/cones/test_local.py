@@ -25,10 +25,19 @@ def sliding_contacts(n=40, seed=7):
     return (jnp.asarray(np.array(x)) for x in (Bs, cs, rs, mus))
 
 
-def candidates(B, C, mu):
-    """The take-off / stick / fast-slide candidate of each contact, the contacts as lanes."""
-    R, exact = jax.jit(local._candidate_lanes)(jnp.moveaxis(B, 0, -1), C.T, mu)
+def candidates(B, C, mu, R_old=None):
+    """The take-off / stick / fast-slide candidate of each contact, the contacts as lanes (the fast slide from
+    ``R_old``'s tangential direction, by default none)."""
+    R_old = jnp.zeros_like(C) if R_old is None else R_old
+    # A new function each call: traced with the module's step counts of the moment.
+    R, exact = jax.jit(lambda *a: local._candidate_lanes(*a))(jnp.moveaxis(B, 0, -1), C.T, mu, R_old.T)
     return R.T, exact
+
+
+def turned(R, angle):
+    """R with its tangential part turned by ``angle``."""
+    c, s = np.cos(angle), np.sin(angle)
+    return jnp.stack([R[:, 0], c * R[:, 1] - s * R[:, 2], s * R[:, 1] + c * R[:, 2]], axis=1)
 
 
 def check(R, B, C, mu):
@@ -47,10 +56,30 @@ def test_fast_slide_is_exact_and_single_equals_batched():
     np.testing.assert_allclose(R_all, R, atol=1e-13)
 
 
+def test_fast_slide_from_a_warm_start_needs_only_its_few_steps_and_falls_back_from_a_bad_one(monkeypatch):
+    """From a sweep's previous iterate, whose slip has turned little, ``WARM_SLIDE`` steps reach the slide: with
+    the cold steps from the stick's direction disabled every lane is still exact. From a start turned far away,
+    the lanes it leaves inexact get the cold steps, and every candidate is exact again."""
+    B, C, R, mu = sliding_contacts()
+    Rs, exact = candidates(B, C, mu, turned(R, 0.01))
+    assert bool(jnp.all(exact))
+    check(Rs, B, C, mu)
+    monkeypatch.setattr(local, "SLIDE_NEWTON", 0)
+    Rs, exact = candidates(B, C, mu, turned(R, 0.01))
+    assert bool(jnp.all(exact))
+    check(Rs, B, C, mu)
+    assert int(jnp.sum(~candidates(B, C, mu, turned(R, 2.5))[1])) >= 1  # far starts: the warm steps alone miss
+    monkeypatch.setattr(local, "SLIDE_NEWTON", 8)
+    Rs, exact = candidates(B, C, mu, turned(R, 2.5))
+    assert bool(jnp.all(exact))
+    check(Rs, B, C, mu)
+
+
 @pytest.mark.slow  # compiles the tabulated search three ways
 def test_tabulated_search_takes_over_when_the_fast_slide_misses(monkeypatch):
     """Without Newton steps the fast slide is the stick direction: inexact on these blocks, the search must answer."""
     monkeypatch.setattr(local, "SLIDE_NEWTON", 0)
+    monkeypatch.setattr(local, "WARM_SLIDE", 0)
     B, C, _, mu = sliding_contacts()
     _, exact = candidates(B, C, mu)
     assert int(jnp.sum(~exact)) >= len(mu) // 2
