@@ -147,6 +147,13 @@ class Scheme(abc.ABC):
         :meth:`check`, which refuses a system the scheme cannot treat."""
         return {"scheme": self.name, "projection": "none" if self.projection is None else repr(self.projection)}
 
+    def samples_per_call(self, system) -> int | None:
+        """The most samples of ``system`` a device should step at once in a forward study (the rest wait for
+        the next sub-batch, :func:`jaxcontact.studies.runner.in_sub_batches`), or None: its whole share. A
+        scheme whose batched step costs more per sample in a wider batch on this backend says how wide; the
+        results do not depend on it."""
+        return None
+
     def for_forward_runs(self) -> Scheme:
         """This scheme as it runs best when nothing is differentiated through it (a Monte Carlo study):
         itself, unless a scheme has a cheaper variant with the same motion."""

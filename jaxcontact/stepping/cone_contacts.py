@@ -66,6 +66,20 @@ def staged_sweeps(solver: str, differentiation: str) -> bool:
     return jax.default_backend() != "gpu" if FUSED == "auto" else FUSED is False
 
 
+# The most samples a device steps at once through the staged sweeps (a study's sub-batches,
+# :func:`samples_per_call`). A batch's sweeps, and the local solves' branches, run wherever one lane needs them,
+# so a wider batch sweeps more lanes that need nothing, and its lane arrays outgrow a CPU's caches; a narrower one
+# pays the loops' fixed cost per step for fewer samples (bench/RESULTS.md).
+SAMPLES_PER_CALL = 64
+
+
+def samples_per_call(solver: str, differentiation: str) -> int | None:
+    """The most samples a device should step at once with this cone solve: :data:`SAMPLES_PER_CALL` on the staged
+    sweeps (:func:`staged_sweeps`), else None (the fused GPU kernel and the fixed sweeps run a batch at full
+    width)."""
+    return SAMPLES_PER_CALL if staged_sweeps(solver, differentiation) else None
+
+
 def per_contact_order(k: int) -> np.ndarray:
     """Indices taking [N (k); T (2k)] rows to the per-contact order (N, T1, T2)₀, (N, T1, T2)₁, … (static)."""
     i = np.arange(k)

@@ -74,6 +74,7 @@ from jaxcontact.stepping.cone_contacts import (
     solve_cone_contacts,
     staged_sweeps,
 )
+from jaxcontact.stepping.cone_contacts import samples_per_call as cone_samples_per_call
 from jaxcontact.stepping.contact_solve import SOLVERS, soften_normal_rows, solve_contacts
 from jaxcontact.stepping.impact_location import IMPACT_LOCATIONS, located_step
 from jaxcontact.stepping.kernels import (  # noqa: F401 (spd_solve, UNROLL_MAX: re-exports)
@@ -319,6 +320,13 @@ class MoreauJean(Scheme):
                     f"the moreau-jean scheme's force_rule = {self.force_rule!r} is not available for a "
                     f"system with a velocity map (spatial bodies): use force_rule 'theta-point'"
                 )
+
+    def samples_per_call(self, system: LagrangianSystem) -> int | None:
+        """Spatial frictional contacts: their solve's
+        (:func:`~jaxcontact.stepping.cone_contacts.samples_per_call`); else None."""
+        if system.gaps is None or system.slip_velocity is None or system.tangent_directions != 2:
+            return None
+        return cone_samples_per_call(self.solver_for(system), self.differentiation)
 
     def for_forward_runs(self) -> MoreauJean:
         """The implicit contact solve: Coulomb cones are then swept until Siconos' error ≤ ``tol`` (under vmap,

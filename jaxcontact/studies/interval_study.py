@@ -454,7 +454,7 @@ def run_interval_study(
     config = {**spec.config(n_steps, dt, scheme), "n": None, "method": method, "options": options}
     forward = _Batches(
         Rounds(spec, model, evaluate, uncertain, os.path.join(folder, "forward"), config, None, progress,
-                f"{method} {spec.name}"),
+                f"{method} {spec.name}", scheme.samples_per_call(model.system)),
         outcome,
     )  # fmt: skip
     gradient = None

@@ -336,6 +336,7 @@ def run_study(spec: StudySpec, out_dir: str, *, progress: bool = True, plot: boo
         config=config,
         progress=progress,
         desc=f"mc {spec.name}",
+        samples_per_call=scheme.samples_per_call(model.system),
     )
     out = result.outputs
     valid, fail = statistics.failures(out)

@@ -119,6 +119,7 @@ def run_pce_study(
         config=config,
         progress=progress,
         desc=f"{method} {spec.name}",
+        samples_per_call=scheme.samples_per_call(model.system),
     )
     out = result.outputs
     valid, fail = statistics.failures(out)

@@ -74,10 +74,11 @@ class Rounds:
     programs kept between rounds. Also the limit state of a reliability study (:meth:`g`,
     :meth:`value_and_grad`); the interval study uses the rounds alone."""
 
-    def __init__(self, spec, model, evaluate, uncertain, folder, config, limit, progress, desc):
+    def __init__(self, spec, model, evaluate, uncertain, folder, config, limit, progress, desc, samples_per_call=None):
         from tqdm.auto import tqdm
 
         self.spec, self.model, self.evaluate, self.uncertain = spec, model, evaluate, uncertain
+        self.samples_per_call = samples_per_call  # the evaluator's scheme's (run_samples)
         self.folder, self.config, self.limit = folder, config, limit
         self.fixed = {k: spec.space[k].v for k in spec.space.names if k not in uncertain}
         self.check_starts = start_checker(model)
@@ -105,6 +106,7 @@ class Rounds:
             config={**self.config, "round": k},
             progress=False,
             programs=self.programs,
+            samples_per_call=self.samples_per_call,
         )
         if len(self.programs) > compiled_before and not self.bar.disable:
             self.bar.write(
@@ -242,7 +244,10 @@ def run_reliability_study(
         "limit": str(limit),
         "options": options,
     }
-    rounds = Rounds(spec, model, evaluate, uncertain, folder, config, limit, progress, f"{method} {spec.name}")
+    desc = f"{method} {spec.name}"
+    rounds = Rounds(
+        spec, model, evaluate, uncertain, folder, config, limit, progress, desc, scheme.samples_per_call(model.system)
+    )
     try:
         result = _estimate(rounds, marginals, method, n, p0, spec.seed)
     finally:

@@ -18,6 +18,8 @@ chunk by chunk:
   (``XLA_FLAGS=--xla_force_host_platform_device_count=2``, set before jax is
   imported) keep more than one core busy. Samples are independent, so results
   do not depend on the device count (tests check it with 4 host devices).
+  With ``samples_per_call``, each device runs its share in sub-batches of at
+  most that many samples, one after another (:func:`in_sub_batches`).
 * **chunks belong to the study**: the chunk size (samples) is chosen when a
   study starts (default ``CHUNK_PER_DEVICE`` per device of that run) and
   recorded in the manifest; a resume adopts it, so a study started on 2
@@ -74,7 +76,9 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 MANIFEST = "manifest.json"
@@ -402,15 +406,48 @@ def _atomic_write_bytes(path: str, data: bytes, prefix: str = ".tmp.") -> None:
         raise
 
 
-def compile_batched(fn: Callable, chunk_example, sharding: NamedSharding):
+def compile_batched(fn: Callable, chunk_example, sharding: NamedSharding, samples_per_call: int | None = None):
     """vmap(fn) on each device's share of a chunk (``shard_map``), compiled ahead of time for one chunk's
-    shapes; returns (callable, seconds).
+    shapes; returns (callable, seconds). ``samples_per_call``: None, or the most samples a device evaluates at
+    once (:func:`in_sub_batches`).
 
     Each device runs its own samples alone. A per-sample function whose batched form works on the whole batch
     (the contact solve's loops run until the batch's last problem is solved, and gather its stragglers) would,
     split by the compiler instead, make the devices agree at every iteration of such a loop.
     """
-    return _compile_split(jax.vmap(fn), (chunk_example,), (sharding,), sharding)
+    return _compile_split(in_sub_batches(fn, samples_per_call), (chunk_example,), (sharding,), sharding)
+
+
+def in_sub_batches(fn: Callable, width: int | None = None) -> Callable:
+    """``fn`` over a batch (pytree, leading axis): ``jax.vmap(fn)``, or with ``width``, vmapped over sub-batches
+    of at most ``width`` samples one after another (``lax.map``). The batch is padded with its last sample to
+    equal sub-batches (one compiled body), and the padding dropped.
+
+    A per-sample function whose batched cost per sample grows with the batch (a scheme's
+    :meth:`~jaxcontact.stepping.base.Scheme.samples_per_call`) runs its sub-batches each at the width it runs
+    best; the results are those of the samples run one by one.
+    """
+    if width is not None and width < 1:
+        raise ValueError(f"samples per call = {width!r} must be None or an int ≥ 1")
+    whole = jax.vmap(fn)
+    if width is None:
+        return whole
+
+    def run(batch):
+        n = _leading_size(batch)
+        if n <= width:
+            return whole(batch)
+        parts = -(-n // width)
+        size = -(-n // parts)  # the narrowest equal sub-batches: at most parts - 1 samples of padding
+
+        def split(x):
+            x = jnp.concatenate([x, jnp.repeat(x[-1:], parts * size - n, axis=0)], axis=0)
+            return x.reshape((parts, size) + x.shape[1:])
+
+        out = lax.map(whole, jax.tree.map(split, batch))
+        return jax.tree.map(lambda y: y.reshape((parts * size,) + y.shape[2:])[:n], out)
+
+    return run
 
 
 def _compile_split(fn, args, in_shardings, out_sharding):
@@ -646,6 +683,7 @@ def run_samples(
     devices=None,
     desc: str = "samples",
     programs: dict | None = None,
+    samples_per_call: int | None = None,
 ) -> RunResult:
     """Evaluate the per-sample ``fn`` on every sample of ``inputs`` (see the module docstring).
 
@@ -659,6 +697,8 @@ def run_samples(
     programs: a dict the caller keeps between calls with the same ``fn`` (a sequential algorithm running
       one batch after another): each compiled program is stored in it by its chunk's shapes and reused,
       instead of compiled again.
+    samples_per_call: None, or the most samples a device evaluates at once (:func:`in_sub_batches`; a scheme's
+      :meth:`~jaxcontact.stepping.base.Scheme.samples_per_call`); the results do not depend on it.
     """
     inputs = _canonical(inputs)
     n = _leading_size(inputs)
@@ -689,7 +729,8 @@ def run_samples(
         if compiled is None:
 
             def compile_on(m):
-                return compile_batched(fn, padded if m.devices.size > 1 else chunk_inputs, batch_sharding(m))
+                example = padded if m.devices.size > 1 else chunk_inputs
+                return compile_batched(fn, example, batch_sharding(m), samples_per_call)
 
             compiled, compile_seconds, on = _compile_on_safe_devices(compile_on, mesh, desc)
             sharding, n_dev = batch_sharding(on), on.devices.size

@@ -117,3 +117,34 @@ def test_box_toss_default_study_converges_and_equals_single_runs(tmp_path):
         for o in ("final:box.x", "final:box.y", "impacts"):
             single = np.asarray(outcome(o, m0.system).fn(traj, m.system, m.params))
             np.testing.assert_allclose(data[f"out:{o}"][i], single, rtol=1e-12, atol=1e-12, err_msg=o)
+
+
+def test_a_forward_study_of_spatial_cones_runs_in_the_solves_sub_batches(tmp_path, monkeypatch):
+    """Cone contacts on the staged sweeps ask for sub-batches of ``SAMPLES_PER_CALL`` samples (a study passes that to
+    its runner); the fixed sweeps of a differentiated run, the cones' Newton and planar contacts take the whole
+    batch."""
+    import jaxcontact.studies.montecarlo as montecarlo
+    from jaxcontact.stepping.cone_contacts import SAMPLES_PER_CALL
+
+    box, four_bar = get_model("box-toss"), get_model("four-bar")
+    assert MoreauJean().for_forward_runs().samples_per_call(box.system) == SAMPLES_PER_CALL
+    assert MoreauJean().samples_per_call(box.system) is None
+    assert MoreauJean(solver="newton").for_forward_runs().samples_per_call(box.system) is None
+    assert MoreauJean().for_forward_runs().samples_per_call(four_bar.system) is None
+    assert Penalty().samples_per_call(get_model("slider-bar").system) is None
+
+    asked = {}
+
+    class Stop(Exception):
+        pass
+
+    def spy(*args, **kwargs):
+        asked.update(kwargs)
+        raise Stop
+
+    monkeypatch.setattr(montecarlo, "run_samples", spy)
+    for model, expected in ((box, SAMPLES_PER_CALL), (four_bar, None)):
+        spec = montecarlo.default_study(model, n=4, sensitivity=False)
+        with pytest.raises(Stop):
+            run_study(spec, str(tmp_path / model.name), progress=False, plot=False)
+        assert asked["samples_per_call"] == expected

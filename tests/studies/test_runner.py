@@ -22,6 +22,7 @@ from jaxcontact.studies.runner import (
     batch_sharding,
     chunk_size_for,
     compile_batched,
+    in_sub_batches,
     inputs_digest,
     run_chunks,
     run_samples,
@@ -56,6 +57,32 @@ def test_chunked_equals_unchunked_with_padding():
     whole = run_samples(evaluate, inputs, chunk_size=1000, progress=False)
     assert whole.chunk_size == 103  # never larger than N needs
     np.testing.assert_array_equal(whole.outputs["x"], ref["x"])
+
+
+@pytest.mark.parametrize(
+    "n, width, parts, size", [(10, 4, 3, 4), (12, 4, 3, 4), (9, 4, 3, 3), (3, 4, 1, 3), (7, 1, 7, 1)]
+)
+def test_sub_batches_give_the_samples_run_at_once(n, width, parts, size):
+    inputs = _inputs(n, seed=n)
+    out = jax.jit(in_sub_batches(evaluate, width))(inputs)
+    ref = _reference(inputs)
+    for k in ref:
+        np.testing.assert_array_equal(np.asarray(out[k]), ref[k])
+    # The narrowest equal sub-batches, one after another (10 samples by at most 4: three of 4, two of them padding).
+    scans = [e for e in jax.make_jaxpr(in_sub_batches(evaluate, width))(inputs).eqns if e.primitive.name == "scan"]
+    assert [(e.params["length"], e.invars[-1].aval.shape) for e in scans] == (
+        [(parts, (parts, size))] if parts > 1 else []
+    )
+
+
+def test_run_samples_in_sub_batches_equals_the_whole_batch():
+    inputs = _inputs(37, seed=3)
+    whole = run_samples(evaluate, inputs, chunk_size=16, progress=False)
+    sub = run_samples(evaluate, inputs, chunk_size=16, progress=False, samples_per_call=5)
+    for k in whole.outputs:
+        np.testing.assert_array_equal(sub.outputs[k], whole.outputs[k])
+    with pytest.raises(ValueError, match=r"samples per call = 0 must be None or an int ≥ 1"):
+        in_sub_batches(evaluate, 0)
 
 
 class Interrupt(Exception):

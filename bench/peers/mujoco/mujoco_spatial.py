@@ -168,9 +168,10 @@ def jax_rates(
     """Rows of env-steps/s for each batch (chunks of at most ``chunk`` samples, ``window`` steps from the initial
     state), and the rest check: sample 0 over the scene's whole horizon, by chaining the B = 1 program.
 
-    ``devices`` > 1: each chunk is split over that many XLA devices, each running vmap on its own share
-    (``jaxcontact.studies.runner.compile_batched``, what a study runs); a chunk is then rounded up to a multiple
-    of ``devices``. float32 runs with x64 off, so that no constant promotes the scheme's state to float64."""
+    ``devices`` > 1: each chunk is split over that many XLA devices, each running vmap on its own share in the
+    scheme's sub-batches (``jaxcontact.studies.runner.compile_batched``, what a study runs); a chunk is then
+    rounded up to a multiple of ``devices``. float32 runs with x64 off, so that no constant promotes the scheme's
+    state to float64."""
     import jax
 
     with jax.enable_x64(dtype_name == "float64"):
@@ -214,7 +215,7 @@ def _jax_rates(scene, batches, dtype_name, chunk, window, solver, tol, iteration
         def run_sharded(p, q, u):
             x = jax.device_put((p, q, u), sharding)
             if not compiled:
-                split = compile_batched(one, x, sharding)[0]
+                split = compile_batched(one, x, sharding, scheme.samples_per_call(system))[0]
                 # LAPACK custom calls can hang on several CPU host devices: one device, as a study runs it.
                 compiled.append(None if calls_lapack(split) else split)
                 if compiled[0] is None:
