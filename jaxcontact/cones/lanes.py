@@ -14,8 +14,8 @@ A problem alone is the case L = 1.
 count; the lanes still unconverged after each stage are gathered into narrower groups
 (:func:`stage_limits`), so a batch pays about the sweeps its lanes need, not its slowest lane's count
 times its width, and a batched solve equals the problems solved one by one. A group's sweeps visit only the
-contacts that are not idle in all its lanes (:func:`idle_contacts`: a step's inactive contacts), which changes
-no bit of the result.
+contacts that are not idle in all its lanes (:func:`idle_lanes`: a step's inactive contacts), or by factors each
+lane's own, which changes no bit of the result.
 
 W comes dense (n, n, L), by block rows, or by its factors (:class:`~jaxcontact.cones.delassus.Factored`:
 a Gauss–Seidel sweep then carries the velocity v = X r). Products over lanes are written as products and
@@ -116,37 +116,66 @@ def _row_lanes(W, i, r, nc, d):
 
 def _contact_update(i, ri, others, q, mu, diag, omega):
     """Contact i's new value in a Gauss–Seidel sweep: ``others`` = (W r)_i − W_ii r_i, its local solve, the
-    relaxation and the projection on its cone."""
+    relaxation and the projection on its cone (i a contact, or one per lane, :func:`_rows_of`)."""
     d = ri.shape[0]
-    Bi = lax.dynamic_index_in_dim(diag, i, 0, keepdims=False)
-    mi = lax.dynamic_index_in_dim(mu, i, 0, keepdims=False)
-    new = local_solve_lanes(Bi, others + lax.dynamic_slice_in_dim(q, i * d, d, 0), mi, ri)
+    Bi = _rows_of(diag, i, 1, 0)[0]
+    mi = _rows_of(mu, i, 1, 0)[0]
+    new = local_solve_lanes(Bi, others + _rows_of(q, i, d, 0), mi, ri)
     return _project(ri + omega * (new - ri), mi)
 
 
+def _rows_of(x, i, d: int, axis: int):
+    """Rows i d … i d + d − 1 of ``x`` along ``axis`` (the lanes last): i a contact (a slice) or one contact per
+    lane, (L,) (a gather, each lane its own rows)."""
+    if jnp.ndim(i) == 0:
+        return lax.dynamic_slice_in_dim(x, i * d, d, axis=axis)
+    shape = [1] * x.ndim
+    shape[axis], shape[-1] = d, i.shape[0]
+    rows = (i[None, :] * d + jnp.arange(d, dtype=i.dtype)[:, None]).reshape(shape)
+    return jnp.take_along_axis(x, rows, axis=axis, mode="clip")
+
+
+def _put_rows(x, i, new):
+    """``x`` (n, L) with rows i d … i d + d − 1 set to ``new`` (d, L): i a contact or one per lane."""
+    d = new.shape[0]
+    if jnp.ndim(i) == 0:
+        return lax.dynamic_update_slice_in_dim(x, new, i * d, axis=0)
+    n = x.shape[0]
+    hit = (jnp.arange(n) // d)[:, None] == i[None, :]
+    return jnp.where(hit, new[jnp.arange(n) % d], x)
+
+
 def idle_contacts(W, q, r, nc: int, d: int):
-    """(nc,) bool: the contacts a Gauss–Seidel sweep leaves as they are in every lane. Contact i is idle where
+    """(nc,) bool: the contacts a Gauss–Seidel sweep leaves as they are in every lane (:func:`idle_lanes`)."""
+    return jnp.all(idle_lanes(W, q, r, nc, d), axis=-1)
+
+
+def idle_lanes(W, q, r, nc: int, d: int):
+    """(nc, L) bool: the contacts a Gauss–Seidel sweep leaves as they are, lane by lane. Contact i is idle where
     r_i = 0, its free normal velocity separates (q_N > 0) and no other contact reaches it (its rows of W are zero
     off its own block; by factors, its columns of H are zero): its local problem is then solved by r_i = 0 (the
     take-off) whatever the others do, and r_i = 0 moves no other. The inactive contacts of a step's cone problem
     are so (:func:`jaxcontact.stepping.cone_contacts.solve_cone_contacts` masks them to that)."""
     L = q.shape[-1]
     if delassus.is_factored(W):
-        coupled = jnp.any(W.H.reshape(-1, nc, d, L) != 0, axis=(0, 2, 3))
+        coupled = jnp.any(W.H.reshape(-1, nc, d, L) != 0, axis=(0, 2))
     elif delassus.is_blocks(W):
         off = (W.cols != jnp.arange(nc)[:, None])[:, :, None, None, None]
-        coupled = jnp.any(off & (W.values != 0), axis=(1, 2, 3, 4))
+        coupled = jnp.any(off & (W.values != 0), axis=(1, 2, 3))
     else:
         off = ~jnp.eye(nc, dtype=bool)[:, None, :, None, None]
-        coupled = jnp.any(off & (W.reshape(nc, d, nc, d, L) != 0), axis=(1, 2, 3, 4))
+        coupled = jnp.any(off & (W.reshape(nc, d, nc, d, L) != 0), axis=(1, 2, 3))
     R, Q = r.reshape(nc, d, L), q.reshape(nc, d, L)
-    return ~coupled & jnp.all(R == 0, axis=(1, 2)) & jnp.all(Q[:, 0] > 0, axis=-1)
+    return ~coupled & jnp.all(R == 0, axis=1) & (Q[:, 0] > 0)
 
 
 def live_order(idle):
-    """(order (nc,), count): the contacts that are not ``idle`` first, in their own order, and how many they are:
-    a sweep over ``order[:count]`` is the sweep over every contact (:func:`gs_sweep_lanes`)."""
-    return jnp.argsort(idle, stable=True).astype(jnp.int32), jnp.sum(~idle).astype(jnp.int32)
+    """(order, count): the contacts that are not ``idle`` first, in their own order, and how many a sweep visits.
+    ``idle`` (nc,): one order (nc,) for every lane, count the live contacts; (nc, L): an order per lane (nc, L),
+    count the most live contacts of a lane. A sweep over ``order[:count]`` is the sweep over every contact
+    (:func:`gs_sweep_lanes`): past its own live contacts, a lane visits idle ones, which change nothing."""
+    order = jnp.argsort(idle, axis=0, stable=True).astype(jnp.int32)
+    return order, jnp.max(jnp.sum(~idle, axis=0)).astype(jnp.int32)
 
 
 def _over_contacts(nc: int, live, contact, state):
@@ -180,16 +209,16 @@ def _gs_sweep_factored(W, q, mu, diag, r, omega, live):
     nc = mu.shape[0]
     d = q.shape[0] // nc
 
-    def contact(i, state):
+    def contact(i, state):  # i: a contact, or one per lane (live_order of idle_lanes)
         r, v = state
-        ri = lax.dynamic_slice_in_dim(r, i * d, d, axis=0)
-        Hi = lax.dynamic_slice_in_dim(W.H, i * d, d, axis=1)  # (n_u, d, L)
-        Xi = lax.dynamic_slice_in_dim(W.X, i * d, d, axis=1)
-        Bi = lax.dynamic_index_in_dim(diag, i, 0, keepdims=False)
-        own = lax.dynamic_slice_in_dim(W.s, i * d, d, axis=0) * ri - _lane_sum(Bi * ri[None], 1)
+        ri = _rows_of(r, i, d, 0)
+        Hi = _rows_of(W.H, i, d, 1)  # (n_u, d, L)
+        Xi = _rows_of(W.X, i, d, 1)
+        Bi = _rows_of(diag, i, 1, 0)[0]
+        own = _rows_of(W.s, i, d, 0) * ri - _lane_sum(Bi * ri[None], 1)
         new = _contact_update(i, ri, _lane_sum(Hi * v[:, None], 0) + own, q, mu, diag, omega)
         v = v + _lane_sum(Xi * (new - ri)[None], 1)
-        return lax.dynamic_update_slice_in_dim(r, new, i * d, axis=0), v
+        return _put_rows(r, i, new), v
 
     # v by a reduction, as in :func:`matvec_lanes` (as additions XLA fuses it into its consumers).
     return _over_contacts(nc, live, contact, (r, _lane_sum(W.X * r[None], 1, unroll=False)))[0]
@@ -411,7 +440,10 @@ def _group_sweeps(sweep, tol, stages, rescue, W, q, mu, omega, warm, r, done, wo
     nc = mu.shape[0]
     diag = diagonal_lanes(W, nc, q.shape[0] // nc)
     # Idle contacts stay idle while the group sweeps (W, q fixed, r_i = 0 kept): found once, skipped by every sweep.
-    live = live_order(idle_contacts(W, q, r, nc, q.shape[0] // nc))
+    # By factors a sweep visits each lane's own live contacts (a contact's columns gathered lane by lane): the
+    # problems of a batch rest on different contacts, and their union would be most of them.
+    idle = idle_lanes(W, q, r, nc, q.shape[0] // nc)
+    live = live_order(idle if delassus.is_factored(W) else jnp.all(idle, axis=-1))
     limits, everys = (jnp.asarray(x, jnp.int32) for x in zip(*stages))
 
     def cond(state):

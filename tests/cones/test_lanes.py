@@ -371,8 +371,20 @@ def test_the_sweeps_skip_idle_contacts_without_changing_a_bit(layout, monkeypatc
 
     solve = lambda D, q, mu: nsgs(D, q, mu, tol=1e-10, iterations=300, check_every=1, rescue_after=9)  # noqa: E731
     skipped = jax.jit(jax.vmap(solve))(D, q, mu)
-    monkeypatch.setattr(lanes, "live_order", lambda idle: (jnp.arange(idle.shape[0], dtype=jnp.int32), idle.size))
+    monkeypatch.setattr(lanes, "live_order", lambda idle: (jnp.arange(idle.shape[0], dtype=jnp.int32), idle.shape[0]))
     every = jax.jit(jax.vmap(lambda D, q, mu: solve(D, q, mu)))(D, q, mu)  # a new function: traced anew
     assert np.all(np.asarray(every.converged))
     np.testing.assert_array_equal(skipped.r, every.r)
     np.testing.assert_array_equal(skipped.iterations, every.iterations)
+
+
+def test_each_lane_has_its_own_live_contacts_first():
+    """Lane by lane (a sweep by factors): each lane's live contacts first, in their own order, and a sweep as long
+    as the most live contacts of a lane, not their union."""
+    idle = jnp.array([[True, False], [False, True], [True, True], [False, False]])  # (contacts 4, lanes 2)
+    order, count = lanes.live_order(idle)
+    assert int(count) == 2  # two live contacts in each lane, three in their union
+    np.testing.assert_array_equal(order, [[1, 0], [3, 3], [0, 1], [2, 2]])
+    order, count = lanes.live_order(idle.all(axis=-1))  # one order for every lane: the union's
+    np.testing.assert_array_equal(order, [0, 1, 3, 2])
+    assert int(count) == 3
