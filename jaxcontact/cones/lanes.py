@@ -444,7 +444,6 @@ def _group_sweeps(sweep, tol, stages, rescue, W, q, mu, omega, warm, r, done, wo
     # problems of a batch rest on different contacts, and their union would be most of them.
     idle = idle_lanes(W, q, r, nc, q.shape[0] // nc)
     live = live_order(idle if delassus.is_factored(W) else jnp.all(idle, axis=-1))
-    limits, everys = (jnp.asarray(x, jnp.int32) for x in zip(*stages))
 
     def cond(state):
         _, k, done, _ = state
@@ -456,6 +455,7 @@ def _group_sweeps(sweep, tol, stages, rescue, W, q, mu, omega, warm, r, done, wo
     def body(state):
         r, k, done, work = state
         if len(stages) > 1:
+            limits, everys = (jnp.asarray(x, jnp.int32) for x in zip(*stages))
             m = jnp.sum(k >= limits)  # the stage whose range holds k
             n = jnp.minimum(everys[m], limits[m] - k)  # a stage's last chunk stops at its limit
             w = jnp.where(m == 0, omega[0], omega[1])

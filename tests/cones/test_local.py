@@ -61,6 +61,7 @@ def test_fast_slide_from_a_warm_start_needs_only_its_few_steps_and_falls_back_fr
     the cold steps from the stick's direction disabled every lane is still exact. From a start turned far away,
     the lanes it leaves inexact get the cold steps, and every candidate is exact again."""
     B, C, R, mu = sliding_contacts()
+    cold_steps = local.SLIDE_NEWTON
     Rs, exact = candidates(B, C, mu, turned(R, 0.01))
     assert bool(jnp.all(exact))
     check(Rs, B, C, mu)
@@ -69,7 +70,7 @@ def test_fast_slide_from_a_warm_start_needs_only_its_few_steps_and_falls_back_fr
     assert bool(jnp.all(exact))
     check(Rs, B, C, mu)
     assert int(jnp.sum(~candidates(B, C, mu, turned(R, 2.5))[1])) >= 1  # far starts: the warm steps alone miss
-    monkeypatch.setattr(local, "SLIDE_NEWTON", 8)
+    monkeypatch.setattr(local, "SLIDE_NEWTON", cold_steps)
     Rs, exact = candidates(B, C, mu, turned(R, 2.5))
     assert bool(jnp.all(exact))
     check(Rs, B, C, mu)
