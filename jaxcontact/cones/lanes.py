@@ -114,11 +114,10 @@ def _row_lanes(W, i, r, nc, d):
     return _lane_sum(rows * r[None], 1)
 
 
-def _contact_update(i, ri, others, q, mu, diag, omega):
-    """Contact i's new value in a Gauss–Seidel sweep: ``others`` = (W r)_i − W_ii r_i, its local solve, the
-    relaxation and the projection on its cone (i a contact, or one per lane, :func:`_rows_of`)."""
+def _contact_update(i, ri, others, q, mu, Bi, omega):
+    """Contact i's new value in a Gauss–Seidel sweep: ``others`` = (W r)_i − W_ii r_i, with Bi = W_ii, its local
+    solve, the relaxation and the projection on its cone (i a contact, or one per lane, :func:`_rows_of`)."""
     d = ri.shape[0]
-    Bi = _rows_of(diag, i, 1, 0)[0]
     mi = _rows_of(mu, i, 1, 0)[0]
     new = local_solve_lanes(Bi, others + _rows_of(q, i, d, 0), mi, ri)
     return _project(ri + omega * (new - ri), mi)
@@ -197,7 +196,7 @@ def gs_sweep_lanes(W, q, mu, diag, r, omega, live=None):
     def contact(i, r):
         ri = lax.dynamic_slice_in_dim(r, i * d, d, axis=0)
         Bi = lax.dynamic_index_in_dim(diag, i, 0, keepdims=False)
-        new = _contact_update(i, ri, _row_lanes(W, i, r, nc, d) - _lane_sum(Bi * ri[None], 1), q, mu, diag, omega)
+        new = _contact_update(i, ri, _row_lanes(W, i, r, nc, d) - _lane_sum(Bi * ri[None], 1), q, mu, Bi, omega)
         return lax.dynamic_update_slice_in_dim(r, new, i * d, axis=0)
 
     return _over_contacts(nc, live, contact, r)
@@ -216,7 +215,7 @@ def _gs_sweep_factored(W, q, mu, diag, r, omega, live):
         Xi = _rows_of(W.X, i, d, 1)
         Bi = _rows_of(diag, i, 1, 0)[0]
         own = _rows_of(W.s, i, d, 0) * ri - _lane_sum(Bi * ri[None], 1)
-        new = _contact_update(i, ri, _lane_sum(Hi * v[:, None], 0) + own, q, mu, diag, omega)
+        new = _contact_update(i, ri, _lane_sum(Hi * v[:, None], 0) + own, q, mu, Bi, omega)
         v = v + _lane_sum(Xi * (new - ri)[None], 1)
         return _put_rows(r, i, new), v
 
