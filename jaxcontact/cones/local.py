@@ -212,9 +212,28 @@ def _stick(B, c):
     b = lambda i, j: B[i % 3][j % 3]  # noqa: E731
     cof = [[b(i + 1, j + 1) * b(i + 2, j + 2) - b(i + 1, j + 2) * b(i + 2, j + 1) for j in range(3)] for i in range(3)]
     det = B[0][0] * cof[0][0] + B[0][1] * cof[0][1] + B[0][2] * cof[0][2]
-    rs = [-(cof[0][j] * c[0] + cof[1][j] * c[1] + cof[2][j] * c[2]) / det for j in range(3)]
+    inv = -1.0 / det  # one division (one loop on the CPU: see _newton_turn), not one per component
+    rs = [(cof[0][j] * c[0] + cof[1][j] * c[1] + cof[2][j] * c[2]) * inv for j in range(3)]
     ok = _finite(rs[0]) & _finite(rs[1]) & _finite(rs[2])
     return tuple(jnp.where(ok, x, 0.0) for x in rs), ok
+
+
+def _newton_turn(e1, e2, p1, p2, g, gp):
+    """The unit direction e − δ e⊥ / ‖e − δ e⊥‖ with the Newton step δ = G / G' bounded to ±½ (G is periodic).
+
+    Written with a single costly operation, the reciprocal square root: XLA's CPU fusion does not copy a
+    division or a root into each of its users, so every one with several users would be a loop (a kernel
+    call) of its own, several a step. An unbounded step is the same direction as |G'| e − sign(G') G e⊥,
+    which needs no division.
+    """
+    sign = jnp.where(gp < 0, -1.0, 1.0)
+    newton = (jnp.abs(g) <= 0.5 * jnp.abs(gp)) & (gp != 0)
+    bounded = jnp.where(gp != 0, 0.5 * jnp.sign(g) * sign, jnp.clip(g, -0.5, 0.5))
+    a = jnp.where(newton, sign * gp, 1.0)
+    b = jnp.where(newton, sign * g, bounded)
+    w1, w2 = a * e1 - b * p1, a * e2 - b * p2
+    inv = lax.rsqrt(w1 * w1 + w2 * w2)
+    return w1 * inv, w2 * inv
 
 
 def _slide_newton(B, c, mu, rs, steps=None):
@@ -247,10 +266,7 @@ def _slide_newton(B, c, mu, rs, steps=None):
         dv2 = -c[0] * drow[2] + drow[0] * c[2]
         g = v1 * e2 - v2 * e1
         gp = dv1 * e2 + v1 * p2 - dv2 * e1 - v2 * p1
-        step = jnp.clip(g / jnp.where(gp != 0, gp, 1.0), -0.5, 0.5)  # bounded: G is periodic
-        e1, e2 = e1 - step * p1, e2 - step * p2
-        norm = jnp.sqrt(e1 * e1 + e2 * e2)
-        e1, e2 = e1 / norm, e2 / norm
+        e1, e2 = _newton_turn(e1, e2, p1, p2, g, gp)
     _, den, v1, v2 = parts(e1, e2)
     ok = (den > 0) & (v1 * e1 + v2 * e2 <= 0)
     rn = -c[0] / jnp.where(den > 0, den, 1.0)
