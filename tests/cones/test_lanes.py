@@ -388,3 +388,16 @@ def test_each_lane_has_its_own_live_contacts_first():
     order, count = lanes.live_order(idle.all(axis=-1))  # one order for every lane: the union's
     np.testing.assert_array_equal(order, [0, 1, 3, 2])
     assert int(count) == 3
+
+
+@pytest.mark.parametrize("shape", [(1,), (8,), (8, 37), (1, 5), (40, 3)])  # 40: past LANE_SUM_UNROLL's chain
+def test_the_live_order_is_the_stable_argsort_of_idle(shape):
+    """The order by counting equals NumPy's stable argsort of ``idle`` (live contacts first, each kind in its own
+    order), in int32, for none, some and every contact idle."""
+    rng = np.random.default_rng(sum(shape))
+    for p in (0.0, 0.3, 0.8, 1.0):
+        idle = rng.random(shape) < p
+        order, count = lanes.live_order(jnp.asarray(idle))
+        np.testing.assert_array_equal(order, np.argsort(idle, axis=0, kind="stable"))
+        assert int(count) == np.max(np.sum(~idle, axis=0))
+        assert order.dtype == jnp.int32 and count.dtype == jnp.int32
