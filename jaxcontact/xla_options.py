@@ -1,30 +1,35 @@
-"""XLA options the library's programs are measured to run faster with, set before JAX starts its backend.
+"""XLA options the library's programs are measured to compile or run faster with, set before JAX starts its backend.
 
-XLA's CPU compiler hands some reductions and small matrix products to YNNPACK ("ynn" fusions). The
-contact solves' products over lanes (:mod:`jaxcontact.cones.lanes`) are short sums over a leading axis of
-arrays whose last axis is the batch; XLA's own loop fusions run them faster than YNNPACK's kernels, and
-nothing here has the large products YNNPACK is made for (bench/RESULTS.md has the measurements). So
-importing jaxcontact turns YNNPACK's fusions off through ``XLA_FLAGS``:
+* YNNPACK's fusions off. XLA's CPU compiler hands some reductions and small matrix products to YNNPACK ("ynn"
+  fusions). The contact solves' products over lanes (:mod:`jaxcontact.cones.lanes`) are short sums over a
+  leading axis of arrays whose last axis is the batch; XLA's own loop fusions run them faster than YNNPACK's
+  kernels, and nothing here has the large products YNNPACK is made for.
+* XLA's newer (MLIR) fusion emitters off: its classic emitters turn the same fused kernels into machine code
+  faster, and the programs here (hundreds of small elementwise kernels: the
+  contact sweeps, their local solves, the steps' assembly) run at least as fast. Rounding may differ between
+  the two in the last bit, which a chaotic trajectory (a tumbling box) can grow.
+
+bench/RESULTS.md has the measurements. Importing jaxcontact appends the options to ``XLA_FLAGS``:
 
 * only before JAX's backend has started (XLA reads ``XLA_FLAGS`` once), which importing jaxcontact does not do;
-* only for the jaxlib series on which the option is known to exist (XLA aborts on an option it does not
-  know, and an experimental option may be renamed or dropped by a newer XLA): elsewhere nothing is set and the
-  programs run with XLA's defaults;
-* never over a user's own choice: an ``XLA_FLAGS`` that already names the option is left as it is, and
-  ``JAXCONTACT_XLA_OPTIONS=0`` leaves ``XLA_FLAGS`` alone altogether.
+* each only for the jaxlib series on which it is known to exist (XLA aborts on an option it does not know, and
+  an experimental option may be renamed or dropped by a newer XLA): elsewhere it is not set and the programs
+  run with XLA's defaults;
+* never over a user's own choice: an ``XLA_FLAGS`` that already names an option is left as it is for that
+  option, and ``JAXCONTACT_XLA_OPTIONS=0`` leaves ``XLA_FLAGS`` alone altogether.
 
-The option concerns the CPU compiler only; on a GPU it changes nothing.
+The options concern the CPU compiler only; on a GPU they change nothing.
 """
 
 from __future__ import annotations
 
 import os
 
-# (option, value): the CPU options applied, as ``--option=value``.
-CPU_OPTIONS = (("xla_cpu_experimental_ynn_fusion_type", ""),)
-# The jaxlib series [MIN_JAXLIB, MAX_JAXLIB) whose XLA has these options (measured on the oldest).
-MIN_JAXLIB = (0, 10)
-MAX_JAXLIB = (0, 12)
+# (option, value, the jaxlib series [first, end) whose XLA has it): the CPU options applied, as ``--option=value``.
+CPU_OPTIONS = (
+    ("xla_cpu_experimental_ynn_fusion_type", "", (0, 10), (0, 12)),
+    ("xla_cpu_use_fusion_emitters", "false", (0, 10), (0, 11)),
+)
 # Set to "0" to leave XLA_FLAGS as the user wrote it.
 OPT_OUT = "JAXCONTACT_XLA_OPTIONS"
 
@@ -38,11 +43,14 @@ def _version(text: str) -> tuple[int, ...]:
 
 
 def applicable(jaxlib_version: str, flags: str, env: dict) -> list[str]:
-    """The ``--option=value`` entries to append to ``flags`` for this jaxlib (none outside the known series,
-    where the user opted out, or for options ``flags`` already names)."""
-    if env.get(OPT_OUT, "1") == "0" or not MIN_JAXLIB <= _version(jaxlib_version) < MAX_JAXLIB:
+    """The ``--option=value`` entries to append to ``flags`` for this jaxlib (an option outside its known
+    series, or that ``flags`` already names, is left out; none where the user opted out)."""
+    if env.get(OPT_OUT, "1") == "0":
         return []
-    return [f"--{name}={value}" for name, value in CPU_OPTIONS if name not in flags]
+    version = _version(jaxlib_version)
+    return [
+        f"--{name}={value}" for name, value, first, end in CPU_OPTIONS if first <= version < end and name not in flags
+    ]
 
 
 def apply() -> list[str]:

@@ -7,10 +7,12 @@ import sys
 from jaxcontact import xla_options
 
 YNN = "--xla_cpu_experimental_ynn_fusion_type="
+EMITTERS = "--xla_cpu_use_fusion_emitters=false"
 
 
 def test_the_options_for_a_measured_jaxlib():
-    assert xla_options.applicable("0.10.2", "", {}) == [YNN]
+    assert xla_options.applicable("0.10.2", "", {}) == [YNN, EMITTERS]
+    # The fusion emitters' option is set only on the series it was measured on.
     assert xla_options.applicable("0.11.0", "--xla_force_host_platform_device_count=2", {}) == [YNN]
 
 
@@ -22,7 +24,8 @@ def test_none_outside_the_jaxlib_series_whose_xla_knows_them():
 
 def test_the_users_choice_is_kept():
     # An XLA_FLAGS that names the option (here: YNNPACK's dots kept on) is left as it is.
-    assert xla_options.applicable("0.10.2", "--xla_cpu_experimental_ynn_fusion_type=individual_dot", {}) == []
+    assert xla_options.applicable("0.10.2", "--xla_cpu_experimental_ynn_fusion_type=individual_dot", {}) == [EMITTERS]
+    assert xla_options.applicable("0.10.2", "--xla_cpu_use_fusion_emitters=true", {}) == [YNN]
     assert xla_options.applicable("0.10.2", "", {xla_options.OPT_OUT: "0"}) == []
 
 
