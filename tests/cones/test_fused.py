@@ -100,6 +100,7 @@ def lowered_kernel(nc, factored, dtype=jnp.float64):
     return kernels
 
 
+@pytest.mark.slow  # the GPU kernel through Pallas' interpreter, twice: minutes on a 2-core machine
 def test_stragglers_of_the_fused_sweeps_are_rescued_in_gathered_groups():
     """The study's four step problems that Gauss–Seidel leaves unsolved: the kernel's sweeps stop short, and
     the rescue, run on gathered groups narrower than the batch, solves each, as the staged sweeps do."""
@@ -143,6 +144,7 @@ def test_fused_sweeps_are_refused_where_they_do_not_apply():
         nsgs(planar, -jnp.ones(4), jnp.full((2,), 0.3), fused=True)
 
 
+@pytest.mark.slow  # box-toss steps through Pallas' interpreter: minutes on a 2-core machine (the GPU bench runs it)
 def test_box_toss_with_fused_sweeps_follows_the_staged_trajectories(monkeypatch):
     m, params, q0, u0 = box_toss_batch()
     n = 600
@@ -177,6 +179,7 @@ def test_the_schemes_use_the_kernel_on_a_gpu_where_it_applies_and_the_staged_swe
     assert not cone_contacts.fused_for(W, q, mu, "implicit")
 
 
+@pytest.mark.slow  # minutes; fused and staged sweeps share the implicit adjoint (test_gradients checks it)
 def test_gradients_through_the_fused_sweeps_are_the_staged_sweeps_gradients():
     """The kernel is forward only; the implicit rule differentiates its answer as it does the staged sweeps'
     (reverse mode, what identification asks on a GPU), so the two gradients agree to the solve's tolerance."""

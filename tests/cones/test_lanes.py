@@ -27,6 +27,7 @@ def batch_of_problems(n=12, nc=4, seed=3):
     return (jnp.asarray(np.array(x)) for x in (Ws, qs, mus))
 
 
+@pytest.mark.slow  # four compiles; NSGS batch = single (counts included) runs by default in test_properties
 def test_batched_solve_equals_one_by_one_with_its_own_sweep_counts():
     W, q, mu = batch_of_problems()
     for solver in (nsgs, jacobi):

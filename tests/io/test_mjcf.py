@@ -310,6 +310,7 @@ def test_a_rewritten_file_is_read_again_whatever_its_modification_time(tmp_path)
     assert float(load(str(xml)).params["s_radius"]) == 0.2
 
 
+@pytest.mark.slow  # minutes of compile (five bodies); the mjcf-model tutorial simulates a file by default
 def test_simulate_a_file_comes_to_rest_on_its_shapes(tmp_path, capsys):
     """``jaxcontact simulate shapes.xml``: the box settles on a face, the capsule on its side, the ball on the
     floor (rest heights within the step's penetration v·h of a 0.1 mm drop); q holds 7 coordinates per body
@@ -600,6 +601,7 @@ def mjcf_matrix(quat):
     return out.reshape(3, 3)
 
 
+@pytest.mark.slow  # minutes of compile; resting where MuJoCo's do runs by default on a mesh and a capsule
 def test_boxes_and_cylinders_dropped_on_a_plane_rest_where_mujocos_do():
     """drop.xml: a box and two cylinders dropped from tilted poses (Moreau–Jean with the resting contacts
     projected onto their surfaces, restitution 0) come to rest on the faces MuJoCo's soft contacts put them
