@@ -5,9 +5,9 @@
   leading axis of arrays whose last axis is the batch; XLA's own loop fusions run them faster than YNNPACK's
   kernels, and nothing here has the large products YNNPACK is made for.
 * XLA's newer (MLIR) fusion emitters off: its classic emitters turn the same fused kernels into machine code
-  faster, and the programs here (hundreds of small elementwise kernels: the
-  contact sweeps, their local solves, the steps' assembly) run at least as fast. Rounding may differ between
-  the two in the last bit, which a chaotic trajectory (a tumbling box) can grow.
+  faster, and the programs here (hundreds of small elementwise kernels: the contact sweeps, their local solves,
+  the steps' assembly) run as fast. Rounding may differ between the two in the last bit, which a chaotic
+  trajectory (a tumbling box) can grow.
 
 bench/RESULTS.md has the measurements. Importing jaxcontact appends the options to ``XLA_FLAGS``:
 
