@@ -144,7 +144,7 @@ def test_fused_sweeps_are_refused_where_they_do_not_apply():
         nsgs(planar, -jnp.ones(4), jnp.full((2,), 0.3), fused=True)
 
 
-@pytest.mark.slow  # box-toss steps through Pallas' interpreter: minutes on a 2-core machine (the GPU bench runs it)
+@pytest.mark.slow  # box-toss steps through Pallas' interpreter: minutes on a 2-core machine (solves checked above)
 def test_box_toss_with_fused_sweeps_follows_the_staged_trajectories(monkeypatch):
     m, params, q0, u0 = box_toss_batch()
     n = 600

@@ -310,7 +310,6 @@ def test_a_rewritten_file_is_read_again_whatever_its_modification_time(tmp_path)
     assert float(load(str(xml)).params["s_radius"]) == 0.2
 
 
-@pytest.mark.slow  # minutes of compile (five bodies); the mjcf-model tutorial simulates a file by default
 def test_simulate_a_file_comes_to_rest_on_its_shapes(tmp_path, capsys):
     """``jaxcontact simulate shapes.xml``: the box settles on a face, the capsule on its side, the ball on the
     floor (rest heights within the step's penetration v·h of a 0.1 mm drop); q holds 7 coordinates per body
