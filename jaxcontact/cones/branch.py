@@ -15,10 +15,26 @@ sides under vmap only where a derivative is taken.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.custom_batching import custom_vmap
+
+
+def traced_once(fn):
+    """``jax.jit(fn)``, whose trace of one shape serves every call site. JAX keys its trace cache on the context's
+    abstract mesh, which some of its transformations (a ``custom_vmap`` rule, the batching of a loop) set to the
+    empty mesh where others leave it unset: each call names the empty mesh where none is set, so the keys agree."""
+    jitted = jax.jit(fn)
+
+    @functools.wraps(fn)
+    def call(*args):
+        with jax.sharding.use_abstract_mesh(jax.sharding.get_abstract_mesh()):
+            return jitted(*args)
+
+    return call
 
 
 def _plain(ok, when_ok, otherwise, args):
@@ -61,7 +77,7 @@ def branch(ok, when_ok, otherwise, *args):
     derivative is that of ``lax.cond(ok, when_ok, otherwise, *args)`` (see the module docstring).
     """
     # The custom rules below trace each side several times; a side as one jitted function is traced once.
-    when_ok, otherwise = jax.jit(when_ok), jax.jit(otherwise)
+    when_ok, otherwise = traced_once(when_ok), traced_once(otherwise)
 
     @jax.custom_jvp
     def pick(ok, args):

@@ -305,6 +305,19 @@ def stage_width(L: int, j: int) -> int:
     return max(width, min(GROUP_MIN_WIDTH, -(-L // STAGE_SHRINK))) if j >= 2 else width
 
 
+def merged_stages(L: int, count: int) -> tuple[tuple[int, int], ...]:
+    """The stages of :func:`iterate_lanes` (``count`` of them) that run as one, (first, last) each (static): the
+    consecutive stages of one width (:func:`stage_width`). Their groups would gather the same lanes again, each
+    stage with its own compiled copy of the sweep; one run sweeps on through their ranges instead."""
+    runs = []
+    for j in range(count):
+        if runs and stage_width(L, j) == stage_width(L, runs[-1][0]):
+            runs[-1] = (runs[-1][0], j)
+        else:
+            runs.append((j, j))
+    return tuple(runs)
+
+
 def _gather_lanes(x, idx):
     """Lanes ``idx`` of an array, block rows or factors (lanes last); an index past the end reads the last."""
     if delassus.is_blocks(x):
@@ -346,8 +359,9 @@ def iterate_lanes(
     made, whichever is more: a batch pays about the sweeps its lanes need, not its slowest lane's count times its
     width, and the sweeps of the few hard problems run on narrow arrays. While more than half of the batch is
     unsolved, the first stage sweeps on through the later stages' ranges (up to the rescue) before it
-    regroups. Every lane sees the same chunks and checks as alone, whichever group it lands in, so a batched
-    solve equals the problems solved one by one, counts and flags included.
+    regroups. Consecutive stages whose groups are of one width (a narrow batch's, a problem alone) run as one
+    (:func:`merged_stages`). Every lane sees the same chunks and checks as alone, whichever group it lands in,
+    so a batched solve equals the problems solved one by one, counts and flags included.
 
     ``rescue``: None, or a one-problem solver ``(W, q, mu, r0) -> (r, steps)`` (the cones' Newton) for the
     stragglers: every lane not converged after ``rescue_after`` sweeps gets it from ``r0``, then from its
@@ -383,16 +397,17 @@ def iterate_lanes(
     # The first stage may sweep on through the later stages' ranges up to the rescue (:func:`_group_sweeps`).
     reach = max(1, sum(1 for start in starts if start < (iterations if rescue_at is None else rescue_at)))
     k = jnp.int32(0)  # the sweeps every unsolved lane has made
-    for j, start in enumerate(starts):
-        # The rescue at ``rescue_after`` sweeps, at the start of the last stage.
-        rescue_here = rescue if rescue_at is not None and start == rescue_at else None
-        run = functools.partial(_group_sweeps, sweep, tol, stages[j : reach if j == 0 else j + 1], rescue_here)
-        # ω of the stage's own range and of the later ones it may sweep through, per lane (2, L).
-        omegas = jnp.stack([later if j else omega, later])
-        grouped = functools.partial(_in_groups, run, stage_width(L, j), W, q, mu, omegas, r0)
+    for a, b in merged_stages(L, len(starts)):
+        # The rescue at ``rescue_after`` sweeps, at the start of the last stage: in this run if one of its stages.
+        rescue_here = rescue if rescue_at is not None and rescue_at in starts[a : b + 1] else None
+        sweeps_to = max(b + 1, reach) if a == 0 else b + 1
+        run = functools.partial(_group_sweeps, sweep, tol, stages[a:sweeps_to], b + 1 - a, rescue_here, rescue_at)
+        # ω of the first stage's range and of the later ones, per lane (2, L).
+        omegas = jnp.stack([later if a else omega, later])
+        grouped = functools.partial(_in_groups, run, stage_width(L, a), W, q, mu, omegas, r0)
         state = (r, done, work, k)
-        if 0 < j < reach:  # skipped where the first stage swept through its range (its groups would gather idly)
-            r, done, work, k = lax.cond(k < limits[j], grouped, lambda *a: a, *state)
+        if 0 < a and b < reach:  # skipped where the first stage swept through its ranges (its groups would gather idly)
+            r, done, work, k = lax.cond(k < limits[b], grouped, lambda *s: s, *state)
         else:
             r, done, work, k = grouped(*state)
     return r, work
@@ -434,48 +449,56 @@ def _iterate_fused(W, q, mu, r0, omega, *, tol, iterations, rescue, interpret):
     return r, work
 
 
-def _group_sweeps(sweep, tol, stages, rescue, W, q, mu, omega, warm, r, done, work, k):
-    """Lanes that have swept ``k`` times (or are done): the rescue if given, then sweeps in chunks.
+def _group_sweeps(sweep, tol, stages, own, rescue, rescue_at, W, q, mu, omega, warm, r, done, work, k):
+    """Lanes that have swept ``k`` times (or are done): sweeps in chunks, and the rescue if given.
 
-    ``stages``: ((limit, every), …), static. The sweeps go in chunks of the first stage's ``every`` up to its
-    ``limit``; then, while more than half of the lanes are unsolved, on through the next stages' ranges, each in
-    chunks of its own ``every``, so that every lane is checked at the sweep counts it would be alone. A batch
-    whose problems all need more than a chunk (copies of one problem) thus sweeps on at full width instead of in
-    narrow groups, each of which would pay a sweep's fixed cost. ``omega`` (2, L): the relaxation in the first
-    stage's range and in the later ones'. Returns (r, done, work, the sweeps made).
+    ``stages``: ((limit, every), …), static. The sweeps go in chunks of each stage's ``every`` through the first
+    ``own`` stages' ranges; then, while more than half of the lanes are unsolved, on through the next stages'
+    ranges, so that every lane is checked at the sweep counts it would be alone. A batch whose problems all
+    need more than a chunk (copies of one problem) thus sweeps on at full width instead of in narrow groups,
+    each of which would pay a sweep's fixed cost. ``rescue``: None, or the rescue of :func:`iterate_lanes`,
+    run on the unsolved lanes once they have swept ``rescue_at`` times (static). ``omega`` (2, L): the
+    relaxation in the first stage's range and in the later ones'. Returns (r, done, work, the sweeps made).
     """
-    if rescue is not None:
-        r, done, work = _rescue(rescue, tol, W, q, mu, warm, r, done, work)
     nc = mu.shape[0]
-    diag = diagonal_lanes(W, nc, q.shape[0] // nc)
-    # Idle contacts stay idle while the group sweeps (W, q fixed, r_i = 0 kept): found once, skipped by every sweep.
-    # By factors a sweep visits each lane's own live contacts (a contact's columns gathered lane by lane): the
-    # problems of a batch rest on different contacts, and their union would be most of them.
-    idle = idle_lanes(W, q, r, nc, q.shape[0] // nc)
-    live = live_order(idle if delassus.is_factored(W) else jnp.all(idle, axis=-1))
+    d = q.shape[0] // nc
+    diag = diagonal_lanes(W, nc, d)
+
+    def live_contacts(r):
+        # Idle contacts stay idle while the group sweeps (W, q fixed, r_i = 0 kept): found once, skipped by every
+        # sweep. By factors a sweep visits each lane's own live contacts (a contact's columns gathered lane by
+        # lane): the problems of a batch rest on different contacts, and their union would be most of them.
+        idle = idle_lanes(W, q, r, nc, d)
+        return live_order(idle if delassus.is_factored(W) else jnp.all(idle, axis=-1))
+
+    limits, everys = (jnp.asarray(x, jnp.int32) for x in zip(*stages))
 
     def cond(state):
-        _, k, done, _ = state
-        go = k < stages[0][0]
-        if len(stages) > 1:
-            go = go | ((k < stages[-1][0]) & (2 * jnp.sum(~done) > done.shape[0]))
+        _, k, done, _, _, _ = state
+        go = (k < stages[own - 1][0]) | ((k < stages[-1][0]) & (2 * jnp.sum(~done) > done.shape[0]))
         return go & ~jnp.all(done)
 
-    def body(state):
-        r, k, done, work = state
-        if len(stages) > 1:
-            limits, everys = (jnp.asarray(x, jnp.int32) for x in zip(*stages))
-            m = jnp.sum(k >= limits)  # the stage whose range holds k
-            n = jnp.minimum(everys[m], limits[m] - k)  # a stage's last chunk stops at its limit
-            w = jnp.where(m == 0, omega[0], omega[1])
-        else:
-            n, w = jnp.minimum(stages[0][1], stages[0][0] - k), omega[0]
+    def sweeps(state):
+        r, k, done, work, rescued, live = state
+        m = jnp.sum(k >= limits)  # the stage whose range holds k
+        n = jnp.minimum(everys[m], limits[m] - k)  # a stage's last chunk stops at its limit (the rescue's is one)
+        w = jnp.where(m == 0, omega[0], omega[1])
         new = lax.fori_loop(0, n, lambda _, r: sweep(W, q, mu, diag, r, w, live), r)
         r = jnp.where(done[None], r, new)
         work = work + jnp.where(done, 0, n)
-        return r, k + n, done | (error_lanes(W, q, mu, r) <= tol), work
+        return r, k + n, done | (error_lanes(W, q, mu, r) <= tol), work, rescued, live
 
-    r, k, done, work = lax.while_loop(cond, body, (r, k, done, work))
+    def rescued(state):
+        r, k, done, work, _, _ = state
+        r, done, work = _rescue_lanes(rescue, tol, W, q, mu, warm, r, done, work)
+        return r, k, done, work, jnp.bool_(True), live_contacts(r)
+
+    def body(state):
+        if rescue is None:
+            return sweeps(state)
+        return lax.cond(~state[4] & (state[1] >= rescue_at), rescued, sweeps, state)
+
+    r, k, done, work, _, _ = lax.while_loop(cond, body, (r, k, done, work, jnp.bool_(False), live_contacts(r)))
     return r, done, work, k
 
 

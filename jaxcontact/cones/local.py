@@ -57,7 +57,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxcontact.cones.branch import unless
+from jaxcontact.cones.branch import traced_once, unless
 from jaxcontact.cones.laws import modified_velocity, project_cone
 
 GRID = 16
@@ -334,7 +334,7 @@ _searched_lanes = jax.vmap(_searched_slide, in_axes=(-1, -1, -1, -1), out_axes=-
 
 # Jitted: a solve traces its sweeps at several call sites (the sweeps, their groups, the gradient rules), and
 # each would otherwise trace this unrolled solve again; one trace per lane shape serves them all.
-@jax.jit
+@traced_once
 def local_solve_lanes(B, c, mu, r_old):
     """Solution of one contact's problem per lane: B (d, d, L), c and r_old (d, L), μ (L,) → (d, L).
 

@@ -71,3 +71,24 @@ def test_under_vmap_a_side_runs_only_if_some_member_takes_it():
         jax.effects_barrier()
         assert {name for name, n in runs.items() if n} == ran
         np.testing.assert_array_equal(out, jnp.where(ok, 2.0 * x, 3.0 * x))
+
+
+def test_under_vmap_each_side_is_traced_once():
+    """The plain branch and the batched rule share one trace of each side (a side may be a whole time step)."""
+    traces = {"twice": 0, "thrice": 0}
+
+    def side(name, factor):
+        def fn(x):
+            traces[name] += 1
+            return factor * jnp.sin(x)
+
+        return fn
+
+    def steps(ok, x):  # in a loop's body, as a time step's branch is
+        return jax.lax.scan(lambda x, _: (branch(ok, side("twice", 2.0), side("thrice", 3.0), x), None), x, length=2)[0]
+
+    x = jnp.arange(1.0, 5.0)
+    out = jax.jit(jax.vmap(steps))(x > 2.0, x)
+    factor = jnp.where(x > 2.0, 2.0, 3.0)
+    np.testing.assert_allclose(out, factor * jnp.sin(factor * jnp.sin(x)))
+    assert traces == {"twice": 1, "thrice": 1}

@@ -288,7 +288,7 @@ def test_the_first_stage_sweeps_on_at_full_width_while_more_than_half_the_batch_
     def run(done, stages_to):
         zero = jnp.zeros_like(lane(q))
         args = (lane(W), lane(q), lane(mu), jnp.ones((2, 4)), zero, zero, done, jnp.zeros(4, jnp.int32), 0)
-        return lanes._group_sweeps(lanes.gs_sweep_lanes, 1e-10, stages[:stages_to], None, *args)
+        return lanes._group_sweeps(lanes.gs_sweep_lanes, 1e-10, stages[:stages_to], 1, None, None, *args)
 
     run = jax.jit(run, static_argnums=1)
     _, done, work, k = run(jnp.zeros(4, bool), 3)
@@ -402,3 +402,12 @@ def test_the_live_order_is_the_stable_argsort_of_idle(shape):
         np.testing.assert_array_equal(order, np.argsort(idle, axis=0, kind="stable"))
         assert int(count) == np.max(np.sum(~idle, axis=0))
         assert order.dtype == jnp.int32 and count.dtype == jnp.int32
+
+
+def test_stages_of_one_width_run_as_one():
+    """A study's sub-batch of 64 gathers its second and third stages' stragglers into groups of 4 alike: one run,
+    one compiled copy of the sweep; a problem alone runs every stage as one; a wide batch narrows stage by stage."""
+    assert lanes.merged_stages(64, 3) == ((0, 0), (1, 2))
+    assert lanes.merged_stages(1, 3) == ((0, 2),)
+    assert lanes.merged_stages(65536, 4) == ((0, 0), (1, 1), (2, 2), (3, 3))
+    assert lanes.merged_stages(1024, 4) == ((0, 0), (1, 1), (2, 3))  # to the floor width
