@@ -488,7 +488,7 @@ def _group_sweeps(sweep, tol, stages, own, rescue, rescue_at, W, q, mu, omega, w
         work = work + jnp.where(done, 0, n)
         return r, k + n, done | (error_lanes(W, q, mu, r) <= tol), work, rescued, live
 
-    def rescued(state):
+    def rescue_stragglers(state):
         r, k, done, work, _, _ = state
         r, done, work = _rescue_lanes(rescue, tol, W, q, mu, warm, r, done, work)
         return r, k, done, work, jnp.bool_(True), live_contacts(r)
@@ -496,7 +496,8 @@ def _group_sweeps(sweep, tol, stages, own, rescue, rescue_at, W, q, mu, omega, w
     def body(state):
         if rescue is None:
             return sweeps(state)
-        return lax.cond(~state[4] & (state[1] >= rescue_at), rescued, sweeps, state)
+        _, k, _, _, rescued, _ = state
+        return lax.cond(~rescued & (k >= rescue_at), rescue_stragglers, sweeps, state)
 
     r, k, done, work, _, _ = lax.while_loop(cond, body, (r, k, done, work, jnp.bool_(False), live_contacts(r)))
     return r, done, work, k
